@@ -1,0 +1,5 @@
+//! Wire types of the GGUF format: what the bytes mean, not how we use them.
+
+pub mod ggml_type;
+
+pub use ggml_type::GgmlType;

@@ -1,0 +1,5 @@
+//! GGUF format types, reader, writer, editor and tensor codecs.
+
+pub mod format;
+
+pub use format::GgmlType;
