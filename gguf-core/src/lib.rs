@@ -1,5 +1,7 @@
 //! GGUF format types, reader, writer, editor and tensor codecs.
 
+pub mod error;
 pub mod format;
 
-pub use format::GgmlType;
+pub use error::{Error, Result};
+pub use format::{Ctx, Endian, GgmlType};

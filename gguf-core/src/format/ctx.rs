@@ -1,0 +1,66 @@
+//! The per-file context every wire codec needs: format version and byte order.
+
+use std::fmt;
+
+/// Byte order of a GGUF file. GGUF has no flag for it: a file whose version
+/// field reads with its low 16 bits zero in little-endian is big-endian.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Endian {
+    /// Little-endian, what nearly every GGUF file uses.
+    #[default]
+    Little,
+    /// Big-endian (s390x and other big-endian hosts).
+    Big,
+}
+
+impl Endian {
+    /// The byte order of the machine this code runs on.
+    pub const NATIVE: Endian = if cfg!(target_endian = "big") { Endian::Big } else { Endian::Little };
+}
+
+impl fmt::Display for Endian {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Endian::Little => "little",
+            Endian::Big => "big",
+        })
+    }
+}
+
+impl From<Endian> for binrw::Endian {
+    fn from(e: Endian) -> Self {
+        match e {
+            Endian::Little => binrw::Endian::Little,
+            Endian::Big => binrw::Endian::Big,
+        }
+    }
+}
+
+/// Version and byte order: the arguments of every wire codec.
+///
+/// Version 1 stores string lengths, array lengths, counts and tensor
+/// dimensions as `u32`; versions 2 and 3 store them as `u64`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ctx {
+    /// GGUF version: 1, 2 or 3.
+    pub version: u32,
+    /// Byte order of everything after the magic.
+    pub endian: Endian,
+}
+
+impl Default for Ctx {
+    fn default() -> Self {
+        Ctx { version: 3, endian: Endian::Little }
+    }
+}
+
+impl Ctx {
+    /// Width in bytes of lengths, counts and dimensions in this version.
+    pub const fn count_width(self) -> usize {
+        if self.version == 1 {
+            4
+        } else {
+            8
+        }
+    }
+}
