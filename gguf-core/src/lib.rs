@@ -1,7 +1,18 @@
 //! GGUF format types, reader, writer, editor and tensor codecs.
+//!
+//! The crate is layered like the format:
+//! - [`format`]: wire types and the size arithmetic shared by every part
+//!   ([`GgmlType`], [`format::Value`], [`format::align_up`], ...);
+//! - [`read`]: [`GgufFile`], a validated zero-copy view of a file;
+//! - [`Error`]: the one error type, which always says what and where.
+#![deny(missing_docs)]
 
 pub mod error;
 pub mod format;
+pub mod read;
+#[doc(hidden)]
+pub mod testing;
 
 pub use error::{Error, Result};
-pub use format::{Ctx, Endian, GgmlType};
+pub use format::{ArrayView, Ctx, Endian, GgmlType, Value, ValueType};
+pub use read::{GgufFile, LintIssue, Tensor};

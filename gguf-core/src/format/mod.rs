@@ -1,7 +1,24 @@
 //! Wire types of the GGUF format: what the bytes mean, not how we use them.
+//!
+//! A GGUF file is, in order: a [header](header) (magic, version, counts),
+//! the metadata key-value pairs ([`Value`]), the [tensor infos](tensor_info),
+//! padding to the alignment, and the tensor data.
 
+pub mod array;
+pub(crate) mod cursor;
 pub mod ctx;
 pub mod ggml_type;
+pub mod layout;
+pub mod value;
 
+pub use array::{ArrayIter, ArrayView, Scalar, StrIter, TypedIter};
 pub use ctx::{Ctx, Endian};
 pub use ggml_type::GgmlType;
+pub use layout::{align_up, tensor_nbytes, DEFAULT_ALIGNMENT, MAX_DIMS};
+pub use value::{Value, ValueType};
+
+/// The four bytes every GGUF file starts with.
+pub const MAGIC: [u8; 4] = *b"GGUF";
+
+/// The metadata key that sets the alignment of the data section.
+pub const ALIGNMENT_KEY: &str = "general.alignment";

@@ -1,0 +1,116 @@
+//! A bounds-checked reader over a byte slice: the fast path of the parser.
+//!
+//! Every read checks the remaining bytes first and fails with
+//! [`Error::Truncated`]; nothing here allocates on behalf of the file.
+
+use crate::error::{Error, Result};
+use crate::format::{Ctx, Endian};
+
+/// Position in a byte slice plus the context needed to decode numbers.
+#[derive(Debug, Clone)]
+pub(crate) struct Cursor<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    ctx: Ctx,
+    /// Length of the whole file, which may exceed `buf` when only the header
+    /// region is loaded: counts are checked against it, reads against `buf`.
+    file_len: u64,
+}
+
+macro_rules! read_num {
+    ($($name:ident: $ty:ty),*) => {$(
+        #[inline]
+        pub(crate) fn $name(&mut self, what: impl FnOnce() -> String) -> Result<$ty> {
+            let bytes = self.array::<{ std::mem::size_of::<$ty>() }>(what)?;
+            Ok(match self.ctx.endian {
+                Endian::Little => <$ty>::from_le_bytes(bytes),
+                Endian::Big => <$ty>::from_be_bytes(bytes),
+            })
+        }
+    )*};
+}
+
+impl<'a> Cursor<'a> {
+    pub(crate) fn new(buf: &'a [u8], ctx: Ctx, file_len: u64) -> Self {
+        Cursor { buf, pos: 0, ctx, file_len }
+    }
+
+    pub(crate) fn at(buf: &'a [u8], pos: usize, ctx: Ctx) -> Self {
+        Cursor { buf, pos, ctx, file_len: buf.len() as u64 }
+    }
+
+    pub(crate) fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// A sub-slice of the buffer between two positions already read.
+    pub(crate) fn buf_range(&self, start: usize, end: usize) -> &'a [u8] {
+        &self.buf[start..end]
+    }
+
+    pub(crate) fn set_ctx(&mut self, ctx: Ctx) {
+        self.ctx = ctx;
+    }
+
+    pub(crate) fn ctx(&self) -> Ctx {
+        self.ctx
+    }
+
+    /// Bytes of the whole file left after the current position.
+    pub(crate) fn remaining_in_file(&self) -> u64 {
+        self.file_len.saturating_sub(self.pos as u64)
+    }
+
+    #[inline]
+    pub(crate) fn take(&mut self, n: u64, what: impl FnOnce() -> String) -> Result<&'a [u8]> {
+        let available = self.buf.len() - self.pos;
+        if n > available as u64 {
+            return Err(Error::Truncated { what: what(), offset: self.pos as u64, needed: n - available as u64 });
+        }
+        let start = self.pos;
+        self.pos += n as usize;
+        Ok(&self.buf[start..self.pos])
+    }
+
+    #[inline]
+    pub(crate) fn array<const N: usize>(&mut self, what: impl FnOnce() -> String) -> Result<[u8; N]> {
+        let bytes = self.take(N as u64, what)?;
+        let mut out = [0u8; N];
+        out.copy_from_slice(bytes);
+        Ok(out)
+    }
+
+    read_num!(u8: u8, i8: i8, u16: u16, i16: i16, u32: u32, i32: i32, u64: u64, i64: i64, f32: f32, f64: f64);
+
+    /// A length or count: `u32` in version 1, `u64` after.
+    #[inline]
+    pub(crate) fn count(&mut self, what: impl FnOnce() -> String) -> Result<u64> {
+        if self.ctx.version == 1 {
+            self.u32(what).map(u64::from)
+        } else {
+            self.u64(what)
+        }
+    }
+
+    /// Checks that `count` items of at least `min_size` bytes each fit in
+    /// what remains of the file, before anything is allocated for them.
+    pub(crate) fn check_count(&self, count: u64, min_size: u64, count_offset: usize, what: impl FnOnce() -> String) -> Result<()> {
+        let min_bytes = count.saturating_mul(min_size);
+        let remaining = self.remaining_in_file();
+        if min_bytes > remaining {
+            return Err(Error::CountTooLarge { what: what(), offset: count_offset as u64, count, min_bytes, remaining });
+        }
+        Ok(())
+    }
+
+    /// A length-prefixed UTF-8 string.
+    #[inline]
+    pub(crate) fn str(&mut self, what: impl Fn() -> String) -> Result<&'a str> {
+        let len_at = self.pos;
+        let len = self.count(&what)?;
+        self.check_count(len, 1, len_at, &what)?;
+        let start = self.pos as u64;
+        let bytes = self.take(len, &what)?;
+        std::str::from_utf8(bytes).map_err(|_| Error::InvalidUtf8 { what: what(), offset: start })
+    }
+}

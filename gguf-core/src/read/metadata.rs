@@ -1,0 +1,79 @@
+//! The metadata section: `kv_count` entries of key, type, value.
+
+use indexmap::map::Entry;
+use indexmap::IndexMap;
+
+use crate::error::{Error, Result};
+use crate::format::array::{read_value, Walk};
+use crate::format::cursor::Cursor;
+use crate::format::{Value, ValueType, ALIGNMENT_KEY, DEFAULT_ALIGNMENT};
+
+/// Where one metadata entry lives in the file.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KvEntry {
+    /// Offset of the key's length field (the start of the entry).
+    pub entry_offset: usize,
+    /// Offset of the value (after the type tag).
+    pub value_offset: usize,
+    /// End of the value.
+    pub value_end: usize,
+    pub value_type: ValueType,
+    /// For arrays: the view built while validating, so lookups never re-walk
+    /// the elements. Stored as (element type, length, body start).
+    pub array: Option<(ValueType, u64, usize)>,
+}
+
+/// The metadata index, in file order, and the alignment it declares.
+pub(crate) struct Metadata {
+    pub entries: IndexMap<Box<str>, KvEntry>,
+    pub alignment: u64,
+}
+
+/// Smallest possible entry: key length, a one-byte key, type tag, a one-byte value.
+fn min_entry_size(width: usize) -> u64 {
+    width as u64 + 1 + 4 + 1
+}
+
+pub(crate) fn read_metadata(cur: &mut Cursor<'_>, kv_count: u64, kv_count_at: usize, max_array_depth: u32) -> Result<Metadata> {
+    let width = cur.ctx().count_width();
+    cur.check_count(kv_count, min_entry_size(width), kv_count_at, || "metadata count".into())?;
+    // The check above bounds kv_count by the file size; the cap keeps a
+    // large-but-possible count from reserving more than the index needs.
+    let mut entries = IndexMap::with_capacity(kv_count.min(4096) as usize);
+    let walk = Walk { max_depth: max_array_depth, check_contents: true };
+    let mut alignment = DEFAULT_ALIGNMENT;
+    for i in 0..kv_count {
+        let entry_offset = cur.pos();
+        let key = cur.str(|| format!("key of metadata entry {i}"))?;
+        if key.is_empty() {
+            return Err(Error::EmptyKey { offset: entry_offset as u64 });
+        }
+        let type_at = cur.pos();
+        let type_id = cur.u32(|| format!("type of metadata key {key:?}"))?;
+        let value_type = ValueType::from_id(type_id).ok_or_else(|| Error::InvalidValueType { offset: type_at as u64, key: key.into(), type_id })?;
+        let value_offset = cur.pos();
+        let value = read_value(cur, value_type, 0, &walk, 0, &|| key.to_owned())?;
+        if key == ALIGNMENT_KEY {
+            alignment = check_alignment(&value, value_offset)?;
+        }
+        let array = value.as_array().map(|a| (a.element_type(), a.len(), a.offset() as usize));
+        let entry = KvEntry { entry_offset, value_offset, value_end: cur.pos(), value_type, array };
+        match entries.entry(Box::from(key)) {
+            Entry::Occupied(_) => return Err(Error::DuplicateKey { offset: entry_offset as u64, key: key.into() }),
+            Entry::Vacant(v) => {
+                v.insert(entry);
+            }
+        }
+    }
+    Ok(Metadata { entries, alignment })
+}
+
+fn check_alignment(value: &Value<'_>, offset: usize) -> Result<u64> {
+    let Value::U32(alignment) = *value else {
+        return Err(Error::AlignmentType { offset: offset as u64, found: value.value_type() });
+    };
+    if !alignment.is_power_of_two() {
+        return Err(Error::InvalidAlignment { offset: offset as u64, alignment: alignment.into() });
+    }
+    Ok(alignment.into())
+}

@@ -1,0 +1,429 @@
+//! Reading GGUF: [`GgufFile`], a validated, zero-copy view of a file.
+//!
+//! Opening parses the header, every metadata entry and every tensor info,
+//! in that order, and checks them all (see [`crate::Error`] for what is
+//! rejected). Arrays are validated but not decoded; scalars and strings are
+//! decoded on lookup from the borrowed bytes.
+
+mod header;
+mod lint;
+mod metadata;
+mod source;
+mod tensor;
+mod tensor_info;
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use indexmap::IndexMap;
+
+use crate::error::{Error, Result};
+use crate::format::array::{read_value, Walk};
+use crate::format::cursor::Cursor;
+use crate::format::{align_up, ArrayView, Ctx, Endian, Scalar, StrIter, TypedIter, Value, ValueType};
+
+pub use lint::LintIssue;
+pub use tensor::Tensor;
+
+use metadata::KvEntry;
+use source::Source;
+use tensor_info::TensorEntry;
+
+/// Bounds on what a file may ask of the reader.
+///
+/// ```
+/// use gguf_core::read::Limits;
+/// let limits = Limits::default().max_array_depth(2);
+/// assert_eq!(limits.max_array_depth, 2);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// Deepest nesting of arrays accepted (1 = arrays of scalars only).
+    pub max_array_depth: u32,
+}
+
+impl Limits {
+    /// Sets [`max_array_depth`](Self::max_array_depth).
+    pub fn max_array_depth(mut self, depth: u32) -> Self {
+        self.max_array_depth = depth;
+        self
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_array_depth: 16 }
+    }
+}
+
+/// A parsed, validated GGUF file.
+///
+/// The file's bytes are borrowed (`from_bytes`), memory-mapped (`open`) or,
+/// for `from_reader`, only the header region is held. Everything handed out
+/// (`&str`, arrays, tensor data) borrows from it without copying.
+///
+/// ```
+/// # fn main() -> gguf_core::Result<()> {
+/// # let bytes = gguf_core::testing::tiny_file();
+/// use gguf_core::GgufFile;
+/// let file = GgufFile::from_bytes(&bytes)?;
+/// assert_eq!(file.version(), 3);
+/// assert_eq!(file.get_str("general.architecture")?, "llama");
+/// assert_eq!(file.get::<u32>("llama.context_length")?, 4096);
+/// let t = file.tensor("token_embd.weight")?;
+/// assert_eq!(t.shape(), &[8, 4]);
+/// assert_eq!(t.data()?.len(), 8 * 4 * 4);
+/// # Ok(()) }
+/// ```
+pub struct GgufFile<'a> {
+    source: Source<'a>,
+    file_len: u64,
+    ctx: Ctx,
+    alignment: u64,
+    /// End of the tensor infos.
+    header_len: u64,
+    data_offset: u64,
+    kvs: IndexMap<Box<str>, KvEntry>,
+    tensors: IndexMap<Box<str>, TensorEntry>,
+}
+
+impl std::fmt::Debug for GgufFile<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GgufFile")
+            .field("version", &self.ctx.version)
+            .field("endian", &self.ctx.endian)
+            .field("alignment", &self.alignment)
+            .field("data_offset", &self.data_offset)
+            .field("kv_count", &self.kvs.len())
+            .field("tensor_count", &self.tensors.len())
+            .finish()
+    }
+}
+
+/// The parsed header region, before it is attached to its bytes.
+struct Parsed {
+    ctx: Ctx,
+    alignment: u64,
+    header_len: u64,
+    data_offset: u64,
+    kvs: IndexMap<Box<str>, KvEntry>,
+    tensors: IndexMap<Box<str>, TensorEntry>,
+}
+
+/// Parses the header region from `buf`, the first bytes of a file of
+/// `file_len` bytes, in spec order: header, metadata, tensor infos, data.
+fn parse(buf: &[u8], file_len: u64, limits: &Limits) -> Result<Parsed> {
+    let mut cur = Cursor::new(buf, Ctx::default(), file_len);
+    let header = header::read_header(&mut cur)?;
+    let meta = metadata::read_metadata(&mut cur, header.kv_count, header.kv_count_at, limits.max_array_depth)?;
+    let tensors = tensor_info::read_tensor_infos(&mut cur, header.tensor_count, header.tensor_count_at)?;
+    let header_len = cur.pos() as u64;
+    let data_offset = align_up(header_len, meta.alignment).ok_or(Error::InvalidAlignment { offset: 0, alignment: meta.alignment })?;
+    tensor_info::check_data_ranges(&tensors, meta.alignment, data_offset, file_len)?;
+    Ok(Parsed { ctx: header.ctx, alignment: meta.alignment, header_len, data_offset, kvs: meta.entries, tensors })
+}
+
+impl<'a> GgufFile<'a> {
+    /// Parses and validates a whole file held in memory.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let bytes = gguf_core::testing::tiny_file();
+    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// assert_eq!(file.tensor_count(), 2);
+    /// # Ok(()) }
+    /// ```
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self> {
+        Self::from_bytes_with(bytes, Limits::default())
+    }
+
+    /// [`from_bytes`](Self::from_bytes) with explicit [`Limits`].
+    pub fn from_bytes_with(bytes: &'a [u8], limits: Limits) -> Result<Self> {
+        let parsed = parse(bytes, bytes.len() as u64, &limits)?;
+        Ok(Self::assemble(Source::Borrowed(bytes), bytes.len() as u64, parsed))
+    }
+
+    fn assemble(source: Source<'a>, file_len: u64, p: Parsed) -> Self {
+        GgufFile {
+            source,
+            file_len,
+            ctx: p.ctx,
+            alignment: p.alignment,
+            header_len: p.header_len,
+            data_offset: p.data_offset,
+            kvs: p.kvs,
+            tensors: p.tensors,
+        }
+    }
+}
+
+impl GgufFile<'static> {
+    /// Memory-maps and validates the file at `path`.
+    ///
+    /// The map is read-only; tensor data is never copied.
+    ///
+    /// ```no_run
+    /// # fn main() -> gguf_core::Result<()> {
+    /// let file = gguf_core::GgufFile::open("model.gguf")?;
+    /// for t in file.tensors() {
+    ///     println!("{} {} {:?}", t.name(), t.ggml_type(), t.shape());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with(path, Limits::default())
+    }
+
+    /// [`open`](Self::open) with explicit [`Limits`].
+    pub fn open_with(path: impl AsRef<Path>, limits: Limits) -> Result<Self> {
+        let source = Source::map(path.as_ref())?;
+        let bytes = source.bytes();
+        let len = bytes.len() as u64;
+        let parsed = parse(bytes, len, &limits)?;
+        Ok(Self::assemble(source, len, parsed))
+    }
+
+    /// Reads only the header region (header, metadata, tensor infos) from
+    /// a seekable stream, such as a huge file or a remote object; tensor
+    /// data is never read, so [`Tensor::data`] fails with
+    /// [`Error::DataNotLoaded`]. Bounds of tensor data are still checked
+    /// against the stream's length.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let bytes = gguf_core::testing::tiny_file();
+    /// let file = gguf_core::GgufFile::from_reader(std::io::Cursor::new(bytes))?;
+    /// assert_eq!(file.tensor("output.weight")?.shape(), &[8, 2]);
+    /// # Ok(()) }
+    /// ```
+    pub fn from_reader<R: Read + Seek>(reader: R) -> Result<Self> {
+        Self::from_reader_with(reader, Limits::default())
+    }
+
+    /// [`from_reader`](Self::from_reader) with explicit [`Limits`].
+    pub fn from_reader_with<R: Read + Seek>(mut reader: R, limits: Limits) -> Result<Self> {
+        let start = reader.stream_position()?;
+        let end = reader.seek(SeekFrom::End(0))?;
+        reader.seek(SeekFrom::Start(start))?;
+        let file_len = end.saturating_sub(start);
+        // Read in growing chunks and re-parse until the header region is
+        // complete: never more than the stream holds, never past the infos
+        // by more than one chunk.
+        let mut buf = Vec::new();
+        let mut want = file_len.min(1 << 16);
+        loop {
+            let have = buf.len() as u64;
+            (&mut reader).take(want - have).read_to_end(&mut buf)?;
+            if (buf.len() as u64) < want {
+                return Err(Error::Io(std::io::ErrorKind::UnexpectedEof.into()));
+            }
+            match parse(&buf, file_len, &limits) {
+                Err(Error::Truncated { offset, needed, .. }) if want < file_len => {
+                    want = (want * 2).max(offset.saturating_add(needed)).min(file_len);
+                }
+                Err(e) => return Err(e),
+                Ok(parsed) => {
+                    buf.truncate(parsed.header_len as usize);
+                    return Ok(Self::assemble(Source::Header(buf), file_len, parsed));
+                }
+            }
+        }
+    }
+}
+
+impl<'a> GgufFile<'a> {
+    /// GGUF version: 1, 2 or 3.
+    pub fn version(&self) -> u32 {
+        self.ctx.version
+    }
+
+    /// Byte order of the file.
+    pub fn endian(&self) -> Endian {
+        self.ctx.endian
+    }
+
+    /// Version and byte order together.
+    pub fn ctx(&self) -> Ctx {
+        self.ctx
+    }
+
+    /// Alignment of the data section (`general.alignment` or 32).
+    pub fn alignment(&self) -> u64 {
+        self.alignment
+    }
+
+    /// Where the tensor infos end (unpadded size of the header region).
+    pub fn header_len(&self) -> u64 {
+        self.header_len
+    }
+
+    /// Absolute offset of the data section.
+    pub fn data_offset(&self) -> u64 {
+        self.data_offset
+    }
+
+    /// Length of the whole file in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.file_len
+    }
+
+    /// The bytes held: the whole file, or only the header region for
+    /// [`from_reader`](GgufFile::from_reader).
+    pub fn bytes(&self) -> &[u8] {
+        self.source.bytes()
+    }
+
+    /// True when tensor data is available ([`Tensor::data`] works).
+    pub fn has_data(&self) -> bool {
+        !matches!(self.source, Source::Header(_))
+    }
+
+    // ---- metadata ----
+
+    /// Number of metadata entries.
+    pub fn kv_count(&self) -> usize {
+        self.kvs.len()
+    }
+
+    /// Metadata keys in file order.
+    pub fn keys(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        self.kvs.keys().map(|k| &**k)
+    }
+
+    /// Metadata entries in file order.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let bytes = gguf_core::testing::tiny_file();
+    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let (first_key, first_value) = file.metadata().next().unwrap();
+    /// assert_eq!(first_key, "general.architecture");
+    /// assert_eq!(first_value.as_str(), Some("llama"));
+    /// # Ok(()) }
+    /// ```
+    pub fn metadata(&self) -> impl ExactSizeIterator<Item = (&str, Value<'_>)> + '_ {
+        self.kvs.iter().map(|(k, e)| (&**k, self.decode(e)))
+    }
+
+    /// True when the key is present.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.kvs.contains_key(key)
+    }
+
+    /// The value of `key`, or `None` when absent. O(1).
+    pub fn value(&self, key: &str) -> Option<Value<'_>> {
+        self.kvs.get(key).map(|e| self.decode(e))
+    }
+
+    /// The value of `key`, or [`Error::KeyNotFound`].
+    pub fn require(&self, key: &str) -> Result<Value<'_>> {
+        self.value(key).ok_or_else(|| Error::KeyNotFound { key: key.into() })
+    }
+
+    /// The value type of `key`.
+    pub fn value_type(&self, key: &str) -> Option<ValueType> {
+        self.kvs.get(key).map(|e| e.value_type)
+    }
+
+    /// Byte range of the whole entry (key, type and value) of `key`.
+    pub fn entry_range(&self, key: &str) -> Option<std::ops::Range<u64>> {
+        self.kvs.get(key).map(|e| e.entry_offset as u64..e.value_end as u64)
+    }
+
+    /// A scalar of exactly type `T`; errors name the key and both types.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let bytes = gguf_core::testing::tiny_file();
+    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// assert_eq!(file.get::<u32>("llama.context_length")?, 4096);
+    /// let err = file.get::<u64>("llama.context_length").unwrap_err();
+    /// assert!(err.to_string().contains("has type u32, expected u64"));
+    /// # Ok(()) }
+    /// ```
+    pub fn get<T: Scalar>(&self, key: &str) -> Result<T> {
+        let v = self.require(key)?;
+        T::from_value(&v).ok_or_else(|| mismatch(key, T::TYPE.name().into(), &v))
+    }
+
+    /// A string value.
+    pub fn get_str(&self, key: &str) -> Result<&str> {
+        let v = self.require(key)?;
+        v.as_str().ok_or_else(|| mismatch(key, "string".into(), &v))
+    }
+
+    /// An array value of any element type.
+    pub fn get_array(&self, key: &str) -> Result<ArrayView<'_>> {
+        let v = self.require(key)?;
+        v.as_array().ok_or_else(|| mismatch(key, "array".into(), &v))
+    }
+
+    /// An array of strings, as a lazy iterator of `&str`.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let bytes = gguf_core::testing::tiny_file();
+    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let tokens: Vec<&str> = file.get_strings("tokenizer.ggml.tokens")?.collect();
+    /// assert_eq!(tokens.len(), 4);
+    /// # Ok(()) }
+    /// ```
+    pub fn get_strings(&self, key: &str) -> Result<StrIter<'_>> {
+        let a = self.get_array(key)?;
+        a.strings().ok_or_else(|| array_mismatch(key, "string", &a))
+    }
+
+    /// An array of scalars of exactly type `T`, as a lazy iterator.
+    pub fn get_array_of<T: Scalar>(&self, key: &str) -> Result<TypedIter<'_, T>> {
+        let a = self.get_array(key)?;
+        a.typed::<T>().ok_or_else(|| array_mismatch(key, T::TYPE.name(), &a))
+    }
+
+    fn decode(&self, e: &KvEntry) -> Value<'_> {
+        let bytes = self.source.bytes();
+        if let Some((elem, len, body)) = e.array {
+            return Value::Array(ArrayView::new(elem, len, &bytes[body..e.value_end], body as u64, self.ctx));
+        }
+        let mut cur = Cursor::at(bytes, e.value_offset, self.ctx);
+        // Validated at open; a failure here would be a bug, not bad input.
+        read_value(&mut cur, e.value_type, 0, &Walk::TRUSTED, 0, &String::new).unwrap_or(Value::U8(0))
+    }
+
+    // ---- tensors ----
+
+    /// Number of tensors.
+    pub fn tensor_count(&self) -> usize {
+        self.tensors.len()
+    }
+
+    /// Tensors in file (info) order.
+    pub fn tensors(&self) -> impl ExactSizeIterator<Item = Tensor<'_>> + '_ {
+        self.tensors.iter().map(move |(name, entry)| Tensor::new(self, name, entry))
+    }
+
+    /// The tensor named `name`, or [`Error::TensorNotFound`]. O(1).
+    pub fn tensor(&self, name: &str) -> Result<Tensor<'_>> {
+        self.tensors
+            .get_key_value(name)
+            .map(|(n, e)| Tensor::new(self, n, e))
+            .ok_or_else(|| Error::TensorNotFound { name: name.into() })
+    }
+
+    /// The tensor at position `index` in info order.
+    pub fn tensor_at(&self, index: usize) -> Option<Tensor<'_>> {
+        self.tensors.get_index(index).map(|(n, e)| Tensor::new(self, n, e))
+    }
+}
+
+fn mismatch(key: &str, expected: String, found: &Value<'_>) -> Error {
+    let found = match found {
+        Value::Array(a) => format!("array of {}", a.element_type()),
+        v => v.value_type().name().into(),
+    };
+    Error::TypeMismatch { key: key.into(), expected, found }
+}
+
+fn array_mismatch(key: &str, expected: &str, found: &ArrayView<'_>) -> Error {
+    Error::TypeMismatch { key: key.into(), expected: format!("array of {expected}"), found: format!("array of {}", found.element_type()) }
+}

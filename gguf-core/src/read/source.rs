@@ -1,0 +1,41 @@
+//! Where a [`GgufFile`](super::GgufFile)'s bytes live.
+
+use std::fs::File;
+use std::path::Path;
+
+use memmap2::Mmap;
+
+pub(crate) enum Source<'a> {
+    /// The caller's buffer.
+    Borrowed(&'a [u8]),
+    /// A read-only map of a whole file.
+    Mmap(Mmap),
+    /// Only the header region, read from a stream.
+    Header(Vec<u8>),
+}
+
+impl Source<'_> {
+    pub(crate) fn map(path: &Path) -> std::io::Result<Source<'static>> {
+        let file = File::open(path)?;
+        if file.metadata()?.len() == 0 {
+            // Mapping an empty file fails on some systems; an empty buffer
+            // gives the same "truncated" error as any short file.
+            return Ok(Source::Header(Vec::new()));
+        }
+        // SAFETY: the map is read-only and private to this value. Another
+        // process truncating or rewriting the file while it is mapped is
+        // outside Rust's model (every mmap-based reader shares this caveat);
+        // our own writers and editor replace files by rename or write the
+        // header region only, never truncating a file in place.
+        let map = unsafe { Mmap::map(&file)? };
+        Ok(Source::Mmap(map))
+    }
+
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            Source::Borrowed(b) => b,
+            Source::Mmap(m) => m,
+            Source::Header(v) => v,
+        }
+    }
+}

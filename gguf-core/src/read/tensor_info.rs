@@ -1,0 +1,123 @@
+//! The tensor infos: name, shape, type and data offset of each tensor, and
+//! the checks that their data ranges are sane.
+
+use indexmap::map::Entry;
+use indexmap::IndexMap;
+
+use crate::error::{Error, Result};
+use crate::format::cursor::Cursor;
+use crate::format::layout::{element_count, tensor_nbytes, SizeError};
+use crate::format::{GgmlType, MAX_DIMS};
+
+/// One tensor info as read, with its size when the type is known.
+#[derive(Debug, Clone)]
+pub(crate) struct TensorEntry {
+    /// Offset of the info in the file.
+    pub info_offset: usize,
+    pub n_dims: u32,
+    pub dims: [u64; MAX_DIMS],
+    pub ty: GgmlType,
+    /// Offset of the data relative to the data section.
+    pub offset: u64,
+    /// Bytes of data; `None` for unknown type ids.
+    pub nbytes: Option<u64>,
+}
+
+impl TensorEntry {
+    pub fn shape(&self) -> &[u64] {
+        &self.dims[..self.n_dims as usize]
+    }
+}
+
+/// Smallest possible info: name length, a one-byte name, n_dims, type, offset.
+fn min_info_size(width: usize) -> u64 {
+    width as u64 + 1 + 4 + 4 + 8
+}
+
+pub(crate) fn read_tensor_infos(cur: &mut Cursor<'_>, count: u64, count_at: usize) -> Result<IndexMap<Box<str>, TensorEntry>> {
+    let width = cur.ctx().count_width();
+    cur.check_count(count, min_info_size(width), count_at, || "tensor count".into())?;
+    let mut tensors = IndexMap::with_capacity(count.min(65536) as usize);
+    for i in 0..count {
+        let info_offset = cur.pos();
+        let name = cur.str(|| format!("name of tensor info {i}"))?;
+        let what = || format!("tensor info of {name:?}");
+        let n_dims_at = cur.pos();
+        let n_dims = cur.u32(what)?;
+        if n_dims as usize > MAX_DIMS {
+            return Err(Error::TooManyDims { offset: n_dims_at as u64, tensor: name.into(), n_dims });
+        }
+        let dims_at = cur.pos();
+        let mut dims = [1u64; MAX_DIMS];
+        for d in dims.iter_mut().take(n_dims as usize) {
+            *d = cur.count(what)?;
+        }
+        let ty = GgmlType::from_id(cur.u32(what)?);
+        let offset = cur.u64(what)?;
+        let shape = &dims[..n_dims as usize];
+        let overflow = || Error::ElementCountOverflow { offset: dims_at as u64, tensor: name.into(), shape: shape.to_vec() };
+        let nbytes = match tensor_nbytes(ty, shape) {
+            Ok(n) => Some(n),
+            Err(SizeError::UnknownType) => {
+                // Still reject shapes no type could have.
+                element_count(shape).ok_or_else(overflow)?;
+                None
+            }
+            Err(SizeError::ElementCountOverflow) => return Err(overflow()),
+            Err(SizeError::RowNotBlockMultiple { block }) => return Err(Error::RowNotBlockMultiple { tensor: name.into(), row: shape[0], ty, block }),
+            Err(SizeError::ByteSizeOverflow) => {
+                return Err(Error::ByteSizeOverflow { tensor: name.into(), elements: element_count(shape).unwrap_or(u64::MAX), ty })
+            }
+        };
+        let entry = TensorEntry { info_offset, n_dims, dims, ty, offset, nbytes };
+        match tensors.entry(Box::from(name)) {
+            Entry::Occupied(_) => return Err(Error::DuplicateTensor { offset: info_offset as u64, tensor: name.into() }),
+            Entry::Vacant(v) => {
+                v.insert(entry);
+            }
+        }
+    }
+    Ok(tensors)
+}
+
+/// Checks alignment, bounds and overlap of every tensor's data.
+///
+/// `data_len` is the number of bytes from the data section's start to the
+/// end of the file (`None` when the data section starts past the end).
+pub(crate) fn check_data_ranges(tensors: &IndexMap<Box<str>, TensorEntry>, alignment: u64, data_offset: u64, file_len: u64) -> Result<()> {
+    let mut ranges: Vec<(u64, u64, &str)> = Vec::with_capacity(tensors.len());
+    for (name, t) in tensors {
+        if t.offset % alignment != 0 {
+            return Err(Error::MisalignedTensor { tensor: name.to_string(), offset: t.offset, alignment });
+        }
+        let start = data_offset.saturating_add(t.offset);
+        let Some(nbytes) = t.nbytes else {
+            // Unknown size: only its start can be checked.
+            if start > file_len {
+                return Err(Error::TensorOutOfBounds { tensor: name.to_string(), start, end: start, file_len });
+            }
+            continue;
+        };
+        let end = start.checked_add(nbytes);
+        match end {
+            Some(end) if end <= file_len || nbytes == 0 => {}
+            _ => {
+                return Err(Error::TensorOutOfBounds { tensor: name.to_string(), start, end: end.unwrap_or(u64::MAX), file_len });
+            }
+        }
+        if nbytes > 0 {
+            ranges.push((t.offset, t.offset + nbytes, name));
+        }
+    }
+    // Files almost always store data in info order; sort only when not.
+    if !ranges.is_sorted_by_key(|r| r.0) {
+        ranges.sort_unstable_by_key(|r| r.0);
+    }
+    for pair in ranges.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        if b.0 < a.1 {
+            return Err(Error::OverlappingTensors { first: a.2.to_string(), first_end: a.1, second: b.2.to_string(), second_start: b.0 });
+        }
+    }
+    Ok(())
+}

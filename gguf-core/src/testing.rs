@@ -1,0 +1,117 @@
+//! Byte-level helpers for tests and doc examples: build valid or
+//! deliberately broken GGUF bytes field by field. Not part of the stable API.
+
+use crate::format::{Ctx, Endian};
+
+/// Appends GGUF fields to a buffer in a given version and byte order.
+#[derive(Debug, Clone, Default)]
+pub struct Raw {
+    /// The bytes so far.
+    pub buf: Vec<u8>,
+    /// Version and byte order used for numbers, lengths and counts.
+    pub ctx: Ctx,
+}
+
+impl Raw {
+    /// Empty buffer with this context.
+    pub fn new(ctx: Ctx) -> Self {
+        Raw { buf: Vec::new(), ctx }
+    }
+
+    /// Appends raw bytes.
+    pub fn bytes(&mut self, b: &[u8]) -> &mut Self {
+        self.buf.extend_from_slice(b);
+        self
+    }
+
+    /// Appends a `u8`.
+    pub fn u8(&mut self, v: u8) -> &mut Self {
+        self.bytes(&[v])
+    }
+
+    /// Appends a `u32` in the context's byte order.
+    pub fn u32(&mut self, v: u32) -> &mut Self {
+        let b = match self.ctx.endian {
+            Endian::Little => v.to_le_bytes(),
+            Endian::Big => v.to_be_bytes(),
+        };
+        self.bytes(&b)
+    }
+
+    /// Appends a `u64` in the context's byte order.
+    pub fn u64(&mut self, v: u64) -> &mut Self {
+        let b = match self.ctx.endian {
+            Endian::Little => v.to_le_bytes(),
+            Endian::Big => v.to_be_bytes(),
+        };
+        self.bytes(&b)
+    }
+
+    /// Appends an `f32` in the context's byte order.
+    pub fn f32(&mut self, v: f32) -> &mut Self {
+        self.u32(v.to_bits())
+    }
+
+    /// Appends a count or length (`u32` in v1, `u64` after).
+    pub fn count(&mut self, v: u64) -> &mut Self {
+        if self.ctx.version == 1 {
+            self.u32(v as u32)
+        } else {
+            self.u64(v)
+        }
+    }
+
+    /// Appends a length-prefixed string.
+    pub fn str(&mut self, s: &str) -> &mut Self {
+        self.count(s.len() as u64).bytes(s.as_bytes())
+    }
+
+    /// Appends magic, version, tensor count and KV count.
+    pub fn header(&mut self, tensors: u64, kvs: u64) -> &mut Self {
+        let version = self.ctx.version;
+        self.bytes(b"GGUF").u32(version).count(tensors).count(kvs)
+    }
+
+    /// Appends a tensor info.
+    pub fn tensor_info(&mut self, name: &str, dims: &[u64], ty: u32, offset: u64) -> &mut Self {
+        self.str(name).u32(dims.len() as u32);
+        for &d in dims {
+            self.count(d);
+        }
+        self.u32(ty).u64(offset)
+    }
+
+    /// Pads with zeros to a multiple of `alignment`.
+    pub fn pad(&mut self, alignment: usize) -> &mut Self {
+        while self.buf.len() % alignment != 0 {
+            self.buf.push(0);
+        }
+        self
+    }
+}
+
+/// A small valid v3 file: `general.architecture = "llama"`,
+/// `llama.context_length: u32 = 4096`, a 4-token vocabulary with scores,
+/// and two F32 tensors `token_embd.weight` `[8, 4]` (values 0..32) and
+/// `output.weight` `[8, 2]`.
+pub fn tiny_file() -> Vec<u8> {
+    let mut r = Raw::new(Ctx::default());
+    r.header(2, 4);
+    r.str("general.architecture").u32(8).str("llama");
+    r.str("llama.context_length").u32(4).u32(4096);
+    r.str("tokenizer.ggml.tokens").u32(9).u32(8).count(4);
+    for t in ["<s>", "</s>", "a", "b"] {
+        r.str(t);
+    }
+    r.str("tokenizer.ggml.scores").u32(9).u32(6).count(4);
+    for s in [0.0f32, 0.0, -1.0, -2.0] {
+        r.f32(s);
+    }
+    r.tensor_info("token_embd.weight", &[8, 4], 0, 0);
+    r.tensor_info("output.weight", &[8, 2], 0, 128);
+    r.pad(32);
+    for i in 0..48 {
+        r.f32(i as f32);
+    }
+    r.buf
+}
