@@ -1,0 +1,5 @@
+//! One integration-test binary, fast to link; each module covers one area.
+
+mod integration {
+    pub mod util;
+}
