@@ -1,5 +1,6 @@
 //! One integration-test binary, fast to link; each module covers one area.
 
 mod integration {
+    pub mod cli;
     pub mod util;
 }

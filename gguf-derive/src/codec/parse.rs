@@ -23,9 +23,9 @@ pub enum FieldKind {
     Contextual,
     /// `Vec<elem>` with `count` elements.
     Counted {
-        elem: Type,
+        elem: Box<Type>,
         elem_primitive: bool,
-        count: Expr,
+        count: Box<Expr>,
     },
 }
 
@@ -52,8 +52,8 @@ pub fn parse(input: &DeriveInput) -> syn::Result<CodecStruct> {
         let kind = match (count, vec_elem(&field.ty)) {
             (Some(count), Some(elem)) => FieldKind::Counted {
                 elem_primitive: is_primitive(&elem),
-                elem,
-                count,
+                elem: Box::new(elem),
+                count: Box::new(count),
             },
             (Some(_), None) => {
                 return Err(syn::Error::new_spanned(
