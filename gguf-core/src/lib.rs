@@ -4,6 +4,7 @@
 //! - [`format`]: wire types and the size arithmetic shared by every part
 //!   ([`GgmlType`], [`format::Value`], [`format::align_up`], ...);
 //! - [`read`]: [`GgufFile`], a validated zero-copy view of a file;
+//! - [`write`]: [`write::Builder`] and [`write::Layout`], three write modes;
 //! - [`Error`]: the one error type, which always says what and where.
 #![deny(missing_docs)]
 
@@ -15,6 +16,7 @@ pub mod format;
 pub mod read;
 #[doc(hidden)]
 pub mod testing;
+pub mod write;
 
 pub use error::{Error, Result};
 pub use format::{ArrayView, Ctx, Endian, GgmlType, Value, ValueType};

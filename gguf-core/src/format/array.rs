@@ -73,6 +73,11 @@ impl<'a> ArrayView<'a> {
         self.body
     }
 
+    /// Version and byte order of the file the array was read from.
+    pub fn ctx(&self) -> Ctx {
+        self.ctx
+    }
+
     /// Absolute file offset of the first element.
     pub fn offset(&self) -> u64 {
         self.offset

@@ -298,6 +298,12 @@ impl<'a> GgufFile<'a> {
         self.source.bytes()
     }
 
+    /// Tells the kernel the mapped bytes in `start..start + len` will not be
+    /// needed soon (no-op for buffers that are not maps).
+    pub(crate) fn release(&self, start: usize, len: usize) {
+        self.source.release(start, len);
+    }
+
     /// True when tensor data is available ([`Tensor::data`] works).
     pub fn has_data(&self) -> bool {
         !matches!(self.source, Source::Header(_))
