@@ -320,6 +320,32 @@ pub enum Error {
         next: String,
     },
 
+    // ---- editor ----
+    /// Another process holds the file's edit lock.
+    #[error("{path}: another editor is committing to this file (advisory lock held)")]
+    Locked {
+        /// The file.
+        path: std::path::PathBuf,
+    },
+    /// The file changed on disk between `Editor::open` and `commit`.
+    #[error("{path}: the file changed on disk since it was opened for editing; reopen and redo the edit")]
+    ConcurrentModification {
+        /// The file.
+        path: std::path::PathBuf,
+    },
+    /// A journal beside the file is damaged in a way recovery cannot judge safe.
+    #[error("{path}: edit journal is invalid: {reason}")]
+    BadJournal {
+        /// The journal file.
+        path: std::path::PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A commit was stopped by a test hook (simulated crash).
+    #[doc(hidden)]
+    #[error("commit stopped after step {0:?} (test hook)")]
+    Interrupted(&'static str),
+
     // ---- tensor codecs ----
     /// The operation is not available for this tensor type.
     #[error("{operation} is not supported for tensor type {ty}")]

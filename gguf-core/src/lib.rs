@@ -4,6 +4,7 @@
 //! - [`format`]: wire types and the size arithmetic shared by every part
 //!   ([`GgmlType`], [`format::Value`], [`format::align_up`], ...);
 //! - [`read`]: [`GgufFile`], a validated zero-copy view of a file;
+//! - [`edit`]: [`edit::Editor`], metadata edits in place or by atomic rewrite;
 //! - [`write`]: [`write::Builder`] and [`write::Layout`], three write modes;
 //! - [`Error`]: the one error type, which always says what and where.
 #![deny(missing_docs)]
@@ -11,6 +12,8 @@
 // Lets the derive macros name this crate as `::gguf_core` from inside it.
 extern crate self as gguf_core;
 
+#[cfg(unix)]
+pub mod edit;
 pub mod error;
 pub mod format;
 pub mod read;
