@@ -375,8 +375,12 @@ fn read_array<'a>(
             }
         }
         None if elem == ValueType::String => {
-            for _ in 0..len {
-                cur.str(elements)?;
+            if cur.skip_strings(len) {
+                // Whole array validated in one pass.
+            } else {
+                for _ in 0..len {
+                    cur.str(elements)?;
+                }
             }
         }
         None => {
