@@ -1,5 +1,7 @@
 //! One integration-test binary, fast to link; each module covers one area.
 
 mod integration {
+    pub mod accept;
+    pub mod hostile;
     pub mod util;
 }

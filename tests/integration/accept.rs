@@ -1,0 +1,1 @@
+//! Valid files the reader must accept.
