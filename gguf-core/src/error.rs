@@ -85,7 +85,9 @@ pub enum Error {
         offset: u64,
     },
     /// A bool byte other than 0 or 1.
-    #[error("reading metadata key {key:?}: bool byte {byte} at offset {offset} is neither 0 nor 1")]
+    #[error(
+        "reading metadata key {key:?}: bool byte {byte} at offset {offset} is neither 0 nor 1"
+    )]
     InvalidBool {
         /// Offset of the byte.
         offset: u64,
@@ -105,7 +107,9 @@ pub enum Error {
         limit: u32,
     },
     /// `general.alignment` is present but not a `u32`.
-    #[error("reading metadata: general.alignment at offset {offset} has type {found}, expected u32")]
+    #[error(
+        "reading metadata: general.alignment at offset {offset} has type {found}, expected u32"
+    )]
     AlignmentType {
         /// Offset of the value.
         offset: u64,
@@ -129,7 +133,9 @@ pub enum Error {
         tensor: String,
     },
     /// More than 4 dimensions.
-    #[error("reading tensor {tensor:?}: {n_dims} dimensions at offset {offset}, at most 4 allowed")]
+    #[error(
+        "reading tensor {tensor:?}: {n_dims} dimensions at offset {offset}, at most 4 allowed"
+    )]
     TooManyDims {
         /// Offset of the n_dims field.
         offset: u64,
@@ -139,7 +145,9 @@ pub enum Error {
         n_dims: u32,
     },
     /// A dimension above `i64::MAX`, or a product of dimensions that overflows.
-    #[error("reading tensor {tensor:?}: shape {shape:?} at offset {offset} overflows the element count")]
+    #[error(
+        "reading tensor {tensor:?}: shape {shape:?} at offset {offset} overflows the element count"
+    )]
     ElementCountOverflow {
         /// Offset of the dims.
         offset: u64,
@@ -159,7 +167,9 @@ pub enum Error {
         ty: GgmlType,
     },
     /// The first dimension is not a multiple of the type's block size.
-    #[error("tensor {tensor:?}: row length {row} is not a multiple of the {ty} block size {block}")]
+    #[error(
+        "tensor {tensor:?}: row length {row} is not a multiple of the {ty} block size {block}"
+    )]
     RowNotBlockMultiple {
         /// The tensor.
         tensor: String,
@@ -171,7 +181,9 @@ pub enum Error {
         block: u64,
     },
     /// A tensor's data offset is not a multiple of the alignment.
-    #[error("tensor {tensor:?}: data offset {offset} is not a multiple of the alignment {alignment}")]
+    #[error(
+        "tensor {tensor:?}: data offset {offset} is not a multiple of the alignment {alignment}"
+    )]
     MisalignedTensor {
         /// The tensor.
         tensor: String,

@@ -15,7 +15,10 @@ pub struct Raw {
 impl Raw {
     /// Empty buffer with this context.
     pub fn new(ctx: Ctx) -> Self {
-        Raw { buf: Vec::new(), ctx }
+        Raw {
+            buf: Vec::new(),
+            ctx,
+        }
     }
 
     /// Appends raw bytes.

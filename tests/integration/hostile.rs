@@ -33,15 +33,32 @@ fn bad_magic() {
 
 #[test]
 fn empty_and_short_files() {
-    assert!(matches!(reject(b""), Error::Truncated { offset: 0, needed: 4, .. }));
-    assert!(matches!(reject(b"GGUF\x03\0"), Error::Truncated { offset: 4, needed: 2, .. }));
+    assert!(matches!(
+        reject(b""),
+        Error::Truncated {
+            offset: 0,
+            needed: 4,
+            ..
+        }
+    ));
+    assert!(matches!(
+        reject(b"GGUF\x03\0"),
+        Error::Truncated {
+            offset: 4,
+            needed: 2,
+            ..
+        }
+    ));
 }
 
 #[test]
 fn version_0() {
     let mut r = Raw::new(ctx(0, Endian::Little));
     r.bytes(b"GGUF").u32(0).u64(0).u64(0);
-    assert!(matches!(reject(&r.buf), Error::UnsupportedVersion { version: 0 }));
+    assert!(matches!(
+        reject(&r.buf),
+        Error::UnsupportedVersion { version: 0 }
+    ));
 }
 
 #[test]
@@ -49,7 +66,10 @@ fn version_4_little_and_big_endian() {
     for endian in [Endian::Little, Endian::Big] {
         let mut r = Raw::new(ctx(4, endian));
         r.bytes(b"GGUF").u32(4).u64(0).u64(0);
-        assert!(matches!(reject(&r.buf), Error::UnsupportedVersion { version: 4 }), "{endian}");
+        assert!(
+            matches!(reject(&r.buf), Error::UnsupportedVersion { version: 4 }),
+            "{endian}"
+        );
     }
 }
 
@@ -58,7 +78,17 @@ fn tensor_count_u64_max() {
     let mut r = raw();
     r.header(u64::MAX, 0);
     let e = reject(&r.buf);
-    assert!(matches!(e, Error::CountTooLarge { offset: 8, count: u64::MAX, .. }), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            Error::CountTooLarge {
+                offset: 8,
+                count: u64::MAX,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -66,7 +96,17 @@ fn kv_count_u64_max() {
     let mut r = raw();
     r.header(0, u64::MAX);
     let e = reject(&r.buf);
-    assert!(matches!(e, Error::CountTooLarge { offset: 16, count: u64::MAX, .. }), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            Error::CountTooLarge {
+                offset: 16,
+                count: u64::MAX,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -74,7 +114,17 @@ fn v1_counts_too_large() {
     let mut r = Raw::new(ctx(1, Endian::Little));
     r.header(0, u32::MAX as u64);
     let e = reject(&r.buf);
-    assert!(matches!(e, Error::CountTooLarge { offset: 12, count: 0xFFFF_FFFF, .. }), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            Error::CountTooLarge {
+                offset: 12,
+                count: 0xFFFF_FFFF,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -82,7 +132,17 @@ fn key_length_u64_max() {
     let mut r = raw();
     r.header(0, 1).u64(u64::MAX).u32(4).u32(0);
     let e = reject(&r.buf);
-    assert!(matches!(e, Error::CountTooLarge { offset: KV0, count: u64::MAX, .. }), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            Error::CountTooLarge {
+                offset: KV0,
+                count: u64::MAX,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -90,21 +150,49 @@ fn string_value_length_past_end() {
     let mut r = raw();
     r.header(0, 1).str("k").u32(8).u64(1 << 40).bytes(b"abc");
     let e = reject(&r.buf);
-    assert!(matches!(e, Error::CountTooLarge { offset, count, remaining: 3, .. } if offset == KV0 + 9 + 4 && count == 1 << 40), "{e:?}");
+    assert!(
+        matches!(e, Error::CountTooLarge { offset, count, remaining: 3, .. } if offset == KV0 + 9 + 4 && count == 1 << 40),
+        "{e:?}"
+    );
 }
 
 #[test]
 fn array_count_past_end() {
     let mut r = raw();
-    r.header(0, 1).str("k").u32(9).u32(4).u64(u64::MAX / 2).u32(1);
+    r.header(0, 1)
+        .str("k")
+        .u32(9)
+        .u32(4)
+        .u64(u64::MAX / 2)
+        .u32(1);
     let e = reject(&r.buf);
     // The count field is after key (8 + 1), value type (4), element type (4).
-    assert!(matches!(e, Error::CountTooLarge { offset, count, .. } if offset == KV0 + 17 && count == u64::MAX / 2), "{e:?}");
+    assert!(
+        matches!(e, Error::CountTooLarge { offset, count, .. } if offset == KV0 + 17 && count == u64::MAX / 2),
+        "{e:?}"
+    );
     // A string array whose count exceeds the bytes left: each string takes at least its length field.
     let mut r = raw();
-    r.header(0, 1).str("k").u32(9).u32(8).u64(3).str("a").str("b");
+    r.header(0, 1)
+        .str("k")
+        .u32(9)
+        .u32(8)
+        .u64(3)
+        .str("a")
+        .str("b");
     let e = reject(&r.buf);
-    assert!(matches!(e, Error::CountTooLarge { count: 3, min_bytes: 24, remaining: 18, .. }), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            Error::CountTooLarge {
+                count: 3,
+                min_bytes: 24,
+                remaining: 18,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -120,7 +208,10 @@ fn value_type_13() {
     r.header(0, 2).str("a").u32(0).u8(1).str("k").u32(13).u32(0);
     let second = KV0 + 8 + 1 + 4 + 1;
     let e = reject(&r.buf);
-    assert!(matches!(&e, Error::InvalidValueType { offset, key, type_id: 13 } if *offset == second + 9 && key == "k"), "{e:?}");
+    assert!(
+        matches!(&e, Error::InvalidValueType { offset, key, type_id: 13 } if *offset == second + 9 && key == "k"),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -128,12 +219,24 @@ fn array_element_type_13() {
     let mut r = raw();
     r.header(0, 1).str("k").u32(9).u32(13).u64(0);
     let e = reject(&r.buf);
-    assert!(matches!(&e, Error::InvalidValueType { offset, key, type_id: 13 } if *offset == KV0 + 13 && key == "k"), "{e:?}");
+    assert!(
+        matches!(&e, Error::InvalidValueType { offset, key, type_id: 13 } if *offset == KV0 + 13 && key == "k"),
+        "{e:?}"
+    );
     // Also inside a nested array.
     let mut r = raw();
-    r.header(0, 1).str("k").u32(9).u32(9).u64(1).u32(u32::MAX).u64(0);
+    r.header(0, 1)
+        .str("k")
+        .u32(9)
+        .u32(9)
+        .u64(1)
+        .u32(u32::MAX)
+        .u64(0);
     let e = reject(&r.buf);
-    assert!(matches!(&e, Error::InvalidValueType { offset, key, type_id: u32::MAX } if *offset == KV0 + 25 && key == "k"), "{e:?}");
+    assert!(
+        matches!(&e, Error::InvalidValueType { offset, key, type_id: u32::MAX } if *offset == KV0 + 25 && key == "k"),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -143,7 +246,10 @@ fn duplicate_key() {
     let third = r.buf.len() as u64;
     r.str("a").u32(8).str("again");
     let e = reject(&r.buf);
-    assert!(matches!(&e, Error::DuplicateKey { offset, key } if *offset == third && key == "a"), "{e:?}");
+    assert!(
+        matches!(&e, Error::DuplicateKey { offset, key } if *offset == third && key == "a"),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -152,7 +258,10 @@ fn alignment_not_power_of_two() {
         let mut r = raw();
         r.header(0, 1).str("general.alignment").u32(4).u32(bad);
         let e = reject(&r.buf);
-        assert!(matches!(e, Error::InvalidAlignment { offset, alignment } if offset == KV0 + 8 + 17 + 4 && alignment == bad as u64), "{bad}: {e:?}");
+        assert!(
+            matches!(e, Error::InvalidAlignment { offset, alignment } if offset == KV0 + 8 + 17 + 4 && alignment == bad as u64),
+            "{bad}: {e:?}"
+        );
     }
 }
 
@@ -161,10 +270,19 @@ fn alignment_wrong_type() {
     let mut r = raw();
     r.header(0, 1).str("general.alignment").u32(5).u32(32);
     let e = reject(&r.buf);
-    assert!(matches!(e, Error::AlignmentType { offset, found: ValueType::I32 } if offset == KV0 + 29), "{e:?}");
+    assert!(
+        matches!(e, Error::AlignmentType { offset, found: ValueType::I32 } if offset == KV0 + 29),
+        "{e:?}"
+    );
     let mut r = raw();
     r.header(0, 1).str("general.alignment").u32(10).u64(32);
-    assert!(matches!(reject(&r.buf), Error::AlignmentType { found: ValueType::U64, .. }));
+    assert!(matches!(
+        reject(&r.buf),
+        Error::AlignmentType {
+            found: ValueType::U64,
+            ..
+        }
+    ));
 }
 
 #[test]
@@ -178,18 +296,30 @@ fn too_many_dims() {
     }
     r.u32(0).u64(0).pad(32);
     let e = reject(&r.buf);
-    assert!(matches!(&e, Error::TooManyDims { offset, tensor, n_dims: 5 } if *offset == info + 9 && tensor == "t"), "{e:?}");
+    assert!(
+        matches!(&e, Error::TooManyDims { offset, tensor, n_dims: 5 } if *offset == info + 9 && tensor == "t"),
+        "{e:?}"
+    );
     // A huge n_dims is rejected before any dimension is read.
     let mut r = raw();
     r.header(1, 0).str("t").u32(u32::MAX).bytes(&[0; 64]);
-    assert!(matches!(reject(&r.buf), Error::TooManyDims { n_dims: u32::MAX, .. }));
+    assert!(matches!(
+        reject(&r.buf),
+        Error::TooManyDims {
+            n_dims: u32::MAX,
+            ..
+        }
+    ));
 }
 
 #[test]
 fn dims_u64_max() {
     let buf = with_tensors(&[("t", &[u64::MAX], 0, 0)], 64);
     let e = reject(&buf);
-    assert!(matches!(&e, Error::ElementCountOverflow { offset, tensor, shape } if *offset == 24 + 9 + 4 && tensor == "t" && shape == &[u64::MAX]), "{e:?}");
+    assert!(
+        matches!(&e, Error::ElementCountOverflow { offset, tensor, shape } if *offset == 24 + 9 + 4 && tensor == "t" && shape == &[u64::MAX]),
+        "{e:?}"
+    );
     // One dimension above i64::MAX is enough, even with an unknown type.
     let buf = with_tensors(&[("t", &[i64::MAX as u64 + 1, 1], 4, 0)], 64);
     assert!(matches!(reject(&buf), Error::ElementCountOverflow { .. }));
@@ -200,7 +330,10 @@ fn element_count_overflow() {
     let d = 4 * i32::MAX as u64;
     let buf = with_tensors(&[("t", &[d, d, d, d], 0, 0)], 64);
     let e = reject(&buf);
-    assert!(matches!(&e, Error::ElementCountOverflow { tensor, shape, .. } if tensor == "t" && shape == &[d, d, d, d]), "{e:?}");
+    assert!(
+        matches!(&e, Error::ElementCountOverflow { tensor, shape, .. } if tensor == "t" && shape == &[d, d, d, d]),
+        "{e:?}"
+    );
     // Every dimension fits i64 and the product fits u64, but not i64 (ggml's bound).
     let buf = with_tensors(&[("u", &[1 << 32, 1 << 31], 24, 0)], 64);
     assert!(matches!(reject(&buf), Error::ElementCountOverflow { .. }));
@@ -212,14 +345,20 @@ fn byte_size_overflow() {
     let elements = 1u64 << 62;
     let buf = with_tensors(&[("t", &[1 << 31, 1 << 31], 28, 0)], 64);
     let e = reject(&buf);
-    assert!(matches!(&e, Error::ByteSizeOverflow { tensor, elements: n, ty } if tensor == "t" && *n == elements && *ty == gguf::GgmlType::F64), "{e:?}");
+    assert!(
+        matches!(&e, Error::ByteSizeOverflow { tensor, elements: n, ty } if tensor == "t" && *n == elements && *ty == gguf::GgmlType::F64),
+        "{e:?}"
+    );
 }
 
 #[test]
 fn row_not_block_multiple() {
     let buf = with_tensors(&[("q", &[33, 2], 2, 0)], 64);
     let e = reject(&buf);
-    assert!(matches!(&e, Error::RowNotBlockMultiple { tensor, row: 33, block: 32, .. } if tensor == "q"), "{e:?}");
+    assert!(
+        matches!(&e, Error::RowNotBlockMultiple { tensor, row: 33, block: 32, .. } if tensor == "q"),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -227,24 +366,36 @@ fn offset_u64_max() {
     // Not a multiple of 32: misaligned before anything else.
     let buf = with_tensors(&[("t", &[4], 0, u64::MAX)], 64);
     let e = reject(&buf);
-    assert!(matches!(&e, Error::MisalignedTensor { tensor, offset: u64::MAX, alignment: 32 } if tensor == "t"), "{e:?}");
+    assert!(
+        matches!(&e, Error::MisalignedTensor { tensor, offset: u64::MAX, alignment: 32 } if tensor == "t"),
+        "{e:?}"
+    );
     // Aligned but far past the end: the end saturates instead of wrapping.
     let buf = with_tensors(&[("t", &[4], 0, u64::MAX & !31)], 64);
     let e = reject(&buf);
-    assert!(matches!(&e, Error::TensorOutOfBounds { tensor, end: u64::MAX, file_len, .. } if tensor == "t" && *file_len == buf.len() as u64), "{e:?}");
+    assert!(
+        matches!(&e, Error::TensorOutOfBounds { tensor, end: u64::MAX, file_len, .. } if tensor == "t" && *file_len == buf.len() as u64),
+        "{e:?}"
+    );
     // With alignment 1, u64::MAX itself is aligned.
     let mut r = raw();
     r.header(1, 1).str("general.alignment").u32(4).u32(1);
     r.tensor_info("t", &[4], 0, u64::MAX).bytes(&[0; 16]);
     let e = reject(&r.buf);
-    assert!(matches!(&e, Error::TensorOutOfBounds { tensor, start: u64::MAX, end: u64::MAX, .. } if tensor == "t"), "{e:?}");
+    assert!(
+        matches!(&e, Error::TensorOutOfBounds { tensor, start: u64::MAX, end: u64::MAX, .. } if tensor == "t"),
+        "{e:?}"
+    );
 }
 
 #[test]
 fn misaligned_offset() {
     let buf = with_tensors(&[("a", &[8], 0, 0), ("b", &[8], 0, 48)], 128);
     let e = reject(&buf);
-    assert!(matches!(&e, Error::MisalignedTensor { tensor, offset: 48, alignment: 32 } if tensor == "b"), "{e:?}");
+    assert!(
+        matches!(&e, Error::MisalignedTensor { tensor, offset: 48, alignment: 32 } if tensor == "b"),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -254,7 +405,10 @@ fn duplicate_tensor_name() {
     let second = r.buf.len() as u64;
     r.tensor_info("w", &[8], 0, 32).pad(32).bytes(&[0; 64]);
     let e = reject(&r.buf);
-    assert!(matches!(&e, Error::DuplicateTensor { offset, tensor } if *offset == second && tensor == "w"), "{e:?}");
+    assert!(
+        matches!(&e, Error::DuplicateTensor { offset, tensor } if *offset == second && tensor == "w"),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -278,21 +432,39 @@ fn data_section_missing() {
     let mut r = raw();
     r.header(1, 0).tensor_info("t", &[1], 0, 0);
     let e = reject(&r.buf);
-    assert!(matches!(&e, Error::TensorOutOfBounds { tensor, .. } if tensor == "t"), "{e:?}");
+    assert!(
+        matches!(&e, Error::TensorOutOfBounds { tensor, .. } if tensor == "t"),
+        "{e:?}"
+    );
 }
 
 #[test]
 fn overlapping_tensors() {
     let buf = with_tensors(&[("a", &[16], 0, 0), ("b", &[16], 0, 32)], 128);
     let e = reject(&buf);
-    assert!(matches!(&e, Error::OverlappingTensors { first, first_end: 64, second, second_start: 32 } if first == "a" && second == "b"), "{e:?}");
+    assert!(
+        matches!(&e, Error::OverlappingTensors { first, first_end: 64, second, second_start: 32 } if first == "a" && second == "b"),
+        "{e:?}"
+    );
     // Out of info order: detected after sorting by offset.
-    let buf = with_tensors(&[("x", &[8], 0, 64), ("y", &[8], 0, 0), ("z", &[24], 0, 32)], 128);
+    let buf = with_tensors(
+        &[("x", &[8], 0, 64), ("y", &[8], 0, 0), ("z", &[24], 0, 32)],
+        128,
+    );
     let e = reject(&buf);
-    assert!(matches!(&e, Error::OverlappingTensors { first, first_end: 128, second, second_start: 64 } if first == "z" && second == "x"), "{e:?}");
+    assert!(
+        matches!(&e, Error::OverlappingTensors { first, first_end: 128, second, second_start: 64 } if first == "z" && second == "x"),
+        "{e:?}"
+    );
     // Same start: a zero-size tensor may share it, two sized ones may not.
     let buf = with_tensors(&[("a", &[8], 0, 0), ("b", &[8], 0, 0)], 64);
-    assert!(matches!(reject(&buf), Error::OverlappingTensors { second_start: 0, .. }));
+    assert!(matches!(
+        reject(&buf),
+        Error::OverlappingTensors {
+            second_start: 0,
+            ..
+        }
+    ));
 }
 
 #[test]
@@ -300,33 +472,63 @@ fn invalid_utf8_in_key() {
     let mut r = raw();
     r.header(0, 1).u64(2).bytes(&[0xC3, 0x28]).u32(4).u32(0);
     let e = reject(&r.buf);
-    assert!(matches!(e, Error::InvalidUtf8 { offset, .. } if offset == KV0 + 8), "{e:?}");
+    assert!(
+        matches!(e, Error::InvalidUtf8 { offset, .. } if offset == KV0 + 8),
+        "{e:?}"
+    );
 }
 
 #[test]
 fn invalid_utf8_in_string_value() {
     let mut r = raw();
-    r.header(0, 1).str("k").u32(8).u64(3).bytes(&[b'a', 0xFF, b'b']);
+    r.header(0, 1)
+        .str("k")
+        .u32(8)
+        .u64(3)
+        .bytes(&[b'a', 0xFF, b'b']);
     let e = reject(&r.buf);
-    assert!(matches!(&e, Error::InvalidUtf8 { offset, what } if *offset == KV0 + 9 + 4 + 8 && what.contains("\"k\"")), "{e:?}");
+    assert!(
+        matches!(&e, Error::InvalidUtf8 { offset, what } if *offset == KV0 + 9 + 4 + 8 && what.contains("\"k\"")),
+        "{e:?}"
+    );
 }
 
 #[test]
 fn invalid_utf8_in_string_array() {
     let mut r = raw();
-    r.header(0, 1).str("tokens").u32(9).u32(8).u64(3).str("ok").str("fine");
+    r.header(0, 1)
+        .str("tokens")
+        .u32(9)
+        .u32(8)
+        .u64(3)
+        .str("ok")
+        .str("fine");
     let bad = r.buf.len() as u64;
     // A lone surrogate encoded in UTF-8 (CESU) is not valid UTF-8.
     r.u64(3).bytes(&[0xED, 0xA0, 0x80]);
     let e = reject(&r.buf);
-    assert!(matches!(&e, Error::InvalidUtf8 { offset, what } if *offset == bad + 8 && what.contains("tokens")), "{e:?}");
+    assert!(
+        matches!(&e, Error::InvalidUtf8 { offset, what } if *offset == bad + 8 && what.contains("tokens")),
+        "{e:?}"
+    );
 }
 
 #[test]
 fn invalid_utf8_in_tensor_name() {
     let mut r = raw();
-    r.header(1, 0).u64(1).u8(0x80).u32(1).u64(1).u32(0).u64(0).pad(32).bytes(&[0; 32]);
-    assert!(matches!(reject(&r.buf), Error::InvalidUtf8 { offset: 32, .. }));
+    r.header(1, 0)
+        .u64(1)
+        .u8(0x80)
+        .u32(1)
+        .u64(1)
+        .u32(0)
+        .u64(0)
+        .pad(32)
+        .bytes(&[0; 32]);
+    assert!(matches!(
+        reject(&r.buf),
+        Error::InvalidUtf8 { offset: 32, .. }
+    ));
 }
 
 #[test]
@@ -334,12 +536,23 @@ fn bool_byte_2() {
     let mut r = raw();
     r.header(0, 1).str("b").u32(7).u8(2);
     let e = reject(&r.buf);
-    assert!(matches!(&e, Error::InvalidBool { offset, key, byte: 2 } if *offset == KV0 + 13 && key == "b"), "{e:?}");
+    assert!(
+        matches!(&e, Error::InvalidBool { offset, key, byte: 2 } if *offset == KV0 + 13 && key == "b"),
+        "{e:?}"
+    );
     // In an array: the offset is the bad element's.
     let mut r = raw();
-    r.header(0, 1).str("bs").u32(9).u32(7).u64(4).bytes(&[0, 1, 1, 0xFF]);
+    r.header(0, 1)
+        .str("bs")
+        .u32(9)
+        .u32(7)
+        .u64(4)
+        .bytes(&[0, 1, 1, 0xFF]);
     let e = reject(&r.buf);
-    assert!(matches!(&e, Error::InvalidBool { offset, key, byte: 0xFF } if *offset == KV0 + 10 + 4 + 12 + 3 && key == "bs"), "{e:?}");
+    assert!(
+        matches!(&e, Error::InvalidBool { offset, key, byte: 0xFF } if *offset == KV0 + 10 + 4 + 12 + 3 && key == "bs"),
+        "{e:?}"
+    );
 }
 
 /// `depth` arrays nested inside each other, the innermost holding one u8.
@@ -361,7 +574,10 @@ fn arrays_nested_deeper_than_the_limit() {
     let e = reject(&buf);
     // The too-deep array is the innermost one: header (type 4 + count 8) per level.
     let expected = KV0 + 12 + 4 + 12 * limit as u64;
-    assert!(matches!(&e, Error::ArrayTooDeep { offset, key, limit: l } if *offset == expected && key == "deep" && *l == limit), "{e:?}");
+    assert!(
+        matches!(&e, Error::ArrayTooDeep { offset, key, limit: l } if *offset == expected && key == "deep" && *l == limit),
+        "{e:?}"
+    );
     // A custom limit is honoured by every entry point.
     let strict = Limits::default().max_array_depth(1);
     let buf = nested(2);
@@ -384,15 +600,28 @@ fn truncated_inside_a_value_names_the_key() {
     let mut r = raw();
     r.header(0, 1).str("general.name").u32(10).bytes(&[1, 2, 3]);
     let e = reject(&r.buf);
-    assert!(matches!(&e, Error::Truncated { what, offset, needed: 5 } if what.contains("general.name") && *offset == KV0 + 20 + 4), "{e:?}");
+    assert!(
+        matches!(&e, Error::Truncated { what, offset, needed: 5 } if what.contains("general.name") && *offset == KV0 + 20 + 4),
+        "{e:?}"
+    );
 }
 
 #[test]
 fn big_endian_hostile_files_are_rejected_too() {
     let mut r = Raw::new(ctx(3, Endian::Big));
     r.header(0, 1).str("k").u32(9).u32(13).u64(0);
-    assert!(matches!(reject(&r.buf), Error::InvalidValueType { type_id: 13, .. }));
+    assert!(matches!(
+        reject(&r.buf),
+        Error::InvalidValueType { type_id: 13, .. }
+    ));
     let mut r = Raw::new(ctx(3, Endian::Big));
     r.header(u64::MAX, 0);
-    assert!(matches!(reject(&r.buf), Error::CountTooLarge { offset: 8, count: u64::MAX, .. }));
+    assert!(matches!(
+        reject(&r.buf),
+        Error::CountTooLarge {
+            offset: 8,
+            count: u64::MAX,
+            ..
+        }
+    ));
 }

@@ -29,7 +29,8 @@ pub fn open_via_file(bytes: &[u8]) -> gguf::Result<GgufFile<'static>> {
 #[track_caller]
 pub fn reject(bytes: &[u8]) -> Error {
     let a = GgufFile::from_bytes(bytes).expect_err("from_bytes accepted a hostile file");
-    let b = GgufFile::from_reader(std::io::Cursor::new(bytes)).expect_err("from_reader accepted a hostile file");
+    let b = GgufFile::from_reader(std::io::Cursor::new(bytes))
+        .expect_err("from_reader accepted a hostile file");
     let c = open_via_file(bytes).expect_err("open accepted a hostile file");
     let (da, db, dc) = (format!("{a:?}"), format!("{b:?}"), format!("{c:?}"));
     assert_eq!(da, db, "from_bytes and from_reader disagree");
@@ -43,8 +44,10 @@ pub fn reject(bytes: &[u8]) -> Error {
 /// `open` see the same metadata and tensor infos, and returns the first.
 #[track_caller]
 pub fn accept(bytes: &[u8]) -> GgufFile<'_> {
-    let file = GgufFile::from_bytes(bytes).unwrap_or_else(|e| panic!("from_bytes rejected a valid file: {e}"));
-    let streamed = GgufFile::from_reader(std::io::Cursor::new(bytes)).unwrap_or_else(|e| panic!("from_reader rejected a valid file: {e}"));
+    let file = GgufFile::from_bytes(bytes)
+        .unwrap_or_else(|e| panic!("from_bytes rejected a valid file: {e}"));
+    let streamed = GgufFile::from_reader(std::io::Cursor::new(bytes))
+        .unwrap_or_else(|e| panic!("from_reader rejected a valid file: {e}"));
     assert_same_index(&file, &streamed);
     assert!(!streamed.has_data());
     let mapped = open_via_file(bytes).unwrap_or_else(|e| panic!("open rejected a valid file: {e}"));
@@ -85,7 +88,12 @@ pub fn assert_same_index(a: &GgufFile<'_>, b: &GgufFile<'_>) {
         assert_eq!(ta.n_dims(), tb.n_dims(), "tensor {}", ta.name());
         assert_eq!(ta.offset(), tb.offset(), "tensor {}", ta.name());
         assert_eq!(ta.info_offset(), tb.info_offset(), "tensor {}", ta.name());
-        assert_eq!(ta.byte_size().ok(), tb.byte_size().ok(), "tensor {}", ta.name());
+        assert_eq!(
+            ta.byte_size().ok(),
+            tb.byte_size().ok(),
+            "tensor {}",
+            ta.name()
+        );
     }
 }
 

@@ -33,14 +33,24 @@ pub struct ArrayView<'a> {
 
 impl fmt::Debug for ArrayView<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ArrayView").field("elem", &self.elem).field("len", &self.len).field("offset", &self.offset).finish()
+        f.debug_struct("ArrayView")
+            .field("elem", &self.elem)
+            .field("len", &self.len)
+            .field("offset", &self.offset)
+            .finish()
     }
 }
 
 impl<'a> ArrayView<'a> {
     /// A view over already validated element bytes.
     pub(crate) fn new(elem: ValueType, len: u64, body: &'a [u8], offset: u64, ctx: Ctx) -> Self {
-        ArrayView { elem, len, body, offset, ctx }
+        ArrayView {
+            elem,
+            len,
+            body,
+            offset,
+            ctx,
+        }
     }
 
     /// Type of the elements.
@@ -70,12 +80,20 @@ impl<'a> ArrayView<'a> {
 
     /// Every element as a [`Value`] (nested arrays as views).
     pub fn iter(&self) -> ArrayIter<'a> {
-        ArrayIter { cur: Cursor::at(self.body, 0, self.ctx), elem: self.elem, left: self.len, base: self.offset }
+        ArrayIter {
+            cur: Cursor::at(self.body, 0, self.ctx),
+            elem: self.elem,
+            left: self.len,
+            base: self.offset,
+        }
     }
 
     /// The elements as `&str`, if this is an array of strings.
     pub fn strings(&self) -> Option<StrIter<'a>> {
-        (self.elem == ValueType::String).then(|| StrIter { cur: Cursor::at(self.body, 0, self.ctx), left: self.len })
+        (self.elem == ValueType::String).then(|| StrIter {
+            cur: Cursor::at(self.body, 0, self.ctx),
+            left: self.len,
+        })
     }
 
     /// The elements as numbers or bools of type `T`, if the element type is
@@ -90,7 +108,11 @@ impl<'a> ArrayView<'a> {
     /// # Ok(()) }
     /// ```
     pub fn typed<T: Scalar>(&self) -> Option<TypedIter<'a, T>> {
-        (self.elem == T::TYPE).then(|| TypedIter { chunks: self.body.chunks_exact(T::SIZE), endian: self.ctx.endian, _t: PhantomData })
+        (self.elem == T::TYPE).then(|| TypedIter {
+            chunks: self.body.chunks_exact(T::SIZE),
+            endian: self.ctx.endian,
+            _t: PhantomData,
+        })
     }
 }
 
@@ -120,7 +142,15 @@ impl<'a> Iterator for ArrayIter<'a> {
         self.left -= 1;
         // The array was validated when the file was opened, so this cannot
         // fail; stop quietly rather than panic if it somehow does.
-        read_value(&mut self.cur, self.elem, self.base, &Walk::TRUSTED, 0, &String::new).ok()
+        read_value(
+            &mut self.cur,
+            self.elem,
+            self.base,
+            &Walk::TRUSTED,
+            0,
+            &String::new,
+        )
+        .ok()
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
         let n = usize::try_from(self.left).unwrap_or(usize::MAX);
@@ -244,7 +274,10 @@ pub(crate) struct Walk {
 
 impl Walk {
     /// For data validated before: structure only, no depth limit worth hitting.
-    pub const TRUSTED: Walk = Walk { max_depth: u32::MAX, check_contents: false };
+    pub const TRUSTED: Walk = Walk {
+        max_depth: u32::MAX,
+        check_contents: false,
+    };
 }
 
 /// Reads one value of type `ty` at the cursor. Scalars and strings are
@@ -252,7 +285,14 @@ impl Walk {
 ///
 /// `base` is the absolute file offset of the cursor's buffer start, so that
 /// errors can name file offsets; `key` names the key for messages.
-pub(crate) fn read_value<'a>(cur: &mut Cursor<'a>, ty: ValueType, base: u64, walk: &Walk, depth: u32, key: &dyn Fn() -> String) -> Result<Value<'a>> {
+pub(crate) fn read_value<'a>(
+    cur: &mut Cursor<'a>,
+    ty: ValueType,
+    base: u64,
+    walk: &Walk,
+    depth: u32,
+    key: &dyn Fn() -> String,
+) -> Result<Value<'a>> {
     let at = cur.pos() as u64 + base;
     let what = || format!("value of metadata key {:?}", key());
     Ok(match ty {
@@ -269,29 +309,51 @@ pub(crate) fn read_value<'a>(cur: &mut Cursor<'a>, ty: ValueType, base: u64, wal
         ValueType::Bool => {
             let byte = cur.u8(what)?;
             if byte > 1 && walk.check_contents {
-                return Err(Error::InvalidBool { offset: at, key: key(), byte });
+                return Err(Error::InvalidBool {
+                    offset: at,
+                    key: key(),
+                    byte,
+                });
             }
             Value::Bool(byte != 0)
         }
-        ValueType::String => Value::String(cur.str(|| format!("string value of metadata key {:?}", key()))?),
+        ValueType::String => {
+            Value::String(cur.str(|| format!("string value of metadata key {:?}", key()))?)
+        }
         ValueType::Array => Value::Array(read_array(cur, base, walk, depth + 1, key)?),
     })
 }
 
-fn read_array<'a>(cur: &mut Cursor<'a>, base: u64, walk: &Walk, depth: u32, key: &dyn Fn() -> String) -> Result<ArrayView<'a>> {
+fn read_array<'a>(
+    cur: &mut Cursor<'a>,
+    base: u64,
+    walk: &Walk,
+    depth: u32,
+    key: &dyn Fn() -> String,
+) -> Result<ArrayView<'a>> {
     let header_at = cur.pos() as u64 + base;
     if depth > walk.max_depth {
-        return Err(Error::ArrayTooDeep { offset: header_at, key: key(), limit: walk.max_depth });
+        return Err(Error::ArrayTooDeep {
+            offset: header_at,
+            key: key(),
+            limit: walk.max_depth,
+        });
     }
     let what = || format!("array header of metadata key {:?}", key());
     let type_id = cur.u32(what)?;
-    let elem = ValueType::from_id(type_id).ok_or_else(|| Error::InvalidValueType { offset: header_at, key: key(), type_id })?;
+    let elem = ValueType::from_id(type_id).ok_or_else(|| Error::InvalidValueType {
+        offset: header_at,
+        key: key(),
+        type_id,
+    })?;
     let len_at = cur.pos();
     let len = cur.count(what)?;
     // Every element takes at least one byte (strings and arrays more), so a
     // count larger than the rest of the file is a lie we can catch now.
     let min_size = elem.fixed_size().unwrap_or(cur.ctx().count_width()) as u64;
-    cur.check_count(len, min_size, len_at, || format!("array of metadata key {:?}", key()))?;
+    cur.check_count(len, min_size, len_at, || {
+        format!("array of metadata key {:?}", key())
+    })?;
     let start = cur.pos();
     let elements = || format!("array elements of metadata key {:?}", key());
     match elem.fixed_size() {
@@ -299,7 +361,11 @@ fn read_array<'a>(cur: &mut Cursor<'a>, base: u64, walk: &Walk, depth: u32, key:
             let bytes = cur.take(len * size as u64, elements)?;
             if elem == ValueType::Bool && walk.check_contents {
                 if let Some(i) = bytes.iter().position(|&b| b > 1) {
-                    return Err(Error::InvalidBool { offset: base + (start + i) as u64, key: key(), byte: bytes[i] });
+                    return Err(Error::InvalidBool {
+                        offset: base + (start + i) as u64,
+                        key: key(),
+                        byte: bytes[i],
+                    });
                 }
             }
         }
@@ -315,5 +381,11 @@ fn read_array<'a>(cur: &mut Cursor<'a>, base: u64, walk: &Walk, depth: u32, key:
         }
     }
     let body = cur.buf_range(start, cur.pos());
-    Ok(ArrayView { elem, len, body, offset: base + start as u64, ctx: cur.ctx() })
+    Ok(ArrayView {
+        elem,
+        len,
+        body,
+        offset: base + start as u64,
+        ctx: cur.ctx(),
+    })
 }

@@ -32,11 +32,21 @@ macro_rules! read_num {
 
 impl<'a> Cursor<'a> {
     pub(crate) fn new(buf: &'a [u8], ctx: Ctx, file_len: u64) -> Self {
-        Cursor { buf, pos: 0, ctx, file_len }
+        Cursor {
+            buf,
+            pos: 0,
+            ctx,
+            file_len,
+        }
     }
 
     pub(crate) fn at(buf: &'a [u8], pos: usize, ctx: Ctx) -> Self {
-        Cursor { buf, pos, ctx, file_len: buf.len() as u64 }
+        Cursor {
+            buf,
+            pos,
+            ctx,
+            file_len: buf.len() as u64,
+        }
     }
 
     pub(crate) fn pos(&self) -> usize {
@@ -65,7 +75,11 @@ impl<'a> Cursor<'a> {
     pub(crate) fn take(&mut self, n: u64, what: impl FnOnce() -> String) -> Result<&'a [u8]> {
         let available = self.buf.len() - self.pos;
         if n > available as u64 {
-            return Err(Error::Truncated { what: what(), offset: self.pos as u64, needed: n - available as u64 });
+            return Err(Error::Truncated {
+                what: what(),
+                offset: self.pos as u64,
+                needed: n - available as u64,
+            });
         }
         let start = self.pos;
         self.pos += n as usize;
@@ -73,7 +87,10 @@ impl<'a> Cursor<'a> {
     }
 
     #[inline]
-    pub(crate) fn array<const N: usize>(&mut self, what: impl FnOnce() -> String) -> Result<[u8; N]> {
+    pub(crate) fn array<const N: usize>(
+        &mut self,
+        what: impl FnOnce() -> String,
+    ) -> Result<[u8; N]> {
         let bytes = self.take(N as u64, what)?;
         let mut out = [0u8; N];
         out.copy_from_slice(bytes);
@@ -94,11 +111,23 @@ impl<'a> Cursor<'a> {
 
     /// Checks that `count` items of at least `min_size` bytes each fit in
     /// what remains of the file, before anything is allocated for them.
-    pub(crate) fn check_count(&self, count: u64, min_size: u64, count_offset: usize, what: impl FnOnce() -> String) -> Result<()> {
+    pub(crate) fn check_count(
+        &self,
+        count: u64,
+        min_size: u64,
+        count_offset: usize,
+        what: impl FnOnce() -> String,
+    ) -> Result<()> {
         let min_bytes = count.saturating_mul(min_size);
         let remaining = self.remaining_in_file();
         if min_bytes > remaining {
-            return Err(Error::CountTooLarge { what: what(), offset: count_offset as u64, count, min_bytes, remaining });
+            return Err(Error::CountTooLarge {
+                what: what(),
+                offset: count_offset as u64,
+                count,
+                min_bytes,
+                remaining,
+            });
         }
         Ok(())
     }
@@ -111,6 +140,9 @@ impl<'a> Cursor<'a> {
         self.check_count(len, 1, len_at, &what)?;
         let start = self.pos as u64;
         let bytes = self.take(len, &what)?;
-        std::str::from_utf8(bytes).map_err(|_| Error::InvalidUtf8 { what: what(), offset: start })
+        std::str::from_utf8(bytes).map_err(|_| Error::InvalidUtf8 {
+            what: what(),
+            offset: start,
+        })
     }
 }

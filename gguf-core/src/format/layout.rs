@@ -76,5 +76,7 @@ pub fn tensor_nbytes(ty: GgmlType, shape: &[u64]) -> Result<u64, SizeError> {
     if row % block != 0 {
         return Err(SizeError::RowNotBlockMultiple { block });
     }
-    (elements / block).checked_mul(size).ok_or(SizeError::ByteSizeOverflow)
+    (elements / block)
+        .checked_mul(size)
+        .ok_or(SizeError::ByteSizeOverflow)
 }

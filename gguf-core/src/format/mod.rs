@@ -5,8 +5,8 @@
 //! padding to the alignment, and the tensor data.
 
 pub mod array;
-pub(crate) mod cursor;
 pub mod ctx;
+pub(crate) mod cursor;
 pub mod ggml_type;
 pub mod layout;
 pub mod value;

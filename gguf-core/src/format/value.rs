@@ -107,7 +107,9 @@ impl ValueType {
 
     /// The type with [`name`](Self::name) `name`.
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|t| t.name().eq_ignore_ascii_case(name))
+        Self::ALL
+            .into_iter()
+            .find(|t| t.name().eq_ignore_ascii_case(name))
     }
 }
 

@@ -31,7 +31,13 @@ pub(crate) fn read_header(cur: &mut Cursor<'_>) -> Result<Header> {
     let tensor_count = cur.count(|| "tensor count".into())?;
     let kv_count_at = cur.pos();
     let kv_count = cur.count(|| "metadata count".into())?;
-    Ok(Header { ctx: cur.ctx(), tensor_count, kv_count, tensor_count_at, kv_count_at })
+    Ok(Header {
+        ctx: cur.ctx(),
+        tensor_count,
+        kv_count,
+        tensor_count_at,
+        kv_count_at,
+    })
 }
 
 /// GGUF has no byte-order flag: versions are small, so a version whose low

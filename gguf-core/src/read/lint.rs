@@ -47,12 +47,29 @@ impl fmt::Display for LintIssue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LintIssue::Version1 => write!(f, "GGUF version 1 is not read by llama.cpp"),
-            LintIssue::BigEndian => write!(f, "big-endian files are not read by llama.cpp on little-endian hosts"),
-            LintIssue::NestedArray { key } => write!(f, "metadata key {key:?} holds a nested array"),
-            LintIssue::LongTensorName { tensor } => write!(f, "tensor name {tensor:?} is 64 bytes or longer"),
-            LintIssue::UnknownType { tensor, type_id } => write!(f, "tensor {tensor:?} has unknown or removed type id {type_id}"),
-            LintIssue::NonContiguous { tensor, expected, found } => {
-                write!(f, "tensor {tensor:?} is at data offset {found}, llama.cpp expects {expected}")
+            LintIssue::BigEndian => write!(
+                f,
+                "big-endian files are not read by llama.cpp on little-endian hosts"
+            ),
+            LintIssue::NestedArray { key } => {
+                write!(f, "metadata key {key:?} holds a nested array")
+            }
+            LintIssue::LongTensorName { tensor } => {
+                write!(f, "tensor name {tensor:?} is 64 bytes or longer")
+            }
+            LintIssue::UnknownType { tensor, type_id } => write!(
+                f,
+                "tensor {tensor:?} has unknown or removed type id {type_id}"
+            ),
+            LintIssue::NonContiguous {
+                tensor,
+                expected,
+                found,
+            } => {
+                write!(
+                    f,
+                    "tensor {tensor:?} is at data offset {found}, llama.cpp expects {expected}"
+                )
             }
         }
     }
@@ -91,16 +108,26 @@ impl GgufFile<'_> {
         let mut expected = 0u64;
         for t in self.tensors() {
             if t.name().len() > LLAMA_CPP_MAX_NAME {
-                issues.push(LintIssue::LongTensorName { tensor: t.name().into() });
+                issues.push(LintIssue::LongTensorName {
+                    tensor: t.name().into(),
+                });
             }
             let Ok(size) = t.byte_size() else {
-                issues.push(LintIssue::UnknownType { tensor: t.name().into(), type_id: t.ggml_type().id() });
+                issues.push(LintIssue::UnknownType {
+                    tensor: t.name().into(),
+                    type_id: t.ggml_type().id(),
+                });
                 break; // later offsets cannot be predicted
             };
             if t.offset() != expected {
-                issues.push(LintIssue::NonContiguous { tensor: t.name().into(), expected, found: t.offset() });
+                issues.push(LintIssue::NonContiguous {
+                    tensor: t.name().into(),
+                    expected,
+                    found: t.offset(),
+                });
             }
-            expected = align_up(t.offset().saturating_add(size), self.alignment()).unwrap_or(u64::MAX);
+            expected =
+                align_up(t.offset().saturating_add(size), self.alignment()).unwrap_or(u64::MAX);
         }
         issues
     }

@@ -34,32 +34,61 @@ fn min_entry_size(width: usize) -> u64 {
     width as u64 + 1 + 4 + 1
 }
 
-pub(crate) fn read_metadata(cur: &mut Cursor<'_>, kv_count: u64, kv_count_at: usize, max_array_depth: u32) -> Result<Metadata> {
+pub(crate) fn read_metadata(
+    cur: &mut Cursor<'_>,
+    kv_count: u64,
+    kv_count_at: usize,
+    max_array_depth: u32,
+) -> Result<Metadata> {
     let width = cur.ctx().count_width();
-    cur.check_count(kv_count, min_entry_size(width), kv_count_at, || "metadata count".into())?;
+    cur.check_count(kv_count, min_entry_size(width), kv_count_at, || {
+        "metadata count".into()
+    })?;
     // The check above bounds kv_count by the file size; the cap keeps a
     // large-but-possible count from reserving more than the index needs.
     let mut entries = IndexMap::with_capacity(kv_count.min(4096) as usize);
-    let walk = Walk { max_depth: max_array_depth, check_contents: true };
+    let walk = Walk {
+        max_depth: max_array_depth,
+        check_contents: true,
+    };
     let mut alignment = DEFAULT_ALIGNMENT;
     for i in 0..kv_count {
         let entry_offset = cur.pos();
         let key = cur.str(|| format!("key of metadata entry {i}"))?;
         if key.is_empty() {
-            return Err(Error::EmptyKey { offset: entry_offset as u64 });
+            return Err(Error::EmptyKey {
+                offset: entry_offset as u64,
+            });
         }
         let type_at = cur.pos();
         let type_id = cur.u32(|| format!("type of metadata key {key:?}"))?;
-        let value_type = ValueType::from_id(type_id).ok_or_else(|| Error::InvalidValueType { offset: type_at as u64, key: key.into(), type_id })?;
+        let value_type = ValueType::from_id(type_id).ok_or_else(|| Error::InvalidValueType {
+            offset: type_at as u64,
+            key: key.into(),
+            type_id,
+        })?;
         let value_offset = cur.pos();
         let value = read_value(cur, value_type, 0, &walk, 0, &|| key.to_owned())?;
         if key == ALIGNMENT_KEY {
             alignment = check_alignment(&value, value_offset)?;
         }
-        let array = value.as_array().map(|a| (a.element_type(), a.len(), a.offset() as usize));
-        let entry = KvEntry { entry_offset, value_offset, value_end: cur.pos(), value_type, array };
+        let array = value
+            .as_array()
+            .map(|a| (a.element_type(), a.len(), a.offset() as usize));
+        let entry = KvEntry {
+            entry_offset,
+            value_offset,
+            value_end: cur.pos(),
+            value_type,
+            array,
+        };
         match entries.entry(Box::from(key)) {
-            Entry::Occupied(_) => return Err(Error::DuplicateKey { offset: entry_offset as u64, key: key.into() }),
+            Entry::Occupied(_) => {
+                return Err(Error::DuplicateKey {
+                    offset: entry_offset as u64,
+                    key: key.into(),
+                })
+            }
             Entry::Vacant(v) => {
                 v.insert(entry);
             }
@@ -70,10 +99,16 @@ pub(crate) fn read_metadata(cur: &mut Cursor<'_>, kv_count: u64, kv_count_at: us
 
 fn check_alignment(value: &Value<'_>, offset: usize) -> Result<u64> {
     let Value::U32(alignment) = *value else {
-        return Err(Error::AlignmentType { offset: offset as u64, found: value.value_type() });
+        return Err(Error::AlignmentType {
+            offset: offset as u64,
+            found: value.value_type(),
+        });
     };
     if !alignment.is_power_of_two() {
-        return Err(Error::InvalidAlignment { offset: offset as u64, alignment: alignment.into() });
+        return Err(Error::InvalidAlignment {
+            offset: offset as u64,
+            alignment: alignment.into(),
+        });
     }
     Ok(alignment.into())
 }

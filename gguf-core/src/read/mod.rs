@@ -20,7 +20,9 @@ use indexmap::IndexMap;
 use crate::error::{Error, Result};
 use crate::format::array::{read_value, Walk};
 use crate::format::cursor::Cursor;
-use crate::format::{align_up, ArrayView, Ctx, Endian, Scalar, StrIter, TypedIter, Value, ValueType};
+use crate::format::{
+    align_up, ArrayView, Ctx, Endian, Scalar, StrIter, TypedIter, Value, ValueType,
+};
 
 pub use lint::LintIssue;
 pub use tensor::Tensor;
@@ -53,7 +55,9 @@ impl Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_array_depth: 16 }
+        Limits {
+            max_array_depth: 16,
+        }
     }
 }
 
@@ -116,12 +120,28 @@ struct Parsed {
 fn parse(buf: &[u8], file_len: u64, limits: &Limits) -> Result<Parsed> {
     let mut cur = Cursor::new(buf, Ctx::default(), file_len);
     let header = header::read_header(&mut cur)?;
-    let meta = metadata::read_metadata(&mut cur, header.kv_count, header.kv_count_at, limits.max_array_depth)?;
-    let tensors = tensor_info::read_tensor_infos(&mut cur, header.tensor_count, header.tensor_count_at)?;
+    let meta = metadata::read_metadata(
+        &mut cur,
+        header.kv_count,
+        header.kv_count_at,
+        limits.max_array_depth,
+    )?;
+    let tensors =
+        tensor_info::read_tensor_infos(&mut cur, header.tensor_count, header.tensor_count_at)?;
     let header_len = cur.pos() as u64;
-    let data_offset = align_up(header_len, meta.alignment).ok_or(Error::InvalidAlignment { offset: 0, alignment: meta.alignment })?;
+    let data_offset = align_up(header_len, meta.alignment).ok_or(Error::InvalidAlignment {
+        offset: 0,
+        alignment: meta.alignment,
+    })?;
     tensor_info::check_data_ranges(&tensors, meta.alignment, data_offset, file_len)?;
-    Ok(Parsed { ctx: header.ctx, alignment: meta.alignment, header_len, data_offset, kvs: meta.entries, tensors })
+    Ok(Parsed {
+        ctx: header.ctx,
+        alignment: meta.alignment,
+        header_len,
+        data_offset,
+        kvs: meta.entries,
+        tensors,
+    })
 }
 
 impl<'a> GgufFile<'a> {
@@ -141,7 +161,11 @@ impl<'a> GgufFile<'a> {
     /// [`from_bytes`](Self::from_bytes) with explicit [`Limits`].
     pub fn from_bytes_with(bytes: &'a [u8], limits: Limits) -> Result<Self> {
         let parsed = parse(bytes, bytes.len() as u64, &limits)?;
-        Ok(Self::assemble(Source::Borrowed(bytes), bytes.len() as u64, parsed))
+        Ok(Self::assemble(
+            Source::Borrowed(bytes),
+            bytes.len() as u64,
+            parsed,
+        ))
     }
 
     fn assemble(source: Source<'a>, file_len: u64, p: Parsed) -> Self {
@@ -318,7 +342,8 @@ impl<'a> GgufFile<'a> {
 
     /// The value of `key`, or [`Error::KeyNotFound`].
     pub fn require(&self, key: &str) -> Result<Value<'_>> {
-        self.value(key).ok_or_else(|| Error::KeyNotFound { key: key.into() })
+        self.value(key)
+            .ok_or_else(|| Error::KeyNotFound { key: key.into() })
     }
 
     /// The value type of `key`.
@@ -328,7 +353,9 @@ impl<'a> GgufFile<'a> {
 
     /// Byte range of the whole entry (key, type and value) of `key`.
     pub fn entry_range(&self, key: &str) -> Option<std::ops::Range<u64>> {
-        self.kvs.get(key).map(|e| e.entry_offset as u64..e.value_end as u64)
+        self.kvs
+            .get(key)
+            .map(|e| e.entry_offset as u64..e.value_end as u64)
     }
 
     /// A scalar of exactly type `T`; errors name the key and both types.
@@ -356,7 +383,8 @@ impl<'a> GgufFile<'a> {
     /// An array value of any element type.
     pub fn get_array(&self, key: &str) -> Result<ArrayView<'_>> {
         let v = self.require(key)?;
-        v.as_array().ok_or_else(|| mismatch(key, "array".into(), &v))
+        v.as_array()
+            .ok_or_else(|| mismatch(key, "array".into(), &v))
     }
 
     /// An array of strings, as a lazy iterator of `&str`.
@@ -377,17 +405,25 @@ impl<'a> GgufFile<'a> {
     /// An array of scalars of exactly type `T`, as a lazy iterator.
     pub fn get_array_of<T: Scalar>(&self, key: &str) -> Result<TypedIter<'_, T>> {
         let a = self.get_array(key)?;
-        a.typed::<T>().ok_or_else(|| array_mismatch(key, T::TYPE.name(), &a))
+        a.typed::<T>()
+            .ok_or_else(|| array_mismatch(key, T::TYPE.name(), &a))
     }
 
     fn decode(&self, e: &KvEntry) -> Value<'_> {
         let bytes = self.source.bytes();
         if let Some((elem, len, body)) = e.array {
-            return Value::Array(ArrayView::new(elem, len, &bytes[body..e.value_end], body as u64, self.ctx));
+            return Value::Array(ArrayView::new(
+                elem,
+                len,
+                &bytes[body..e.value_end],
+                body as u64,
+                self.ctx,
+            ));
         }
         let mut cur = Cursor::at(bytes, e.value_offset, self.ctx);
         // Validated at open; a failure here would be a bug, not bad input.
-        read_value(&mut cur, e.value_type, 0, &Walk::TRUSTED, 0, &String::new).unwrap_or(Value::U8(0))
+        read_value(&mut cur, e.value_type, 0, &Walk::TRUSTED, 0, &String::new)
+            .unwrap_or(Value::U8(0))
     }
 
     // ---- tensors ----
@@ -399,7 +435,9 @@ impl<'a> GgufFile<'a> {
 
     /// Tensors in file (info) order.
     pub fn tensors(&self) -> impl ExactSizeIterator<Item = Tensor<'_>> + '_ {
-        self.tensors.iter().map(move |(name, entry)| Tensor::new(self, name, entry))
+        self.tensors
+            .iter()
+            .map(move |(name, entry)| Tensor::new(self, name, entry))
     }
 
     /// The tensor named `name`, or [`Error::TensorNotFound`]. O(1).
@@ -412,7 +450,9 @@ impl<'a> GgufFile<'a> {
 
     /// The tensor at position `index` in info order.
     pub fn tensor_at(&self, index: usize) -> Option<Tensor<'_>> {
-        self.tensors.get_index(index).map(|(n, e)| Tensor::new(self, n, e))
+        self.tensors
+            .get_index(index)
+            .map(|(n, e)| Tensor::new(self, n, e))
     }
 }
 
@@ -421,9 +461,17 @@ fn mismatch(key: &str, expected: String, found: &Value<'_>) -> Error {
         Value::Array(a) => format!("array of {}", a.element_type()),
         v => v.value_type().name().into(),
     };
-    Error::TypeMismatch { key: key.into(), expected, found }
+    Error::TypeMismatch {
+        key: key.into(),
+        expected,
+        found,
+    }
 }
 
 fn array_mismatch(key: &str, expected: &str, found: &ArrayView<'_>) -> Error {
-    Error::TypeMismatch { key: key.into(), expected: format!("array of {expected}"), found: format!("array of {}", found.element_type()) }
+    Error::TypeMismatch {
+        key: key.into(),
+        expected: format!("array of {expected}"),
+        found: format!("array of {}", found.element_type()),
+    }
 }

@@ -87,23 +87,31 @@ impl<'f> Tensor<'f> {
 
     /// Size of the data in bytes; an error for unknown type ids.
     pub fn byte_size(&self) -> Result<u64> {
-        self.entry.nbytes.ok_or_else(|| Error::UnknownTensorType { tensor: self.name.into(), type_id: self.entry.ty.id() })
+        self.entry.nbytes.ok_or_else(|| Error::UnknownTensorType {
+            tensor: self.name.into(),
+            type_id: self.entry.ty.id(),
+        })
     }
 
     /// The data, borrowed from the file (or map) without copying.
     pub fn data(&self) -> Result<&'f [u8]> {
         let nbytes = self.byte_size()?;
         if !self.file.has_data() {
-            return Err(Error::DataNotLoaded { tensor: self.name.into() });
+            return Err(Error::DataNotLoaded {
+                tensor: self.name.into(),
+            });
         }
         let start = self.file_offset() as usize;
         // Bounds were checked at open.
-        self.file.bytes().get(start..start + nbytes as usize).ok_or_else(|| Error::TensorOutOfBounds {
-            tensor: self.name.into(),
-            start: start as u64,
-            end: start as u64 + nbytes,
-            file_len: self.file.file_len(),
-        })
+        self.file
+            .bytes()
+            .get(start..start + nbytes as usize)
+            .ok_or_else(|| Error::TensorOutOfBounds {
+                tensor: self.name.into(),
+                start: start as u64,
+                end: start as u64 + nbytes,
+                file_len: self.file.file_len(),
+            })
     }
 
     /// The data as `&[f32]` without copying: needs type F32, a file in the
@@ -148,12 +156,19 @@ impl<'f> Tensor<'f> {
     }
 
     fn view<T: bytemuck::Pod>(&self, ty: GgmlType, requested: &'static str) -> Result<&'f [T]> {
-        let unavailable = |reason: String| Error::ViewUnavailable { tensor: self.name.into(), requested, reason };
+        let unavailable = |reason: String| Error::ViewUnavailable {
+            tensor: self.name.into(),
+            requested,
+            reason,
+        };
         if self.entry.ty != ty {
             return Err(unavailable(format!("its type is {}", self.entry.ty)));
         }
         if std::mem::size_of::<T>() > 1 && self.file.endian() != Endian::NATIVE {
-            return Err(unavailable(format!("the file is {}-endian", self.file.endian())));
+            return Err(unavailable(format!(
+                "the file is {}-endian",
+                self.file.endian()
+            )));
         }
         bytemuck::try_cast_slice(self.data()?).map_err(|e| unavailable(format!("{e:?}")))
     }

@@ -34,9 +34,15 @@ fn min_info_size(width: usize) -> u64 {
     width as u64 + 1 + 4 + 4 + 8
 }
 
-pub(crate) fn read_tensor_infos(cur: &mut Cursor<'_>, count: u64, count_at: usize) -> Result<IndexMap<Box<str>, TensorEntry>> {
+pub(crate) fn read_tensor_infos(
+    cur: &mut Cursor<'_>,
+    count: u64,
+    count_at: usize,
+) -> Result<IndexMap<Box<str>, TensorEntry>> {
     let width = cur.ctx().count_width();
-    cur.check_count(count, min_info_size(width), count_at, || "tensor count".into())?;
+    cur.check_count(count, min_info_size(width), count_at, || {
+        "tensor count".into()
+    })?;
     let mut tensors = IndexMap::with_capacity(count.min(65536) as usize);
     for i in 0..count {
         let info_offset = cur.pos();
@@ -45,7 +51,11 @@ pub(crate) fn read_tensor_infos(cur: &mut Cursor<'_>, count: u64, count_at: usiz
         let n_dims_at = cur.pos();
         let n_dims = cur.u32(what)?;
         if n_dims as usize > MAX_DIMS {
-            return Err(Error::TooManyDims { offset: n_dims_at as u64, tensor: name.into(), n_dims });
+            return Err(Error::TooManyDims {
+                offset: n_dims_at as u64,
+                tensor: name.into(),
+                n_dims,
+            });
         }
         let dims_at = cur.pos();
         let mut dims = [1u64; MAX_DIMS];
@@ -55,7 +65,11 @@ pub(crate) fn read_tensor_infos(cur: &mut Cursor<'_>, count: u64, count_at: usiz
         let ty = GgmlType::from_id(cur.u32(what)?);
         let offset = cur.u64(what)?;
         let shape = &dims[..n_dims as usize];
-        let overflow = || Error::ElementCountOverflow { offset: dims_at as u64, tensor: name.into(), shape: shape.to_vec() };
+        let overflow = || Error::ElementCountOverflow {
+            offset: dims_at as u64,
+            tensor: name.into(),
+            shape: shape.to_vec(),
+        };
         let nbytes = match tensor_nbytes(ty, shape) {
             Ok(n) => Some(n),
             Err(SizeError::UnknownType) => {
@@ -64,14 +78,37 @@ pub(crate) fn read_tensor_infos(cur: &mut Cursor<'_>, count: u64, count_at: usiz
                 None
             }
             Err(SizeError::ElementCountOverflow) => return Err(overflow()),
-            Err(SizeError::RowNotBlockMultiple { block }) => return Err(Error::RowNotBlockMultiple { tensor: name.into(), row: shape[0], ty, block }),
+            Err(SizeError::RowNotBlockMultiple { block }) => {
+                return Err(Error::RowNotBlockMultiple {
+                    tensor: name.into(),
+                    row: shape[0],
+                    ty,
+                    block,
+                })
+            }
             Err(SizeError::ByteSizeOverflow) => {
-                return Err(Error::ByteSizeOverflow { tensor: name.into(), elements: element_count(shape).unwrap_or(u64::MAX), ty })
+                return Err(Error::ByteSizeOverflow {
+                    tensor: name.into(),
+                    elements: element_count(shape).unwrap_or(u64::MAX),
+                    ty,
+                })
             }
         };
-        let entry = TensorEntry { info_offset, n_dims, dims, ty, offset, nbytes };
+        let entry = TensorEntry {
+            info_offset,
+            n_dims,
+            dims,
+            ty,
+            offset,
+            nbytes,
+        };
         match tensors.entry(Box::from(name)) {
-            Entry::Occupied(_) => return Err(Error::DuplicateTensor { offset: info_offset as u64, tensor: name.into() }),
+            Entry::Occupied(_) => {
+                return Err(Error::DuplicateTensor {
+                    offset: info_offset as u64,
+                    tensor: name.into(),
+                })
+            }
             Entry::Vacant(v) => {
                 v.insert(entry);
             }
@@ -84,17 +121,31 @@ pub(crate) fn read_tensor_infos(cur: &mut Cursor<'_>, count: u64, count_at: usiz
 ///
 /// `data_len` is the number of bytes from the data section's start to the
 /// end of the file (`None` when the data section starts past the end).
-pub(crate) fn check_data_ranges(tensors: &IndexMap<Box<str>, TensorEntry>, alignment: u64, data_offset: u64, file_len: u64) -> Result<()> {
+pub(crate) fn check_data_ranges(
+    tensors: &IndexMap<Box<str>, TensorEntry>,
+    alignment: u64,
+    data_offset: u64,
+    file_len: u64,
+) -> Result<()> {
     let mut ranges: Vec<(u64, u64, &str)> = Vec::with_capacity(tensors.len());
     for (name, t) in tensors {
         if t.offset % alignment != 0 {
-            return Err(Error::MisalignedTensor { tensor: name.to_string(), offset: t.offset, alignment });
+            return Err(Error::MisalignedTensor {
+                tensor: name.to_string(),
+                offset: t.offset,
+                alignment,
+            });
         }
         let start = data_offset.saturating_add(t.offset);
         let Some(nbytes) = t.nbytes else {
             // Unknown size: only its start can be checked.
             if start > file_len {
-                return Err(Error::TensorOutOfBounds { tensor: name.to_string(), start, end: start, file_len });
+                return Err(Error::TensorOutOfBounds {
+                    tensor: name.to_string(),
+                    start,
+                    end: start,
+                    file_len,
+                });
             }
             continue;
         };
@@ -102,7 +153,12 @@ pub(crate) fn check_data_ranges(tensors: &IndexMap<Box<str>, TensorEntry>, align
         match end {
             Some(end) if end <= file_len || nbytes == 0 => {}
             _ => {
-                return Err(Error::TensorOutOfBounds { tensor: name.to_string(), start, end: end.unwrap_or(u64::MAX), file_len });
+                return Err(Error::TensorOutOfBounds {
+                    tensor: name.to_string(),
+                    start,
+                    end: end.unwrap_or(u64::MAX),
+                    file_len,
+                });
             }
         }
         if nbytes > 0 {
@@ -116,7 +172,12 @@ pub(crate) fn check_data_ranges(tensors: &IndexMap<Box<str>, TensorEntry>, align
     for pair in ranges.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
         if b.0 < a.1 {
-            return Err(Error::OverlappingTensors { first: a.2.to_string(), first_end: a.1, second: b.2.to_string(), second_start: b.0 });
+            return Err(Error::OverlappingTensors {
+                first: a.2.to_string(),
+                first_end: a.1,
+                second: b.2.to_string(),
+                second_start: b.0,
+            });
         }
     }
     Ok(())
