@@ -3,5 +3,6 @@
 mod integration {
     pub mod accept;
     pub mod hostile;
+    pub mod interop_read;
     pub mod util;
 }
