@@ -4,5 +4,6 @@ mod integration {
     pub mod accept;
     pub mod hostile;
     pub mod interop_read;
+    pub mod truncation;
     pub mod util;
 }
