@@ -2,6 +2,7 @@
 
 mod integration {
     pub mod accept;
+    pub mod cli;
     pub mod hostile;
     pub mod interop_read;
     pub mod truncation;

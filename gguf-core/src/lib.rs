@@ -7,6 +7,9 @@
 //! - [`Error`]: the one error type, which always says what and where.
 #![deny(missing_docs)]
 
+// Lets the derive macros name this crate as `::gguf_core` from inside it.
+extern crate self as gguf_core;
+
 pub mod error;
 pub mod format;
 pub mod read;

@@ -1,1 +1,44 @@
+//! Derive macros for the gguf crates.
+//!
+//! - `#[derive(GgufCodec)]` generates binrw `BinRead` + `BinWrite` impls for
+//!   a wire struct. Both take `gguf_core::format::Ctx` (version and byte
+//!   order) as their arguments and pass it to every field, so one
+//!   definition reads and writes v1 (u32 lengths), v2/v3 (u64 lengths),
+//!   little- and big-endian files.
+//!
+//! Each derive is split like binrw's own: `parse` turns the input and its
+//! `#[gguf(...)]` attributes into a small typed IR, `codegen` emits code
+//! from the IR.
 
+use proc_macro::TokenStream;
+
+mod codec;
+
+/// Generates binrw `BinRead` and `BinWrite` impls taking `Ctx` as args.
+///
+/// Fields of primitive number types (`u8`..`u64`, `i8`..`i64`, `f32`,
+/// `f64`, `[u8; N]`) are read in the context's byte order; every other
+/// field type must itself implement `BinRead`/`BinWrite` with
+/// `Args = Ctx`. A `Vec<T>` field needs `#[gguf(count = expr)]`, where
+/// `expr` may name earlier fields; elements are read one by one, never
+/// reserved up front, so a hostile count cannot allocate.
+///
+/// ```ignore
+/// #[derive(GgufCodec)]
+/// struct TensorInfoWire {
+///     name: GgufString,
+///     n_dims: u32,
+///     #[gguf(count = n_dims)]
+///     dims: Vec<Count>,
+///     ggml_type: u32,
+///     offset: u64,
+/// }
+/// ```
+#[proc_macro_derive(GgufCodec, attributes(gguf))]
+pub fn derive_gguf_codec(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    match codec::parse::parse(&input) {
+        Ok(ir) => codec::codegen::generate(&ir).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}

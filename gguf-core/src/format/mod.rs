@@ -8,17 +8,28 @@ pub mod array;
 pub mod ctx;
 pub(crate) mod cursor;
 pub mod ggml_type;
+pub mod header;
 pub mod layout;
+pub mod metadata;
+pub mod tensor_info;
 pub mod value;
+pub mod wire;
 
 pub use array::{ArrayIter, ArrayView, Scalar, StrIter, TypedIter};
 pub use ctx::{Ctx, Endian};
 pub use ggml_type::GgmlType;
+pub use header::HeaderWire;
 pub use layout::{align_up, tensor_nbytes, DEFAULT_ALIGNMENT, MAX_DIMS};
+pub use metadata::{ArrayHeaderWire, KvHeaderWire};
+pub use tensor_info::TensorInfoWire;
 pub use value::{Value, ValueType};
+pub use wire::{Count, GgufString};
 
 /// The four bytes every GGUF file starts with.
 pub const MAGIC: [u8; 4] = *b"GGUF";
 
 /// The metadata key that sets the alignment of the data section.
 pub const ALIGNMENT_KEY: &str = "general.alignment";
+
+#[cfg(test)]
+mod tests;

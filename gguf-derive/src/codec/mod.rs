@@ -1,0 +1,4 @@
+//! `#[derive(GgufCodec)]`: parse -> IR -> codegen.
+
+pub mod codegen;
+pub mod parse;

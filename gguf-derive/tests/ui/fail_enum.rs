@@ -1,0 +1,8 @@
+use gguf_derive::GgufCodec;
+
+#[derive(GgufCodec)]
+enum NotAStruct {
+    A,
+}
+
+fn main() {}

@@ -1,0 +1,47 @@
+//! `gguf`: inspect, build and edit GGUF files from the command line.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod inspect;
+mod json;
+
+/// Inspect, rewrite and edit GGUF model files.
+#[derive(Parser)]
+#[command(name = "gguf", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print a summary of a file: header, metadata and tensors.
+    Inspect(inspect::Args),
+}
+
+/// Writes a command's output; a closed pipe (`gguf inspect f | head`) is
+/// not an error.
+fn print(text: &str) -> Result<(), Box<dyn std::error::Error>> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Inspect(args) => inspect::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gguf: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
