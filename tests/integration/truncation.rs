@@ -68,7 +68,15 @@ fn largest_allocation<R>(f: impl FnOnce() -> R) -> (R, usize) {
 /// Slack for the small allocations of an error path (messages, key names).
 const SLACK: usize = 4096;
 
-const TYPES: [GgmlType; 7] = [GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K];
+const TYPES: [GgmlType; 7] = [
+    GgmlType::F32,
+    GgmlType::F16,
+    GgmlType::BF16,
+    GgmlType::Q4_0,
+    GgmlType::Q8_0,
+    GgmlType::Q4_K,
+    GgmlType::Q6_K,
+];
 
 /// A llama-shaped v3 file: hyper-parameters, a 3,000-token vocabulary
 /// with scores, token types and merges, and 42 tensors of 7 types laid
@@ -84,7 +92,9 @@ fn realistic() -> Vec<u8> {
     r.str("llama.context_length").u32(4).u32(4096);
     r.str("llama.embedding_length").u32(4).u32(256);
     r.str("llama.block_count").u32(4).u32(6);
-    r.str("llama.attention.layer_norm_rms_epsilon").u32(6).f32(1e-5);
+    r.str("llama.attention.layer_norm_rms_epsilon")
+        .u32(6)
+        .f32(1e-5);
     r.str("tokenizer.ggml.model").u32(8).str("gpt2");
     r.str("tokenizer.ggml.tokens").u32(9).u32(8).count(N);
     for i in 0..N {
@@ -143,7 +153,10 @@ fn every_cut_is_an_error() {
             matches!(e, Error::TensorOutOfBounds { .. })
         };
         assert!(expected, "cut at {cut}: {e:?}");
-        assert!(largest <= cut + SLACK, "cut at {cut}: allocated {largest} bytes at once");
+        assert!(
+            largest <= cut + SLACK,
+            "cut at {cut}: allocated {largest} bytes at once"
+        );
     };
     // Two threads, each with its own allocation tracking.
     let (a, b) = cuts.split_at(cuts.len() / 2);
@@ -163,11 +176,15 @@ fn every_cut_is_an_error() {
 #[test]
 fn accepted_file_allocates_less_than_its_size() {
     let bytes = realistic();
-    let (file, largest) = largest_allocation(|| GgufFile::from_bytes(&bytes).map(|f| f.tensor_count()));
+    let (file, largest) =
+        largest_allocation(|| GgufFile::from_bytes(&bytes).map(|f| f.tensor_count()));
     assert_eq!(file.unwrap(), 42);
     // The index holds offsets, not copies: far below the header region.
     let header_len = GgufFile::from_bytes(&bytes).unwrap().header_len() as usize;
-    assert!(largest < header_len / 4, "largest allocation {largest} for a {header_len}-byte header");
+    assert!(
+        largest < header_len / 4,
+        "largest allocation {largest} for a {header_len}-byte header"
+    );
 }
 
 #[test]
@@ -189,7 +206,10 @@ fn flipped_header_bytes_never_panic() {
             } as usize;
             input[at] ^= 1 + rng.below(255) as u8;
         }
-        let (result, largest) = largest_allocation(|| GgufFile::from_bytes(&input).map(|f| f.tensors().map(|t| t.byte_size().unwrap_or(0)).sum::<u64>()));
+        let (result, largest) = largest_allocation(|| {
+            GgufFile::from_bytes(&input)
+                .map(|f| f.tensors().map(|t| t.byte_size().unwrap_or(0)).sum::<u64>())
+        });
         match result {
             Ok(_) => ok += 1,
             Err(e) => {
@@ -198,7 +218,11 @@ fn flipped_header_bytes_never_panic() {
             }
         }
         worst = worst.max(largest as f64 / input.len() as f64);
-        assert!(largest <= input.len() + SLACK, "allocated {largest} bytes at once for a {}-byte input", input.len());
+        assert!(
+            largest <= input.len() + SLACK,
+            "allocated {largest} bytes at once for a {}-byte input",
+            input.len()
+        );
     }
     assert!(err > 0 && ok + err == 1500);
     eprintln!("flips: {ok} accepted, {err} rejected, largest allocation {worst:.3} x input");
@@ -210,7 +234,9 @@ fn allocation_tracking_sees_this_thread_only() {
     assert_eq!(v.len(), 100_000);
     assert!(largest >= 100_000);
     let ((), largest) = largest_allocation(|| {
-        std::thread::spawn(|| drop(std::hint::black_box(vec![0u8; 1 << 20]))).join().unwrap();
+        std::thread::spawn(|| drop(std::hint::black_box(vec![0u8; 1 << 20])))
+            .join()
+            .unwrap();
     });
     assert!(largest < 1 << 20, "another thread's allocation was counted");
 }
@@ -225,14 +251,23 @@ fn count_claims_cannot_reserve_more_than_the_file() {
         r.header(0, (len as u64 - 24) / 14);
         r.buf.resize(len, 0);
         let (result, largest) = largest_allocation(|| GgufFile::from_bytes(&r.buf).map(|_| ()));
-        assert!(matches!(result, Err(Error::EmptyKey { offset: 24 })), "{result:?}");
-        assert!(largest <= len + SLACK, "{len}-byte file claiming many KVs: allocated {largest} at once");
+        assert!(
+            matches!(result, Err(Error::EmptyKey { offset: 24 })),
+            "{result:?}"
+        );
+        assert!(
+            largest <= len + SLACK,
+            "{len}-byte file claiming many KVs: allocated {largest} at once"
+        );
         // Tensors: smallest info is 25 bytes.
         let mut r = raw();
         r.header((len as u64 - 24) / 25, 0);
         r.buf.resize(len, 0);
         let (result, largest) = largest_allocation(|| GgufFile::from_bytes(&r.buf).map(|_| ()));
         assert!(result.is_err());
-        assert!(largest <= len + SLACK, "{len}-byte file claiming many tensors: allocated {largest} at once");
+        assert!(
+            largest <= len + SLACK,
+            "{len}-byte file claiming many tensors: allocated {largest} at once"
+        );
     }
 }
