@@ -625,3 +625,107 @@ fn big_endian_hostile_files_are_rejected_too() {
         }
     ));
 }
+
+/// A v3 file with one string array under key "s".
+fn string_array(strings: &[Vec<u8>], endian: Endian) -> (Vec<u8>, Vec<u64>) {
+    let mut r = Raw::new(ctx(3, endian));
+    r.header(0, 1)
+        .str("s")
+        .u32(9)
+        .u32(8)
+        .u64(strings.len() as u64);
+    let mut offsets = Vec::new();
+    for s in strings {
+        r.u64(s.len() as u64);
+        offsets.push(r.buf.len() as u64);
+        r.bytes(s);
+    }
+    (r.buf, offsets)
+}
+
+/// Checks the reader against `std::str::from_utf8` applied to each string.
+#[track_caller]
+fn check_strings(strings: &[Vec<u8>], endian: Endian) {
+    let (bytes, offsets) = string_array(strings, endian);
+    let first_bad = strings.iter().position(|s| std::str::from_utf8(s).is_err());
+    match (GgufFile::from_bytes(&bytes), first_bad) {
+        (Ok(f), None) => {
+            let got: Vec<&str> = f.get_strings("s").unwrap().collect();
+            let want: Vec<&str> = strings
+                .iter()
+                .map(|s| std::str::from_utf8(s).unwrap())
+                .collect();
+            assert_eq!(got, want);
+        }
+        (Err(Error::InvalidUtf8 { offset, .. }), Some(i)) => {
+            assert_eq!(offset, offsets[i], "string {i} of {strings:?}")
+        }
+        (r, bad) => panic!("expected first invalid string {bad:?}, got {r:?} for {strings:?}"),
+    }
+}
+
+#[test]
+fn utf8_across_string_boundaries() {
+    let long = |c: &str| c.repeat(200).into_bytes();
+    let cases: Vec<Vec<Vec<u8>>> = vec![
+        // A character split across two strings is two invalid strings.
+        vec![b"a\xC3".to_vec(), b"\xBCb".to_vec()],
+        // ...also when a long string (non-ASCII length byte) sits between.
+        vec![b"a\xC3".to_vec(), long("x"), b"\xBCb".to_vec()],
+        vec![long("é"), b"\xBC".to_vec()],
+        vec![b"ok".to_vec(), long("y"), b"\xFF".to_vec(), long("z")],
+        vec![long("日"), long("ü"), b"".to_vec(), b"fine".to_vec()],
+        vec![b"x".to_vec(), long("a"), b"ab\xC3".to_vec()],
+        vec![vec![0x80; 128], b"a".to_vec()],
+    ];
+    for case in &cases {
+        check_strings(case, Endian::Little);
+        check_strings(case, Endian::Big);
+    }
+}
+
+#[test]
+fn utf8_validation_matches_std_on_random_string_arrays() {
+    let mut rng = super::util::Rng(0x0CF8);
+    let pieces: [&[u8]; 10] = [
+        b"a",
+        b"Z ",
+        "é".as_bytes(),
+        "日".as_bytes(),
+        "😀".as_bytes(),
+        "Ġ".as_bytes(),
+        b"\xC3",
+        b"\xBC",
+        b"\xFF",
+        b"\xED\xA0\x80",
+    ];
+    for _ in 0..3000 {
+        let n = rng.below(6) as usize;
+        let strings: Vec<Vec<u8>> = (0..n)
+            .map(|_| {
+                // Mostly short strings, sometimes 128+ bytes; bad bytes rare.
+                let parts = if rng.below(5) == 0 {
+                    60 + rng.below(80)
+                } else {
+                    rng.below(6)
+                };
+                let mut s = Vec::new();
+                for _ in 0..parts {
+                    let k = if rng.below(12) == 0 {
+                        rng.below(10)
+                    } else {
+                        rng.below(6)
+                    };
+                    s.extend_from_slice(pieces[k as usize]);
+                }
+                s
+            })
+            .collect();
+        let endian = if rng.below(2) == 0 {
+            Endian::Little
+        } else {
+            Endian::Big
+        };
+        check_strings(&strings, endian);
+    }
+}

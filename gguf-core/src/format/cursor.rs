@@ -132,17 +132,37 @@ impl<'a> Cursor<'a> {
         Ok(())
     }
 
+    /// The bytes of a length-prefixed string, not validated as UTF-8.
+    #[inline]
+    fn str_bytes(&mut self, what: &impl Fn() -> String) -> Result<&'a [u8]> {
+        let len_at = self.pos;
+        let len = self.count(what)?;
+        // Fast path: the string lies inside the buffer, hence inside the file.
+        if len <= (self.buf.len() - self.pos) as u64 {
+            let start = self.pos;
+            self.pos += len as usize;
+            return Ok(&self.buf[start..self.pos]);
+        }
+        // Past the buffer: a length the file cannot hold is a lie
+        // (CountTooLarge), one it can is a short buffer (Truncated).
+        self.check_count(len, 1, len_at, what)?;
+        self.take(len, what)
+    }
+
     /// A length-prefixed UTF-8 string.
     #[inline]
     pub(crate) fn str(&mut self, what: impl Fn() -> String) -> Result<&'a str> {
-        let len_at = self.pos;
-        let len = self.count(&what)?;
-        self.check_count(len, 1, len_at, &what)?;
-        let start = self.pos as u64;
-        let bytes = self.take(len, &what)?;
+        let bytes = self.str_bytes(&what)?;
         std::str::from_utf8(bytes).map_err(|_| Error::InvalidUtf8 {
             what: what(),
-            offset: start,
+            offset: (self.pos - bytes.len()) as u64,
         })
+    }
+
+    /// Skips a length-prefixed string without validating its contents;
+    /// returns its length.
+    #[inline]
+    pub(crate) fn skip_str(&mut self, what: impl Fn() -> String) -> Result<u64> {
+        self.str_bytes(&what).map(|b| b.len() as u64)
     }
 }
