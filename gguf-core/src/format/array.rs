@@ -386,14 +386,17 @@ fn read_array<'a>(
             let check = walk.check_contents;
             let mut run_start = start;
             let mut valid = true;
-            for _ in 0..len {
-                let len_at = cur.pos();
-                let n = cur.skip_str(elements)?;
-                if check && n & NON_ASCII_BYTES != 0 {
-                    valid &= std::str::from_utf8(cur.buf_range(run_start, len_at)).is_ok();
-                    run_start = cur.pos() - n as usize;
-                }
-            }
+            let (all, width) = (cur.buf(), cur.ctx().count_width());
+            cur.skip_strs(
+                len,
+                |len_at, n| {
+                    if check && n & NON_ASCII_BYTES != 0 {
+                        valid &= std::str::from_utf8(&all[run_start..len_at]).is_ok();
+                        run_start = len_at + width;
+                    }
+                },
+                elements,
+            )?;
             if check && !(valid && std::str::from_utf8(cur.buf_range(run_start, cur.pos())).is_ok())
             {
                 // Find the first invalid string, for an exact offset.

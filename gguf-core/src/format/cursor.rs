@@ -53,6 +53,11 @@ impl<'a> Cursor<'a> {
         self.pos
     }
 
+    /// The whole buffer.
+    pub(crate) fn buf(&self) -> &'a [u8] {
+        self.buf
+    }
+
     /// A sub-slice of the buffer between two positions already read.
     pub(crate) fn buf_range(&self, start: usize, end: usize) -> &'a [u8] {
         &self.buf[start..end]
@@ -159,10 +164,52 @@ impl<'a> Cursor<'a> {
         })
     }
 
-    /// Skips a length-prefixed string without validating its contents;
-    /// returns its length.
+    /// Skips `count` length-prefixed strings without validating their
+    /// contents, calling `each(length_field_offset, length)` for each.
+    ///
+    /// The hot loop of opening a file (vocabularies, merges): lengths are
+    /// decoded straight from the buffer; anything unusual (a short buffer,
+    /// a length past it) goes through [`str_bytes`](Self::str_bytes) for
+    /// the exact error.
     #[inline]
-    pub(crate) fn skip_str(&mut self, what: impl Fn() -> String) -> Result<u64> {
-        self.str_bytes(&what).map(|b| b.len() as u64)
+    pub(crate) fn skip_strs(
+        &mut self,
+        count: u64,
+        mut each: impl FnMut(usize, u64),
+        what: impl Fn() -> String,
+    ) -> Result<()> {
+        let wide = self.ctx.version != 1;
+        let big = self.ctx.endian == Endian::Big;
+        for _ in 0..count {
+            let at = self.pos;
+            let field = if wide {
+                self.buf.get(at..at + 8)
+            } else {
+                self.buf.get(at..at + 4)
+            };
+            let len = match (field, wide, big) {
+                (Some(&[a, b, c, d, e, f, g, h]), true, false) => {
+                    u64::from_le_bytes([a, b, c, d, e, f, g, h])
+                }
+                (Some(&[a, b, c, d, e, f, g, h]), true, true) => {
+                    u64::from_be_bytes([a, b, c, d, e, f, g, h])
+                }
+                (Some(&[a, b, c, d]), false, false) => u32::from_le_bytes([a, b, c, d]).into(),
+                (Some(&[a, b, c, d]), false, true) => u32::from_be_bytes([a, b, c, d]).into(),
+                _ => {
+                    let n = self.str_bytes(&what)?.len() as u64;
+                    each(at, n);
+                    continue;
+                }
+            };
+            let body = field.map_or(at, |f| at + f.len());
+            if len <= (self.buf.len() - body) as u64 {
+                self.pos = body + len as usize;
+            } else {
+                self.str_bytes(&what)?;
+            }
+            each(at, len);
+        }
+        Ok(())
     }
 }
