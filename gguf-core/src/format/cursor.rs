@@ -180,12 +180,15 @@ impl<'a> Cursor<'a> {
     ) -> Result<()> {
         let wide = self.ctx.version != 1;
         let big = self.ctx.endian == Endian::Big;
+        let buf = self.buf;
+        // The position lives in a register; the loop is bound by the chain
+        // load length -> add -> load next length.
+        let mut pos = self.pos;
         for _ in 0..count {
-            let at = self.pos;
             let field = if wide {
-                self.buf.get(at..at + 8)
+                buf.get(pos..pos + 8)
             } else {
-                self.buf.get(at..at + 4)
+                buf.get(pos..pos + 4)
             };
             let len = match (field, wide, big) {
                 (Some(&[a, b, c, d, e, f, g, h]), true, false) => {
@@ -196,20 +199,21 @@ impl<'a> Cursor<'a> {
                 }
                 (Some(&[a, b, c, d]), false, false) => u32::from_le_bytes([a, b, c, d]).into(),
                 (Some(&[a, b, c, d]), false, true) => u32::from_be_bytes([a, b, c, d]).into(),
-                _ => {
-                    let n = self.str_bytes(&what)?.len() as u64;
-                    each(at, n);
-                    continue;
-                }
+                _ => u64::MAX,
             };
-            let body = field.map_or(at, |f| at + f.len());
-            if len <= (self.buf.len() - body) as u64 {
-                self.pos = body + len as usize;
+            let body = pos + if wide { 8 } else { 4 };
+            if field.is_some() && len <= (buf.len() - body) as u64 {
+                each(pos, len);
+                pos = body + len as usize;
             } else {
-                self.str_bytes(&what)?;
+                // A short buffer or a length past it: the exact error.
+                self.pos = pos;
+                let n = self.str_bytes(&what)?.len() as u64;
+                each(pos, n);
+                pos = self.pos;
             }
-            each(at, len);
         }
+        self.pos = pos;
         Ok(())
     }
 }
