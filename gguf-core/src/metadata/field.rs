@@ -129,10 +129,18 @@ impl<T: MetaElem> MetaElem for Vec<T> {
 
 impl<T: MetaElem> MetaField for Vec<T> {
     fn read(file: &GgufFile<'_>, key: &str) -> Result<Self> {
-        let array = file.get_array(key)?;
+        let expected = || format!("array of {}", T::type_name());
+        let value = file.require(key)?;
+        let Some(array) = value.as_array() else {
+            return Err(Error::TypeMismatch {
+                key: key.into(),
+                expected: expected(),
+                found: value.value_type().name().into(),
+            });
+        };
         T::read_array(&array).ok_or_else(|| Error::TypeMismatch {
             key: key.into(),
-            expected: format!("array of {}", T::type_name()),
+            expected: expected(),
             found: describe(&array),
         })
     }
