@@ -508,3 +508,29 @@ fn reads_a_file_written_by_gguf_py() {
     assert_eq!(t.ggml_type(), GgmlType::F32);
     assert_eq!(t.shape(), &[64, 6]);
 }
+
+#[test]
+fn bundled_sample_reads_into_the_typed_structs() {
+    // samples/tiny-llama.gguf is the output of examples/build_model.rs.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/tiny-llama.gguf");
+    let file = GgufFile::open(path).unwrap();
+    let general = General::from_gguf(&file).unwrap();
+    assert_eq!(general.architecture, "llama");
+    assert_eq!(general.file_type, Some(7));
+    let hyper = LlamaHyperParams::from_gguf(&file).unwrap();
+    assert_eq!(
+        (hyper.embedding_length, hyper.block_count, hyper.head_count),
+        (64, 2, 4)
+    );
+    let tok = Tokenizer::from_gguf(&file).unwrap();
+    assert_eq!(Some(tok.tokens.len() as u32), hyper.vocab_size);
+    assert_eq!(tok.token_type.map(|t| t.len()), Some(tok.tokens.len()));
+    let n_vocab = tok.tokens.len() as u64;
+    assert_eq!(
+        file.tensor("token_embd.weight").unwrap().shape(),
+        &[64, n_vocab]
+    );
+    let q = file.tensor("blk.0.ffn_down.weight").unwrap();
+    assert_eq!(q.ggml_type(), GgmlType::Q8_0);
+    assert_eq!(q.data().unwrap().len(), 128 * 64 / 32 * 34);
+}
