@@ -333,6 +333,12 @@ fn arch_comes_from_the_field_then_the_builder_else_errors() {
         other => panic!("expected ArchUnknown, got {other:?}"),
     }
     assert_eq!(b.keys().count(), 0);
+    let err = b.set_all(&vision(None)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "metadata key \"{arch}.vision.image_size\": `{arch}` has no value \
+         (set general.architecture first, or mark a field #[gguf(arch)])"
+    );
 
     // to_metadata takes the architecture directly.
     let entries = vision(None).to_metadata(Some("x")).unwrap();
