@@ -3,4 +3,5 @@
 mod integration {
     pub mod cli;
     pub mod util;
+    pub mod write;
 }
