@@ -2,6 +2,7 @@
 
 mod integration {
     pub mod cli;
+    pub mod gguf_py;
     pub mod util;
     pub mod write;
 }
