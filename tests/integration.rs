@@ -3,6 +3,7 @@
 mod integration {
     pub mod cli;
     pub mod gguf_py;
+    pub mod memory;
     pub mod round_trip;
     pub mod util;
     pub mod write;
