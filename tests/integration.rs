@@ -2,6 +2,7 @@
 
 mod integration {
     pub mod cli;
+    pub mod cli_rewrite;
     pub mod gguf_py;
     pub mod memory;
     pub mod round_trip;

@@ -99,15 +99,27 @@ impl<'a> Builder<'a> {
     /// data, then seeks back and writes the header. Needs `Write + Seek`;
     /// the bytes equal those of [`write`](Self::write).
     pub fn write_reserved<W: Write + Seek>(&mut self, mut w: W) -> Result<Layout> {
+        self.write_reserved_with_progress(&mut w, &mut |_, _| {})
+    }
+
+    /// [`write_reserved`](Self::write_reserved), calling
+    /// `progress(done, total)` after each tensor and after the header.
+    pub fn write_reserved_with_progress<W: Write + Seek>(
+        &mut self,
+        mut w: W,
+        progress: Progress<'_>,
+    ) -> Result<Layout> {
         let layout = self.layout()?;
         let start = w.stream_position()?;
         w.seek(SeekFrom::Start(start + layout.meta_size()))?;
-        self.write_data(&layout, &mut w, &mut |_, _| {})?;
+        let mut data_progress = |done: u64, total: u64| progress(done - layout.meta_size(), total);
+        self.write_data(&layout, &mut w, &mut data_progress)?;
         let end = w.stream_position()?;
         w.seek(SeekFrom::Start(start))?;
         w.write_all(&self.encode_header(&layout)?)?;
         w.seek(SeekFrom::Start(end))?;
         w.flush()?;
+        progress(layout.file_len(), layout.file_len());
         Ok(layout)
     }
 
@@ -124,14 +136,63 @@ impl<'a> Builder<'a> {
         path: impl AsRef<Path>,
         progress: Progress<'_>,
     ) -> Result<Layout> {
+        self.write_to_path_in(path, WriteMode::Single, progress)
+    }
+
+    /// [`write_to_path`](Self::write_to_path) in a given [`WriteMode`]
+    /// (the bytes are the same in every mode), with a progress callback.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// use gguf_core::write::{Builder, WriteMode};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("out.gguf");
+    /// let mut b = Builder::new();
+    /// b.add_tensor("t", gguf_core::GgmlType::I8, &[3], vec![1u8, 2, 3])?;
+    /// let layout = b.write_to_path_in(&path, WriteMode::Reserve, &mut |_, _| {})?;
+    /// assert_eq!(std::fs::metadata(&path)?.len(), layout.file_len());
+    /// # Ok(()) }
+    /// ```
+    pub fn write_to_path_in(
+        &mut self,
+        path: impl AsRef<Path>,
+        mode: WriteMode,
+        progress: Progress<'_>,
+    ) -> Result<Layout> {
         let path = path.as_ref();
         crate::write::atomic::replace(path, |file| {
             let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-            let layout = self.write_with_progress(&mut w, progress)?;
+            let layout = match mode {
+                WriteMode::Single => self.write_with_progress(&mut w, progress)?,
+                WriteMode::MetadataFirst => {
+                    let mut mf = self.write_metadata_first(&mut w)?;
+                    let layout = mf.layout().clone();
+                    progress(layout.meta_size(), layout.file_len());
+                    mf.write_sources(progress)?;
+                    mf.finish()?;
+                    layout
+                }
+                WriteMode::Reserve => self.write_reserved_with_progress(&mut w, progress)?,
+            };
             w.into_inner().map_err(|e| Error::Io(e.into_error()))?;
             Ok(layout)
         })
     }
+}
+
+/// The three ways of writing, for APIs that take the mode as a value; all
+/// produce the same bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WriteMode {
+    /// [`Builder::write`]: header, metadata, infos, then data, in one pass.
+    #[default]
+    Single,
+    /// [`Builder::write_metadata_first`]: the header first, then each
+    /// tensor's data in declared order.
+    MetadataFirst,
+    /// [`Builder::write_reserved`]: data first after a hole for the header,
+    /// then the header (needs a seekable output).
+    Reserve,
 }
 
 /// Header written, tensor data due in declared order
@@ -176,7 +237,16 @@ impl<W: Write> MetadataFirst<'_, '_, W> {
     /// Writes the next tensors from the sources given to the builder, up
     /// to the first one declared without data.
     pub fn write_from_sources(&mut self) -> Result<()> {
+        self.write_sources(&mut |_, _| {})
+    }
+
+    fn write_sources(&mut self, progress: Progress<'_>) -> Result<()> {
         let endian = self.builder.ctx.endian;
+        let mut done = self.layout.meta_size()
+            + self.layout.tensors[..self.next]
+                .iter()
+                .map(|s| s.nbytes + s.padding)
+                .sum::<u64>();
         while let Some(slot) = self.layout.tensors.get(self.next) {
             let Some(t) = self.builder.tensors.get_mut(&slot.name) else {
                 break;
@@ -188,6 +258,8 @@ impl<W: Write> MetadataFirst<'_, '_, W> {
                 .write_to(&slot.name, t.ty, t.nbytes, endian, &mut self.w)?;
             write_zeros(&mut self.w, slot.padding)?;
             self.next += 1;
+            done += slot.nbytes + slot.padding;
+            progress(done, self.layout.file_len());
         }
         Ok(())
     }
