@@ -76,19 +76,59 @@ fn generate(path: &Path) {
         seed += 1;
         b.add_tensor_fn(name, ty, shape, filler(seed, n)).unwrap();
     };
-    add(&mut b, "token_embd.weight".into(), GgmlType::F16, &[DIM, VOCAB]);
+    add(
+        &mut b,
+        "token_embd.weight".into(),
+        GgmlType::F16,
+        &[DIM, VOCAB],
+    );
     for l in 0..LAYERS {
-        add(&mut b, format!("blk.{l}.attn_norm.weight"), GgmlType::F32, &[DIM]);
+        add(
+            &mut b,
+            format!("blk.{l}.attn_norm.weight"),
+            GgmlType::F32,
+            &[DIM],
+        );
         for m in ["q", "k", "v", "output"] {
-            add(&mut b, format!("blk.{l}.attn_{m}.weight"), GgmlType::F16, &[DIM, DIM]);
+            add(
+                &mut b,
+                format!("blk.{l}.attn_{m}.weight"),
+                GgmlType::F16,
+                &[DIM, DIM],
+            );
         }
-        add(&mut b, format!("blk.{l}.ffn_norm.weight"), GgmlType::F32, &[DIM]);
-        add(&mut b, format!("blk.{l}.ffn_gate.weight"), GgmlType::F16, &[DIM, FFN]);
-        add(&mut b, format!("blk.{l}.ffn_up.weight"), GgmlType::F16, &[DIM, FFN]);
-        add(&mut b, format!("blk.{l}.ffn_down.weight"), GgmlType::F16, &[FFN, DIM]);
+        add(
+            &mut b,
+            format!("blk.{l}.ffn_norm.weight"),
+            GgmlType::F32,
+            &[DIM],
+        );
+        add(
+            &mut b,
+            format!("blk.{l}.ffn_gate.weight"),
+            GgmlType::F16,
+            &[DIM, FFN],
+        );
+        add(
+            &mut b,
+            format!("blk.{l}.ffn_up.weight"),
+            GgmlType::F16,
+            &[DIM, FFN],
+        );
+        add(
+            &mut b,
+            format!("blk.{l}.ffn_down.weight"),
+            GgmlType::F16,
+            &[FFN, DIM],
+        );
     }
     add(&mut b, "output_norm.weight".into(), GgmlType::F32, &[DIM]);
-    add(&mut b, "output.weight".into(), GgmlType::F32, &[DIM, VOCAB / 4]);
+    add(
+        &mut b,
+        "output.weight".into(),
+        GgmlType::F32,
+        &[DIM, VOCAB / 4],
+    );
     b.write_to_path(path).unwrap();
 }
 
@@ -203,7 +243,10 @@ fn main() {
                     .args(["--mode", mode]))
             })
         });
-        assert!(files_equal(&input, &out), "gguf rewrite {mode}: output differs");
+        assert!(
+            files_equal(&input, &out),
+            "gguf rewrite {mode}: output differs"
+        );
         results.push((format!("gguf rewrite --mode {mode}"), d));
     }
 
@@ -216,7 +259,10 @@ fn main() {
     results.push(("gguf-py GGUFReader -> GGUFWriter".into(), py));
     clean();
 
-    println!("{:<40} {:>9} {:>10} {:>9}", "case", "seconds", "MB/s", "vs cp");
+    println!(
+        "{:<40} {:>9} {:>10} {:>9}",
+        "case", "seconds", "MB/s", "vs cp"
+    );
     for (name, d) in &results {
         let s = d.as_secs_f64();
         println!(

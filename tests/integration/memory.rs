@@ -58,6 +58,49 @@ fn write_from_closures(out: &Path) {
     b.write_to_path(out).unwrap();
 }
 
+/// Spacing of the bytes the streaming child reports back.
+const SAMPLE_STEP: u64 = MIB + 7;
+
+/// Keeps every `SAMPLE_STEP`-th byte written and counts them all.
+struct Sampler {
+    pos: u64,
+    samples: Vec<u8>,
+}
+
+impl std::io::Write for Sampler {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let end = self.pos + buf.len() as u64;
+        let mut next = self.pos.div_ceil(SAMPLE_STEP) * SAMPLE_STEP;
+        while next < end {
+            self.samples.push(buf[(next - self.pos) as usize]);
+            next += SAMPLE_STEP;
+        }
+        self.pos = end;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Through `write` to a plain writer: no kernel copy, so the data is read
+/// from the map in chunks whose pages are released after use. The output
+/// is sampled rather than stored, to keep the test fast.
+fn stream_through_map(input: &Path) {
+    let file = GgufFile::open(input).unwrap();
+    let mut sampler = Sampler {
+        pos: 0,
+        samples: Vec::new(),
+    };
+    Builder::from_file(&file)
+        .unwrap()
+        .write(&mut sampler)
+        .unwrap();
+    let hex: String = sampler.samples.iter().map(|b| format!("{b:02x}")).collect();
+    println!("LEN={} SAMPLES={hex}", sampler.pos);
+}
+
+/// Through `write_to_path`: file to file, copied by the kernel on Linux.
 fn copy_through_map(input: &Path, out: &Path) {
     let file = GgufFile::open(input).unwrap();
     Builder::from_file(&file)
@@ -76,12 +119,14 @@ fn memory_child() {
     match job.as_str() {
         "closure" => write_from_closures(&a),
         "file" => copy_through_map(&a, &b),
+        "file-stream" => stream_through_map(&a),
         other => panic!("unknown job {other}"),
     }
     println!("PEAK_RSS={}", peak_rss());
 }
 
-fn run_child(job: &str, a: &Path, b: &Path) -> u64 {
+/// Runs one job in a child process; returns its peak RSS and its output.
+fn run_child(job: &str, a: &Path, b: &Path) -> (u64, String) {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
@@ -101,11 +146,40 @@ fn run_child(job: &str, a: &Path, b: &Path) -> u64 {
         "child {job} failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    stdout
+    let peak = stdout
         .lines()
         .find_map(|l| l.split_once("PEAK_RSS=").map(|(_, n)| n))
         .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("child {job} printed no PEAK_RSS:\n{stdout}"))
+        .unwrap_or_else(|| panic!("child {job} printed no PEAK_RSS:\n{stdout}"));
+    (peak, stdout.into_owned())
+}
+
+/// The streaming child wrote the whole file: its length, and the sampled
+/// bytes equal those of the input (a canonical file rewrites to itself).
+fn check_samples(big: &Path, stdout: &str) {
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("LEN="))
+        .expect("child printed LEN=");
+    let (len, hex) = line
+        .split_once("LEN=")
+        .unwrap()
+        .1
+        .split_once(" SAMPLES=")
+        .unwrap();
+    let input = GgufFile::open(big).unwrap();
+    let bytes = input.bytes();
+    assert_eq!(len.parse::<u64>().unwrap(), bytes.len() as u64);
+    let expected: String = bytes
+        .iter()
+        .step_by(SAMPLE_STEP as usize)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert!(expected.len() > 2 * 1000);
+    assert!(
+        hex.trim() == expected,
+        "streamed bytes differ from the input"
+    );
 }
 
 fn free_bytes(dir: &Path) -> Option<u64> {
@@ -140,30 +214,41 @@ fn bounded_memory_writing_2_gib_from_closures_and_from_a_mapped_file() {
     let copy = dir.path().join("copy.gguf");
     let limit = 64 * MIB + TENSOR_BYTES;
 
-    let closure_peak = run_child("closure", &big, Path::new(""));
-    let file_peak = run_child("file", &big, &copy);
+    let (closure_peak, _) = run_child("closure", &big, Path::new(""));
+    let (stream_peak, stdout) = run_child("file-stream", &big, Path::new(""));
+    check_samples(&big, &stdout);
+    let (file_peak, _) = run_child("file", &big, &copy);
+    check_copy(&big, &copy);
     eprintln!(
-        "peak RSS: closures {} MiB, file-backed {} MiB (limit {} MiB)",
+        "peak RSS: closures {} MiB, mapped file streamed {} MiB, mapped file to path {} MiB (limit {} MiB)",
         closure_peak / MIB,
+        stream_peak / MIB,
         file_peak / MIB,
         limit / MIB
     );
-    assert!(
-        closure_peak < limit,
-        "closure sources: peak RSS {closure_peak}"
-    );
-    assert!(file_peak < limit, "file sources: peak RSS {file_peak}");
-    // Tighter than the bound above: closures write 1 MiB pieces and file
-    // sources are copied in 4 MiB chunks, so no whole tensor is ever held.
-    assert!(
-        closure_peak < 64 * MIB && file_peak < 64 * MIB,
-        "a whole tensor seems to be held in memory: {closure_peak} / {file_peak} bytes"
-    );
+    for (what, peak) in [
+        ("closure sources", closure_peak),
+        ("mapped file, streamed", stream_peak),
+        ("mapped file, to path", file_peak),
+    ] {
+        assert!(peak < limit, "{what}: peak RSS {peak}");
+        // Tighter than the bound above: closures write 1 MiB pieces and
+        // file sources are copied in 4 MiB chunks (or by the kernel), so
+        // no whole tensor is ever held.
+        assert!(
+            peak < 64 * MIB,
+            "{what}: a whole tensor seems held, peak RSS {peak}"
+        );
+    }
+    std::fs::remove_file(&big).unwrap();
+    std::fs::remove_file(&copy).unwrap();
+}
 
-    // The files hold what was written: same size, same layout, and sampled
-    // pieces of every tensor carry their pattern in both.
-    let a = GgufFile::open(&big).unwrap();
-    let b = GgufFile::open(&copy).unwrap();
+/// The files hold what was written: same size, same header, and sampled
+/// pieces of every tensor carry their pattern in both.
+fn check_copy(big: &Path, copy: &Path) {
+    let a = GgufFile::open(big).unwrap();
+    let b = GgufFile::open(copy).unwrap();
     assert!(a.file_len() > TENSORS * TENSOR_BYTES);
     assert_eq!(a.file_len(), b.file_len());
     assert_eq!(
@@ -180,7 +265,4 @@ fn bounded_memory_writing_2_gib_from_closures_and_from_a_mapped_file() {
             assert_eq!(db[off as usize], want, "copy: tensor {t} at {off}");
         }
     }
-    drop((a, b));
-    std::fs::remove_file(&big).unwrap();
-    std::fs::remove_file(&copy).unwrap();
 }

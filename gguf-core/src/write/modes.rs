@@ -1,13 +1,18 @@
 //! The three ways to write a [`Builder`], which all produce the same bytes:
 //! single pass, metadata first, and reserve then fill.
 
-use std::io::{Seek, SeekFrom, Write};
+use std::fs::File;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::write::builder::Builder;
 use crate::write::layout::Layout;
-use crate::write::source::TensorData;
+use crate::write::source::{kernel_copy, TensorData};
+
+/// Buffer of the file writers: large enough that small tensors and
+/// padding go out in few system calls.
+const WRITE_BUFFER: usize = 1 << 20;
 
 /// Zero bytes for padding; alignments above this are written in pieces.
 const ZEROS: [u8; 4096] = [0; 4096];
@@ -19,6 +24,62 @@ pub(crate) fn write_zeros(w: &mut dyn Write, mut n: u64) -> std::io::Result<()> 
         n -= k as u64;
     }
     Ok(())
+}
+
+/// Where tensor data goes: any writer, or a buffered file into which
+/// tensors of mapped files can be copied by the kernel.
+pub(crate) trait DataSink {
+    /// The writer for ordinary bytes.
+    fn writer(&mut self) -> &mut dyn Write;
+    /// Flushes buffered bytes and returns the file underneath, if any.
+    fn file(&mut self) -> std::io::Result<Option<&File>>;
+}
+
+/// A writer with no file underneath.
+struct AnySink<'w>(&'w mut dyn Write);
+
+impl DataSink for AnySink<'_> {
+    fn writer(&mut self) -> &mut dyn Write {
+        self.0
+    }
+    fn file(&mut self) -> std::io::Result<Option<&File>> {
+        Ok(None)
+    }
+}
+
+impl DataSink for BufWriter<&mut File> {
+    fn writer(&mut self) -> &mut dyn Write {
+        self
+    }
+    fn file(&mut self) -> std::io::Result<Option<&File>> {
+        self.flush()?;
+        Ok(Some(self.get_ref()))
+    }
+}
+
+/// Writes one tensor's data: tensors of a mapped file in the same byte
+/// order are copied file to file by the kernel when `w` is a file; all
+/// other sources go through [`TensorData::write_to`].
+fn write_source(
+    data: &mut TensorData<'_>,
+    name: &str,
+    ty: crate::format::GgmlType,
+    nbytes: u64,
+    endian: crate::format::Endian,
+    w: &mut dyn DataSink,
+) -> Result<()> {
+    if let TensorData::File(t) = data {
+        if t.file_endian() == endian && nbytes > 0 && t.byte_size()? == nbytes {
+            if let Some((src, offset)) = t.mapped_file() {
+                if let Some(dst) = w.file()? {
+                    if kernel_copy(src, offset, nbytes, dst)? {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+    data.write_to(name, ty, nbytes, endian, w.writer())
 }
 
 /// Reports bytes written so far and the total, e.g. to draw a progress bar.
@@ -39,25 +100,29 @@ impl<'a> Builder<'a> {
         w: &mut dyn Write,
         progress: Progress<'_>,
     ) -> Result<Layout> {
+        self.write_single(&mut AnySink(w), progress)
+    }
+
+    fn write_single(&mut self, w: &mut dyn DataSink, progress: Progress<'_>) -> Result<Layout> {
         let layout = self.layout()?;
-        w.write_all(&self.encode_header(&layout)?)?;
+        w.writer().write_all(&self.encode_header(&layout)?)?;
         progress(layout.meta_size(), layout.file_len());
         self.write_data(&layout, w, progress)?;
-        w.flush()?;
+        w.writer().flush()?;
         Ok(layout)
     }
 
     fn write_data(
         &mut self,
         layout: &Layout,
-        w: &mut dyn Write,
+        w: &mut dyn DataSink,
         progress: Progress<'_>,
     ) -> Result<()> {
         let endian = self.ctx.endian;
         let mut done = layout.meta_size();
         for ((name, t), slot) in self.tensors.iter_mut().zip(&layout.tensors) {
-            t.data.write_to(name, t.ty, t.nbytes, endian, w)?;
-            write_zeros(w, slot.padding)?;
+            write_source(&mut t.data, name, t.ty, t.nbytes, endian, w)?;
+            write_zeros(w.writer(), slot.padding)?;
             done += slot.nbytes + slot.padding;
             progress(done, layout.file_len());
         }
@@ -113,14 +178,27 @@ impl<'a> Builder<'a> {
         let start = w.stream_position()?;
         w.seek(SeekFrom::Start(start + layout.meta_size()))?;
         let mut data_progress = |done: u64, total: u64| progress(done - layout.meta_size(), total);
-        self.write_data(&layout, &mut w, &mut data_progress)?;
+        self.write_data(&layout, &mut AnySink(&mut w), &mut data_progress)?;
+        self.finish_reserved(&layout, &mut w, start, progress)?;
+        Ok(layout)
+    }
+
+    /// The end of reserve mode: the data is written, the header goes to
+    /// `start` and the position returns to the end.
+    fn finish_reserved<W: Write + Seek>(
+        &self,
+        layout: &Layout,
+        w: &mut W,
+        start: u64,
+        progress: Progress<'_>,
+    ) -> Result<()> {
         let end = w.stream_position()?;
         w.seek(SeekFrom::Start(start))?;
-        w.write_all(&self.encode_header(&layout)?)?;
+        w.write_all(&self.encode_header(layout)?)?;
         w.seek(SeekFrom::Start(end))?;
         w.flush()?;
         progress(layout.file_len(), layout.file_len());
-        Ok(layout)
+        Ok(())
     }
 
     /// Writes to `path` atomically: into a temporary file in the same
@@ -161,20 +239,29 @@ impl<'a> Builder<'a> {
     ) -> Result<Layout> {
         let path = path.as_ref();
         crate::write::atomic::replace(path, |file| {
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
             let layout = match mode {
-                WriteMode::Single => self.write_with_progress(&mut w, progress)?,
-                WriteMode::MetadataFirst => {
-                    let mut mf = self.write_metadata_first(&mut w)?;
-                    let layout = mf.layout().clone();
-                    progress(layout.meta_size(), layout.file_len());
-                    mf.write_sources(progress)?;
-                    mf.finish()?;
+                // With every source at hand, metadata-first is the single
+                // pass: the complete header, then each tensor in order.
+                WriteMode::Single | WriteMode::MetadataFirst => {
+                    let mut w = BufWriter::with_capacity(WRITE_BUFFER, file);
+                    let layout = self.write_single(&mut w, progress)?;
+                    w.into_inner().map_err(|e| Error::Io(e.into_error()))?;
                     layout
                 }
-                WriteMode::Reserve => self.write_reserved_with_progress(&mut w, progress)?,
+                WriteMode::Reserve => {
+                    // The buffered writer lives only while the data
+                    // streams; the header is one write after a seek.
+                    let layout = self.layout()?;
+                    file.seek(SeekFrom::Start(layout.meta_size()))?;
+                    let mut w = BufWriter::with_capacity(WRITE_BUFFER, &mut *file);
+                    let mut data_progress =
+                        |done: u64, total: u64| progress(done - layout.meta_size(), total);
+                    self.write_data(&layout, &mut w, &mut data_progress)?;
+                    w.into_inner().map_err(|e| Error::Io(e.into_error()))?;
+                    self.finish_reserved(&layout, file, 0, progress)?;
+                    layout
+                }
             };
-            w.into_inner().map_err(|e| Error::Io(e.into_error()))?;
             Ok(layout)
         })
     }
