@@ -3,8 +3,13 @@
 mod integration {
     pub mod accept;
     pub mod cli;
+    pub mod cli_rewrite;
+    pub mod gguf_py;
     pub mod hostile;
     pub mod interop_read;
+    pub mod memory;
+    pub mod round_trip;
     pub mod truncation;
     pub mod util;
+    pub mod write;
 }
