@@ -627,17 +627,17 @@ fn big_endian_hostile_files_are_rejected_too() {
     ));
 }
 
-/// A v3 file with one string array under key "s".
-fn string_array(strings: &[Vec<u8>], endian: Endian) -> (Vec<u8>, Vec<u64>) {
-    let mut r = Raw::new(ctx(3, endian));
+/// A file with one string array under key "s".
+fn string_array(strings: &[Vec<u8>], version: u32, endian: Endian) -> (Vec<u8>, Vec<u64>) {
+    let mut r = Raw::new(ctx(version, endian));
     r.header(0, 1)
         .str("s")
         .u32(9)
         .u32(8)
-        .u64(strings.len() as u64);
+        .count(strings.len() as u64);
     let mut offsets = Vec::new();
     for s in strings {
-        r.u64(s.len() as u64);
+        r.count(s.len() as u64);
         offsets.push(r.buf.len() as u64);
         r.bytes(s);
     }
