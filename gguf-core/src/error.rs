@@ -264,6 +264,95 @@ pub enum Error {
         reason: String,
     },
 
+    // ---- writer ----
+    /// A wire struct could not be encoded (e.g. a count too large for v1).
+    #[error("encoding: {reason}")]
+    Encode {
+        /// What went wrong.
+        reason: String,
+    },
+    /// A metadata key the builder refuses.
+    #[error("metadata key {key:?}: {reason}")]
+    InvalidKey {
+        /// The key.
+        key: String,
+        /// Why.
+        reason: &'static str,
+    },
+    /// A key template contains `{arch}` but no architecture was known:
+    /// neither a `#[gguf(arch)]` field nor `general.architecture`.
+    #[error("metadata key {key:?}: `{{arch}}` has no value (set general.architecture first, or mark a field #[gguf(arch)])")]
+    ArchUnknown {
+        /// The key template.
+        key: String,
+    },
+    /// A tensor the builder refuses: bad shape, name or type.
+    #[error("tensor {tensor:?}: {reason}")]
+    InvalidTensor {
+        /// The tensor.
+        tensor: String,
+        /// Why.
+        reason: String,
+    },
+    /// A tensor name was added twice to a builder.
+    #[error("tensor {tensor:?} was already added")]
+    TensorExists {
+        /// The name.
+        tensor: String,
+    },
+    /// Tensor data of the wrong length.
+    #[error("tensor {tensor:?}: data is {actual} bytes, its shape and type need {expected}")]
+    TensorDataSize {
+        /// The tensor.
+        tensor: String,
+        /// Bytes the shape and type require.
+        expected: u64,
+        /// Bytes supplied.
+        actual: u64,
+    },
+    /// Tensor data supplied out of declared order (metadata-first writing).
+    #[error("tensor data out of order: expected {expected:?}, got {got:?}")]
+    TensorOrder {
+        /// The tensor whose data is due next (empty when all were written).
+        expected: String,
+        /// The tensor whose data was given.
+        got: String,
+    },
+    /// A write finished before every tensor's data was supplied.
+    #[error("{missing} tensors still need their data, starting with {next:?}")]
+    MissingTensorData {
+        /// How many.
+        missing: usize,
+        /// The first.
+        next: String,
+    },
+
+    // ---- editor ----
+    /// Another process holds the file's edit lock.
+    #[error("{path}: another editor is committing to this file (advisory lock held)")]
+    Locked {
+        /// The file.
+        path: std::path::PathBuf,
+    },
+    /// The file changed on disk between `Editor::open` and `commit`.
+    #[error("{path}: the file changed on disk since it was opened for editing; reopen and redo the edit")]
+    ConcurrentModification {
+        /// The file.
+        path: std::path::PathBuf,
+    },
+    /// A journal beside the file is damaged in a way recovery cannot judge safe.
+    #[error("{path}: edit journal is invalid: {reason}")]
+    BadJournal {
+        /// The journal file.
+        path: std::path::PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A commit was stopped by a test hook (simulated crash).
+    #[doc(hidden)]
+    #[error("commit stopped after step {0:?} (test hook)")]
+    Interrupted(&'static str),
+
     // ---- tensor codecs ----
     /// The operation is not available for this tensor type.
     #[error("{operation} is not supported for tensor type {ty}")]

@@ -4,18 +4,27 @@
 //! - [`format`]: wire types and the size arithmetic shared by every part
 //!   ([`GgmlType`], [`format::Value`], [`format::align_up`], ...);
 //! - [`read`]: [`GgufFile`], a validated zero-copy view of a file;
+//! - [`edit`]: [`edit::Editor`], metadata edits in place or by atomic rewrite;
+//! - [`write`]: [`write::Builder`] and [`write::Layout`], three write modes;
+//! - [`metadata`]: typed metadata structs, `#[derive(Metadata)]` and the
+//!   shipped [`General`], [`LlamaHyperParams`] and [`Tokenizer`];
 //! - [`Error`]: the one error type, which always says what and where.
 #![deny(missing_docs)]
 
 // Lets the derive macros name this crate as `::gguf_core` from inside it.
 extern crate self as gguf_core;
 
+#[cfg(unix)]
+pub mod edit;
 pub mod error;
 pub mod format;
+pub mod metadata;
 pub mod read;
 #[doc(hidden)]
 pub mod testing;
+pub mod write;
 
 pub use error::{Error, Result};
 pub use format::{ArrayView, Ctx, Endian, GgmlType, Value, ValueType};
+pub use metadata::{FromMetadata, General, LlamaHyperParams, Metadata, ToMetadata, Tokenizer};
 pub use read::{GgufFile, LintIssue, Tensor};

@@ -86,7 +86,7 @@ impl Raw {
 
     /// Pads with zeros to a multiple of `alignment`.
     pub fn pad(&mut self, alignment: usize) -> &mut Self {
-        while self.buf.len() % alignment != 0 {
+        while !self.buf.len().is_multiple_of(alignment) {
             self.buf.push(0);
         }
         self

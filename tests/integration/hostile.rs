@@ -372,7 +372,7 @@ fn offset_u64_max() {
     );
     // Aligned (u64::MAX rounded down to 32) but far past the end: the end
     // saturates instead of wrapping.
-    let buf = with_tensors(&[("t", &[4], 0, !31)], 64);
+    let buf = with_tensors(&[("t", &[4], 0, !31u64)], 64);
     let e = reject(&buf);
     assert!(
         matches!(&e, Error::TensorOutOfBounds { tensor, end: u64::MAX, file_len, .. } if tensor == "t" && *file_len == buf.len() as u64),

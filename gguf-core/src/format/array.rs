@@ -73,6 +73,11 @@ impl<'a> ArrayView<'a> {
         self.body
     }
 
+    /// Version and byte order of the file the array was read from.
+    pub fn ctx(&self) -> Ctx {
+        self.ctx
+    }
+
     /// Absolute file offset of the first element.
     pub fn offset(&self) -> u64 {
         self.offset
@@ -391,13 +396,15 @@ fn read_array<'a>(
                 len,
                 |len_at, n| {
                     if check && n & NON_ASCII_BYTES != 0 {
-                        valid &= std::str::from_utf8(&all[run_start..len_at]).is_ok();
+                        valid &= simdutf8::basic::from_utf8(&all[run_start..len_at]).is_ok();
                         run_start = len_at + width;
                     }
                 },
                 elements,
             )?;
-            if check && !(valid && std::str::from_utf8(cur.buf_range(run_start, cur.pos())).is_ok())
+            if check
+                && !(valid
+                    && simdutf8::basic::from_utf8(cur.buf_range(run_start, cur.pos())).is_ok())
             {
                 // Find the first invalid string, for an exact offset.
                 let mut exact = before;

@@ -175,42 +175,54 @@ impl<'a> Cursor<'a> {
     pub(crate) fn skip_strs(
         &mut self,
         count: u64,
+        each: impl FnMut(usize, u64),
+        what: impl Fn() -> String,
+    ) -> Result<()> {
+        // One copy of the loop per length width and byte order, so the
+        // loop itself has no branches on them.
+        match (self.ctx.version != 1, self.ctx.endian) {
+            (true, Endian::Little) => self.skip_strs_as::<8, false>(count, each, what),
+            (true, Endian::Big) => self.skip_strs_as::<8, true>(count, each, what),
+            (false, Endian::Little) => self.skip_strs_as::<4, false>(count, each, what),
+            (false, Endian::Big) => self.skip_strs_as::<4, true>(count, each, what),
+        }
+    }
+
+    #[inline(always)]
+    fn skip_strs_as<const W: usize, const BIG: bool>(
+        &mut self,
+        count: u64,
         mut each: impl FnMut(usize, u64),
         what: impl Fn() -> String,
     ) -> Result<()> {
-        let wide = self.ctx.version != 1;
-        let big = self.ctx.endian == Endian::Big;
         let buf = self.buf;
         // The position lives in a register; the loop is bound by the chain
         // load length -> add -> load next length.
         let mut pos = self.pos;
         for _ in 0..count {
-            let field = if wide {
-                buf.get(pos..pos + 8)
-            } else {
-                buf.get(pos..pos + 4)
-            };
-            let len = match (field, wide, big) {
-                (Some(&[a, b, c, d, e, f, g, h]), true, false) => {
-                    u64::from_le_bytes([a, b, c, d, e, f, g, h])
+            let len = buf.get(pos..pos + W).map(|field| {
+                let mut b = [0u8; 8];
+                if BIG {
+                    b[8 - W..].copy_from_slice(field);
+                    u64::from_be_bytes(b)
+                } else {
+                    b[..W].copy_from_slice(field);
+                    u64::from_le_bytes(b)
                 }
-                (Some(&[a, b, c, d, e, f, g, h]), true, true) => {
-                    u64::from_be_bytes([a, b, c, d, e, f, g, h])
+            });
+            let body = pos + W;
+            match len {
+                Some(len) if len <= (buf.len() - body) as u64 => {
+                    each(pos, len);
+                    pos = body + len as usize;
                 }
-                (Some(&[a, b, c, d]), false, false) => u32::from_le_bytes([a, b, c, d]).into(),
-                (Some(&[a, b, c, d]), false, true) => u32::from_be_bytes([a, b, c, d]).into(),
-                _ => u64::MAX,
-            };
-            let body = pos + if wide { 8 } else { 4 };
-            if field.is_some() && len <= (buf.len() - body) as u64 {
-                each(pos, len);
-                pos = body + len as usize;
-            } else {
-                // A short buffer or a length past it: the exact error.
-                self.pos = pos;
-                let n = self.str_bytes(&what)?.len() as u64;
-                each(pos, n);
-                pos = self.pos;
+                _ => {
+                    // A short buffer or a length past it: the exact error.
+                    self.pos = pos;
+                    let n = self.str_bytes(&what)?.len() as u64;
+                    each(pos, n);
+                    pos = self.pos;
+                }
             }
         }
         self.pos = pos;

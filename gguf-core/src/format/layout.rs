@@ -73,7 +73,7 @@ pub fn tensor_nbytes(ty: GgmlType, shape: &[u64]) -> Result<u64, SizeError> {
         return Err(SizeError::UnknownType);
     };
     let row = shape.first().copied().unwrap_or(1);
-    if row % block != 0 {
+    if !row.is_multiple_of(block) {
         return Err(SizeError::RowNotBlockMultiple { block });
     }
     (elements / block)

@@ -97,3 +97,48 @@ fn version_1_counts_that_do_not_fit_u32_are_refused_on_write() {
         .write_options(&mut out, binrw::Endian::Little, ctx)
         .is_err());
 }
+
+/// A file with one string-array entry holding `strings` (raw bytes).
+fn string_array_file(ctx: Ctx, strings: &[&[u8]]) -> Vec<u8> {
+    let mut r = Raw::new(ctx);
+    r.header(0, 1)
+        .str("k")
+        .u32(9)
+        .u32(8)
+        .count(strings.len() as u64);
+    for s in strings {
+        r.count(s.len() as u64).bytes(s);
+    }
+    r.buf
+}
+
+#[test]
+fn string_arrays_fast_and_slow_paths_agree() {
+    let long = "ü".repeat(100); // 200 bytes: takes the string-by-string path
+    for ctx in contexts() {
+        // Valid: short only (fast path), and with a long string (slow path).
+        for strings in [
+            vec!["a".as_bytes(), "Ġb".as_bytes(), b""],
+            vec![b"a", long.as_bytes(), "é".as_bytes()],
+        ] {
+            let bytes = string_array_file(ctx, &strings);
+            let file = GgufFile::from_bytes(&bytes).unwrap();
+            let got: Vec<&[u8]> = file.get_strings("k").unwrap().map(str::as_bytes).collect();
+            assert_eq!(got, strings, "{ctx:?}");
+        }
+        // Invalid UTF-8 in the third string is reported at its own offset
+        // whichever path found it.
+        for first in ["a".as_bytes(), long.as_bytes()] {
+            let bytes = string_array_file(ctx, &[first, b"ok", b"\xc3(", b"z"]);
+            let w = ctx.count_width();
+            let header = 4 + 4 + 2 * w + (w + 1) + 4 + 4 + w;
+            let third = header + (w + first.len()) + (w + 2) + w;
+            match GgufFile::from_bytes(&bytes) {
+                Err(crate::Error::InvalidUtf8 { offset, .. }) => {
+                    assert_eq!(offset, third as u64, "{ctx:?}")
+                }
+                other => panic!("{ctx:?}: expected InvalidUtf8, got {other:?}"),
+            }
+        }
+    }
+}

@@ -185,7 +185,10 @@ impl<'a> GgufFile<'a> {
 impl GgufFile<'static> {
     /// Memory-maps and validates the file at `path`.
     ///
-    /// The map is read-only; tensor data is never copied.
+    /// The map is read-only; tensor data is never copied. If a metadata
+    /// edit of this file was interrupted (a journal is beside it, see
+    /// [`edit`](crate::edit)), the file is first restored to its state
+    /// before that edit.
     ///
     /// ```no_run
     /// # fn main() -> gguf_core::Result<()> {
@@ -201,6 +204,10 @@ impl GgufFile<'static> {
 
     /// [`open`](Self::open) with explicit [`Limits`].
     pub fn open_with(path: impl AsRef<Path>, limits: Limits) -> Result<Self> {
+        // An edit interrupted by a crash leaves a journal: put the file
+        // back to a consistent state before reading it.
+        #[cfg(unix)]
+        crate::edit::recover_if_needed(path.as_ref())?;
         let source = Source::map(path.as_ref())?;
         let bytes = source.bytes();
         let len = bytes.len() as u64;
@@ -296,6 +303,12 @@ impl<'a> GgufFile<'a> {
     /// [`from_reader`](GgufFile::from_reader).
     pub fn bytes(&self) -> &[u8] {
         self.source.bytes()
+    }
+
+    /// Tells the kernel the mapped bytes in `start..start + len` will not be
+    /// needed soon (no-op for buffers that are not maps).
+    pub(crate) fn release(&self, start: usize, len: usize) {
+        self.source.release(start, len);
     }
 
     /// True when tensor data is available ([`Tensor::data`] works).

@@ -31,6 +31,19 @@ impl Source<'_> {
         Ok(Source::Mmap(map))
     }
 
+    pub(crate) fn release(&self, start: usize, len: usize) {
+        #[cfg(unix)]
+        if let Source::Mmap(m) = self {
+            // SAFETY: DONTNEED on a read-only, file-backed private map only
+            // drops clean pages; a later access re-reads them from the file,
+            // so no borrowed slice can observe a change.
+            let _ =
+                unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, len) };
+        }
+        #[cfg(not(unix))]
+        let _ = (start, len);
+    }
+
     pub(crate) fn bytes(&self) -> &[u8] {
         match self {
             Source::Borrowed(b) => b,

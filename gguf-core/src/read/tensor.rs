@@ -114,6 +114,30 @@ impl<'f> Tensor<'f> {
             })
     }
 
+    /// Byte order of the file the tensor belongs to.
+    pub fn file_endian(&self) -> Endian {
+        self.file.endian()
+    }
+
+    /// Streams the data through `f` in chunks, letting the kernel drop each
+    /// chunk's pages from a memory map once used, so copying a large
+    /// tensor keeps memory flat.
+    pub(crate) fn copy_data(
+        &self,
+        w: &mut dyn std::io::Write,
+        mut f: impl FnMut(&[u8], &mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> Result<()> {
+        let data = self.data()?;
+        let start = self.file_offset() as usize;
+        let mut done = 0;
+        for chunk in data.chunks(crate::write::CHUNK) {
+            f(chunk, w)?;
+            self.file.release(start + done, chunk.len());
+            done += chunk.len();
+        }
+        Ok(())
+    }
+
     /// The data as `&[f32]` without copying: needs type F32, a file in the
     /// machine's byte order, and data aligned to 4 bytes in memory.
     pub fn as_f32(&self) -> Result<&'f [f32]> {

@@ -131,7 +131,7 @@ pub(crate) fn check_data_ranges(
 ) -> Result<()> {
     let mut ranges: Vec<(u64, u64, &str)> = Vec::with_capacity(tensors.len());
     for (name, t) in tensors {
-        if t.offset % alignment != 0 {
+        if !t.offset.is_multiple_of(alignment) {
             return Err(Error::MisalignedTensor {
                 tensor: name.to_string(),
                 offset: t.offset,

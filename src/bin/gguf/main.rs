@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod edit;
 mod inspect;
 mod json;
 
@@ -19,6 +20,14 @@ struct Cli {
 enum Command {
     /// Print a summary of a file: header, metadata and tensors.
     Inspect(inspect::Args),
+    /// Set a metadata value (in place when it fits).
+    Set(edit::SetArgs),
+    /// Remove a metadata key.
+    Rm(edit::RmArgs),
+    /// Rename a metadata key.
+    Mv(edit::MvArgs),
+    /// Rename a tensor.
+    RenameTensor(edit::MvArgs),
 }
 
 /// Writes a command's output; a closed pipe (`gguf inspect f | head`) is
@@ -36,6 +45,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Inspect(args) => inspect::run(args),
+        Command::Set(args) => edit::set(args),
+        Command::Rm(args) => edit::rm(args),
+        Command::Mv(args) => edit::mv(args),
+        Command::RenameTensor(args) => edit::rename_tensor(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

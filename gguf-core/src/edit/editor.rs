@@ -1,0 +1,341 @@
+//! [`Editor`]: queued metadata edits, committed in place or by rewrite.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::format::align_up;
+use crate::read::GgufFile;
+use crate::write::{replace_file, Builder, Layout, MetaValue, OwnedValue};
+
+use super::{journal, slack};
+
+/// How a commit was carried out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Commit {
+    /// Only the header region was rewritten; tensor data was not touched.
+    InPlace {
+        /// Bytes written (the padded header region).
+        header_bytes: u64,
+    },
+    /// The file was rewritten to a temporary file and renamed into place.
+    Rewritten {
+        /// Size of the new padded header region.
+        header_bytes: u64,
+        /// Size of the new file.
+        file_bytes: u64,
+    },
+}
+
+/// The steps of an in-place commit, for crash testing: a hook may stop
+/// the commit right after any of them.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// The old header is saved in the journal and synced.
+    JournalWritten,
+    /// Half of the new header region is written (not synced).
+    HeaderHalfWritten,
+    /// The new header region is written and synced.
+    HeaderWritten,
+}
+
+/// One queued change.
+#[derive(Debug, Clone)]
+enum Op {
+    Set(String, OwnedValue),
+    Remove(String),
+    RenameKey(String, String),
+    RenameTensor(String, String),
+}
+
+/// Opens a file for metadata edits.
+///
+/// Edits are queued and checked as they are made (a missing key or a
+/// clashing name fails at once); [`commit`](Self::commit) writes them:
+/// in place when the new header ends in the same aligned block as the
+/// old one (using the slack entry, see [`SLACK_KEY`](super::SLACK_KEY)),
+/// else through an atomic rewrite. Either way a failure leaves the
+/// original file intact.
+#[derive(Debug)]
+pub struct Editor {
+    path: PathBuf,
+    file: GgufFile<'static>,
+    /// The header region as it was when opened, to detect changes by others.
+    snapshot: Vec<u8>,
+    ops: Vec<Op>,
+}
+
+impl Editor {
+    /// Opens `path` (recovering from an interrupted earlier edit first).
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let file = GgufFile::open(&path)?;
+        let snapshot = file.bytes()[..file.data_offset().min(file.file_len()) as usize].to_vec();
+        Ok(Editor {
+            path,
+            file,
+            snapshot,
+            ops: Vec::new(),
+        })
+    }
+
+    /// Path of the file being edited.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file as it is on disk (without the queued edits).
+    pub fn file(&self) -> &GgufFile<'static> {
+        &self.file
+    }
+
+    /// Sets a key to a value (a new key goes last, an existing one keeps its place).
+    pub fn set(
+        &mut self,
+        key: impl Into<String>,
+        value: impl Into<OwnedValue>,
+    ) -> Result<&mut Self> {
+        self.push(Op::Set(key.into(), value.into()))
+    }
+
+    /// Removes a key; an error if it does not exist.
+    pub fn remove(&mut self, key: impl Into<String>) -> Result<&mut Self> {
+        self.push(Op::Remove(key.into()))
+    }
+
+    /// Renames a key, keeping its place and value.
+    pub fn rename_key(
+        &mut self,
+        old: impl Into<String>,
+        new: impl Into<String>,
+    ) -> Result<&mut Self> {
+        self.push(Op::RenameKey(old.into(), new.into()))
+    }
+
+    /// Renames a tensor.
+    pub fn rename_tensor(
+        &mut self,
+        old: impl Into<String>,
+        new: impl Into<String>,
+    ) -> Result<&mut Self> {
+        self.push(Op::RenameTensor(old.into(), new.into()))
+    }
+
+    fn push(&mut self, op: Op) -> Result<&mut Self> {
+        self.ops.push(op);
+        let checked = self.builder().map(drop);
+        if let Err(e) = checked {
+            self.ops.pop();
+            return Err(e);
+        }
+        Ok(self)
+    }
+
+    /// A builder holding the file with every queued edit applied.
+    fn builder(&self) -> Result<Builder<'_>> {
+        let mut b = Builder::from_file(&self.file)?;
+        for op in &self.ops {
+            match op {
+                Op::Set(k, v) => {
+                    b.set(k.clone(), MetaValue::Owned(v.clone()))?;
+                }
+                Op::Remove(k) => {
+                    b.remove(k)
+                        .ok_or_else(|| Error::KeyNotFound { key: k.clone() })?;
+                }
+                Op::RenameKey(old, new) => {
+                    b.rename_key(old, new.clone())?;
+                }
+                Op::RenameTensor(old, new) => {
+                    b.rename_tensor(old, new.clone())?;
+                }
+            }
+        }
+        Ok(b)
+    }
+
+    /// What [`commit`](Self::commit) would do, without writing anything.
+    pub fn plan(&self) -> Result<Commit> {
+        let mut b = self.builder()?;
+        Ok(match self.fit_in_place(&mut b)? {
+            Some(layout) => Commit::InPlace {
+                header_bytes: layout.meta_size(),
+            },
+            None => {
+                let layout = b.layout()?;
+                Commit::Rewritten {
+                    header_bytes: layout.meta_size(),
+                    file_bytes: self.rewritten_len(&layout),
+                }
+            }
+        })
+    }
+
+    /// Writes the queued edits.
+    pub fn commit(self) -> Result<Commit> {
+        self.commit_with_hook(&mut |_| Ok(()))
+    }
+
+    /// [`commit`](Self::commit) with a hook run after each step of an
+    /// in-place commit; an error from the hook stops the commit right
+    /// there, as a crash would (no clean-up runs).
+    #[doc(hidden)]
+    pub fn commit_with_hook(self, hook: &mut dyn FnMut(Step) -> Result<()>) -> Result<Commit> {
+        let out = OpenOptions::new().read(true).write(true).open(&self.path)?;
+        match out.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::Locked {
+                    path: self.path.clone(),
+                })
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
+        }
+        // The lock is released when `out` is closed, on every path.
+        self.check_unchanged(&out)?;
+        let mut b = self.builder()?;
+        match self.fit_in_place(&mut b)? {
+            Some(layout) => {
+                let header = b.encode_header(&layout)?;
+                self.write_in_place(&out, &header, hook)?;
+                Ok(Commit::InPlace {
+                    header_bytes: header.len() as u64,
+                })
+            }
+            None => self.rewrite(&mut b),
+        }
+    }
+
+    /// Refuses to commit if the file on disk is no longer what was opened.
+    fn check_unchanged(&self, out: &File) -> Result<()> {
+        let changed = || Error::ConcurrentModification {
+            path: self.path.clone(),
+        };
+        let on_disk = std::fs::metadata(&self.path)?;
+        let ours = out.metadata()?;
+        if on_disk.len() != self.file.file_len() || !same_file(&on_disk, &ours) {
+            return Err(changed());
+        }
+        let mut now = vec![0u8; self.snapshot.len()];
+        out.read_exact_at(&mut now, 0)?;
+        if now != self.snapshot {
+            return Err(changed());
+        }
+        Ok(())
+    }
+
+    /// Adjusts the slack entry so the new header ends where the data
+    /// starts; returns the layout when the edit fits in place.
+    fn fit_in_place<'s>(&'s self, b: &mut Builder<'s>) -> Result<Option<Layout>> {
+        let data_offset = self.file.data_offset();
+        if data_offset > self.file.file_len() {
+            return Ok(None);
+        }
+        let had_slack = b.get(slack::SLACK_KEY).is_some();
+        if had_slack {
+            // Size the slack to fill the header region exactly.
+            b.set(slack::SLACK_KEY, slack::value(0))?;
+            let base = b.layout()?.header_len;
+            if base <= data_offset {
+                b.set(slack::SLACK_KEY, slack::value(data_offset - base))?;
+            } else {
+                // Even an empty slack is too big: keep the original
+                // reservation for the rewrite.
+                b.set(
+                    slack::SLACK_KEY,
+                    MetaValue::Borrowed(self.file.require(slack::SLACK_KEY)?),
+                )?;
+                return Ok(None);
+            }
+        }
+        let layout = b.layout()?;
+        let same_tensors = layout.tensors.len() == self.file.tensor_count()
+            && layout
+                .tensors
+                .iter()
+                .zip(self.file.tensors())
+                .all(|(slot, t)| slot.offset == t.offset());
+        let fits = align_up(layout.header_len, layout.alignment) == Some(data_offset)
+            && layout.alignment == self.file.alignment();
+        Ok((same_tensors && fits).then_some(layout))
+    }
+
+    fn write_in_place(
+        &self,
+        out: &File,
+        header: &[u8],
+        hook: &mut dyn FnMut(Step) -> Result<()>,
+    ) -> Result<()> {
+        journal::write(&self.path, self.file.file_len(), &self.snapshot)?;
+        hook(Step::JournalWritten)?;
+        let half = header.len() / 2;
+        out.write_all_at(&header[..half], 0)?;
+        hook(Step::HeaderHalfWritten)?;
+        out.write_all_at(&header[half..], half as u64)?;
+        out.sync_all()?;
+        hook(Step::HeaderWritten)?;
+        journal::remove(&self.path)?;
+        Ok(())
+    }
+
+    /// Size of the file a rewrite produces.
+    fn rewritten_len(&self, layout: &Layout) -> u64 {
+        if self.keeps_data_section(layout) {
+            layout.meta_size() + (self.file.file_len() - self.file.data_offset())
+        } else {
+            layout.file_len()
+        }
+    }
+
+    /// True when the data section can be copied as one block: every tensor
+    /// keeps its offset within it.
+    fn keeps_data_section(&self, layout: &Layout) -> bool {
+        self.file.data_offset() <= self.file.file_len()
+            && layout.tensors.len() == self.file.tensor_count()
+            && layout
+                .tensors
+                .iter()
+                .zip(self.file.tensors())
+                .all(|(slot, t)| slot.offset == t.offset())
+    }
+
+    fn rewrite<'s>(&'s self, b: &mut Builder<'s>) -> Result<Commit> {
+        let layout = b.layout()?;
+        let header = b.encode_header(&layout)?;
+        let file_bytes = self.rewritten_len(&layout);
+        if !self.keeps_data_section(&layout) {
+            b.write_to_path(&self.path)?;
+            return Ok(Commit::Rewritten {
+                header_bytes: layout.meta_size(),
+                file_bytes,
+            });
+        }
+        replace_file(&self.path, |tmp| {
+            tmp.write_all(&header)?;
+            // The data section moves as one block. std's File-to-File
+            // copy uses copy_file_range, so the kernel copies (or
+            // reflinks) it without passing it through user space.
+            let mut src = File::open(&self.path)?;
+            src.seek(SeekFrom::Start(self.file.data_offset()))?;
+            let want = self.file.file_len() - self.file.data_offset();
+            let copied = std::io::copy(&mut (&mut src).take(want), tmp)?;
+            if copied != want {
+                return Err(Error::Io(std::io::ErrorKind::UnexpectedEof.into()));
+            }
+            Ok(())
+        })?;
+        Ok(Commit::Rewritten {
+            header_bytes: layout.meta_size(),
+            file_bytes,
+        })
+    }
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}

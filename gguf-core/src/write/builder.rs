@@ -1,0 +1,477 @@
+//! [`Builder`]: metadata and tensors in, a GGUF file out.
+
+use indexmap::IndexMap;
+
+use crate::error::{Error, Result};
+use crate::format::layout::{tensor_nbytes, SizeError};
+use crate::format::{Ctx, Endian, GgmlType, ALIGNMENT_KEY, DEFAULT_ALIGNMENT, MAX_DIMS};
+use crate::metadata::{ToMetadata, ARCH_KEY};
+use crate::read::GgufFile;
+use crate::write::encode::{value_len, Encoder};
+use crate::write::layout::Layout;
+use crate::write::source::{TensorData, TensorElement};
+use crate::write::value::{MetaValue, OwnedValue};
+
+/// Longest tensor name llama.cpp accepts (its `GGML_MAX_NAME` is 64 with the NUL).
+pub const MAX_TENSOR_NAME: usize = 63;
+
+/// A tensor waiting to be written.
+#[derive(Debug)]
+pub(crate) struct PendingTensor<'a> {
+    pub ty: GgmlType,
+    pub shape: Vec<u64>,
+    pub nbytes: u64,
+    pub data: TensorData<'a>,
+}
+
+/// Collects metadata and tensors, then writes a GGUF file in the canonical
+/// layout (KVs and tensor infos in insertion order, every tensor padded to
+/// the alignment), the same bytes llama.cpp and gguf-py write.
+///
+/// ```
+/// # fn main() -> gguf_core::Result<()> {
+/// use gguf_core::{write::Builder, GgmlType, GgufFile};
+/// let weights = vec![0.5f32; 64];
+/// let mut b = Builder::new();
+/// b.set("general.architecture", "llama")?;
+/// b.set("llama.context_length", 4096u32)?;
+/// b.set("tokenizer.ggml.tokens", vec!["<s>", "</s>"])?;
+/// b.add_tensor_typed("output.weight", &[16, 4], &weights[..])?;
+///
+/// let mut bytes = Vec::new();
+/// b.write(&mut bytes)?;
+/// let file = GgufFile::from_bytes(&bytes)?;
+/// assert_eq!(file.get::<u32>("llama.context_length")?, 4096);
+/// assert_eq!(file.tensor("output.weight")?.as_f32()?, &weights[..]);
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Builder<'a> {
+    pub(crate) ctx: Ctx,
+    pub(crate) kvs: IndexMap<String, MetaValue<'a>>,
+    pub(crate) tensors: IndexMap<String, PendingTensor<'a>>,
+    allow_long_names: bool,
+}
+
+impl Default for Builder<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<'a> Builder<'a> {
+    /// An empty builder for a version 3, little-endian file with alignment 32.
+    pub fn new() -> Self {
+        Builder {
+            ctx: Ctx::default(),
+            kvs: IndexMap::new(),
+            tensors: IndexMap::new(),
+            allow_long_names: false,
+        }
+    }
+
+    /// A builder holding everything of `file`: version, byte order, every
+    /// metadata entry (borrowed, in order, with its type) and every tensor
+    /// (data borrowed from the file, never copied into memory). Writing it
+    /// unchanged reproduces a canonically laid out file byte for byte.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let bytes = gguf_core::testing::tiny_file();
+    /// use gguf_core::{write::Builder, GgufFile};
+    /// let file = GgufFile::from_bytes(&bytes)?;
+    /// let mut out = Vec::new();
+    /// Builder::from_file(&file)?.write(&mut out)?;
+    /// assert_eq!(out, bytes);
+    /// # Ok(()) }
+    /// ```
+    pub fn from_file(file: &'a GgufFile<'a>) -> Result<Self> {
+        let mut b = Builder::new();
+        b.ctx = file.ctx();
+        b.allow_long_names = true;
+        for (key, value) in file.metadata() {
+            b.kvs.insert(key.to_owned(), MetaValue::Borrowed(value));
+        }
+        for t in file.tensors() {
+            let nbytes = t.byte_size()?;
+            b.tensors.insert(
+                t.name().to_owned(),
+                PendingTensor {
+                    ty: t.ggml_type(),
+                    shape: t.shape().to_vec(),
+                    nbytes,
+                    data: TensorData::File(t),
+                },
+            );
+        }
+        Ok(b)
+    }
+
+    // ---- options ----
+
+    /// Sets the GGUF version (1, 2 or 3; 3 by default).
+    pub fn version(&mut self, version: u32) -> Result<&mut Self> {
+        if !(1..=3).contains(&version) {
+            return Err(Error::UnsupportedVersion { version });
+        }
+        self.ctx.version = version;
+        Ok(self)
+    }
+
+    /// Sets the byte order (little-endian by default).
+    pub fn endian(&mut self, endian: Endian) -> &mut Self {
+        self.ctx.endian = endian;
+        self
+    }
+
+    /// Sets the data alignment, a power of two. Anything but 32 is stored
+    /// as `general.alignment`; 32 removes that key, as it is the default.
+    pub fn alignment(&mut self, alignment: u32) -> Result<&mut Self> {
+        if alignment == DEFAULT_ALIGNMENT as u32 {
+            self.kvs.shift_remove(ALIGNMENT_KEY);
+            return Ok(self);
+        }
+        self.set(ALIGNMENT_KEY, alignment)
+    }
+
+    /// Accepts tensor names of 64 bytes or more, which llama.cpp refuses.
+    pub fn allow_long_tensor_names(&mut self, allow: bool) -> &mut Self {
+        self.allow_long_names = allow;
+        self
+    }
+
+    /// Version and byte order of the output.
+    pub fn ctx(&self) -> Ctx {
+        self.ctx
+    }
+
+    /// The data alignment the output will have.
+    pub fn current_alignment(&self) -> u64 {
+        match self.kvs.get(ALIGNMENT_KEY).map(MetaValue::to_owned_value) {
+            Some(OwnedValue::U32(a)) => a.into(),
+            _ => DEFAULT_ALIGNMENT,
+        }
+    }
+
+    // ---- metadata ----
+
+    /// Sets a metadata value. A new key goes last; an existing key keeps
+    /// its position and takes the new value (and type).
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// let mut b = gguf_core::write::Builder::new();
+    /// b.set("a", 1u8)?.set("b", "two")?.set("a", 3.0f64)?;
+    /// assert_eq!(b.keys().collect::<Vec<_>>(), ["a", "b"]);
+    /// assert!(b.set("", 1u8).is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn set(
+        &mut self,
+        key: impl Into<String>,
+        value: impl Into<MetaValue<'a>>,
+    ) -> Result<&mut Self> {
+        let key = key.into();
+        let value = value.into();
+        if key.is_empty() {
+            return Err(Error::InvalidKey {
+                key,
+                reason: "keys must not be empty",
+            });
+        }
+        if key == ALIGNMENT_KEY {
+            match value.to_owned_value() {
+                OwnedValue::U32(a) if a.is_power_of_two() => {}
+                OwnedValue::U32(a) => {
+                    return Err(Error::InvalidAlignment {
+                        offset: 0,
+                        alignment: a.into(),
+                    })
+                }
+                other => {
+                    return Err(Error::AlignmentType {
+                        offset: 0,
+                        found: other.value_type(),
+                    })
+                }
+            }
+        }
+        match self.kvs.get_mut(&key) {
+            Some(slot) => *slot = value,
+            None => {
+                self.kvs.insert(key, value);
+            }
+        }
+        Ok(self)
+    }
+
+    /// Sets every entry of a typed metadata struct (see
+    /// [`metadata`](crate::metadata)), in field order; `None` fields are
+    /// not written. `{arch}` in keys is the struct's `#[gguf(arch)]` field
+    /// when it has a value, else this builder's `general.architecture`;
+    /// with neither, a templated key fails with [`Error::ArchUnknown`] and
+    /// nothing is set.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// use gguf_core::{metadata::General, write::Builder};
+    /// let general = General { architecture: "llama".into(), name: Some("tiny".into()), ..General::default() };
+    /// let mut b = Builder::new();
+    /// b.set_all(&general)?;
+    /// assert_eq!(b.get("general.name").and_then(|v| v.as_str()), Some("tiny"));
+    /// assert!(b.get("general.author").is_none());
+    /// # Ok(()) }
+    /// ```
+    pub fn set_all<M: ToMetadata + ?Sized>(&mut self, m: &M) -> Result<&mut Self> {
+        let arch = self
+            .kvs
+            .get(ARCH_KEY)
+            .and_then(MetaValue::as_str)
+            .map(str::to_owned);
+        for (key, value) in m.to_metadata(arch.as_deref())? {
+            self.set(key, value)?;
+        }
+        Ok(self)
+    }
+
+    /// Removes a key, returning its value; later keys move up.
+    pub fn remove(&mut self, key: &str) -> Option<MetaValue<'a>> {
+        self.kvs.shift_remove(key)
+    }
+
+    /// Renames a key in place (same position, same value).
+    pub fn rename_key(&mut self, old: &str, new: impl Into<String>) -> Result<&mut Self> {
+        let new = new.into();
+        if new.is_empty() {
+            return Err(Error::InvalidKey {
+                key: new,
+                reason: "keys must not be empty",
+            });
+        }
+        if self.kvs.contains_key(&new) {
+            return Err(Error::InvalidKey {
+                key: new,
+                reason: "a key of that name already exists",
+            });
+        }
+        let Some(index) = self.kvs.get_index_of(old) else {
+            return Err(Error::KeyNotFound { key: old.into() });
+        };
+        let (_, value) = self
+            .kvs
+            .shift_remove_index(index)
+            .ok_or_else(|| Error::KeyNotFound { key: old.into() })?;
+        self.kvs.shift_insert(index, new, value);
+        Ok(self)
+    }
+
+    /// The value of a key.
+    pub fn get(&self, key: &str) -> Option<&MetaValue<'a>> {
+        self.kvs.get(key)
+    }
+
+    /// Keys in write order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.kvs.keys().map(String::as_str)
+    }
+
+    // ---- tensors ----
+
+    /// Adds a tensor of type `ty` and shape `shape` (innermost dimension
+    /// first, as ggml orders them) with its data from any [`TensorData`]
+    /// source: bytes, a borrowed slice, typed numbers, a tensor of another
+    /// file, or a closure.
+    pub fn add_tensor(
+        &mut self,
+        name: impl Into<String>,
+        ty: GgmlType,
+        shape: &[u64],
+        data: impl Into<TensorData<'a>>,
+    ) -> Result<&mut Self> {
+        let name = name.into();
+        let data = data.into();
+        let nbytes = self.check_tensor(&name, ty, shape)?;
+        let supplied = match &data {
+            TensorData::Bytes(b) => Some(b.len() as u64),
+            TensorData::Native { bytes, .. } => Some(bytes.len() as u64),
+            TensorData::File(t) => Some(t.byte_size()?),
+            TensorData::Fn(_) | TensorData::Deferred => None,
+        };
+        if let Some(actual) = supplied.filter(|&n| n != nbytes) {
+            return Err(Error::TensorDataSize {
+                tensor: name,
+                expected: nbytes,
+                actual,
+            });
+        }
+        self.tensors.insert(
+            name,
+            PendingTensor {
+                ty,
+                shape: shape.to_vec(),
+                nbytes,
+                data,
+            },
+        );
+        Ok(self)
+    }
+
+    /// Adds a tensor from typed numbers; the type follows from `T`
+    /// (`f32` -> F32, `half::f16` -> F16, `i32` -> I32, ...).
+    pub fn add_tensor_typed<T: TensorElement>(
+        &mut self,
+        name: impl Into<String>,
+        shape: &[u64],
+        data: &'a [T],
+    ) -> Result<&mut Self> {
+        let data = TensorData::Native {
+            bytes: std::borrow::Cow::Borrowed(bytemuck::cast_slice(data)),
+            elem_size: std::mem::size_of::<T>(),
+        };
+        self.add_tensor(name, T::GGML_TYPE, shape, data)
+    }
+
+    /// Adds a tensor whose bytes a closure writes when its turn comes
+    /// (memory stays bounded by what the closure holds).
+    pub fn add_tensor_fn(
+        &mut self,
+        name: impl Into<String>,
+        ty: GgmlType,
+        shape: &[u64],
+        f: impl FnMut(&mut dyn std::io::Write) -> std::io::Result<()> + Send + 'a,
+    ) -> Result<&mut Self> {
+        self.add_tensor(name, ty, shape, TensorData::Fn(Box::new(f)))
+    }
+
+    /// Declares a tensor whose data is supplied later, through
+    /// [`write_metadata_first`](Builder::write_metadata_first).
+    pub fn add_tensor_info(
+        &mut self,
+        name: impl Into<String>,
+        ty: GgmlType,
+        shape: &[u64],
+    ) -> Result<&mut Self> {
+        self.add_tensor(name, ty, shape, TensorData::Deferred)
+    }
+
+    /// Renames a tensor in place.
+    pub fn rename_tensor(&mut self, old: &str, new: impl Into<String>) -> Result<&mut Self> {
+        let new = new.into();
+        self.check_name(&new)?;
+        let Some(index) = self.tensors.get_index_of(old) else {
+            return Err(Error::TensorNotFound { name: old.into() });
+        };
+        let (_, t) = self
+            .tensors
+            .shift_remove_index(index)
+            .ok_or_else(|| Error::TensorNotFound { name: old.into() })?;
+        self.tensors.shift_insert(index, new, t);
+        Ok(self)
+    }
+
+    /// Removes a tensor.
+    pub fn remove_tensor(&mut self, name: &str) -> bool {
+        self.tensors.shift_remove(name).is_some()
+    }
+
+    /// Tensor names in write order.
+    pub fn tensor_names(&self) -> impl Iterator<Item = &str> {
+        self.tensors.keys().map(String::as_str)
+    }
+
+    fn check_name(&self, name: &str) -> Result<()> {
+        if self.tensors.contains_key(name) {
+            return Err(Error::TensorExists {
+                tensor: name.into(),
+            });
+        }
+        if name.len() > MAX_TENSOR_NAME && !self.allow_long_names {
+            return Err(Error::InvalidTensor {
+                tensor: name.into(),
+                reason: format!("name is {} bytes, llama.cpp accepts at most {MAX_TENSOR_NAME} (see Builder::allow_long_tensor_names)", name.len()),
+            });
+        }
+        Ok(())
+    }
+
+    fn check_tensor(&self, name: &str, ty: GgmlType, shape: &[u64]) -> Result<u64> {
+        self.check_name(name)?;
+        let invalid = |reason: String| Error::InvalidTensor {
+            tensor: name.into(),
+            reason,
+        };
+        if shape.len() > MAX_DIMS {
+            return Err(invalid(format!(
+                "{} dimensions, at most {MAX_DIMS} allowed",
+                shape.len()
+            )));
+        }
+        match tensor_nbytes(ty, shape) {
+            Ok(n) => Ok(n),
+            Err(SizeError::UnknownType) => Err(invalid(format!("type {ty} has no known size"))),
+            Err(SizeError::RowNotBlockMultiple { block }) => Err(invalid(format!(
+                "row length {} is not a multiple of the {ty} block size {block}",
+                shape.first().copied().unwrap_or(1)
+            ))),
+            Err(SizeError::ElementCountOverflow) => Err(invalid(format!(
+                "shape {shape:?} overflows the element count"
+            ))),
+            Err(SizeError::ByteSizeOverflow) => {
+                Err(invalid(format!("shape {shape:?} overflows the byte size")))
+            }
+        }
+    }
+
+    // ---- layout and header ----
+
+    /// Computes every offset and padding of the output, without I/O.
+    pub fn layout(&self) -> Result<Layout> {
+        let w = self.ctx.count_width() as u64;
+        let mut len = 4 + 4 + 2 * w;
+        for (key, value) in &self.kvs {
+            len += w + key.len() as u64 + 4 + value_len(value, self.ctx);
+        }
+        for (name, t) in &self.tensors {
+            len += w + name.len() as u64 + 4 + w * t.shape.len() as u64 + 4 + 8;
+        }
+        let alignment = self.current_alignment();
+        Layout::place(
+            self.ctx,
+            alignment,
+            len,
+            self.tensors.iter().map(|(n, t)| (n.clone(), t.nbytes)),
+        )
+        .ok_or_else(|| Error::Encode {
+            reason: "the file would be larger than 2^64 bytes".into(),
+        })
+    }
+
+    /// Encodes the header region (header, metadata, tensor infos and the
+    /// padding to the data section) for `layout`.
+    pub(crate) fn encode_header(&self, layout: &Layout) -> Result<Vec<u8>> {
+        let mut enc = Encoder::new(self.ctx, layout.meta_size() as usize);
+        enc.header(self.tensors.len() as u64, self.kvs.len() as u64)?;
+        for (key, value) in &self.kvs {
+            enc.kv(key, value)?;
+        }
+        for ((name, t), slot) in self.tensors.iter().zip(&layout.tensors) {
+            enc.tensor_info(name, &t.shape, t.ty.id(), slot.offset)?;
+        }
+        debug_assert_eq!(
+            enc.len() as u64,
+            layout.header_len,
+            "layout and encoder disagree"
+        );
+        if enc.len() as u64 != layout.header_len {
+            return Err(Error::Encode {
+                reason: format!(
+                    "header is {} bytes, layout computed {}",
+                    enc.len(),
+                    layout.header_len
+                ),
+            });
+        }
+        enc.zeros(layout.header_padding() as usize);
+        Ok(enc.into_bytes())
+    }
+}

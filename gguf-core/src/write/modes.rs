@@ -1,0 +1,221 @@
+//! The three ways to write a [`Builder`], which all produce the same bytes:
+//! single pass, metadata first, and reserve then fill.
+
+use std::io::{Seek, SeekFrom, Write};
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::write::builder::Builder;
+use crate::write::layout::Layout;
+use crate::write::source::TensorData;
+
+/// Zero bytes for padding; alignments above this are written in pieces.
+const ZEROS: [u8; 4096] = [0; 4096];
+
+pub(crate) fn write_zeros(w: &mut dyn Write, mut n: u64) -> std::io::Result<()> {
+    while n > 0 {
+        let k = n.min(ZEROS.len() as u64) as usize;
+        w.write_all(&ZEROS[..k])?;
+        n -= k as u64;
+    }
+    Ok(())
+}
+
+/// Reports bytes written so far and the total, e.g. to draw a progress bar.
+pub type Progress<'p> = &'p mut dyn FnMut(u64, u64);
+
+impl<'a> Builder<'a> {
+    /// Writes the whole file to `w` in one pass: header, metadata, tensor
+    /// infos, padding, then each tensor's data padded to the alignment.
+    /// Returns the layout written.
+    pub fn write<W: Write>(&mut self, mut w: W) -> Result<Layout> {
+        self.write_with_progress(&mut w, &mut |_, _| {})
+    }
+
+    /// [`write`](Self::write), calling `progress(done, total)` after the
+    /// header and after each tensor.
+    pub fn write_with_progress(
+        &mut self,
+        w: &mut dyn Write,
+        progress: Progress<'_>,
+    ) -> Result<Layout> {
+        let layout = self.layout()?;
+        w.write_all(&self.encode_header(&layout)?)?;
+        progress(layout.meta_size(), layout.file_len());
+        self.write_data(&layout, w, progress)?;
+        w.flush()?;
+        Ok(layout)
+    }
+
+    fn write_data(
+        &mut self,
+        layout: &Layout,
+        w: &mut dyn Write,
+        progress: Progress<'_>,
+    ) -> Result<()> {
+        let endian = self.ctx.endian;
+        let mut done = layout.meta_size();
+        for ((name, t), slot) in self.tensors.iter_mut().zip(&layout.tensors) {
+            t.data.write_to(name, t.ty, t.nbytes, endian, w)?;
+            write_zeros(w, slot.padding)?;
+            done += slot.nbytes + slot.padding;
+            progress(done, layout.file_len());
+        }
+        Ok(())
+    }
+
+    /// Writes the complete header now and returns a handle that takes each
+    /// tensor's data, in declared order, later. Useful when tensors are
+    /// produced one at a time (a converter or quantizer) and the output
+    /// cannot seek.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// use gguf_core::{write::Builder, GgmlType};
+    /// let mut b = Builder::new();
+    /// b.add_tensor_info("a", GgmlType::F32, &[2])?;
+    /// b.add_tensor_info("b", GgmlType::I8, &[3])?;
+    /// let mut out = Vec::new();
+    /// let mut w = b.write_metadata_first(&mut out)?;
+    /// w.write_tensor("a", &[0u8; 8])?;
+    /// assert!(w.write_tensor("a", &[0u8; 8]).is_err()); // "b" is due
+    /// w.write_tensor("b", &[1, 2, 3])?;
+    /// w.finish()?;
+    /// assert_eq!(gguf_core::GgufFile::from_bytes(&out)?.tensor("b")?.data()?, &[1, 2, 3]);
+    /// # Ok(()) }
+    /// ```
+    pub fn write_metadata_first<W: Write>(&mut self, mut w: W) -> Result<MetadataFirst<'_, 'a, W>> {
+        let layout = self.layout()?;
+        w.write_all(&self.encode_header(&layout)?)?;
+        Ok(MetadataFirst {
+            builder: self,
+            layout,
+            w,
+            next: 0,
+        })
+    }
+
+    /// Skips the header region (`meta_size()` bytes), streams the tensor
+    /// data, then seeks back and writes the header. Needs `Write + Seek`;
+    /// the bytes equal those of [`write`](Self::write).
+    pub fn write_reserved<W: Write + Seek>(&mut self, mut w: W) -> Result<Layout> {
+        let layout = self.layout()?;
+        let start = w.stream_position()?;
+        w.seek(SeekFrom::Start(start + layout.meta_size()))?;
+        self.write_data(&layout, &mut w, &mut |_, _| {})?;
+        let end = w.stream_position()?;
+        w.seek(SeekFrom::Start(start))?;
+        w.write_all(&self.encode_header(&layout)?)?;
+        w.seek(SeekFrom::Start(end))?;
+        w.flush()?;
+        Ok(layout)
+    }
+
+    /// Writes to `path` atomically: into a temporary file in the same
+    /// directory, synced, then renamed over `path`. A failed write leaves
+    /// any existing file at `path` untouched and no temporary file behind.
+    pub fn write_to_path(&mut self, path: impl AsRef<Path>) -> Result<Layout> {
+        self.write_to_path_with_progress(path, &mut |_, _| {})
+    }
+
+    /// [`write_to_path`](Self::write_to_path) with a progress callback.
+    pub fn write_to_path_with_progress(
+        &mut self,
+        path: impl AsRef<Path>,
+        progress: Progress<'_>,
+    ) -> Result<Layout> {
+        let path = path.as_ref();
+        crate::write::atomic::replace(path, |file| {
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+            let layout = self.write_with_progress(&mut w, progress)?;
+            w.into_inner().map_err(|e| Error::Io(e.into_error()))?;
+            Ok(layout)
+        })
+    }
+}
+
+/// Header written, tensor data due in declared order
+/// (see [`Builder::write_metadata_first`]).
+#[derive(Debug)]
+pub struct MetadataFirst<'b, 'a, W: Write> {
+    builder: &'b mut Builder<'a>,
+    layout: Layout,
+    w: W,
+    next: usize,
+}
+
+impl<W: Write> MetadataFirst<'_, '_, W> {
+    /// The layout being written.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Name of the tensor whose data is due next.
+    pub fn next_tensor(&self) -> Option<&str> {
+        self.layout.tensors.get(self.next).map(|s| s.name.as_str())
+    }
+
+    /// Writes the data of tensor `name`, which must be the next one, and
+    /// exactly its size; pads it to the alignment.
+    pub fn write_tensor(&mut self, name: &str, data: &[u8]) -> Result<()> {
+        let slot = self.due(name)?;
+        if data.len() as u64 != slot.nbytes {
+            return Err(Error::TensorDataSize {
+                tensor: name.into(),
+                expected: slot.nbytes,
+                actual: data.len() as u64,
+            });
+        }
+        let padding = slot.padding;
+        self.w.write_all(data)?;
+        write_zeros(&mut self.w, padding)?;
+        self.next += 1;
+        Ok(())
+    }
+
+    /// Writes the next tensors from the sources given to the builder, up
+    /// to the first one declared without data.
+    pub fn write_from_sources(&mut self) -> Result<()> {
+        let endian = self.builder.ctx.endian;
+        while let Some(slot) = self.layout.tensors.get(self.next) {
+            let Some(t) = self.builder.tensors.get_mut(&slot.name) else {
+                break;
+            };
+            if matches!(t.data, TensorData::Deferred) {
+                break;
+            }
+            t.data
+                .write_to(&slot.name, t.ty, t.nbytes, endian, &mut self.w)?;
+            write_zeros(&mut self.w, slot.padding)?;
+            self.next += 1;
+        }
+        Ok(())
+    }
+
+    fn due(&self, name: &str) -> Result<&crate::write::TensorSlot> {
+        match self.layout.tensors.get(self.next) {
+            Some(slot) if slot.name == name => Ok(slot),
+            Some(slot) => Err(Error::TensorOrder {
+                expected: slot.name.clone(),
+                got: name.into(),
+            }),
+            None => Err(Error::TensorOrder {
+                expected: String::new(),
+                got: name.into(),
+            }),
+        }
+    }
+
+    /// Checks every tensor was written, flushes, and returns the writer.
+    pub fn finish(mut self) -> Result<W> {
+        self.write_from_sources()?;
+        if let Some(slot) = self.layout.tensors.get(self.next) {
+            return Err(Error::MissingTensorData {
+                missing: self.layout.tensors.len() - self.next,
+                next: slot.name.clone(),
+            });
+        }
+        self.w.flush()?;
+        Ok(self.w)
+    }
+}

@@ -1,0 +1,231 @@
+//! `gguf set`, `gguf rm`, `gguf mv`, `gguf rename-tensor`: metadata edits,
+//! in place when they fit.
+
+use std::path::PathBuf;
+
+use gguf::edit::{Commit, Editor};
+use gguf::write::{OwnedArray, OwnedValue};
+use gguf::{Value, ValueType};
+
+type CliResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
+
+#[derive(clap::Args)]
+pub struct SetArgs {
+    /// The GGUF file to edit.
+    file: PathBuf,
+    /// The metadata key.
+    key: String,
+    /// The value: text for scalars and strings, a JSON array for arrays.
+    /// Omit it with --from-file.
+    #[arg(required_unless_present = "from_file")]
+    value: Option<String>,
+    /// Value type: u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool string, or
+    /// an array type such as [u32] or [string]. Taken from the existing
+    /// key when it is present; required for a new key.
+    #[arg(long = "type", value_name = "T")]
+    ty: Option<String>,
+    /// Read the value from a file (for long strings such as a chat template).
+    #[arg(long, value_name = "PATH", conflicts_with = "value")]
+    from_file: Option<PathBuf>,
+    /// Show what would happen without writing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+#[derive(clap::Args)]
+pub struct RmArgs {
+    /// The GGUF file to edit.
+    file: PathBuf,
+    /// The key to remove.
+    key: String,
+    /// Show what would happen without writing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+#[derive(clap::Args)]
+pub struct MvArgs {
+    /// The GGUF file to edit.
+    file: PathBuf,
+    /// Current name.
+    old: String,
+    /// New name.
+    new: String,
+    /// Show what would happen without writing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// A value type as given on the command line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum CliType {
+    Scalar(ValueType),
+    Array(ValueType),
+}
+
+fn parse_type(s: &str) -> CliResult<CliType> {
+    let inner = s.strip_prefix('[').and_then(|r| r.strip_suffix(']'));
+    let (name, array) = match inner {
+        Some(inner) => (inner, true),
+        None => (s, false),
+    };
+    let ty = ValueType::from_name(name).filter(|t| *t != ValueType::Array).ok_or_else(|| format!("unknown type {s:?} (use u8..u64, i8..i64, f32, f64, bool, string, or [T] for arrays)"))?;
+    Ok(if array {
+        CliType::Array(ty)
+    } else {
+        CliType::Scalar(ty)
+    })
+}
+
+fn existing_type(v: &Value<'_>) -> CliResult<CliType> {
+    Ok(match v {
+        Value::Array(a) if a.element_type() == ValueType::Array => {
+            return Err("editing nested arrays from the command line is not supported".into())
+        }
+        Value::Array(a) => CliType::Array(a.element_type()),
+        other => CliType::Scalar(other.value_type()),
+    })
+}
+
+fn parse_scalar(ty: ValueType, text: &str) -> CliResult<OwnedValue> {
+    let t = text.trim();
+    let bad = |e: &dyn std::fmt::Display| -> Box<dyn std::error::Error> {
+        format!("{text:?} is not a valid {ty}: {e}").into()
+    };
+    Ok(match ty {
+        ValueType::U8 => OwnedValue::U8(t.parse().map_err(|e| bad(&e))?),
+        ValueType::I8 => OwnedValue::I8(t.parse().map_err(|e| bad(&e))?),
+        ValueType::U16 => OwnedValue::U16(t.parse().map_err(|e| bad(&e))?),
+        ValueType::I16 => OwnedValue::I16(t.parse().map_err(|e| bad(&e))?),
+        ValueType::U32 => OwnedValue::U32(t.parse().map_err(|e| bad(&e))?),
+        ValueType::I32 => OwnedValue::I32(t.parse().map_err(|e| bad(&e))?),
+        ValueType::U64 => OwnedValue::U64(t.parse().map_err(|e| bad(&e))?),
+        ValueType::I64 => OwnedValue::I64(t.parse().map_err(|e| bad(&e))?),
+        ValueType::F32 => OwnedValue::F32(t.parse().map_err(|e| bad(&e))?),
+        ValueType::F64 => OwnedValue::F64(t.parse().map_err(|e| bad(&e))?),
+        ValueType::Bool => OwnedValue::Bool(match t {
+            "true" | "1" => true,
+            "false" | "0" => false,
+            _ => return Err(bad(&"expected true, false, 1 or 0")),
+        }),
+        // Strings are taken verbatim, whitespace included.
+        ValueType::String => OwnedValue::String(text.to_owned()),
+        ValueType::Array => return Err("nested arrays are not supported here".into()),
+    })
+}
+
+fn parse_array(elem: ValueType, text: &str) -> CliResult<OwnedValue> {
+    let json: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("array value must be a JSON array: {e}"))?;
+    let items = json.as_array().ok_or("array value must be a JSON array")?;
+    let scalars = items
+        .iter()
+        .map(|item| match (elem, item) {
+            (ValueType::String, serde_json::Value::String(s)) => Ok(OwnedValue::String(s.clone())),
+            (ValueType::String, other) => Err(format!("{other} is not a string").into()),
+            (_, serde_json::Value::String(_)) => {
+                Err(format!("{item} is not a valid {elem}").into())
+            }
+            (_, other) => parse_scalar(elem, &other.to_string()),
+        })
+        .collect::<CliResult<Vec<_>>>()?;
+    macro_rules! collect {
+        ($variant:ident) => {
+            OwnedArray::$variant(
+                scalars
+                    .into_iter()
+                    .filter_map(|v| {
+                        if let OwnedValue::$variant(x) = v {
+                            Some(x)
+                        } else {
+                            None
+                        }
+                    })
+                    .collect(),
+            )
+        };
+    }
+    let array = match elem {
+        ValueType::U8 => collect!(U8),
+        ValueType::I8 => collect!(I8),
+        ValueType::U16 => collect!(U16),
+        ValueType::I16 => collect!(I16),
+        ValueType::U32 => collect!(U32),
+        ValueType::I32 => collect!(I32),
+        ValueType::U64 => collect!(U64),
+        ValueType::I64 => collect!(I64),
+        ValueType::F32 => collect!(F32),
+        ValueType::F64 => collect!(F64),
+        ValueType::Bool => collect!(Bool),
+        ValueType::String => collect!(String),
+        ValueType::Array => return Err("nested arrays are not supported here".into()),
+    };
+    Ok(OwnedValue::Array(array))
+}
+
+fn report(path: &std::path::Path, commit: Commit, dry_run: bool) -> CliResult {
+    let verb = if dry_run { "would be" } else { "was" };
+    let text = match commit {
+        Commit::InPlace { header_bytes } => format!(
+            "{}: edit {verb} made in place ({header_bytes} header bytes, tensor data untouched)",
+            path.display()
+        ),
+        Commit::Rewritten { file_bytes, .. } => format!(
+            "{}: file {verb} rewritten ({file_bytes} bytes): the new header does not fit in place",
+            path.display()
+        ),
+    };
+    crate::print(&text)
+}
+
+fn finish(ed: Editor, dry_run: bool) -> CliResult {
+    let path = ed.path().to_path_buf();
+    let commit = if dry_run { ed.plan()? } else { ed.commit()? };
+    report(&path, commit, dry_run)
+}
+
+pub fn set(args: SetArgs) -> CliResult {
+    // Everything the command line says is checked before the file is
+    // opened for writing: the type, then the value.
+    let text = match (&args.value, &args.from_file) {
+        (_, Some(p)) => std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
+        (Some(v), None) => v.clone(),
+        (None, None) => return Err("a value or --from-file is required".into()),
+    };
+    let given = args.ty.as_deref().map(parse_type).transpose()?;
+    let file =
+        gguf::GgufFile::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let ty = match (given, file.value(&args.key)) {
+        (Some(t), _) => t,
+        (None, Some(existing)) => existing_type(&existing)?,
+        (None, None) => {
+            return Err(format!("{:?} is a new key: give its type with --type", args.key).into())
+        }
+    };
+    let value = match ty {
+        CliType::Scalar(t) => parse_scalar(t, &text)?,
+        CliType::Array(t) => parse_array(t, &text)?,
+    };
+    drop(file);
+    let mut ed = Editor::open(&args.file)?;
+    ed.set(args.key, value)?;
+    finish(ed, args.dry_run)
+}
+
+pub fn rm(args: RmArgs) -> CliResult {
+    let mut ed = Editor::open(&args.file)?;
+    ed.remove(args.key)?;
+    finish(ed, args.dry_run)
+}
+
+pub fn mv(args: MvArgs) -> CliResult {
+    let mut ed = Editor::open(&args.file)?;
+    ed.rename_key(args.old, args.new)?;
+    finish(ed, args.dry_run)
+}
+
+pub fn rename_tensor(args: MvArgs) -> CliResult {
+    let mut ed = Editor::open(&args.file)?;
+    ed.rename_tensor(args.old, args.new)?;
+    finish(ed, args.dry_run)
+}
