@@ -2,5 +2,7 @@
 
 mod integration {
     pub mod cli;
+    pub mod edit;
+    pub mod edit_fixtures;
     pub mod util;
 }

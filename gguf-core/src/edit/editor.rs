@@ -65,6 +65,9 @@ pub struct Editor {
     file: GgufFile<'static>,
     /// The header region as it was when opened, to detect changes by others.
     snapshot: Vec<u8>,
+    /// Device and inode of the file when opened: a file replaced since
+    /// (renamed over, even with identical bytes) is another file.
+    identity: (u64, u64),
     ops: Vec<Op>,
 }
 
@@ -73,11 +76,13 @@ impl Editor {
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
         let file = GgufFile::open(&path)?;
+        let identity = identity(&std::fs::metadata(&path)?);
         let snapshot = file.bytes()[..file.data_offset().min(file.file_len()) as usize].to_vec();
         Ok(Editor {
             path,
             file,
             snapshot,
+            identity,
             ops: Vec::new(),
         })
     }
@@ -216,7 +221,10 @@ impl Editor {
         };
         let on_disk = std::fs::metadata(&self.path)?;
         let ours = out.metadata()?;
-        if on_disk.len() != self.file.file_len() || !same_file(&on_disk, &ours) {
+        if on_disk.len() != self.file.file_len()
+            || identity(&on_disk) != identity(&ours)
+            || identity(&ours) != self.identity
+        {
             return Err(changed());
         }
         let mut now = vec![0u8; self.snapshot.len()];
@@ -335,7 +343,7 @@ impl Editor {
 }
 
 #[cfg(unix)]
-fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+fn identity(m: &std::fs::Metadata) -> (u64, u64) {
     use std::os::unix::fs::MetadataExt;
-    a.dev() == b.dev() && a.ino() == b.ino()
+    (m.dev(), m.ino())
 }
