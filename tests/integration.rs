@@ -3,6 +3,7 @@
 mod integration {
     pub mod cli;
     pub mod edit;
+    pub mod edit_crash;
     pub mod edit_fixtures;
     pub mod util;
 }
