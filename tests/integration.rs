@@ -5,5 +5,6 @@ mod integration {
     pub mod edit;
     pub mod edit_crash;
     pub mod edit_fixtures;
+    pub mod edit_interop;
     pub mod util;
 }
