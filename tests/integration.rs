@@ -2,6 +2,7 @@
 
 mod integration {
     pub mod cli;
+    pub mod cli_edit;
     pub mod edit;
     pub mod edit_crash;
     pub mod edit_fixtures;

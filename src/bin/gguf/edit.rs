@@ -17,7 +17,7 @@ pub struct SetArgs {
     key: String,
     /// The value: text for scalars and strings, a JSON array for arrays.
     /// Omit it with --from-file.
-    #[arg(required_unless_present = "from_file")]
+    #[arg(required_unless_present = "from_file", allow_negative_numbers = true)]
     value: Option<String>,
     /// Value type: u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool string, or
     /// an array type such as [u32] or [string]. Taken from the existing
