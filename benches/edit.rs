@@ -11,6 +11,7 @@
 //! For each size it writes a model-like file (a 32k-token vocabulary, a
 //! chat template, 16 MiB tensors) with 64 KiB of metadata slack, and a
 //! copy without slack, then times (median of several runs):
+//! - open + set + plan, the CPU part of an edit (no write, no fsync);
 //! - `general.name` edited in place (Editor::open + set + commit);
 //! - `tokenizer.chat_template` set to a 4 KiB string in place;
 //! - a full rewrite: the file without slack, `general.name` set to a
@@ -19,7 +20,11 @@
 //! - `cp` of the file, and `cp` followed by an fsync of the copy.
 //!
 //! The files are deleted afterwards. Page cache is warm (the files were
-//! just written); every editor commit fsyncs, `cp` alone does not.
+//! just written); every editor commit fsyncs (journal, directory, file,
+//! directory again), `cp` alone does not. Each group starts after
+//! sync(2) and a short pause, so it does not pay for earlier writeback;
+//! in-place figures are dominated by fsync latency, which on a shared
+//! disk varies from run to run.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -86,7 +91,16 @@ impl Stats {
     }
 }
 
+/// Flushes everything to disk and lets it settle, so that one
+/// measurement does not pay for the writeback of the previous one.
+fn settle() {
+    // SAFETY: sync(2) has no preconditions.
+    unsafe { libc::sync() };
+    std::thread::sleep(Duration::from_millis(500));
+}
+
 fn time(runs: usize, mut f: impl FnMut(usize)) -> Stats {
+    settle();
     f(usize::MAX); // warm-up
     Stats {
         runs: (0..runs)
@@ -139,8 +153,9 @@ fn main() {
     let (in_place_runs, heavy_runs) = (15, 5);
 
     println!(
-        "{:>9} | {:>22} | {:>22} | {:>22} | {:>22} | {:>22}",
+        "{:>9} | {:>22} | {:>22} | {:>22} | {:>22} | {:>22} | {:>22}",
         "file",
+        "open+plan (no write)",
         "in place general.name",
         "in place 4 KiB templ.",
         "rewrite (no slack)",
@@ -166,6 +181,13 @@ fn main() {
         build(&plain, mib, None);
         let len = std::fs::metadata(&slack).unwrap().len();
 
+        // The CPU part of an edit: open, queue, decide (no write, no fsync).
+        let plan = time(in_place_runs, |i| {
+            let mut ed = Editor::open(&slack).unwrap();
+            ed.set("general.name", format!("bench model {i}")).unwrap();
+            let c = ed.plan().unwrap();
+            assert!(matches!(c, Commit::InPlace { .. }), "{c:?}");
+        });
         let name = time(in_place_runs, |i| {
             let c = edit(&slack, "general.name", format!("bench model {i}"));
             assert!(matches!(c, Commit::InPlace { .. }), "{c:?}");
@@ -201,23 +223,31 @@ fn main() {
             )
         };
         println!(
-            "{:>5} MiB | {:>22} | {:>22} | {:>22} | {:>22} | {:>22}",
+            "{:>5} MiB | {:>22} | {:>22} | {:>22} | {:>22} | {:>22} | {:>22}",
             len / MIB,
+            cell(&plan),
             cell(&name),
             cell(&template),
             cell(&rewrite),
             cell(&cp),
             cell(&cp_sync)
         );
-        in_place_medians.push((mib, name.median_ms(), template.median_ms()));
+        in_place_medians.push((
+            mib,
+            name.median_ms(),
+            template.median_ms(),
+            plan.median_ms(),
+        ));
         for p in [&slack, &plain] {
             std::fs::remove_file(p).unwrap();
         }
     }
     println!("(median ms over {in_place_runs} in-place / {heavy_runs} other runs; min-max in parentheses)");
-    if let [(a, na, ta), .., (b, nb, tb)] = in_place_medians[..] {
+    if let [(a, na, ta, pa), .., (b, nb, tb, pb)] = in_place_medians[..] {
         println!(
-            "in-place time {b} MiB vs {a} MiB: general.name x{:.2}, chat template x{:.2} (file x{:.1})",
+            "in-place time {b} MiB vs {a} MiB: open+plan x{:.2}, general.name x{:.2}, \
+             chat template x{:.2} (file x{:.1})",
+            pb / pa,
             nb / na,
             tb / ta,
             b as f64 / a as f64
