@@ -22,7 +22,7 @@ impl Outcome {
     fn old(&self) -> GgufFile<'_> {
         GgufFile::from_bytes(&self.before).unwrap()
     }
-    fn new(&self) -> GgufFile<'_> {
+    fn edited(&self) -> GgufFile<'_> {
         GgufFile::from_bytes(&self.after).expect("edited file must be valid")
     }
     fn in_place(&self) -> bool {
@@ -38,7 +38,7 @@ impl Outcome {
             self.after[data_offset..] == self.before[data_offset..],
             "bytes after the data offset changed"
         );
-        assert_eq!(self.new().data_offset(), self.old().data_offset());
+        assert_eq!(self.edited().data_offset(), self.old().data_offset());
     }
 
     fn assert_rewritten(&self) {
@@ -51,7 +51,7 @@ impl Outcome {
 
     /// Every tensor keeps its name, order and bytes.
     fn assert_tensors_kept(&self) {
-        assert_eq!(tensor_hashes(&self.new()), tensor_hashes(&self.old()));
+        assert_eq!(tensor_hashes(&self.edited()), tensor_hashes(&self.old()));
     }
 
     /// Metadata equals the old metadata with `expected` applied to it.
@@ -59,7 +59,7 @@ impl Outcome {
         let strip = |m: Vec<(String, OwnedValue)>| -> Vec<(String, OwnedValue)> {
             m.into_iter().filter(|(k, _)| k != SLACK_KEY).collect()
         };
-        assert_eq!(strip(metadata(&self.new())), strip(expected));
+        assert_eq!(strip(metadata(&self.edited())), strip(expected));
     }
 }
 
@@ -173,7 +173,7 @@ fn longer_string_within_the_padding_is_in_place() {
     out.assert_in_place();
     out.assert_tensors_kept();
     out.assert_metadata(with_set(&before, "general.name", name.as_str().into()));
-    assert_eq!(padding(&out.new()), 0);
+    assert_eq!(padding(&out.edited()), 0);
 }
 
 #[test]
@@ -188,7 +188,7 @@ fn longer_string_crossing_the_block_is_rewritten() {
     out.assert_tensors_kept();
     out.assert_metadata(with_set(&before, "general.name", name.as_str().into()));
     assert_eq!(
-        out.new().data_offset(),
+        out.edited().data_offset(),
         old.data_offset() + old.alignment(),
         "one more aligned block"
     );
@@ -209,13 +209,13 @@ fn longer_string_with_slack_is_in_place_and_the_slack_shrinks() {
     out.assert_metadata(with_set(&before, "general.name", name.as_str().into()));
     // The slack absorbs the growth and the old padding.
     assert_eq!(
-        slack_len(&out.new()),
+        slack_len(&out.edited()),
         Some(1024 + padding(&old) as usize - grow)
     );
-    assert_eq!(padding(&out.new()), 0);
+    assert_eq!(padding(&out.edited()), 0);
     // The slack entry keeps its place.
     let keys_old: Vec<&str> = old.keys().collect();
-    let new = out.new();
+    let new = out.edited();
     let keys_new: Vec<&str> = new.keys().collect();
     assert_eq!(keys_old, keys_new);
 }
@@ -235,9 +235,9 @@ fn shorter_string_in_the_same_block_is_in_place() {
     out.assert_in_place();
     out.assert_tensors_kept();
     out.assert_metadata(with_set(&before, "general.name", name.as_str().into()));
-    assert_eq!(padding(&out.new()), padding(&old) + shrink as u64);
+    assert_eq!(padding(&out.edited()), padding(&old) + shrink as u64);
     // The freed bytes are zero padding.
-    let new = out.new();
+    let new = out.edited();
     assert!(
         out.after[new.header_len() as usize..new.data_offset() as usize]
             .iter()
@@ -268,7 +268,7 @@ fn shorter_string_with_slack_is_in_place_and_the_slack_grows() {
     out.assert_tensors_kept();
     out.assert_metadata(with_set(&before, "general.name", "short".into()));
     assert_eq!(
-        slack_len(&out.new()),
+        slack_len(&out.edited()),
         Some(256 + padding(&old) as usize + 95)
     );
 }
@@ -283,10 +283,10 @@ fn new_key_with_slack_is_in_place_and_goes_last() {
     out.assert_in_place();
     out.assert_tensors_kept();
     out.assert_metadata(with_set(&before, "general.license", "apache-2.0".into()));
-    assert_eq!(out.new().keys().last(), Some("general.license"));
+    assert_eq!(out.edited().keys().last(), Some("general.license"));
     let entry = string_entry_len("general.license", "apache-2.0") as usize;
     assert_eq!(
-        slack_len(&out.new()),
+        slack_len(&out.edited()),
         Some(512 + padding(&old) as usize - entry)
     );
 }
@@ -317,7 +317,7 @@ fn removed_key_with_slack_is_in_place_and_the_slack_grows() {
     out.assert_metadata(expected);
     let entry = string_entry_len("tokenizer.chat_template", TEMPLATE) as usize;
     assert_eq!(
-        slack_len(&out.new()),
+        slack_len(&out.edited()),
         Some(64 + padding(&old) as usize + entry)
     );
 }
@@ -380,9 +380,9 @@ fn renamed_tensor_keeps_its_data_and_position() {
             }
         })
         .collect();
-    assert_eq!(tensor_hashes(&out.new()), expected);
+    assert_eq!(tensor_hashes(&out.edited()), expected);
     out.assert_metadata(metadata(&old));
-    let new = out.new();
+    let new = out.edited();
     let t = new.tensor("blk.0.attn_query.weight").unwrap();
     let o = old.tensor("blk.0.attn_q.weight").unwrap();
     assert_eq!((t.shape(), t.ggml_type()), (o.shape(), o.ggml_type()));
@@ -403,7 +403,7 @@ fn exhausted_slack_rewrites_and_keeps_the_slack_and_tensor_bytes() {
         "tokenizer.chat_template",
         template.as_str().into(),
     ));
-    let slack = slack_len(&out.new());
+    let slack = slack_len(&out.edited());
     assert!(
         slack.is_some(),
         "the slack entry was dropped by the rewrite"
@@ -432,7 +432,7 @@ fn big_endian_files_stay_big_endian() {
         if in_place {
             out.assert_in_place();
         }
-        let new = out.new();
+        let new = out.edited();
         assert_eq!(new.endian(), Endian::Big);
         assert_eq!(&out.after[4..8], &3u32.to_be_bytes());
         assert_eq!(new.get::<u32>("llama.context_length").unwrap(), 2048);
@@ -468,7 +468,7 @@ fn v2_files_stay_v2() {
             ed.set("general.name", name.as_str()).unwrap();
         });
         assert_eq!(out.in_place(), in_place, "{:?}", out.commit);
-        assert_eq!(out.new().version(), 2);
+        assert_eq!(out.edited().version(), 2);
         assert_eq!(&out.after[4..8], &2u32.to_le_bytes());
         out.assert_tensors_kept();
         out.assert_metadata(with_set(&before, "general.name", name.as_str().into()));
@@ -762,12 +762,15 @@ fn rewrite_of_a_file_with_gaps_between_tensors_keeps_every_tensor() {
     });
     out.assert_rewritten();
     out.assert_tensors_kept();
-    assert_eq!(out.new().get_str("general.name").unwrap(), "g".repeat(300));
+    assert_eq!(
+        out.edited().get_str("general.name").unwrap(),
+        "g".repeat(300)
+    );
     // Laid out again: contiguous, the junk gap dropped.
-    assert_eq!(out.new().tensor("b").unwrap().offset(), 32);
+    assert_eq!(out.edited().tensor("b").unwrap().offset(), 32);
     assert_eq!(
         out.after.len() as u64,
-        out.new().data_offset() + 64,
+        out.edited().data_offset() + 64,
         "{data_offset}"
     );
 }

@@ -222,7 +222,7 @@ fn gguf_set_killed_at_random_moments_never_corrupts_the_file() {
     std::fs::remove_file(&scratch).unwrap();
     let span = runs[1].as_micros().max(5000) as u64 * 5 / 4;
 
-    let mut rng = Rng(0x5EED_0F_C4A5);
+    let mut rng = Rng(0x5EED_0FC4_A5A5);
     let mut mid_commit = 0;
     let mut current = orig.get_str("general.name").unwrap().to_owned();
     let (mut old_count, mut new_count) = (0, 0);

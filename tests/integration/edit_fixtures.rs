@@ -101,7 +101,7 @@ pub fn model(spec: Spec) -> Vec<u8> {
     .unwrap();
     b.set(
         "tokenizer.ggml.token_type",
-        (0..300).map(|i| (i % 3) as i32).collect::<Vec<i32>>(),
+        (0..300).map(|i| i % 3).collect::<Vec<i32>>(),
     )
     .unwrap();
     b.set("tokenizer.chat_template", TEMPLATE).unwrap();
