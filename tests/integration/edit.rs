@@ -774,3 +774,76 @@ fn rewrite_of_a_file_with_gaps_between_tensors_keeps_every_tensor() {
         "{data_offset}"
     );
 }
+
+#[test]
+fn changing_the_alignment_rewrites_with_aligned_tensors() {
+    for alignment in [64u32, 16] {
+        let before = model(Spec::default().slack(256));
+        let out = run_edit(before.clone(), |ed| {
+            ed.set("general.alignment", alignment).unwrap();
+        });
+        out.assert_rewritten();
+        out.assert_tensors_kept();
+        let new = out.edited();
+        assert_eq!(new.alignment(), u64::from(alignment));
+        assert_eq!(new.data_offset() % u64::from(alignment), 0);
+        for t in new.tensors() {
+            assert_eq!(t.offset() % u64::from(alignment), 0, "{}", t.name());
+        }
+    }
+}
+
+/// Editing through a symbolic link edits the file it points to, both in
+/// place and by rewrite, and a crash while editing through the link is
+/// recovered when the file is opened by its real name (the journal lies
+/// beside the real file).
+#[test]
+fn edits_through_a_symlink_reach_the_target() {
+    for (spec, value) in [
+        (Spec::default().slack(256), "x".repeat(30)),
+        (Spec::default(), "x".repeat(3000)),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let before = model(spec);
+        let real = put(dir.path(), "real.gguf", &before);
+        let link_dir = tempfile::tempdir().unwrap();
+        let link = link_dir.path().join("link.gguf");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let mut ed = Editor::open(&link).unwrap();
+        ed.set("general.name", value.as_str()).unwrap();
+        ed.commit().unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "the link was replaced by a file"
+        );
+        let after = std::fs::read(&real).unwrap();
+        let new = GgufFile::from_bytes(&after).unwrap();
+        assert_eq!(new.get_str("general.name").unwrap(), value);
+        assert!(leftovers(dir.path()).is_empty());
+        assert!(leftovers(link_dir.path()).is_empty());
+    }
+    // A crash in the middle of an in-place edit made through the link.
+    let dir = tempfile::tempdir().unwrap();
+    let before = model(Spec::default().slack(256));
+    let real = put(dir.path(), "real.gguf", &before);
+    let link_dir = tempfile::tempdir().unwrap();
+    let link = link_dir.path().join("link.gguf");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let mut ed = Editor::open(&link).unwrap();
+    ed.set("general.name", "y".repeat(100)).unwrap();
+    let r = ed.commit_with_hook(&mut |step| {
+        if step == gguf::edit::Step::HeaderHalfWritten {
+            Err(Error::Interrupted("test"))
+        } else {
+            Ok(())
+        }
+    });
+    assert!(matches!(r, Err(Error::Interrupted(_))));
+    let f = GgufFile::open(&real).expect("the real file must recover");
+    assert_eq!(f.bytes(), &before[..]);
+    assert!(leftovers(dir.path()).is_empty());
+    assert!(leftovers(link_dir.path()).is_empty());
+}

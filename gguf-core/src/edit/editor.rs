@@ -62,6 +62,11 @@ enum Op {
 #[derive(Debug)]
 pub struct Editor {
     path: PathBuf,
+    /// `path` with symbolic links resolved: the file that is written, and
+    /// beside which the journal and the rewrite's temp file go, so that a
+    /// rewrite replaces the target rather than the link, and recovery
+    /// finds the journal whichever name the file is opened by.
+    real: PathBuf,
     file: GgufFile<'static>,
     /// The header region as it was when opened, to detect changes by others.
     snapshot: Vec<u8>,
@@ -75,11 +80,13 @@ impl Editor {
     /// Opens `path` (recovering from an interrupted earlier edit first).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let file = GgufFile::open(&path)?;
-        let identity = identity(&std::fs::metadata(&path)?);
+        let real = std::fs::canonicalize(&path)?;
+        let file = GgufFile::open(&real)?;
+        let identity = identity(&std::fs::metadata(&real)?);
         let snapshot = file.bytes()[..file.data_offset().min(file.file_len()) as usize].to_vec();
         Ok(Editor {
             path,
+            real,
             file,
             snapshot,
             identity,
@@ -189,7 +196,7 @@ impl Editor {
     /// there, as a crash would (no clean-up runs).
     #[doc(hidden)]
     pub fn commit_with_hook(self, hook: &mut dyn FnMut(Step) -> Result<()>) -> Result<Commit> {
-        let out = OpenOptions::new().read(true).write(true).open(&self.path)?;
+        let out = OpenOptions::new().read(true).write(true).open(&self.real)?;
         match out.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
@@ -219,7 +226,7 @@ impl Editor {
         let changed = || Error::ConcurrentModification {
             path: self.path.clone(),
         };
-        let on_disk = std::fs::metadata(&self.path)?;
+        let on_disk = std::fs::metadata(&self.real)?;
         let ours = out.metadata()?;
         if on_disk.len() != self.file.file_len()
             || identity(&on_disk) != identity(&ours)
@@ -277,7 +284,7 @@ impl Editor {
         header: &[u8],
         hook: &mut dyn FnMut(Step) -> Result<()>,
     ) -> Result<()> {
-        journal::write(&self.path, self.file.file_len(), &self.snapshot)?;
+        journal::write(&self.real, self.file.file_len(), &self.snapshot)?;
         hook(Step::JournalWritten)?;
         let half = header.len() / 2;
         out.write_all_at(&header[..half], 0)?;
@@ -285,7 +292,7 @@ impl Editor {
         out.write_all_at(&header[half..], half as u64)?;
         out.sync_all()?;
         hook(Step::HeaderWritten)?;
-        journal::remove(&self.path)?;
+        journal::remove(&self.real)?;
         Ok(())
     }
 
@@ -315,18 +322,18 @@ impl Editor {
         let header = b.encode_header(&layout)?;
         let file_bytes = self.rewritten_len(&layout);
         if !self.keeps_data_section(&layout) {
-            b.write_to_path(&self.path)?;
+            b.write_to_path(&self.real)?;
             return Ok(Commit::Rewritten {
                 header_bytes: layout.meta_size(),
                 file_bytes,
             });
         }
-        replace_file(&self.path, |tmp| {
+        replace_file(&self.real, |tmp| {
             tmp.write_all(&header)?;
             // The data section moves as one block. std's File-to-File
             // copy uses copy_file_range, so the kernel copies (or
             // reflinks) it without passing it through user space.
-            let mut src = File::open(&self.path)?;
+            let mut src = File::open(&self.real)?;
             src.seek(SeekFrom::Start(self.file.data_offset()))?;
             let want = self.file.file_len() - self.file.data_offset();
             let copied = std::io::copy(&mut (&mut src).take(want), tmp)?;
