@@ -275,3 +275,92 @@ fn gguf_set_killed_at_random_moments_never_corrupts_the_file() {
          {new_count} completed, {mid_commit} killed mid-commit (journal present)"
     );
 }
+
+/// Kills land during recovery too: several `gguf set` runs are killed in
+/// a row without the file being opened in between, so each run starts by
+/// recovering what the previous one left (and may itself be killed while
+/// doing so). Every few kills the file must open as one of the versions
+/// written since the last check.
+#[test]
+fn kills_during_recovery_are_recovered_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = model(Spec::default().slack(2048));
+    let path = put(dir.path(), "m.gguf", &original);
+    let orig = GgufFile::from_bytes(&original).unwrap();
+    let orig_hashes = tensor_hashes(&orig);
+    let mut rng = Rng(0xC0FF_EE00_1234_5678);
+    let mut candidates = vec![orig.get_str("general.name").unwrap().to_owned()];
+    for i in 0..40 {
+        let value = format!("r{i}-{}", "w".repeat(rng.below(400) as usize));
+        candidates.push(value.clone());
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gguf"))
+            .args(["set", path.to_str().unwrap(), "general.name", &value])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(rng.below(20_000)));
+        let _ = child.kill();
+        child.wait().unwrap();
+        if i % 5 == 4 {
+            let f = GgufFile::open(&path)
+                .unwrap_or_else(|e| panic!("iteration {i}: file does not open: {e}"));
+            let name = f.get_str("general.name").unwrap().to_owned();
+            assert!(
+                candidates.contains(&name),
+                "iteration {i}: general.name {name:?} was never written"
+            );
+            assert_eq!(tensor_hashes(&f), orig_hashes, "iteration {i}");
+            assert_eq!(f.file_len(), original.len() as u64);
+            assert!(!journal_path(&path).exists());
+            candidates = vec![name];
+        }
+    }
+}
+
+/// Several `gguf set` processes at once: each either commits or is
+/// refused (lock held, or the file changed under it); the file ends as
+/// one of the written versions.
+#[test]
+fn concurrent_gguf_set_processes_never_corrupt_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = model(Spec::default().slack(2048));
+    let path = put(dir.path(), "m.gguf", &original);
+    let orig = GgufFile::from_bytes(&original).unwrap();
+    let values: Vec<String> = (0..12)
+        .map(|i| format!("c{i}-{}", "q".repeat(i * 37)))
+        .collect();
+    let children: Vec<_> = values
+        .iter()
+        .map(|v| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_gguf"))
+                .args(["set", path.to_str().unwrap(), "general.name", v])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut committed = Vec::new();
+    for (child, v) in children.into_iter().zip(&values) {
+        let out = child.wait_with_output().unwrap();
+        if out.status.success() {
+            committed.push(v.clone());
+        } else {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains("advisory lock") || err.contains("changed on disk"),
+                "unexpected failure: {err}"
+            );
+        }
+    }
+    assert!(!committed.is_empty(), "no process committed");
+    let f = GgufFile::open(&path).unwrap();
+    let name = f.get_str("general.name").unwrap();
+    assert!(
+        committed.iter().any(|v| v == name),
+        "{name:?} not committed"
+    );
+    assert_eq!(tensor_hashes(&f), tensor_hashes(&orig));
+    assert!(leftovers(dir.path()).is_empty());
+}

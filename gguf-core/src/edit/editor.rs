@@ -81,8 +81,26 @@ impl Editor {
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
         let real = std::fs::canonicalize(&path)?;
-        let file = GgufFile::open(&real)?;
-        let identity = identity(&std::fs::metadata(&real)?);
+        // Read the header under a shared lock: a commit in progress holds
+        // the exclusive lock while it rewrites the header, so without it
+        // the editor could read (and snapshot) a half-written header.
+        let (file, identity) = loop {
+            journal::recover_if_needed(&real)?;
+            let guard = File::open(&real)?;
+            guard.lock_shared()?;
+            if journal::journal_path(&real).exists() {
+                // A commit was interrupted while we waited: recover first
+                // (recovery takes the exclusive lock, so drop ours).
+                continue;
+            }
+            let id = identity(&guard.metadata()?);
+            if identity(&std::fs::metadata(&real)?) != id {
+                // Replaced (rewritten) while we waited: lock the new file.
+                continue;
+            }
+            let file = GgufFile::open_unrecovered(&real, Default::default())?;
+            break (file, id);
+        };
         let snapshot = file.bytes()[..file.data_offset().min(file.file_len()) as usize].to_vec();
         Ok(Editor {
             path,
