@@ -78,6 +78,10 @@ pub struct Editor {
 
 impl Editor {
     /// Opens `path` (recovering from an interrupted earlier edit first).
+    ///
+    /// Symbolic links are resolved: edits go to the file the link points
+    /// to. If another editor is committing to the file, this waits until
+    /// that commit is done (the header is read under a shared lock).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
         let real = std::fs::canonicalize(&path)?;
