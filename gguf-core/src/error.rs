@@ -279,6 +279,13 @@ pub enum Error {
         /// Why.
         reason: &'static str,
     },
+    /// A key template contains `{arch}` but no architecture was known:
+    /// neither a `#[gguf(arch)]` field nor `general.architecture`.
+    #[error("metadata key {key:?}: `{{arch}}` has no value (set general.architecture first, or mark a field #[gguf(arch)])")]
+    ArchUnknown {
+        /// The key template.
+        key: String,
+    },
     /// A tensor the builder refuses: bad shape, name or type.
     #[error("tensor {tensor:?}: {reason}")]
     InvalidTensor {

@@ -6,6 +6,8 @@
 //! - [`read`]: [`GgufFile`], a validated zero-copy view of a file;
 //! - [`edit`]: [`edit::Editor`], metadata edits in place or by atomic rewrite;
 //! - [`write`]: [`write::Builder`] and [`write::Layout`], three write modes;
+//! - [`metadata`]: typed metadata structs, `#[derive(Metadata)]` and the
+//!   shipped [`General`], [`LlamaHyperParams`] and [`Tokenizer`];
 //! - [`Error`]: the one error type, which always says what and where.
 #![deny(missing_docs)]
 
@@ -16,6 +18,7 @@ extern crate self as gguf_core;
 pub mod edit;
 pub mod error;
 pub mod format;
+pub mod metadata;
 pub mod read;
 #[doc(hidden)]
 pub mod testing;
@@ -23,4 +26,5 @@ pub mod write;
 
 pub use error::{Error, Result};
 pub use format::{ArrayView, Ctx, Endian, GgmlType, Value, ValueType};
+pub use metadata::{FromMetadata, General, LlamaHyperParams, Metadata, ToMetadata, Tokenizer};
 pub use read::{GgufFile, LintIssue, Tensor};

@@ -5,6 +5,9 @@
 //!   order) as their arguments and pass it to every field, so one
 //!   definition reads and writes v1 (u32 lengths), v2/v3 (u64 lengths),
 //!   little- and big-endian files.
+//! - `#[derive(Metadata)]` maps a struct to and from metadata entries
+//!   (`gguf_core::metadata::{FromMetadata, ToMetadata}`), one field per
+//!   key, `{arch}` templated keys, `Option` for optional entries.
 //!
 //! Each derive is split like binrw's own: `parse` turns the input and its
 //! `#[gguf(...)]` attributes into a small typed IR, `codegen` emits code
@@ -13,6 +16,7 @@
 use proc_macro::TokenStream;
 
 mod codec;
+mod metadata;
 
 /// Generates binrw `BinRead` and `BinWrite` impls taking `Ctx` as args.
 ///
@@ -39,6 +43,33 @@ pub fn derive_gguf_codec(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     match codec::parse::parse(&input) {
         Ok(ir) => codec::codegen::generate(&ir).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// Implements `FromMetadata` and `ToMetadata` for a struct with named
+/// fields, one metadata entry per field.
+///
+/// Struct attribute `#[gguf(prefix = "...")]` (may contain `{arch}`) and
+/// `#[gguf(crate = "path")]`; field attributes `#[gguf(key = "full.key")]`,
+/// `#[gguf(rename = "part")]` and `#[gguf(arch)]`. See
+/// `gguf_core::metadata` for the full description and examples.
+///
+/// ```ignore
+/// #[derive(Metadata)]
+/// #[gguf(prefix = "{arch}")]
+/// struct Hyper {
+///     context_length: u32,
+///     #[gguf(rename = "attention.head_count")]
+///     heads: u32,
+///     vocab_size: Option<u32>,
+/// }
+/// ```
+#[proc_macro_derive(Metadata, attributes(gguf))]
+pub fn derive_metadata(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    match metadata::parse::parse(&input) {
+        Ok(ir) => metadata::codegen::generate(&ir).into(),
         Err(e) => e.to_compile_error().into(),
     }
 }

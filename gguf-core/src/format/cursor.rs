@@ -53,6 +53,11 @@ impl<'a> Cursor<'a> {
         self.pos
     }
 
+    /// The whole buffer.
+    pub(crate) fn buf(&self) -> &'a [u8] {
+        self.buf
+    }
+
     /// A sub-slice of the buffer between two positions already read.
     pub(crate) fn buf_range(&self, start: usize, end: usize) -> &'a [u8] {
         &self.buf[start..end]
@@ -132,79 +137,95 @@ impl<'a> Cursor<'a> {
         Ok(())
     }
 
-    /// Skips `n` length-prefixed strings, checking bounds and UTF-8, on the
-    /// fast path only: returns `false` (position unchanged) when anything
-    /// is unusual, and the caller then walks string by string to find and
-    /// report the problem precisely.
-    ///
-    /// Validating each short string separately costs more than the walk
-    /// itself on a 150,000-token vocabulary. Instead the lengths are only
-    /// walked here, and the whole region is validated as UTF-8 once: when
-    /// every length is below 128, every length byte is ASCII, so each one
-    /// is a whole character, each string lies between character
-    /// boundaries, and the region being valid means each string is.
-    pub(crate) fn skip_strings(&mut self, n: u64) -> bool {
-        let end = match (self.ctx.count_width(), self.ctx.endian) {
-            (8, Endian::Little) => walk_lengths::<8, false>(self.buf, self.pos, n),
-            (8, Endian::Big) => walk_lengths::<8, true>(self.buf, self.pos, n),
-            (4, Endian::Little) => walk_lengths::<4, false>(self.buf, self.pos, n),
-            (_, _) => walk_lengths::<4, true>(self.buf, self.pos, n),
-        };
-        let Some(end) = end else { return false };
-        if simdutf8::basic::from_utf8(&self.buf[self.pos..end]).is_err() {
-            return false;
+    /// The bytes of a length-prefixed string, not validated as UTF-8.
+    #[inline]
+    fn str_bytes(&mut self, what: &impl Fn() -> String) -> Result<&'a [u8]> {
+        let len_at = self.pos;
+        let len = self.count(what)?;
+        // Fast path: the string lies inside the buffer, hence inside the file.
+        if len <= (self.buf.len() - self.pos) as u64 {
+            let start = self.pos;
+            self.pos += len as usize;
+            return Ok(&self.buf[start..self.pos]);
         }
-        self.pos = end;
-        true
+        // Past the buffer: a length the file cannot hold is a lie
+        // (CountTooLarge), one it can is a short buffer (Truncated).
+        self.check_count(len, 1, len_at, what)?;
+        self.take(len, what)
     }
 
     /// A length-prefixed UTF-8 string.
     #[inline]
     pub(crate) fn str(&mut self, what: impl Fn() -> String) -> Result<&'a str> {
-        let len_at = self.pos;
-        let len = self.count(&what)?;
-        self.check_count(len, 1, len_at, &what)?;
-        let start = self.pos as u64;
-        let bytes = self.take(len, &what)?;
+        let bytes = self.str_bytes(&what)?;
         std::str::from_utf8(bytes).map_err(|_| Error::InvalidUtf8 {
             what: what(),
-            offset: start,
+            offset: (self.pos - bytes.len()) as u64,
         })
     }
-}
 
-/// Walks `n` strings of `W`-byte lengths from `pos`; returns the end, or
-/// `None` if one does not fit or any length is 128 or more.
-#[inline(always)]
-fn walk_lengths<const W: usize, const BIG: bool>(
-    buf: &[u8],
-    mut pos: usize,
-    n: u64,
-) -> Option<usize> {
-    let mut all_lengths = 0u64;
-    for _ in 0..n {
-        let field: [u8; W] = buf.get(pos..pos + W)?.try_into().ok()?;
-        let len = if W == 8 {
-            let b: [u8; 8] = field[..].try_into().ok()?;
-            if BIG {
-                u64::from_be_bytes(b)
-            } else {
-                u64::from_le_bytes(b)
-            }
-        } else {
-            let b: [u8; 4] = field[..].try_into().ok()?;
-            u64::from(if BIG {
-                u32::from_be_bytes(b)
-            } else {
-                u32::from_le_bytes(b)
-            })
-        };
-        all_lengths |= len;
-        pos += W;
-        if len > (buf.len() - pos) as u64 {
-            return None;
+    /// Skips `count` length-prefixed strings without validating their
+    /// contents, calling `each(length_field_offset, length)` for each.
+    ///
+    /// The hot loop of opening a file (vocabularies, merges): lengths are
+    /// decoded straight from the buffer; anything unusual (a short buffer,
+    /// a length past it) goes through [`str_bytes`](Self::str_bytes) for
+    /// the exact error.
+    #[inline]
+    pub(crate) fn skip_strs(
+        &mut self,
+        count: u64,
+        each: impl FnMut(usize, u64),
+        what: impl Fn() -> String,
+    ) -> Result<()> {
+        // One copy of the loop per length width and byte order, so the
+        // loop itself has no branches on them.
+        match (self.ctx.version != 1, self.ctx.endian) {
+            (true, Endian::Little) => self.skip_strs_as::<8, false>(count, each, what),
+            (true, Endian::Big) => self.skip_strs_as::<8, true>(count, each, what),
+            (false, Endian::Little) => self.skip_strs_as::<4, false>(count, each, what),
+            (false, Endian::Big) => self.skip_strs_as::<4, true>(count, each, what),
         }
-        pos += len as usize;
     }
-    (all_lengths < 128).then_some(pos)
+
+    #[inline(always)]
+    fn skip_strs_as<const W: usize, const BIG: bool>(
+        &mut self,
+        count: u64,
+        mut each: impl FnMut(usize, u64),
+        what: impl Fn() -> String,
+    ) -> Result<()> {
+        let buf = self.buf;
+        // The position lives in a register; the loop is bound by the chain
+        // load length -> add -> load next length.
+        let mut pos = self.pos;
+        for _ in 0..count {
+            let len = buf.get(pos..pos + W).map(|field| {
+                let mut b = [0u8; 8];
+                if BIG {
+                    b[8 - W..].copy_from_slice(field);
+                    u64::from_be_bytes(b)
+                } else {
+                    b[..W].copy_from_slice(field);
+                    u64::from_le_bytes(b)
+                }
+            });
+            let body = pos + W;
+            match len {
+                Some(len) if len <= (buf.len() - body) as u64 => {
+                    each(pos, len);
+                    pos = body + len as usize;
+                }
+                _ => {
+                    // A short buffer or a length past it: the exact error.
+                    self.pos = pos;
+                    let n = self.str_bytes(&what)?.len() as u64;
+                    each(pos, n);
+                    pos = self.pos;
+                }
+            }
+        }
+        self.pos = pos;
+        Ok(())
+    }
 }

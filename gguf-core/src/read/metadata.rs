@@ -44,9 +44,12 @@ pub(crate) fn read_metadata(
     cur.check_count(kv_count, min_entry_size(width), kv_count_at, || {
         "metadata count".into()
     })?;
-    // The check above bounds kv_count by the file size; the cap keeps a
-    // large-but-possible count from reserving more than the index needs.
-    let mut entries = IndexMap::with_capacity(kv_count.min(4096) as usize);
+    // The check above bounds kv_count by the file size, but an index entry
+    // is several times larger than the smallest entry in the file: reserve
+    // no more index than the remaining bytes, so a lying count cannot make
+    // us allocate more than the file holds. Real entries grow it as read.
+    let fits = cur.remaining_in_file() / std::mem::size_of::<(u64, Box<str>, KvEntry)>() as u64;
+    let mut entries = IndexMap::with_capacity(kv_count.min(4096).min(fits) as usize);
     let walk = Walk {
         max_depth: max_array_depth,
         check_contents: true,

@@ -43,7 +43,9 @@ pub(crate) fn read_tensor_infos(
     cur.check_count(count, min_info_size(width), count_at, || {
         "tensor count".into()
     })?;
-    let mut tensors = IndexMap::with_capacity(count.min(65536) as usize);
+    // As for metadata: never reserve more index than the bytes that remain.
+    let fits = cur.remaining_in_file() / std::mem::size_of::<(u64, Box<str>, TensorEntry)>() as u64;
+    let mut tensors = IndexMap::with_capacity(count.min(65536).min(fits) as usize);
     for i in 0..count {
         let info_offset = cur.pos();
         let name = cur.str(|| format!("name of tensor info {i}"))?;

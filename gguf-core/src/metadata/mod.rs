@@ -1,0 +1,182 @@
+//! Typed metadata: plain Rust structs mapped to and from metadata entries.
+//!
+//! `#[derive(Metadata)]` implements [`FromMetadata`] (read a struct from a
+//! [`GgufFile`]) and [`ToMetadata`] (turn it into entries for
+//! [`Builder::set_all`](crate::write::Builder::set_all)). Each field's
+//! type says how its value is stored, through [`MetaField`]: numbers and
+//! bools must match the stored type exactly (as llama.cpp's getters
+//! demand), `String` is a string, `Vec<T>` an array, `Option<T>` an entry
+//! that may be absent.
+//!
+//! The crate ships three such structs, [`General`], [`LlamaHyperParams`]
+//! and [`Tokenizer`], for the keys of the GGUF specification.
+//!
+//! Attributes:
+//! - `#[gguf(prefix = "general")]` on the struct: a field `name` maps to
+//!   `general.name`. The prefix may contain `{arch}`, replaced by the
+//!   architecture (`#[gguf(prefix = "{arch}")]` gives `llama.context_length`).
+//!   Without a prefix, the key is the field name.
+//! - `#[gguf(rename = "attention.head_count")]` on a field: replaces the
+//!   field-name part of the key.
+//! - `#[gguf(key = "tokenizer.chat_template")]` on a field: the full key,
+//!   ignoring the prefix (may contain `{arch}` too).
+//! - `#[gguf(arch)]` on a `String` or `Option<String>` field: when writing,
+//!   its value fills `{arch}`.
+//! - `#[gguf(crate = "path")]` on the struct: where the `gguf_core` API
+//!   lives. By default the derive uses `::gguf_core` when the crate's
+//!   `Cargo.toml` depends on `gguf-core`, `::gguf` otherwise.
+//!
+//! ```
+//! # fn main() -> gguf_core::Result<()> {
+//! use gguf_core::{write::Builder, FromMetadata, GgufFile, Metadata};
+//!
+//! #[derive(Debug, PartialEq, Metadata)]
+//! #[gguf(prefix = "{arch}")]
+//! struct Hyper {
+//!     context_length: u32,
+//!     #[gguf(rename = "attention.head_count")]
+//!     heads: u32,
+//!     #[gguf(key = "general.name")]
+//!     name: Option<String>,
+//! }
+//!
+//! let hyper = Hyper { context_length: 2048, heads: 8, name: None };
+//! let mut b = Builder::new();
+//! b.set("general.architecture", "llama")?;
+//! b.set_all(&hyper)?;
+//! assert_eq!(b.keys().collect::<Vec<_>>(),
+//!            ["general.architecture", "llama.context_length", "llama.attention.head_count"]);
+//!
+//! let mut bytes = Vec::new();
+//! b.write(&mut bytes)?;
+//! let file = GgufFile::from_bytes(&bytes)?;
+//! assert_eq!(Hyper::from_gguf(&file)?, hyper);
+//! # Ok(()) }
+//! ```
+
+mod field;
+mod general;
+mod llama;
+mod tokenizer;
+
+pub use field::{MetaElem, MetaField};
+pub use general::General;
+pub use llama::LlamaHyperParams;
+pub use tokenizer::Tokenizer;
+
+/// The derive macro; see the [module documentation](self).
+pub use gguf_derive::Metadata;
+
+use crate::error::{Error, Result};
+use crate::read::GgufFile;
+use crate::write::OwnedValue;
+
+/// The key whose value fills `{arch}` when reading.
+pub const ARCH_KEY: &str = "general.architecture";
+
+/// The placeholder replaced by the architecture in key templates.
+pub const ARCH_PLACEHOLDER: &str = "{arch}";
+
+/// A type read from the metadata of a file.
+///
+/// Usually derived with `#[derive(Metadata)]`; see the
+/// [module documentation](self).
+///
+/// ```
+/// # fn main() -> gguf_core::Result<()> {
+/// # let bytes = gguf_core::testing::tiny_file();
+/// use gguf_core::{FromMetadata, GgufFile, Metadata};
+///
+/// #[derive(Metadata)]
+/// #[gguf(prefix = "{arch}")]
+/// struct Ctx { context_length: u32 }
+///
+/// let file = GgufFile::from_bytes(&bytes)?;
+/// assert_eq!(Ctx::from_gguf(&file)?.context_length, 4096);
+/// assert_eq!(Ctx::from_gguf_arch(&file, "llama")?.context_length, 4096);
+/// assert!(Ctx::from_gguf_arch(&file, "gpt2").is_err());
+/// # Ok(()) }
+/// ```
+pub trait FromMetadata: Sized {
+    /// Reads the value; `{arch}` in keys is the file's `general.architecture`
+    /// (required only when some key is templated).
+    fn from_gguf(file: &GgufFile<'_>) -> Result<Self>;
+
+    /// Reads the value with `{arch}` replaced by `arch`.
+    fn from_gguf_arch(file: &GgufFile<'_>, arch: &str) -> Result<Self>;
+}
+
+/// A type written as metadata entries.
+///
+/// Usually derived with `#[derive(Metadata)]`; written with
+/// [`Builder::set_all`](crate::write::Builder::set_all).
+///
+/// ```
+/// # fn main() -> gguf_core::Result<()> {
+/// use gguf_core::{metadata::ToMetadata, write::OwnedValue, Metadata};
+///
+/// #[derive(Metadata)]
+/// #[gguf(prefix = "{arch}")]
+/// struct Ctx { context_length: u32, vocab_size: Option<u32> }
+///
+/// let entries = Ctx { context_length: 512, vocab_size: None }.to_metadata(Some("gpt2"))?;
+/// assert_eq!(entries, [("gpt2.context_length".to_string(), OwnedValue::U32(512))]);
+/// assert!(Ctx { context_length: 512, vocab_size: None }.to_metadata(None).is_err());
+/// # Ok(()) }
+/// ```
+pub trait ToMetadata {
+    /// The entries, in field order; `None` fields are left out. `arch`
+    /// fills `{arch}` unless a `#[gguf(arch)]` field has a value; with
+    /// neither, a templated key is [`Error::ArchUnknown`].
+    fn to_metadata(&self, arch: Option<&str>) -> Result<Vec<(String, OwnedValue)>>;
+}
+
+/// Replaces `{arch}` in a key template, or fails with
+/// [`Error::ArchUnknown`] when the template needs an architecture and
+/// none is given.
+///
+/// ```
+/// use gguf_core::metadata::resolve_key;
+/// assert_eq!(resolve_key("{arch}.block_count", Some("llama")).unwrap(), "llama.block_count");
+/// assert_eq!(resolve_key("general.name", None).unwrap(), "general.name");
+/// assert!(resolve_key("{arch}.block_count", None).is_err());
+/// ```
+pub fn resolve_key(template: &str, arch: Option<&str>) -> Result<String> {
+    if !template.contains(ARCH_PLACEHOLDER) {
+        return Ok(template.to_owned());
+    }
+    match arch {
+        Some(arch) => Ok(template.replace(ARCH_PLACEHOLDER, arch)),
+        None => Err(Error::ArchUnknown {
+            key: template.to_owned(),
+        }),
+    }
+}
+
+/// A field that can hold the architecture (`#[gguf(arch)]`).
+///
+/// ```
+/// use gguf_core::metadata::ArchField;
+/// assert_eq!(ArchField::arch(&String::from("llama")), Some("llama"));
+/// assert_eq!(ArchField::arch(&None::<String>), None);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot hold the architecture",
+    label = "#[gguf(arch)] needs a `String` or `Option<String>` field"
+)]
+pub trait ArchField {
+    /// The architecture, if set.
+    fn arch(&self) -> Option<&str>;
+}
+
+impl ArchField for String {
+    fn arch(&self) -> Option<&str> {
+        Some(self)
+    }
+}
+
+impl ArchField for Option<String> {
+    fn arch(&self) -> Option<&str> {
+        self.as_deref()
+    }
+}

@@ -1,0 +1,4 @@
+//! `#[derive(Metadata)]`: parse -> IR -> codegen.
+
+pub mod codegen;
+pub mod parse;

@@ -1,0 +1,6 @@
+use gguf_core::Metadata;
+
+#[derive(Metadata)]
+struct ContextLength(u32);
+
+fn main() {}
