@@ -62,22 +62,56 @@ enum Op {
 #[derive(Debug)]
 pub struct Editor {
     path: PathBuf,
+    /// `path` with symbolic links resolved: the file that is written, and
+    /// beside which the journal and the rewrite's temp file go, so that a
+    /// rewrite replaces the target rather than the link, and recovery
+    /// finds the journal whichever name the file is opened by.
+    real: PathBuf,
     file: GgufFile<'static>,
     /// The header region as it was when opened, to detect changes by others.
     snapshot: Vec<u8>,
+    /// Device and inode of the file when opened: a file replaced since
+    /// (renamed over, even with identical bytes) is another file.
+    identity: (u64, u64),
     ops: Vec<Op>,
 }
 
 impl Editor {
     /// Opens `path` (recovering from an interrupted earlier edit first).
+    ///
+    /// Symbolic links are resolved: edits go to the file the link points
+    /// to. If another editor is committing to the file, this waits until
+    /// that commit is done (the header is read under a shared lock).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let file = GgufFile::open(&path)?;
+        let real = std::fs::canonicalize(&path)?;
+        // Read the header under a shared lock: a commit in progress holds
+        // the exclusive lock while it rewrites the header, so without it
+        // the editor could read (and snapshot) a half-written header.
+        let (file, identity) = loop {
+            journal::recover_if_needed(&real)?;
+            let guard = File::open(&real)?;
+            guard.lock_shared()?;
+            if journal::journal_path(&real).exists() {
+                // A commit was interrupted while we waited: recover first
+                // (recovery takes the exclusive lock, so drop ours).
+                continue;
+            }
+            let id = identity(&guard.metadata()?);
+            if identity(&std::fs::metadata(&real)?) != id {
+                // Replaced (rewritten) while we waited: lock the new file.
+                continue;
+            }
+            let file = GgufFile::open_unrecovered(&real, Default::default())?;
+            break (file, id);
+        };
         let snapshot = file.bytes()[..file.data_offset().min(file.file_len()) as usize].to_vec();
         Ok(Editor {
             path,
+            real,
             file,
             snapshot,
+            identity,
             ops: Vec::new(),
         })
     }
@@ -184,7 +218,7 @@ impl Editor {
     /// there, as a crash would (no clean-up runs).
     #[doc(hidden)]
     pub fn commit_with_hook(self, hook: &mut dyn FnMut(Step) -> Result<()>) -> Result<Commit> {
-        let out = OpenOptions::new().read(true).write(true).open(&self.path)?;
+        let out = OpenOptions::new().read(true).write(true).open(&self.real)?;
         match out.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
@@ -214,9 +248,12 @@ impl Editor {
         let changed = || Error::ConcurrentModification {
             path: self.path.clone(),
         };
-        let on_disk = std::fs::metadata(&self.path)?;
+        let on_disk = std::fs::metadata(&self.real)?;
         let ours = out.metadata()?;
-        if on_disk.len() != self.file.file_len() || !same_file(&on_disk, &ours) {
+        if on_disk.len() != self.file.file_len()
+            || identity(&on_disk) != identity(&ours)
+            || identity(&ours) != self.identity
+        {
             return Err(changed());
         }
         let mut now = vec![0u8; self.snapshot.len()];
@@ -269,7 +306,7 @@ impl Editor {
         header: &[u8],
         hook: &mut dyn FnMut(Step) -> Result<()>,
     ) -> Result<()> {
-        journal::write(&self.path, self.file.file_len(), &self.snapshot)?;
+        journal::write(&self.real, self.file.file_len(), &self.snapshot)?;
         hook(Step::JournalWritten)?;
         let half = header.len() / 2;
         out.write_all_at(&header[..half], 0)?;
@@ -277,7 +314,7 @@ impl Editor {
         out.write_all_at(&header[half..], half as u64)?;
         out.sync_all()?;
         hook(Step::HeaderWritten)?;
-        journal::remove(&self.path)?;
+        journal::remove(&self.real)?;
         Ok(())
     }
 
@@ -307,18 +344,18 @@ impl Editor {
         let header = b.encode_header(&layout)?;
         let file_bytes = self.rewritten_len(&layout);
         if !self.keeps_data_section(&layout) {
-            b.write_to_path(&self.path)?;
+            b.write_to_path(&self.real)?;
             return Ok(Commit::Rewritten {
                 header_bytes: layout.meta_size(),
                 file_bytes,
             });
         }
-        replace_file(&self.path, |tmp| {
+        replace_file(&self.real, |tmp| {
             tmp.write_all(&header)?;
             // The data section moves as one block. std's File-to-File
             // copy uses copy_file_range, so the kernel copies (or
             // reflinks) it without passing it through user space.
-            let mut src = File::open(&self.path)?;
+            let mut src = File::open(&self.real)?;
             src.seek(SeekFrom::Start(self.file.data_offset()))?;
             let want = self.file.file_len() - self.file.data_offset();
             let copied = std::io::copy(&mut (&mut src).take(want), tmp)?;
@@ -335,7 +372,7 @@ impl Editor {
 }
 
 #[cfg(unix)]
-fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+fn identity(m: &std::fs::Metadata) -> (u64, u64) {
     use std::os::unix::fs::MetadataExt;
-    a.dev() == b.dev() && a.ino() == b.ino()
+    (m.dev(), m.ino())
 }

@@ -23,7 +23,8 @@ use crate::write::sync_dir;
 const MAGIC: &[u8; 8] = b"GGUFJRNL";
 const HEADER_LEN: usize = 8 + 4 + 8 + 8 + 4;
 
-/// Path of the journal of `path`.
+/// Path of the journal of `path`. The editor resolves symbolic links
+/// first: for a link, the journal lies beside the file it points to.
 pub fn journal_path(path: &Path) -> PathBuf {
     let mut name = path
         .file_name()
@@ -140,6 +141,13 @@ fn parse(bytes: &[u8]) -> Option<(u64, &[u8])> {
 /// Recovers `path` if a journal is present, taking the edit lock for the
 /// duration (waiting for a commit in progress to finish).
 pub(crate) fn recover_if_needed(path: &Path) -> Result<Recovery> {
+    // The editor journals beside the file a symbolic link points to.
+    let real = match fs::canonicalize(path) {
+        Ok(real) => real,
+        // Let the caller's open report a missing file.
+        Err(_) => return Ok(Recovery::Clean),
+    };
+    let path = real.as_path();
     if !journal_path(path).exists() {
         return Ok(Recovery::Clean);
     }

@@ -208,7 +208,13 @@ impl GgufFile<'static> {
         // back to a consistent state before reading it.
         #[cfg(unix)]
         crate::edit::recover_if_needed(path.as_ref())?;
-        let source = Source::map(path.as_ref())?;
+        Self::open_unrecovered(path.as_ref(), limits)
+    }
+
+    /// [`open_with`](Self::open_with) without the journal recovery, for
+    /// the editor, which recovers first and then opens under a lock.
+    pub(crate) fn open_unrecovered(path: &Path, limits: Limits) -> Result<Self> {
+        let source = Source::map(path)?;
         let bytes = source.bytes();
         let len = bytes.len() as u64;
         let parsed = parse(bytes, len, &limits)?;

@@ -17,7 +17,7 @@ pub struct SetArgs {
     key: String,
     /// The value: text for scalars and strings, a JSON array for arrays.
     /// Omit it with --from-file.
-    #[arg(required_unless_present = "from_file")]
+    #[arg(required_unless_present = "from_file", allow_negative_numbers = true)]
     value: Option<String>,
     /// Value type: u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool string, or
     /// an array type such as [u32] or [string]. Taken from the existing
@@ -193,9 +193,8 @@ pub fn set(args: SetArgs) -> CliResult {
         (None, None) => return Err("a value or --from-file is required".into()),
     };
     let given = args.ty.as_deref().map(parse_type).transpose()?;
-    let file =
-        gguf::GgufFile::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
-    let ty = match (given, file.value(&args.key)) {
+    let mut ed = Editor::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let ty = match (given, ed.file().value(&args.key)) {
         (Some(t), _) => t,
         (None, Some(existing)) => existing_type(&existing)?,
         (None, None) => {
@@ -206,8 +205,6 @@ pub fn set(args: SetArgs) -> CliResult {
         CliType::Scalar(t) => parse_scalar(t, &text)?,
         CliType::Array(t) => parse_array(t, &text)?,
     };
-    drop(file);
-    let mut ed = Editor::open(&args.file)?;
     ed.set(args.key, value)?;
     finish(ed, args.dry_run)
 }

@@ -1,0 +1,358 @@
+//! `gguf set`, `gguf rm`, `gguf mv`, `gguf rename-tensor` as a user runs them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::SystemTime;
+
+use gguf::write::{OwnedArray, OwnedValue};
+use gguf::GgufFile;
+
+use super::edit_fixtures::{metadata, model, put, tensor_hashes, Spec};
+
+fn gguf(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gguf"))
+        .args(args)
+        .output()
+        .expect("run gguf")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "gguf failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn failed(out: &Output) -> String {
+    assert!(
+        !out.status.success(),
+        "gguf succeeded but should have failed"
+    );
+    String::from_utf8(out.stderr.clone()).unwrap()
+}
+
+/// A file on disk with its bytes and mtime, to check that refused
+/// commands leave it alone.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+    bytes: Vec<u8>,
+    mtime: SystemTime,
+}
+
+impl Fixture {
+    fn new(spec: Spec) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes = model(spec);
+        let path = put(dir.path(), "m.gguf", &bytes);
+        // An mtime in the past, so that any write would move it.
+        let past = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(past)
+            .unwrap();
+        Fixture {
+            _dir: dir,
+            mtime: std::fs::metadata(&path).unwrap().modified().unwrap(),
+            path,
+            bytes,
+        }
+    }
+    fn p(&self) -> &str {
+        self.path.to_str().unwrap()
+    }
+    fn assert_untouched(&self) {
+        assert_eq!(
+            std::fs::read(&self.path).unwrap(),
+            self.bytes,
+            "file changed"
+        );
+        assert_eq!(
+            std::fs::metadata(&self.path).unwrap().modified().unwrap(),
+            self.mtime,
+            "mtime changed"
+        );
+        assert!(!gguf::edit::journal_path(&self.path).exists());
+    }
+    fn now(&self) -> Vec<u8> {
+        std::fs::read(&self.path).unwrap()
+    }
+    /// Metadata now, with `key` expected to hold `value` and everything
+    /// else (tensors too) as before.
+    fn assert_only_changed(&self, key: &str, value: OwnedValue) {
+        let now = self.now();
+        let new = GgufFile::from_bytes(&now).unwrap();
+        let old = GgufFile::from_bytes(&self.bytes).unwrap();
+        assert_eq!(tensor_hashes(&new), tensor_hashes(&old));
+        let mut expected = metadata(&old);
+        match expected.iter_mut().find(|(k, _)| k == key) {
+            Some(slot) => slot.1 = value,
+            None => expected.push((key.to_owned(), value)),
+        }
+        let strip = |m: Vec<(String, OwnedValue)>| {
+            m.into_iter()
+                .filter(|(k, _)| k != gguf::edit::SLACK_KEY)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(strip(metadata(&new)), strip(expected));
+    }
+}
+
+#[test]
+fn set_takes_the_type_from_the_existing_key() {
+    let f = Fixture::new(Spec::default());
+    let out = ok(&gguf(&["set", f.p(), "llama.context_length", "8192"]));
+    assert!(out.contains("in place"), "{out}");
+    f.assert_only_changed("llama.context_length", OwnedValue::U32(8192));
+    // f32, bool and u64 keys keep their types too.
+    let f = Fixture::new(Spec::default());
+    ok(&gguf(&["set", f.p(), "llama.rope.freq_base", "0.25"]));
+    ok(&gguf(&[
+        "set",
+        f.p(),
+        "tokenizer.ggml.add_bos_token",
+        "false",
+    ]));
+    ok(&gguf(&[
+        "set",
+        f.p(),
+        "general.parameter_count",
+        "18446744073709551615",
+    ]));
+    // Negative numbers are values, not options.
+    ok(&gguf(&[
+        "set",
+        f.p(),
+        "general.offset",
+        "-5",
+        "--type",
+        "i32",
+    ]));
+    let now = f.now();
+    let new = GgufFile::from_bytes(&now).unwrap();
+    assert_eq!(new.get::<i32>("general.offset").unwrap(), -5);
+    assert_eq!(new.get::<f32>("llama.rope.freq_base").unwrap(), 0.25);
+    assert!(!new.get::<bool>("tokenizer.ggml.add_bos_token").unwrap());
+    assert_eq!(new.get::<u64>("general.parameter_count").unwrap(), u64::MAX);
+}
+
+#[test]
+fn a_new_key_needs_a_type() {
+    let f = Fixture::new(Spec::default().slack(256));
+    let err = failed(&gguf(&["set", f.p(), "general.license", "mit"]));
+    assert!(err.contains("--type"), "{err}");
+    f.assert_untouched();
+    ok(&gguf(&[
+        "set",
+        f.p(),
+        "general.license",
+        "mit",
+        "--type",
+        "string",
+    ]));
+    f.assert_only_changed("general.license", "mit".into());
+}
+
+#[test]
+fn values_that_do_not_parse_are_refused_and_the_file_is_untouched() {
+    let f = Fixture::new(Spec::default().slack(256));
+    for (key, value, ty) in [
+        ("llama.context_length", "abc", None),
+        ("llama.context_length", "-1", None),
+        ("llama.context_length", "4294967296", None),
+        ("llama.rope.freq_base", "fast", None),
+        ("tokenizer.ggml.add_bos_token", "yes", None),
+        ("general.x", "300", Some("u8")),
+        ("general.x", "1", Some("u128")),
+        ("general.x", "[1,2", Some("[i32]")),
+        ("general.x", "[1,\"a\"]", Some("[i32]")),
+        ("general.x", "[\"a\",2]", Some("[string]")),
+        ("tokenizer.ggml.token_type", "[1.5]", None),
+    ] {
+        let mut args = vec!["set", f.p(), key, value];
+        if let Some(t) = ty {
+            args.extend(["--type", t]);
+        }
+        let err = failed(&gguf(&args));
+        assert!(err.starts_with("gguf: "), "{args:?}: {err}");
+        f.assert_untouched();
+    }
+}
+
+#[test]
+fn from_file_sets_a_4_kib_chat_template_verbatim() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut template = String::new();
+    let mut i = 0;
+    while template.len() < 4096 {
+        template.push_str(&format!(
+            "{{% if messages[{i}]['role'] == 'user' %}}<|user|>\n{{{{ messages[{i}]['content'] }}}}\n{{% endif %}}\n"
+        ));
+        i += 1;
+    }
+    template.truncate(4096);
+    let tpl = dir.path().join("template.jinja");
+    std::fs::write(&tpl, &template).unwrap();
+    // Without room: rewritten; with 8 KiB of slack: in place.
+    for (spec, how) in [
+        (Spec::default(), "rewritten"),
+        (Spec::default().slack(8192), "in place"),
+    ] {
+        let f = Fixture::new(spec);
+        let out = ok(&gguf(&[
+            "set",
+            f.p(),
+            "tokenizer.chat_template",
+            "--from-file",
+            tpl.to_str().unwrap(),
+        ]));
+        assert!(out.contains(how), "expected {how}: {out}");
+        f.assert_only_changed("tokenizer.chat_template", template.as_str().into());
+    }
+}
+
+#[test]
+fn arrays_are_given_as_json() {
+    let f = Fixture::new(Spec::default().slack(256));
+    ok(&gguf(&[
+        "set",
+        f.p(),
+        "general.ids",
+        "[1,2,3]",
+        "--type",
+        "[i32]",
+    ]));
+    f.assert_only_changed(
+        "general.ids",
+        OwnedValue::Array(OwnedArray::I32(vec![1, 2, 3])),
+    );
+    let f = Fixture::new(Spec::default().slack(256));
+    ok(&gguf(&[
+        "set",
+        f.p(),
+        "general.tags",
+        r#"["a","b"]"#,
+        "--type",
+        "[string]",
+    ]));
+    f.assert_only_changed(
+        "general.tags",
+        OwnedValue::Array(OwnedArray::String(vec!["a".into(), "b".into()])),
+    );
+    // An existing array keeps its element type.
+    let f = Fixture::new(Spec::default().slack(4096));
+    ok(&gguf(&[
+        "set",
+        f.p(),
+        "tokenizer.ggml.token_type",
+        "[5,-6]",
+    ]));
+    f.assert_only_changed(
+        "tokenizer.ggml.token_type",
+        OwnedValue::Array(OwnedArray::I32(vec![5, -6])),
+    );
+}
+
+#[test]
+fn dry_run_reports_and_changes_nothing() {
+    for (spec, value, how) in [
+        (Spec::default().slack(256), "n".repeat(20), "in place"),
+        (Spec::default(), "n".repeat(2000), "rewritten"),
+    ] {
+        let f = Fixture::new(spec);
+        let out = ok(&gguf(&["set", f.p(), "general.name", &value, "--dry-run"]));
+        assert!(out.contains("would be"), "{out}");
+        assert!(out.contains(how), "expected {how}: {out}");
+        f.assert_untouched();
+        for args in [
+            vec!["rm", f.p(), "general.name", "--dry-run"],
+            vec!["mv", f.p(), "general.name", "general.title", "--dry-run"],
+            vec![
+                "rename-tensor",
+                f.p(),
+                "output.weight",
+                "lm_head.weight",
+                "--dry-run",
+            ],
+        ] {
+            let out = ok(&gguf(&args));
+            assert!(out.contains("would be"), "{args:?}: {out}");
+            f.assert_untouched();
+        }
+        // The real run does what the dry run said.
+        let out = ok(&gguf(&["set", f.p(), "general.name", &value]));
+        assert!(out.contains(how) && out.contains("was"), "{out}");
+        f.assert_only_changed("general.name", value.as_str().into());
+    }
+}
+
+fn keys(path: &Path) -> Vec<String> {
+    let f = GgufFile::open(path).unwrap();
+    f.keys().map(str::to_owned).collect()
+}
+
+#[test]
+fn rm_mv_and_rename_tensor() {
+    let f = Fixture::new(Spec::default().slack(256));
+    let before = keys(&f.path);
+
+    let out = ok(&gguf(&["rm", f.p(), "general.parameter_count"]));
+    assert!(out.contains("in place"), "{out}");
+    let mut expected = before.clone();
+    expected.retain(|k| k != "general.parameter_count");
+    assert_eq!(keys(&f.path), expected);
+
+    ok(&gguf(&["mv", f.p(), "llama.block_count", "llama.n_layer"]));
+    let at = expected
+        .iter()
+        .position(|k| k == "llama.block_count")
+        .unwrap();
+    expected[at] = "llama.n_layer".into();
+    assert_eq!(keys(&f.path), expected);
+    let now = f.now();
+    let g = GgufFile::from_bytes(&now).unwrap();
+    assert_eq!(g.get::<u32>("llama.n_layer").unwrap(), 2);
+
+    ok(&gguf(&[
+        "rename-tensor",
+        f.p(),
+        "output.weight",
+        "lm_head.weight",
+    ]));
+    let now = f.now();
+    let g = GgufFile::from_bytes(&now).unwrap();
+    let old = GgufFile::from_bytes(&f.bytes).unwrap();
+    let names: Vec<&str> = g.tensors().map(|t| t.name()).collect();
+    assert_eq!(
+        names,
+        ["token_embd.weight", "blk.0.attn_q.weight", "lm_head.weight"]
+    );
+    assert_eq!(
+        g.tensor("lm_head.weight").unwrap().data().unwrap(),
+        old.tensor("output.weight").unwrap().data().unwrap()
+    );
+
+    // Refused: missing key, clashing names. Nothing written.
+    let snapshot = f.now();
+    let err = failed(&gguf(&["rm", f.p(), "no.such.key"]));
+    assert!(err.contains("no.such.key"), "{err}");
+    let err = failed(&gguf(&[
+        "mv",
+        f.p(),
+        "general.name",
+        "general.architecture",
+    ]));
+    assert!(err.contains("general.architecture"), "{err}");
+    let err = failed(&gguf(&[
+        "rename-tensor",
+        f.p(),
+        "lm_head.weight",
+        "token_embd.weight",
+    ]));
+    assert!(err.contains("token_embd.weight"), "{err}");
+    assert_eq!(f.now(), snapshot);
+}
