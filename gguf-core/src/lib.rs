@@ -2,6 +2,7 @@
 
 pub mod error;
 pub mod format;
+pub mod tensor;
 
 pub use error::{Error, Result};
 pub use format::{Ctx, Endian, GgmlType};

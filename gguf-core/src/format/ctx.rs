@@ -15,7 +15,11 @@ pub enum Endian {
 
 impl Endian {
     /// The byte order of the machine this code runs on.
-    pub const NATIVE: Endian = if cfg!(target_endian = "big") { Endian::Big } else { Endian::Little };
+    pub const NATIVE: Endian = if cfg!(target_endian = "big") {
+        Endian::Big
+    } else {
+        Endian::Little
+    };
 }
 
 impl fmt::Display for Endian {
@@ -50,7 +54,10 @@ pub struct Ctx {
 
 impl Default for Ctx {
     fn default() -> Self {
-        Ctx { version: 3, endian: Endian::Little }
+        Ctx {
+            version: 3,
+            endian: Endian::Little,
+        }
     }
 }
 
