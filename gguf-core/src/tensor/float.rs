@@ -127,6 +127,7 @@ fn pow2(e: i32) -> f32 {
 
 macro_rules! plain_decoder {
     ($name:ident, $n:literal, $conv:expr) => {
+        #[inline(always)]
         pub(crate) fn $name<const BE: bool>(data: &[u8], out: &mut [f32]) {
             let conv = $conv;
             // Groups of 32 keep the inner loop a fixed-size body LLVM vectorizes.

@@ -18,12 +18,14 @@ fn put_fp4(y: &mut [f32], q: &[u8], d: f32) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_mxfp4<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<17, _>(data).zip(arrays_mut::<32, _>(out)) {
         put_fp4(o, &b[1..17], e8m0_to_f32_half(b[0]));
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_nvfp4<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<36, _>(data).zip(arrays_mut::<64, _>(out)) {
         for (s, y) in o.chunks_exact_mut(16).enumerate() {

@@ -42,6 +42,7 @@ fn ksign(i: u32) -> u8 {
     KSIGNS_IQ2XS[(i & 127) as usize]
 }
 
+#[inline(always)]
 pub(crate) fn dequant_iq2_xxs<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<66, _>(data).zip(arrays_mut::<256, _>(out)) {
         let d = rd_f16::<BE>([b[0], b[1]]);
@@ -58,6 +59,7 @@ pub(crate) fn dequant_iq2_xxs<const BE: bool>(data: &[u8], out: &mut [f32]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_iq2_xs<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<74, _>(data).zip(arrays_mut::<256, _>(out)) {
         let d = rd_f16::<BE>([b[0], b[1]]);
@@ -80,6 +82,7 @@ pub(crate) fn dequant_iq2_xs<const BE: bool>(data: &[u8], out: &mut [f32]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_iq2_s<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<82, _>(data).zip(arrays_mut::<256, _>(out)) {
         let d = rd_f16::<BE>([b[0], b[1]]);
@@ -110,6 +113,7 @@ fn put_iq3(y: &mut [f32], db: f32, g1: [u8; 4], g2: [u8; 4], signs: u8) {
     put8_signed(y, db, &g, signs);
 }
 
+#[inline(always)]
 pub(crate) fn dequant_iq3_xxs<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<98, _>(data).zip(arrays_mut::<256, _>(out)) {
         let d = rd_f16::<BE>([b[0], b[1]]);
@@ -131,6 +135,7 @@ pub(crate) fn dequant_iq3_xxs<const BE: bool>(data: &[u8], out: &mut [f32]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_iq3_s<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<110, _>(data).zip(arrays_mut::<256, _>(out)) {
         let d = rd_f16::<BE>([b[0], b[1]]);
@@ -164,6 +169,7 @@ fn put_iq1(y: &mut [f32], dl: f32, grid: [i8; 8], delta: f32) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_iq1_s<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<50, _>(data).zip(arrays_mut::<256, _>(out)) {
         let d = rd_f16::<BE>([b[0], b[1]]);
@@ -188,6 +194,7 @@ pub(crate) fn dequant_iq1_s<const BE: bool>(data: &[u8], out: &mut [f32]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_iq1_m<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<56, _>(data).zip(arrays_mut::<256, _>(out)) {
         let qs = &b[0..32];
@@ -239,6 +246,7 @@ fn iq4_put32(y: &mut [f32; 32], t: &[f32; 16], q: &[u8; 16]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_iq4_nl<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<18, _>(data).zip(arrays_mut::<32, _>(out)) {
         let t = iq4_table(rd_f16::<BE>([b[0], b[1]]));
@@ -248,6 +256,7 @@ pub(crate) fn dequant_iq4_nl<const BE: bool>(data: &[u8], out: &mut [f32]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_iq4_xs<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<136, _>(data).zip(arrays_mut::<256, _>(out)) {
         let d = rd_f16::<BE>([b[0], b[1]]);

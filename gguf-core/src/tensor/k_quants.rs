@@ -58,6 +58,7 @@ fn sub<const N: usize>(b: &[u8], at: usize) -> &[u8; N] {
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_q2_k<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<84, _>(data).zip(arrays_mut::<256, _>(out)) {
         let scales = sub::<16>(b, 0);
@@ -81,6 +82,7 @@ pub(crate) fn dequant_q2_k<const BE: bool>(data: &[u8], out: &mut [f32]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_q3_k<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<110, _>(data).zip(arrays_mut::<256, _>(out)) {
         let hm = sub::<32>(b, 0);
@@ -105,6 +107,7 @@ pub(crate) fn dequant_q3_k<const BE: bool>(data: &[u8], out: &mut [f32]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_q4_k<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<144, _>(data).zip(arrays_mut::<256, _>(out)) {
         let d = rd_f16::<BE>([b[0], b[1]]);
@@ -128,6 +131,7 @@ pub(crate) fn dequant_q4_k<const BE: bool>(data: &[u8], out: &mut [f32]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_q5_k<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<176, _>(data).zip(arrays_mut::<256, _>(out)) {
         let d = rd_f16::<BE>([b[0], b[1]]);
@@ -155,6 +159,7 @@ pub(crate) fn dequant_q5_k<const BE: bool>(data: &[u8], out: &mut [f32]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_q6_k<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<210, _>(data).zip(arrays_mut::<256, _>(out)) {
         let d = rd_f16::<BE>([b[208], b[209]]);
@@ -189,6 +194,7 @@ pub(crate) fn dequant_q6_k<const BE: bool>(data: &[u8], out: &mut [f32]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_q8_k<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<292, _>(data).zip(arrays_mut::<256, _>(out)) {
         let db = [b[0], b[1], b[2], b[3]];

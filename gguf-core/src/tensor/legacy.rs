@@ -15,29 +15,48 @@
 use super::float::{f32_to_f16, rd_f16};
 use super::{arrays, arrays_mut, c_f32_to_i32};
 
+#[inline(always)]
 pub(crate) fn dequant_q4_0<const BE: bool>(data: &[u8], out: &mut [f32]) {
-    for (b, o) in arrays::<18, _>(data).zip(arrays_mut::<32, _>(out)) {
-        let d = rd_f16::<BE>([b[0], b[1]]);
-        for j in 0..16 {
-            let q = b[2 + j];
-            o[j] = ((q & 0x0F) as i32 - 8) as f32 * d;
-            o[j + 16] = ((q >> 4) as i32 - 8) as f32 * d;
+    // Scales first, for 64 blocks at a time: converting f16 inside the block
+    // loop makes LLVM vectorize across blocks with byte gathers (3x slower).
+    for (data, out) in data.chunks(64 * 18).zip(out.chunks_mut(64 * 32)) {
+        let ds = scales::<BE, 18, 0>(data);
+        for ((b, o), &d) in arrays::<18, _>(data).zip(arrays_mut::<32, _>(out)).zip(&ds) {
+            for j in 0..16 {
+                o[j] = ((b[2 + j] & 0x0F) as i32 - 8) as f32 * d;
+            }
+            for j in 0..16 {
+                o[j + 16] = ((b[2 + j] >> 4) as i32 - 8) as f32 * d;
+            }
         }
     }
 }
 
+/// The f16 field at byte `AT` of up to 64 blocks of `TS` bytes.
+#[inline(always)]
+pub(crate) fn scales<const BE: bool, const TS: usize, const AT: usize>(data: &[u8]) -> [f32; 64] {
+    let mut ds = [0f32; 64];
+    for (d, b) in ds.iter_mut().zip(arrays::<TS, _>(data)) {
+        *d = rd_f16::<BE>([b[AT], b[AT + 1]]);
+    }
+    ds
+}
+
+#[inline(always)]
 pub(crate) fn dequant_q4_1<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<20, _>(data).zip(arrays_mut::<32, _>(out)) {
         let d = rd_f16::<BE>([b[0], b[1]]);
         let m = rd_f16::<BE>([b[2], b[3]]);
         for j in 0..16 {
-            let q = b[4 + j];
-            o[j] = (q & 0x0F) as f32 * d + m;
-            o[j + 16] = (q >> 4) as f32 * d + m;
+            o[j] = (b[4 + j] & 0x0F) as f32 * d + m;
+        }
+        for j in 0..16 {
+            o[j + 16] = (b[4 + j] >> 4) as f32 * d + m;
         }
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_q5_0<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<22, _>(data).zip(arrays_mut::<32, _>(out)) {
         let d = rd_f16::<BE>([b[0], b[1]]);
@@ -53,6 +72,7 @@ pub(crate) fn dequant_q5_0<const BE: bool>(data: &[u8], out: &mut [f32]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_q5_1<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<24, _>(data).zip(arrays_mut::<32, _>(out)) {
         let d = rd_f16::<BE>([b[0], b[1]]);
@@ -68,6 +88,7 @@ pub(crate) fn dequant_q5_1<const BE: bool>(data: &[u8], out: &mut [f32]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_q8_0<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<34, _>(data).zip(arrays_mut::<32, _>(out)) {
         let d = rd_f16::<BE>([b[0], b[1]]);
@@ -77,6 +98,7 @@ pub(crate) fn dequant_q8_0<const BE: bool>(data: &[u8], out: &mut [f32]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_q8_1<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<36, _>(data).zip(arrays_mut::<32, _>(out)) {
         let d = rd_f16::<BE>([b[0], b[1]]);
@@ -86,6 +108,7 @@ pub(crate) fn dequant_q8_1<const BE: bool>(data: &[u8], out: &mut [f32]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_q1_0<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<18, _>(data).zip(arrays_mut::<128, _>(out)) {
         let d = rd_f16::<BE>([b[0], b[1]]);
@@ -100,6 +123,7 @@ pub(crate) fn dequant_q1_0<const BE: bool>(data: &[u8], out: &mut [f32]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_q2_0<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<18, _>(data).zip(arrays_mut::<64, _>(out)) {
         let d = rd_f16::<BE>([b[0], b[1]]);

@@ -37,6 +37,9 @@ mod iq_grids;
 mod k_quants;
 mod legacy;
 mod ternary;
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod x86;
 
 pub use float::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
 
@@ -74,14 +77,65 @@ pub(crate) fn c_f32_to_i32(f: f32) -> i32 {
 }
 
 fn decoder(ty: GgmlType, endian: Endian) -> Option<Decoder> {
+    let be = endian == Endian::Big;
+    #[cfg(target_arch = "x86_64")]
+    let avx2 = std::arch::is_x86_feature_detected!("avx2");
+    // Each decoder is `#[inline(always)]`, so these wrappers get a second
+    // copy of its loops compiled for AVX2 (8 lanes instead of SSE2's 4);
+    // which copy runs is decided once per call, here.
     macro_rules! pick {
-        ($m:ident :: $f:ident) => {
-            Some(if endian == Endian::Big {
+        ($m:ident :: $f:ident) => {{
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2")]
+                unsafe fn le_avx2(d: &[u8], o: &mut [f32]) {
+                    $m::$f::<false>(d, o)
+                }
+                #[target_feature(enable = "avx2")]
+                unsafe fn be_avx2(d: &[u8], o: &mut [f32]) {
+                    $m::$f::<true>(d, o)
+                }
+                fn le(d: &[u8], o: &mut [f32]) {
+                    // SAFETY: `decoder` hands this out only after
+                    // `is_x86_feature_detected!("avx2")` returned true.
+                    unsafe { le_avx2(d, o) }
+                }
+                fn be_(d: &[u8], o: &mut [f32]) {
+                    // SAFETY: as above, AVX2 was detected at run time.
+                    unsafe { be_avx2(d, o) }
+                }
+                if avx2 {
+                    return Some(if be { be_ as Decoder } else { le as Decoder });
+                }
+            }
+            Some(if be {
                 $m::$f::<true> as Decoder
             } else {
                 $m::$f::<false> as Decoder
             })
-        };
+        }};
+        // A hand-written AVX2 kernel in `x86`, else the portable one.
+        ($m:ident :: $f:ident, simd) => {{
+            #[cfg(target_arch = "x86_64")]
+            {
+                fn le(d: &[u8], o: &mut [f32]) {
+                    // SAFETY: handed out only after AVX2 was detected.
+                    unsafe { x86::$f::<false>(d, o) }
+                }
+                fn be_(d: &[u8], o: &mut [f32]) {
+                    // SAFETY: handed out only after AVX2 was detected.
+                    unsafe { x86::$f::<true>(d, o) }
+                }
+                if avx2 {
+                    return Some(if be { be_ as Decoder } else { le as Decoder });
+                }
+            }
+            Some(if be {
+                $m::$f::<true> as Decoder
+            } else {
+                $m::$f::<false> as Decoder
+            })
+        }};
     }
     use GgmlType as T;
     match ty {
@@ -93,7 +147,7 @@ fn decoder(ty: GgmlType, endian: Endian) -> Option<Decoder> {
         T::I16 => pick!(float::dequant_i16),
         T::I32 => pick!(float::dequant_i32),
         T::I64 => pick!(float::dequant_i64),
-        T::Q4_0 => pick!(legacy::dequant_q4_0),
+        T::Q4_0 => pick!(legacy::dequant_q4_0, simd),
         T::Q4_1 => pick!(legacy::dequant_q4_1),
         T::Q5_0 => pick!(legacy::dequant_q5_0),
         T::Q5_1 => pick!(legacy::dequant_q5_1),
@@ -114,8 +168,8 @@ fn decoder(ty: GgmlType, endian: Endian) -> Option<Decoder> {
         T::IQ3_S => pick!(iq::dequant_iq3_s),
         T::IQ1_S => pick!(iq::dequant_iq1_s),
         T::IQ1_M => pick!(iq::dequant_iq1_m),
-        T::IQ4_NL => pick!(iq::dequant_iq4_nl),
-        T::IQ4_XS => pick!(iq::dequant_iq4_xs),
+        T::IQ4_NL => pick!(iq::dequant_iq4_nl, simd),
+        T::IQ4_XS => pick!(iq::dequant_iq4_xs, simd),
         T::TQ1_0 => pick!(ternary::dequant_tq1_0),
         T::TQ2_0 => pick!(ternary::dequant_tq2_0),
         T::MXFP4 => pick!(fp4::dequant_mxfp4),

@@ -17,6 +17,7 @@ fn trit(byte: u8, n: usize, d: f32) -> f32 {
     (xi - 1) as f32 * d
 }
 
+#[inline(always)]
 pub(crate) fn dequant_tq1_0<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<54, _>(data).zip(arrays_mut::<256, _>(out)) {
         let d = rd_f16::<BE>([b[52], b[53]]);
@@ -40,6 +41,7 @@ pub(crate) fn dequant_tq1_0<const BE: bool>(data: &[u8], out: &mut [f32]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn dequant_tq2_0<const BE: bool>(data: &[u8], out: &mut [f32]) {
     for (b, o) in arrays::<66, _>(data).zip(arrays_mut::<256, _>(out)) {
         let d = rd_f16::<BE>([b[64], b[65]]);
