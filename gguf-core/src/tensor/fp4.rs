@@ -72,7 +72,7 @@ pub(crate) fn quant_mxfp4(src: &[f32], out: &mut [u8]) {
 
 /// ggml's `ggml_fp32_to_ue4m3`: round half up on the mantissa, saturate at 448.
 fn f32_to_ue4m3(mut x: f32) -> u8 {
-    if !(x > 0.0) {
+    if x.is_nan() || x <= 0.0 {
         return 0;
     }
     if x > 448.0 {

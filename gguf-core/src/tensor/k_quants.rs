@@ -211,6 +211,8 @@ pub(crate) fn dequant_q8_k<const BE: bool>(data: &[u8], out: &mut [f32]) {
 
 // ---- quantization ----
 
+// Same parameters as ggml's function, so the two read side by side.
+#[allow(clippy::too_many_arguments)]
 fn make_qkx2_quants<const N: usize>(
     nmax: i32,
     x: &[f32; N],

@@ -69,7 +69,7 @@ pub(crate) fn arrays_mut<const N: usize, T>(s: &mut [T]) -> impl Iterator<Item =
 /// Rust's `as` saturates instead, which would change the stored bytes.
 #[inline(always)]
 pub(crate) fn c_f32_to_i32(f: f32) -> i32 {
-    if f >= -2_147_483_648.0 && f < 2_147_483_648.0 {
+    if (-2_147_483_648.0..2_147_483_648.0).contains(&f) {
         f as i32
     } else {
         i32::MIN

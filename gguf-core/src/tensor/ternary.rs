@@ -60,7 +60,7 @@ pub(crate) fn dequant_tq2_0<const BE: bool>(data: &[u8], out: &mut [f32]) {
 #[inline(always)]
 fn lroundf(x: f32) -> i64 {
     let r = x.round();
-    if r.is_nan() || r >= 9.223_372e18 || r < -9.223_372e18 {
+    if !(-9.223_372e18..9.223_372e18).contains(&r) {
         i64::MIN
     } else {
         r as i64
