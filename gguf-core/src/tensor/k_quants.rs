@@ -146,13 +146,14 @@ pub(crate) fn dequant_q5_k<const BE: bool>(data: &[u8], out: &mut [f32]) {
             let (d2, m2) = (d * sc2 as f32, min * m2 as f32);
             let q: &[u8; 32] = sub::<32>(q, 0);
             let (lo, hi) = y.split_at_mut(32);
-            let (s1, s2) = (2 * j, 2 * j + 1);
+            // Mask tests rather than variable shifts: AVX2 has no byte shifts.
+            let (u1, u2) = (1u8 << (2 * j), 2u8 << (2 * j));
             for l in 0..32 {
-                let v = (q[l] & 0xF) | (((qh[l] >> s1) & 1) << 4);
+                let v = (q[l] & 0xF) | (u8::from(qh[l] & u1 != 0) << 4);
                 lo[l] = d1 * v as f32 - m1;
             }
             for l in 0..32 {
-                let v = (q[l] >> 4) | (((qh[l] >> s2) & 1) << 4);
+                let v = (q[l] >> 4) | (u8::from(qh[l] & u2 != 0) << 4);
                 hi[l] = d2 * v as f32 - m2;
             }
         }
