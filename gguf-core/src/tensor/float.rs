@@ -173,6 +173,7 @@ plain_decoder!(dequant_i32, 4, |a: [u8; 4]| i32::from_le_bytes(a) as f32);
 plain_decoder!(dequant_i64, 8, |a: [u8; 8]| i64::from_le_bytes(a) as f32);
 
 /// f32 -> F16 bytes (little-endian).
+#[inline(always)]
 pub(crate) fn quant_f16(src: &[f32], out: &mut [u8]) {
     for (x, o) in src.iter().zip(out.chunks_exact_mut(2)) {
         o.copy_from_slice(&f32_to_f16(*x).to_le_bytes());
@@ -180,6 +181,7 @@ pub(crate) fn quant_f16(src: &[f32], out: &mut [u8]) {
 }
 
 /// f32 -> BF16 bytes (little-endian).
+#[inline(always)]
 pub(crate) fn quant_bf16(src: &[f32], out: &mut [u8]) {
     for (x, o) in src.iter().zip(out.chunks_exact_mut(2)) {
         o.copy_from_slice(&f32_to_bf16(*x).to_le_bytes());

@@ -49,6 +49,7 @@ fn best_index_fp4(x: f32, e: f32) -> u8 {
     best
 }
 
+#[inline(always)]
 pub(crate) fn quant_mxfp4(src: &[f32], out: &mut [u8]) {
     for (x, y) in arrays::<32, _>(src).zip(out.chunks_exact_mut(17)) {
         let mut amax = 0.0f32;
@@ -100,6 +101,7 @@ fn f32_to_ue4m3(mut x: f32) -> u8 {
     ((exp << 3) | man) as u8
 }
 
+#[inline(always)]
 pub(crate) fn quant_nvfp4(src: &[f32], out: &mut [u8]) {
     for (x, y) in arrays::<64, _>(src).zip(out.chunks_exact_mut(36)) {
         for (s, xb) in x.chunks_exact(16).enumerate() {

@@ -306,6 +306,7 @@ fn best_index(val: &[i8; 16], x: f32) -> usize {
 /// IQ4_NL as ggml's `quantize_iq4_nl` writes it without an importance
 /// matrix (`ggml_quantize_chunk`, hence llama-quantize): 7 scale refinements
 /// each way, then every element re-picked with the final f32 scale.
+#[inline(always)]
 pub(crate) fn quant_iq4_nl(src: &[f32], out: &mut [u8]) {
     const NTRY: i32 = 7;
     let values = &KVALUES_IQ4NL;

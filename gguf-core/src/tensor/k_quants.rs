@@ -214,6 +214,7 @@ pub(crate) fn dequant_q8_k<const BE: bool>(data: &[u8], out: &mut [f32]) {
 
 // Same parameters as ggml's function, so the two read side by side.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn make_qkx2_quants<const N: usize>(
     nmax: i32,
     x: &[f32; N],
@@ -252,7 +253,7 @@ fn make_qkx2_quants<const N: usize>(
     let mut best_error = 0.0f32;
     for i in 0..N {
         let l = nearest_int(iscale * (x[i] - min));
-        let l = l.clamp(0, nmax) as u8;
+        let l = l.min(nmax).max(0) as u8;
         if let Some(o) = l_out.get_mut(i) {
             *o = l;
         }
@@ -267,7 +268,7 @@ fn make_qkx2_quants<const N: usize>(
         iscale = (rmin + rdelta * is as f32 + nmax as f32) / (max - min);
         let (mut sum_l, mut sum_l2, mut sum_xl) = (0.0f32, 0.0f32, 0.0f32);
         for i in 0..N {
-            let l = nearest_int(iscale * (x[i] - min)).clamp(0, nmax);
+            let l = nearest_int(iscale * (x[i] - min)).min(nmax).max(0);
             laux[i] = l as u8;
             let w = weights[i];
             let lf = l as f32;
@@ -306,6 +307,7 @@ const GROUP_MAX_EPS: f32 = 1e-15;
 
 /// ggml's `make_qx_quants` with `rmse_type == 1` and no importance weights
 /// (the only form the reference quantizers use). Writes `l + nmax` to `l_out`.
+#[inline(always)]
 fn make_qx_quants(nmax: i32, x: &[f32], l_out: &mut [i8]) -> f32 {
     let (mut max, mut amax) = (0.0f32, 0.0f32);
     for &v in x {
@@ -324,7 +326,7 @@ fn make_qx_quants(nmax: i32, x: &[f32], l_out: &mut [i8]) -> f32 {
     let mut sumlx = 0.0f32;
     let mut suml2 = 0.0f32;
     for (&xi, o) in x.iter().zip(l_out.iter_mut()) {
-        let l = nearest_int(iscale * xi).clamp(-nmax, nmax - 1);
+        let l = nearest_int(iscale * xi).min(nmax - 1).max(-nmax);
         *o = (l + nmax) as i8;
         let w = xi * xi;
         let lf = l as f32;
@@ -341,14 +343,14 @@ fn make_qx_quants(nmax: i32, x: &[f32], l_out: &mut [i8]) -> f32 {
         sumlx = 0.0;
         suml2 = 0.0;
         for &xi in x {
-            let lf = nearest_int(iscale * xi).clamp(-nmax, nmax - 1) as f32;
+            let lf = nearest_int(iscale * xi).min(nmax - 1).max(-nmax) as f32;
             let w = xi * xi;
             sumlx += w * xi * lf;
             suml2 += w * lf * lf;
         }
         if suml2 > 0.0 && sumlx * sumlx > best * suml2 {
             for (&xi, o) in x.iter().zip(l_out.iter_mut()) {
-                let l = nearest_int(iscale * xi).clamp(-nmax, nmax - 1);
+                let l = nearest_int(iscale * xi).min(nmax - 1).max(-nmax);
                 *o = (nmax + l) as i8;
             }
             scale = sumlx / suml2;
@@ -359,6 +361,7 @@ fn make_qx_quants(nmax: i32, x: &[f32], l_out: &mut [i8]) -> f32 {
 }
 
 /// ggml's `make_q3_quants` with `do_rmse == true`. Writes `l + nmax`.
+#[inline(always)]
 fn make_q3_quants(nmax: i32, x: &[f32; 16], l_out: &mut [i8; 16]) -> f32 {
     let (mut max, mut amax) = (0.0f32, 0.0f32);
     for &v in x {
@@ -377,7 +380,7 @@ fn make_q3_quants(nmax: i32, x: &[f32; 16], l_out: &mut [i8; 16]) -> f32 {
     let mut suml2 = 0.0f32;
     let mut lv = [0i32; 16];
     for i in 0..16 {
-        let l = nearest_int(iscale * x[i]).clamp(-nmax, nmax - 1);
+        let l = nearest_int(iscale * x[i]).min(nmax - 1).max(-nmax);
         // ggml keeps L in an int8_t array.
         lv[i] = l as i8 as i32;
         let w = x[i] * x[i];
@@ -392,7 +395,7 @@ fn make_q3_quants(nmax: i32, x: &[f32; 16], l_out: &mut [i8; 16]) -> f32 {
             let mut slx = sumlx - w * x[i] * li;
             if slx > 0.0 {
                 let mut sl2 = suml2 - w * li * li;
-                let new_l = nearest_int(x[i] * sl2 / slx).clamp(-nmax, nmax - 1);
+                let new_l = nearest_int(x[i] * sl2 / slx).min(nmax - 1).max(-nmax);
                 if new_l != lv[i] {
                     let nl = new_l as f32;
                     slx += w * x[i] * nl;
@@ -432,6 +435,7 @@ fn get_f16(y: &[u8], at: usize) -> f32 {
     rd_f16::<false>([y[at], y[at + 1]])
 }
 
+#[inline(always)]
 pub(crate) fn quant_q2_k(src: &[f32], out: &mut [u8]) {
     const Q4SCALE: f32 = 15.0;
     for (x, y) in arrays::<256, _>(src).zip(out.chunks_exact_mut(84)) {
@@ -495,7 +499,7 @@ pub(crate) fn quant_q2_k(src: &[f32], out: &mut [u8]) {
             let dm = dmin * (sc[j] >> 4) as f32;
             for ii in 0..16 {
                 let q = nearest_int((x[16 * j + ii] + dm) / d);
-                l[16 * j + ii] = q.clamp(0, 3) as u8;
+                l[16 * j + ii] = q.min(3).max(0) as u8;
             }
         }
         pack_2bit(&l, &mut rest[..64]);
@@ -520,6 +524,7 @@ fn sub_f<const N: usize>(x: &[f32; 256], at: usize) -> &[f32; N] {
     }
 }
 
+#[inline(always)]
 pub(crate) fn quant_q3_k(src: &[f32], out: &mut [u8]) {
     for (x, y) in arrays::<256, _>(src).zip(out.chunks_exact_mut(110)) {
         let mut l = [0i8; 256];
@@ -543,7 +548,7 @@ pub(crate) fn quant_q3_k(src: &[f32], out: &mut [u8]) {
             let iscale = -32.0 / max_scale;
             for j in 0..16 {
                 let lv = nearest_int(iscale * scales[j]) as i8;
-                let lv = (lv as i32).clamp(-32, 31) as i8 + 32;
+                let lv = (lv as i32).min(31).max(-32) as i8 + 32;
                 if j < 8 {
                     sc[j] = (lv & 0xF) as u8;
                 } else {
@@ -565,7 +570,7 @@ pub(crate) fn quant_q3_k(src: &[f32], out: &mut [u8]) {
                 continue;
             }
             for ii in 0..16 {
-                let q = nearest_int(x[16 * j + ii] / d).clamp(-4, 3);
+                let q = nearest_int(x[16 * j + ii] / d).min(3).max(-4);
                 l[16 * j + ii] = (q + 4) as i8;
             }
         }
@@ -584,6 +589,7 @@ pub(crate) fn quant_q3_k(src: &[f32], out: &mut [u8]) {
 }
 
 /// Shared body of Q4_K and Q5_K: per-32 scales and mins packed in 12 bytes.
+#[inline(always)]
 fn quant_k4_scales(
     x: &[f32; 256],
     nmax: i32,
@@ -658,11 +664,12 @@ fn quant_k4_scales(
         let dm = dmin * m as f32;
         for ii in 0..32 {
             let q = nearest_int((x[32 * j + ii] + dm) / d);
-            l[32 * j + ii] = q.clamp(0, nmax) as u8;
+            l[32 * j + ii] = q.min(nmax).max(0) as u8;
         }
     }
 }
 
+#[inline(always)]
 pub(crate) fn quant_q4_k(src: &[f32], out: &mut [u8]) {
     for (x, y) in arrays::<256, _>(src).zip(out.chunks_exact_mut(144)) {
         let mut l = [0u8; 256];
@@ -675,6 +682,7 @@ pub(crate) fn quant_q4_k(src: &[f32], out: &mut [u8]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn quant_q5_k(src: &[f32], out: &mut [u8]) {
     for (x, y) in arrays::<256, _>(src).zip(out.chunks_exact_mut(176)) {
         let mut l = [0u8; 256];
@@ -700,6 +708,7 @@ pub(crate) fn quant_q5_k(src: &[f32], out: &mut [u8]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn quant_q6_k(src: &[f32], out: &mut [u8]) {
     for (x, y) in arrays::<256, _>(src).zip(out.chunks_exact_mut(210)) {
         let mut l = [0i8; 256];
@@ -730,7 +739,7 @@ pub(crate) fn quant_q6_k(src: &[f32], out: &mut [u8]) {
                 continue;
             }
             for ii in 0..16 {
-                let q = nearest_int(x[16 * j + ii] / d).clamp(-32, 31);
+                let q = nearest_int(x[16 * j + ii] / d).min(31).max(-32);
                 l[16 * j + ii] = (q + 32) as i8;
             }
         }
@@ -751,6 +760,7 @@ pub(crate) fn quant_q6_k(src: &[f32], out: &mut [u8]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn quant_q8_k(src: &[f32], out: &mut [u8]) {
     for (x, y) in arrays::<256, _>(src).zip(out.chunks_exact_mut(292)) {
         let (mut max, mut amax) = (0.0f32, 0.0f32);

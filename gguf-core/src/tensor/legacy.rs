@@ -156,6 +156,7 @@ fn to_nibble(f: f32, hi: i32) -> u8 {
     (c_f32_to_i32(f) as i8 as i32).min(hi) as u8
 }
 
+#[inline(always)]
 pub(crate) fn quant_q4_0(src: &[f32], out: &mut [u8]) {
     for (x, y) in arrays::<32, _>(src).zip(out.chunks_exact_mut(18)) {
         let (_, max) = abs_max(x);
@@ -185,6 +186,7 @@ fn min_max(x: &[f32]) -> (f32, f32) {
     (min, max)
 }
 
+#[inline(always)]
 pub(crate) fn quant_q4_1(src: &[f32], out: &mut [u8]) {
     for (x, y) in arrays::<32, _>(src).zip(out.chunks_exact_mut(20)) {
         let (min, max) = min_max(x);
@@ -200,6 +202,7 @@ pub(crate) fn quant_q4_1(src: &[f32], out: &mut [u8]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn quant_q5_0(src: &[f32], out: &mut [u8]) {
     for (x, y) in arrays::<32, _>(src).zip(out.chunks_exact_mut(22)) {
         let (_, max) = abs_max(x);
@@ -218,6 +221,7 @@ pub(crate) fn quant_q5_0(src: &[f32], out: &mut [u8]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn quant_q5_1(src: &[f32], out: &mut [u8]) {
     for (x, y) in arrays::<32, _>(src).zip(out.chunks_exact_mut(24)) {
         let (min, max) = min_max(x);
@@ -251,6 +255,7 @@ fn q8_scale(x: &[f32; 32]) -> (f32, f32) {
     (d, if d != 0.0 { 1.0 / d } else { 0.0 })
 }
 
+#[inline(always)]
 pub(crate) fn quant_q8_0(src: &[f32], out: &mut [u8]) {
     for (x, y) in arrays::<32, _>(src).zip(out.chunks_exact_mut(34)) {
         let (d, id) = q8_scale(x);
@@ -261,6 +266,7 @@ pub(crate) fn quant_q8_0(src: &[f32], out: &mut [u8]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn quant_q8_1(src: &[f32], out: &mut [u8]) {
     for (x, y) in arrays::<32, _>(src).zip(out.chunks_exact_mut(36)) {
         let (d, id) = q8_scale(x);
@@ -275,6 +281,7 @@ pub(crate) fn quant_q8_1(src: &[f32], out: &mut [u8]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn quant_q1_0(src: &[f32], out: &mut [u8]) {
     for (x, y) in arrays::<128, _>(src).zip(out.chunks_exact_mut(18)) {
         let mut sum_abs = 0.0f32;
@@ -292,6 +299,7 @@ pub(crate) fn quant_q1_0(src: &[f32], out: &mut [u8]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn quant_q2_0(src: &[f32], out: &mut [u8]) {
     for (x, y) in arrays::<64, _>(src).zip(out.chunks_exact_mut(18)) {
         let mut amax = 0.0f32;

@@ -140,6 +140,14 @@ fn decoder(ty: GgmlType, endian: Endian) -> Option<Decoder> {
     use GgmlType as T;
     match ty {
         T::F32 => pick!(float::dequant_f32),
+        #[cfg(target_arch = "x86_64")]
+        T::F16 if avx2 && !be && std::arch::is_x86_feature_detected!("f16c") => {
+            fn f16c(d: &[u8], o: &mut [f32]) {
+                // SAFETY: handed out only after AVX2 and F16C were detected.
+                unsafe { x86::dequant_f16_le(d, o) }
+            }
+            Some(f16c as Decoder)
+        }
         T::F16 => pick!(float::dequant_f16),
         T::BF16 => pick!(float::dequant_bf16),
         T::F64 => pick!(float::dequant_f64),
@@ -179,32 +187,56 @@ fn decoder(ty: GgmlType, endian: Endian) -> Option<Decoder> {
 }
 
 fn encoder(ty: GgmlType) -> Option<Encoder> {
+    #[cfg(target_arch = "x86_64")]
+    let avx2 = std::arch::is_x86_feature_detected!("avx2");
+    // As in `decoder`: an AVX2 copy of each (inlined) quantizer. Besides
+    // wider vectors this gives `roundss` for `f32::round`, which baseline
+    // x86-64 otherwise calls libm for.
+    macro_rules! pick {
+        ($m:ident :: $f:ident) => {{
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2")]
+                unsafe fn fast(s: &[f32], o: &mut [u8]) {
+                    $m::$f(s, o)
+                }
+                fn safe(s: &[f32], o: &mut [u8]) {
+                    // SAFETY: handed out only after AVX2 was detected.
+                    unsafe { fast(s, o) }
+                }
+                if avx2 {
+                    return Some(safe as Encoder);
+                }
+            }
+            Some($m::$f as Encoder)
+        }};
+    }
     use GgmlType as T;
-    Some(match ty {
-        T::F32 => quant_f32,
-        T::F16 => float::quant_f16,
-        T::BF16 => float::quant_bf16,
-        T::Q4_0 => legacy::quant_q4_0,
-        T::Q4_1 => legacy::quant_q4_1,
-        T::Q5_0 => legacy::quant_q5_0,
-        T::Q5_1 => legacy::quant_q5_1,
-        T::Q8_0 => legacy::quant_q8_0,
-        T::Q8_1 => legacy::quant_q8_1,
-        T::Q1_0 => legacy::quant_q1_0,
-        T::Q2_0 => legacy::quant_q2_0,
-        T::Q2_K => k_quants::quant_q2_k,
-        T::Q3_K => k_quants::quant_q3_k,
-        T::Q4_K => k_quants::quant_q4_k,
-        T::Q5_K => k_quants::quant_q5_k,
-        T::Q6_K => k_quants::quant_q6_k,
-        T::Q8_K => k_quants::quant_q8_k,
-        T::IQ4_NL => iq::quant_iq4_nl,
-        T::TQ1_0 => ternary::quant_tq1_0,
-        T::TQ2_0 => ternary::quant_tq2_0,
-        T::MXFP4 => fp4::quant_mxfp4,
-        T::NVFP4 => fp4::quant_nvfp4,
-        _ => return None,
-    })
+    match ty {
+        T::F32 => Some(quant_f32 as Encoder),
+        T::F16 => pick!(float::quant_f16),
+        T::BF16 => pick!(float::quant_bf16),
+        T::Q4_0 => pick!(legacy::quant_q4_0),
+        T::Q4_1 => pick!(legacy::quant_q4_1),
+        T::Q5_0 => pick!(legacy::quant_q5_0),
+        T::Q5_1 => pick!(legacy::quant_q5_1),
+        T::Q8_0 => pick!(legacy::quant_q8_0),
+        T::Q8_1 => pick!(legacy::quant_q8_1),
+        T::Q1_0 => pick!(legacy::quant_q1_0),
+        T::Q2_0 => pick!(legacy::quant_q2_0),
+        T::Q2_K => pick!(k_quants::quant_q2_k),
+        T::Q3_K => pick!(k_quants::quant_q3_k),
+        T::Q4_K => pick!(k_quants::quant_q4_k),
+        T::Q5_K => pick!(k_quants::quant_q5_k),
+        T::Q6_K => pick!(k_quants::quant_q6_k),
+        T::Q8_K => pick!(k_quants::quant_q8_k),
+        T::IQ4_NL => pick!(iq::quant_iq4_nl),
+        T::TQ1_0 => pick!(ternary::quant_tq1_0),
+        T::TQ2_0 => pick!(ternary::quant_tq2_0),
+        T::MXFP4 => pick!(fp4::quant_mxfp4),
+        T::NVFP4 => pick!(fp4::quant_nvfp4),
+        _ => None,
+    }
 }
 
 fn quant_f32(src: &[f32], out: &mut [u8]) {

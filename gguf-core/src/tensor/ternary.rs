@@ -97,6 +97,7 @@ fn pack_trits(codes: impl Iterator<Item = i32>, shift_last: bool) -> u8 {
     ((q as u16 as i32 * 256 + 242) / 243) as u8
 }
 
+#[inline(always)]
 pub(crate) fn quant_tq1_0(src: &[f32], out: &mut [u8]) {
     for (x, y) in arrays::<256, _>(src).zip(out.chunks_exact_mut(54)) {
         let (d, id) = ternary_scale(x);
@@ -113,6 +114,7 @@ pub(crate) fn quant_tq1_0(src: &[f32], out: &mut [u8]) {
     }
 }
 
+#[inline(always)]
 pub(crate) fn quant_tq2_0(src: &[f32], out: &mut [u8]) {
     for (x, y) in arrays::<256, _>(src).zip(out.chunks_exact_mut(66)) {
         let (d, id) = ternary_scale(x);
