@@ -499,7 +499,7 @@ pub(crate) fn quant_q2_k(src: &[f32], out: &mut [u8]) {
             let dm = dmin * (sc[j] >> 4) as f32;
             for ii in 0..16 {
                 let q = nearest_int((x[16 * j + ii] + dm) / d);
-                l[16 * j + ii] = q.min(3).max(0) as u8;
+                l[16 * j + ii] = q.clamp(0, 3) as u8;
             }
         }
         pack_2bit(&l, &mut rest[..64]);
@@ -548,7 +548,7 @@ pub(crate) fn quant_q3_k(src: &[f32], out: &mut [u8]) {
             let iscale = -32.0 / max_scale;
             for j in 0..16 {
                 let lv = nearest_int(iscale * scales[j]) as i8;
-                let lv = (lv as i32).min(31).max(-32) as i8 + 32;
+                let lv = (lv as i32).clamp(-32, 31) as i8 + 32;
                 if j < 8 {
                     sc[j] = (lv & 0xF) as u8;
                 } else {
@@ -570,7 +570,7 @@ pub(crate) fn quant_q3_k(src: &[f32], out: &mut [u8]) {
                 continue;
             }
             for ii in 0..16 {
-                let q = nearest_int(x[16 * j + ii] / d).min(3).max(-4);
+                let q = nearest_int(x[16 * j + ii] / d).clamp(-4, 3);
                 l[16 * j + ii] = (q + 4) as i8;
             }
         }
@@ -739,7 +739,7 @@ pub(crate) fn quant_q6_k(src: &[f32], out: &mut [u8]) {
                 continue;
             }
             for ii in 0..16 {
-                let q = nearest_int(x[16 * j + ii] / d).min(31).max(-32);
+                let q = nearest_int(x[16 * j + ii] / d).clamp(-32, 31);
                 l[16 * j + ii] = (q + 32) as i8;
             }
         }
