@@ -120,12 +120,14 @@ pub(crate) fn dequant_q4_k<const BE: bool>(data: &[u8], out: &mut [f32]) {
             let (d1, m1) = (d * sc1 as f32, min * m1 as f32);
             let (d2, m2) = (d * sc2 as f32, min * m2 as f32);
             let q: &[u8; 32] = sub::<32>(q, 0);
-            let (lo, hi) = y.split_at_mut(32);
+            let Ok(y) = <&mut [f32; 64]>::try_from(y) else {
+                continue;
+            };
+            // One widening per byte feeds both nibbles.
             for l in 0..32 {
-                lo[l] = d1 * (q[l] & 0xF) as f32 - m1;
-            }
-            for l in 0..32 {
-                hi[l] = d2 * (q[l] >> 4) as f32 - m2;
+                let v = q[l] as u32;
+                y[l] = d1 * (v & 0xF) as f32 - m1;
+                y[l + 32] = d2 * (v >> 4) as f32 - m2;
             }
         }
     }
@@ -145,16 +147,19 @@ pub(crate) fn dequant_q5_k<const BE: bool>(data: &[u8], out: &mut [f32]) {
             let (d1, m1) = (d * sc1 as f32, min * m1 as f32);
             let (d2, m2) = (d * sc2 as f32, min * m2 as f32);
             let q: &[u8; 32] = sub::<32>(q, 0);
-            let (lo, hi) = y.split_at_mut(32);
-            // Mask tests rather than variable shifts: AVX2 has no byte shifts.
-            let (u1, u2) = (1u8 << (2 * j), 2u8 << (2 * j));
+            let Ok(y) = <&mut [f32; 64]>::try_from(y) else {
+                continue;
+            };
+            // Mask tests rather than variable shifts (AVX2 has no byte shifts),
+            // and one widening per byte for both nibbles.
+            let (u1, u2) = (1u32 << (2 * j), 2u32 << (2 * j));
             for l in 0..32 {
-                let v = (q[l] & 0xF) | (u8::from(qh[l] & u1 != 0) << 4);
-                lo[l] = d1 * v as f32 - m1;
-            }
-            for l in 0..32 {
-                let v = (q[l] >> 4) | (u8::from(qh[l] & u2 != 0) << 4);
-                hi[l] = d2 * v as f32 - m2;
+                let v = q[l] as u32;
+                let h = qh[l] as u32;
+                let lo = (v & 0xF) | (u32::from(h & u1 != 0) << 4);
+                let hi = (v >> 4) | (u32::from(h & u2 != 0) << 4);
+                y[l] = d1 * lo as f32 - m1;
+                y[l + 32] = d2 * hi as f32 - m2;
             }
         }
     }
