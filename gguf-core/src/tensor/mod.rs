@@ -369,6 +369,11 @@ pub fn dequantize_par(ty: GgmlType, endian: Endian, data: &[u8], out: &mut [f32]
     check_out(ty, n, out.len())?;
     let (bs, ts) = geometry(ty, "dequantize")?;
     let blocks_per_task = (16 * 1024 / bs).max(1);
+    if n <= blocks_per_task * bs {
+        // One task's worth: not worth waking the pool.
+        dec(data, out);
+        return Ok(());
+    }
     data.par_chunks(blocks_per_task * ts)
         .zip(out.par_chunks_mut(blocks_per_task * bs))
         .for_each(|(d, o)| dec(d, o));
