@@ -71,6 +71,7 @@ fn same(a: f32, b: f32) -> bool {
 #[test]
 fn codecs_match_oracles() {
     let mut failures = Vec::new();
+    let mut nan_payload_only = Vec::new();
     let recs = records();
     assert!(recs.len() > 100, "vector file looks truncated");
     for r in &recs {
@@ -113,9 +114,18 @@ fn codecs_match_oracles() {
             let want = f32s(r.output);
             match tensor::dequantize_to_vec(r.ty, endian, r.input) {
                 Ok(got) => {
-                    let bad: Vec<usize> = (0..want.len())
-                        .filter(|&i| !same(got[i], want[i]))
-                        .collect();
+                    let n = want.len().min(got.len());
+                    let bad: Vec<usize> = (0..n).filter(|&i| !same(got[i], want[i])).collect();
+                    let nan_bits = (0..n)
+                        .filter(|&i| {
+                            got[i].is_nan()
+                                && want[i].is_nan()
+                                && got[i].to_bits() != want[i].to_bits()
+                        })
+                        .count();
+                    if nan_bits > 0 {
+                        nan_payload_only.push(format!("{}: {nan_bits}", r.label));
+                    }
                     if got.len() != want.len() {
                         failures.push(format!(
                             "{}: {} values, want {}",
@@ -150,6 +160,8 @@ fn codecs_match_oracles() {
             }
         }
     }
+    // Informational: values where both sides are NaN but the NaN bits differ.
+    eprintln!("NaN values with different NaN bits (accepted): {nan_payload_only:?}");
     assert!(
         failures.is_empty(),
         "{} of {} records fail:\n{}",
