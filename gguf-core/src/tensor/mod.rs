@@ -14,6 +14,15 @@
 //! ggml's separate `quantize_row_iq4_nl_ref` reads uninitialized memory for
 //! all-zero blocks and is not reproducible.
 //!
+//! Dequantized values equal ggml's `dequantize_row_*` bit for bit; the one
+//! latitude is the sign and payload of NaN outputs (a NaN scale times a
+//! negative grid sign), which C compilers and LLVM are both free to produce
+//! either way.
+//!
+//! On x86-64 the decoders and encoders run an AVX2 copy when the CPU has it
+//! (checked at run time), with hand-written kernels for Q4_0, IQ4_NL, IQ4_XS
+//! and (with F16C) F16; every path computes the same IEEE operations.
+//!
 //! Big-endian files ([`Endian::Big`]) store plain numbers byte-swapped and,
 //! inside quantized blocks, every field ggml declares wider than a byte
 //! (`ggml_half` scales, `uint16_t` arrays, Q8_K's `float` and `int16_t`)
