@@ -320,3 +320,24 @@ fn quantize_round_trip_is_close() {
         assert!(rms < bound, "{ty}: rms error {rms}");
     }
 }
+
+/// Arbitrary f32 bit patterns (NaN payloads, infinities, subnormals, huge
+/// values) never panic any quantizer, even with overflow checks on.
+#[test]
+fn random_floats_never_panic() {
+    let mut s: u32 = 0x2545_f491;
+    let x: Vec<f32> = (0..1024)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            f32::from_bits(s)
+        })
+        .collect();
+    for &ty in GgmlType::ALL {
+        if tensor::can_quantize(ty) {
+            let q = tensor::quantize(ty, &x, &[1024]).unwrap();
+            tensor::dequantize_to_vec(ty, Endian::Little, &q).unwrap();
+        }
+    }
+}
