@@ -354,6 +354,15 @@ pub enum Error {
     Interrupted(&'static str),
 
     // ---- tensor codecs ----
+    /// A codec error while decoding or encoding a named tensor's data.
+    #[error("tensor {tensor:?}: {source}")]
+    TensorCodec {
+        /// The tensor.
+        tensor: String,
+        /// What the codec reported.
+        #[source]
+        source: Box<Error>,
+    },
     /// The operation is not available for this tensor type.
     #[error("{operation} is not supported for tensor type {ty}")]
     UnsupportedType {

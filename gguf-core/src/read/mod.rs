@@ -11,6 +11,7 @@ mod metadata;
 mod source;
 mod tensor;
 mod tensor_info;
+mod tensor_values;
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
@@ -26,6 +27,7 @@ use crate::format::{
 
 pub use lint::LintIssue;
 pub use tensor::Tensor;
+pub use tensor_values::RowIter;
 
 use metadata::KvEntry;
 use source::Source;

@@ -15,6 +15,21 @@ use crate::write::value::{MetaValue, OwnedValue};
 /// Longest tensor name llama.cpp accepts (its `GGML_MAX_NAME` is 64 with the NUL).
 pub const MAX_TENSOR_NAME: usize = 63;
 
+/// Checks a source tensor can be decoded to `f32`.
+fn check_decodable(t: &crate::read::Tensor<'_>) -> Result<()> {
+    t.byte_size()?;
+    if !crate::tensor::can_dequantize(t.ggml_type()) {
+        return Err(Error::TensorCodec {
+            tensor: t.name().into(),
+            source: Box::new(Error::UnsupportedType {
+                ty: t.ggml_type(),
+                operation: "dequantize",
+            }),
+        });
+    }
+    Ok(())
+}
+
 /// A tensor waiting to be written.
 #[derive(Debug)]
 pub(crate) struct PendingTensor<'a> {
@@ -295,6 +310,25 @@ impl<'a> Builder<'a> {
             TensorData::Bytes(b) => Some(b.len() as u64),
             TensorData::Native { bytes, .. } => Some(bytes.len() as u64),
             TensorData::File(t) => Some(t.byte_size()?),
+            TensorData::Quantize(src) => {
+                self.check_encoding(&name, ty, shape, src.len() as u64)?;
+                None
+            }
+            TensorData::Requantize(t) => {
+                if t.shape() != shape {
+                    return Err(Error::InvalidTensor {
+                        tensor: name,
+                        reason: format!(
+                            "shape {shape:?} differs from the shape {:?} of source tensor {:?}",
+                            t.shape(),
+                            t.name()
+                        ),
+                    });
+                }
+                check_decodable(t)?;
+                self.check_encoding(&name, ty, shape, t.element_count())?;
+                None
+            }
             TensorData::Fn(_) | TensorData::Deferred => None,
         };
         if let Some(actual) = supplied.filter(|&n| n != nbytes) {
@@ -329,6 +363,109 @@ impl<'a> Builder<'a> {
             elem_size: std::mem::size_of::<T>(),
         };
         self.add_tensor(name, T::GGML_TYPE, shape, data)
+    }
+
+    /// Adds a tensor of type `ty` quantized from `f32` values when its turn
+    /// comes to be written ([`TensorData::Quantize`]): F32 is a plain copy,
+    /// F16 and BF16 round as ggml does, other types use
+    /// [`tensor::quantize`](crate::tensor::quantize)'s encoders and give
+    /// the same bytes. Memory while writing stays bounded by a chunk of
+    /// rows; `data` is borrowed or owned.
+    ///
+    /// Checked here, before anything is written: `ty` has a quantizer
+    /// ([`tensor::can_quantize`](crate::tensor::can_quantize)), the row
+    /// length `shape[0]` is a multiple of its block size, `data` holds the
+    /// product of `shape` values, and quantized (non-plain) types are only
+    /// accepted for little-endian output.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// use gguf_core::{tensor, write::Builder, GgmlType, GgufFile};
+    /// let x: Vec<f32> = (0..512).map(|i| (i as f32).sin()).collect();
+    /// let mut b = Builder::new();
+    /// b.add_tensor_quantized("w", GgmlType::Q4_K, &[256, 2], &x[..])?;
+    /// assert!(b.add_tensor_quantized("bad", GgmlType::Q4_K, &[128, 4], &x[..]).is_err());
+    /// let mut bytes = Vec::new();
+    /// b.write(&mut bytes)?;
+    /// let file = GgufFile::from_bytes(&bytes)?;
+    /// assert_eq!(file.tensor("w")?.data()?, tensor::quantize(GgmlType::Q4_K, &x, &[256, 2])?);
+    /// # Ok(()) }
+    /// ```
+    pub fn add_tensor_quantized(
+        &mut self,
+        name: impl Into<String>,
+        ty: GgmlType,
+        shape: &[u64],
+        data: impl Into<std::borrow::Cow<'a, [f32]>>,
+    ) -> Result<&mut Self> {
+        self.add_tensor(name, ty, shape, TensorData::Quantize(data.into()))
+    }
+
+    /// Re-encodes tensor `name`, whose data comes from another file
+    /// (as after [`from_file`](Self::from_file)), to type `ty` when its
+    /// turn comes ([`TensorData::Requantize`]): decoded and quantized a
+    /// chunk of rows at a time, so memory stays bounded whatever the
+    /// tensor's size. The tensor keeps its name, shape and position.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let bytes = gguf_core::testing::tiny_file();
+    /// use gguf_core::{write::Builder, GgmlType, GgufFile};
+    /// let file = GgufFile::from_bytes(&bytes)?;
+    /// let mut b = Builder::from_file(&file)?;
+    /// b.requantize_tensor("token_embd.weight", GgmlType::F16)?;
+    /// assert!(b.requantize_tensor("token_embd.weight", GgmlType::Q8_0).is_err()); // 8 % 32 != 0
+    /// let mut out = Vec::new();
+    /// b.write(&mut out)?;
+    /// let t = GgufFile::from_bytes(&out)?;
+    /// let t = t.tensor("token_embd.weight")?;
+    /// assert_eq!(t.ggml_type(), GgmlType::F16);
+    /// assert_eq!(t.to_f32()?, file.tensor("token_embd.weight")?.to_f32()?);
+    /// # Ok(()) }
+    /// ```
+    pub fn requantize_tensor(&mut self, name: &str, ty: GgmlType) -> Result<&mut Self> {
+        let Some(pending) = self.tensors.get(name) else {
+            return Err(Error::TensorNotFound { name: name.into() });
+        };
+        let source = match &pending.data {
+            TensorData::File(t) | TensorData::Requantize(t) => *t,
+            other => {
+                return Err(Error::InvalidTensor {
+                    tensor: name.into(),
+                    reason: format!(
+                        "only tensors read from a file can be re-encoded, its data is {other:?}"
+                    ),
+                })
+            }
+        };
+        check_decodable(&source)?;
+        let shape = pending.shape.clone();
+        let nbytes = self.check_shape(name, ty, &shape)?;
+        self.check_encoding(name, ty, &shape, source.element_count())?;
+        if let Some(t) = self.tensors.get_mut(name) {
+            t.ty = ty;
+            t.nbytes = nbytes;
+            t.data = TensorData::Requantize(source);
+        }
+        Ok(self)
+    }
+
+    /// Checks `count` values of `shape` can be encoded to `ty` in the
+    /// output's byte order.
+    fn check_encoding(&self, name: &str, ty: GgmlType, shape: &[u64], count: u64) -> Result<()> {
+        crate::write::source::check_encodable(name, ty, self.ctx.endian)?;
+        let expected = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+        if expected != Some(count) {
+            return Err(Error::TensorCodec {
+                tensor: name.into(),
+                source: Box::new(Error::LengthMismatch {
+                    what: format!("f32 values for shape {shape:?}"),
+                    expected: expected.unwrap_or(u64::MAX),
+                    actual: count,
+                }),
+            });
+        }
+        Ok(())
     }
 
     /// Adds a tensor whose bytes a closure writes when its turn comes
@@ -396,6 +533,11 @@ impl<'a> Builder<'a> {
 
     fn check_tensor(&self, name: &str, ty: GgmlType, shape: &[u64]) -> Result<u64> {
         self.check_name(name)?;
+        self.check_shape(name, ty, shape)
+    }
+
+    /// Checks `shape` suits `ty` and returns the byte size.
+    fn check_shape(&self, name: &str, ty: GgmlType, shape: &[u64]) -> Result<u64> {
         let invalid = |reason: String| Error::InvalidTensor {
             tensor: name.into(),
             reason,

@@ -64,6 +64,7 @@ fn write_source(
     data: &mut TensorData<'_>,
     name: &str,
     ty: crate::format::GgmlType,
+    shape: &[u64],
     nbytes: u64,
     endian: crate::format::Endian,
     w: &mut dyn DataSink,
@@ -79,7 +80,7 @@ fn write_source(
             }
         }
     }
-    data.write_to(name, ty, nbytes, endian, w.writer())
+    data.write_to(name, ty, shape, nbytes, endian, w.writer())
 }
 
 /// Reports bytes written so far and the total, e.g. to draw a progress bar.
@@ -121,7 +122,7 @@ impl<'a> Builder<'a> {
         let endian = self.ctx.endian;
         let mut done = layout.meta_size();
         for ((name, t), slot) in self.tensors.iter_mut().zip(&layout.tensors) {
-            write_source(&mut t.data, name, t.ty, t.nbytes, endian, w)?;
+            write_source(&mut t.data, name, t.ty, &t.shape, t.nbytes, endian, w)?;
             write_zeros(w.writer(), slot.padding)?;
             done += slot.nbytes + slot.padding;
             progress(done, layout.file_len());
@@ -342,7 +343,7 @@ impl<W: Write> MetadataFirst<'_, '_, W> {
                 break;
             }
             t.data
-                .write_to(&slot.name, t.ty, t.nbytes, endian, &mut self.w)?;
+                .write_to(&slot.name, t.ty, &t.shape, t.nbytes, endian, &mut self.w)?;
             write_zeros(&mut self.w, slot.padding)?;
             self.next += 1;
             done += slot.nbytes + slot.padding;

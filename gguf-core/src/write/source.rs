@@ -37,6 +37,16 @@ pub enum TensorData<'a> {
     File(Tensor<'a>),
     /// A closure that writes the bytes when the tensor's turn comes.
     Fn(WriteFn<'a>),
+    /// `f32` values (rows of `shape[0]`, as ggml orders them) quantized to
+    /// the tensor's type when its turn comes, a chunk of rows at a time,
+    /// with [`tensor::quantize`](crate::tensor::quantize)'s encoders; F32
+    /// is a plain copy. See [`Builder::add_tensor_quantized`](crate::write::Builder::add_tensor_quantized).
+    Quantize(Cow<'a, [f32]>),
+    /// A tensor of another open file, decoded and re-encoded to the
+    /// tensor's type when its turn comes, a chunk of rows at a time (never
+    /// the whole tensor in memory). See
+    /// [`Builder::requantize_tensor`](crate::write::Builder::requantize_tensor).
+    Requantize(Tensor<'a>),
     /// No data yet: supplied later through metadata-first writing.
     Deferred,
 }
@@ -52,6 +62,8 @@ impl fmt::Debug for TensorData<'_> {
             ),
             TensorData::File(t) => write!(f, "File({:?})", t.name()),
             TensorData::Fn(_) => write!(f, "Fn"),
+            TensorData::Quantize(v) => write!(f, "Quantize({} f32 values)", v.len()),
+            TensorData::Requantize(t) => write!(f, "Requantize({:?})", t.name()),
             TensorData::Deferred => write!(f, "Deferred"),
         }
     }
@@ -113,11 +125,14 @@ element!(f32 => F32, f64 => F64, half::f16 => F16, half::bf16 => BF16, i8 => I8,
 pub(crate) const CHUNK: usize = 4 << 20;
 
 impl TensorData<'_> {
-    /// Writes the data to `w` in `endian` order, checking it is `nbytes` long.
+    /// Writes the data to `w` in `endian` order, checking it is `nbytes`
+    /// long (`shape` gives the row length that sources to encode need).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn write_to(
         &mut self,
         name: &str,
         ty: GgmlType,
+        shape: &[u64],
         nbytes: u64,
         endian: Endian,
         w: &mut dyn Write,
@@ -127,6 +142,7 @@ impl TensorData<'_> {
             expected: nbytes,
             actual,
         };
+        let row_len = shape.first().map_or(1, |&r| r as usize);
         match self {
             TensorData::Bytes(b) => {
                 if b.len() as u64 != nbytes {
@@ -167,6 +183,40 @@ impl TensorData<'_> {
                     return Err(size_err(counter.written));
                 }
             }
+            TensorData::Quantize(src) => {
+                let plan = EncodePlan::new(name, ty, nbytes, endian, src.len(), row_len)?;
+                let mut out = Vec::new();
+                for chunk in src.chunks(plan.chunk_elems()) {
+                    plan.write_chunk(chunk, &mut out, w)?;
+                }
+            }
+            TensorData::Requantize(t) => {
+                let src_ty = t.ggml_type();
+                let data = t.data()?;
+                let n = t.element_count() as usize;
+                let plan = EncodePlan::new(name, ty, nbytes, endian, n, row_len)?;
+                let src_row_bytes = match (src_ty.block_size(), src_ty.type_size()) {
+                    (Some(bs), Some(ts)) => plan.row_len / bs as usize * ts as usize,
+                    _ => {
+                        return Err(Error::UnknownTensorType {
+                            tensor: t.name().into(),
+                            type_id: src_ty.id(),
+                        })
+                    }
+                };
+                let (mut buf, mut out) = (Vec::new(), Vec::new());
+                let rows_per_chunk = plan.chunk_elems() / plan.row_len;
+                for bytes in data.chunks((rows_per_chunk * src_row_bytes).max(1)) {
+                    let rows = bytes.len().checked_div(src_row_bytes).unwrap_or(0);
+                    buf.resize(rows * plan.row_len, 0.0);
+                    crate::tensor::dequantize_par(src_ty, t.file_endian(), bytes, &mut buf)
+                        .map_err(|e| Error::TensorCodec {
+                            tensor: t.name().into(),
+                            source: Box::new(e),
+                        })?;
+                    plan.write_chunk(&buf, &mut out, w)?;
+                }
+            }
             TensorData::Deferred => {
                 return Err(Error::MissingTensorData {
                     missing: 1,
@@ -174,6 +224,130 @@ impl TensorData<'_> {
                 });
             }
         }
+        Ok(())
+    }
+}
+
+/// Elements encoded per chunk of rows: about 4 Mi values (16 MiB of `f32`).
+const ENCODE_CHUNK: usize = 4 << 20;
+
+/// Checks `ty` can be written from `f32` in `endian` order: it needs a
+/// quantizer, and quantized blocks are only written little-endian (the
+/// quantizers produce little-endian blocks).
+pub(crate) fn check_encodable(name: &str, ty: GgmlType, endian: Endian) -> Result<()> {
+    if !crate::tensor::can_quantize(ty) {
+        return Err(Error::TensorCodec {
+            tensor: name.into(),
+            source: Box::new(Error::UnsupportedType {
+                ty,
+                operation: "quantize",
+            }),
+        });
+    }
+    if endian != Endian::Little && !ty.is_plain() {
+        return Err(Error::InvalidTensor {
+            tensor: name.into(),
+            reason: format!(
+                "quantizing to {ty} is only supported for little-endian output \
+                 (the quantizers write little-endian blocks)"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// How `n` `f32` values, rows of `row_len`, are encoded to `ty`: whole
+/// rows at a time, on all rayon threads. Quantizers treat blocks
+/// independently, so the bytes equal [`crate::tensor::quantize`]'s.
+struct EncodePlan<'n> {
+    name: &'n str,
+    ty: GgmlType,
+    row_len: usize,
+    out_row: usize,
+    /// Swap plain numbers of this many bytes (big-endian output), or 0.
+    swap: usize,
+}
+
+impl<'n> EncodePlan<'n> {
+    fn new(
+        name: &'n str,
+        ty: GgmlType,
+        nbytes: u64,
+        endian: Endian,
+        n: usize,
+        row_len: usize,
+    ) -> Result<Self> {
+        check_encodable(name, ty, endian)?;
+        let (bs, ts) = match (ty.block_size(), ty.type_size()) {
+            (Some(bs), Some(ts)) => (bs as usize, ts as usize),
+            _ => {
+                return Err(Error::UnknownTensorType {
+                    tensor: name.into(),
+                    type_id: ty.id(),
+                })
+            }
+        };
+        if !row_len.is_multiple_of(bs) {
+            return Err(Error::TensorCodec {
+                tensor: name.into(),
+                source: Box::new(Error::PartialBlock {
+                    ty,
+                    what: "row length",
+                    len: row_len as u64,
+                    unit: bs as u64,
+                }),
+            });
+        }
+        // A zero-length row (a tensor of no elements) encodes to nothing.
+        let row_len = row_len.max(bs);
+        let elems = (nbytes / ts as u64).saturating_mul(bs as u64);
+        if !n.is_multiple_of(row_len) || elems != n as u64 || !nbytes.is_multiple_of(ts as u64) {
+            return Err(Error::TensorCodec {
+                tensor: name.into(),
+                source: Box::new(Error::LengthMismatch {
+                    what: format!("f32 values for {nbytes} bytes of {ty}"),
+                    expected: elems,
+                    actual: n as u64,
+                }),
+            });
+        }
+        let swap = if endian != Endian::Little && ts > 1 {
+            ts
+        } else {
+            0
+        };
+        Ok(EncodePlan {
+            name,
+            ty,
+            row_len,
+            out_row: row_len / bs * ts,
+            swap,
+        })
+    }
+
+    /// Elements per chunk: whole rows, at least one.
+    fn chunk_elems(&self) -> usize {
+        (ENCODE_CHUNK / self.row_len).max(1) * self.row_len
+    }
+
+    /// Encodes `src` (whole rows) into `out` and writes it.
+    fn write_chunk(&self, src: &[f32], out: &mut Vec<u8>, w: &mut dyn Write) -> Result<()> {
+        use rayon::prelude::*;
+        let rows = src.len() / self.row_len;
+        out.resize(rows * self.out_row, 0);
+        src.par_chunks(self.row_len)
+            .zip(out.par_chunks_mut(self.out_row))
+            .try_for_each(|(s, o)| crate::tensor::quantize_into(self.ty, s, o))
+            .map_err(|e| Error::TensorCodec {
+                tensor: self.name.into(),
+                source: Box::new(e),
+            })?;
+        if self.swap > 1 {
+            for e in out.chunks_exact_mut(self.swap) {
+                e.reverse();
+            }
+        }
+        w.write_all(out)?;
         Ok(())
     }
 }

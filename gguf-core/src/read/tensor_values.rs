@@ -1,0 +1,270 @@
+//! Decoded values of a [`Tensor`]: `f32` (whole, into a buffer, or one row
+//! at a time), `f16` and `bf16`, through the [`tensor`](crate::tensor)
+//! codecs in the file's byte order.
+
+use crate::error::{Error, Result};
+use crate::format::{Endian, GgmlType};
+use crate::tensor;
+
+use super::Tensor;
+
+impl<'f> Tensor<'f> {
+    /// Wraps a codec error so that its message names this tensor.
+    fn codec_err(&self, source: Error) -> Error {
+        Error::TensorCodec {
+            tensor: self.name().into(),
+            source: Box::new(source),
+        }
+    }
+
+    /// The data, after checking the type has a size and a decoder
+    /// (`UnknownTensorType` for unknown ids, a wrapped `UnsupportedType`
+    /// for a sized type without one).
+    fn decodable(&self) -> Result<&'f [u8]> {
+        let data = self.data()?;
+        if !tensor::can_dequantize(self.ggml_type()) {
+            return Err(self.codec_err(Error::UnsupportedType {
+                ty: self.ggml_type(),
+                operation: "dequantize",
+            }));
+        }
+        Ok(data)
+    }
+
+    /// Every element decoded to `f32` (in file order: rows of `shape()[0]`
+    /// elements), for any type with a decoder, in either byte order.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// use gguf_core::{write::Builder, GgmlType, GgufFile};
+    /// let x: Vec<f32> = (0..64).map(|i| i as f32 / 16.0).collect();
+    /// let mut b = Builder::new();
+    /// b.add_tensor_quantized("w", GgmlType::Q8_0, &[32, 2], &x[..])?;
+    /// let mut bytes = Vec::new();
+    /// b.write(&mut bytes)?;
+    /// let file = GgufFile::from_bytes(&bytes)?;
+    /// let y = file.tensor("w")?.to_f32()?;
+    /// assert!(x.iter().zip(&y).all(|(a, b)| (a - b).abs() < 0.02));
+    /// # Ok(()) }
+    /// ```
+    pub fn to_f32(&self) -> Result<Vec<f32>> {
+        let data = self.decodable()?;
+        let n = usize::try_from(self.element_count()).map_err(|_| {
+            self.codec_err(Error::LengthMismatch {
+                what: "element count".into(),
+                expected: usize::MAX as u64,
+                actual: self.element_count(),
+            })
+        })?;
+        let mut out = vec![0f32; n];
+        tensor::dequantize_par(self.ggml_type(), self.file_endian(), data, &mut out)
+            .map_err(|e| self.codec_err(e))?;
+        Ok(out)
+    }
+
+    /// [`to_f32`](Self::to_f32) into `out`, which must hold exactly
+    /// [`element_count`](Self::element_count) values. Does not allocate.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let bytes = gguf_core::testing::tiny_file();
+    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let t = file.tensor("token_embd.weight")?;
+    /// let mut out = vec![0f32; t.element_count() as usize];
+    /// t.to_f32_into(&mut out)?;
+    /// assert_eq!(out[1], 1.0);
+    /// assert!(t.to_f32_into(&mut [0f32; 3]).is_err()); // wrong length
+    /// # Ok(()) }
+    /// ```
+    pub fn to_f32_into(&self, out: &mut [f32]) -> Result<()> {
+        let data = self.decodable()?;
+        if out.len() as u64 != self.element_count() {
+            return Err(self.codec_err(Error::LengthMismatch {
+                what: "f32 output buffer".into(),
+                expected: self.element_count(),
+                actual: out.len() as u64,
+            }));
+        }
+        tensor::dequantize_par(self.ggml_type(), self.file_endian(), data, out)
+            .map_err(|e| self.codec_err(e))
+    }
+
+    /// Every element decoded, then rounded to IEEE half precision.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let bytes = gguf_core::testing::tiny_file();
+    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let h = file.tensor("token_embd.weight")?.to_f16()?;
+    /// assert_eq!(h[1].to_f32(), 1.0);
+    /// # Ok(()) }
+    /// ```
+    pub fn to_f16(&self) -> Result<Vec<half::f16>> {
+        let data = self.decodable()?;
+        tensor::to_f16(self.ggml_type(), self.file_endian(), data).map_err(|e| self.codec_err(e))
+    }
+
+    /// Every element decoded, then rounded to bfloat16.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let bytes = gguf_core::testing::tiny_file();
+    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let h = file.tensor("token_embd.weight")?.to_bf16()?;
+    /// assert_eq!(h[1].to_f32(), 1.0);
+    /// # Ok(()) }
+    /// ```
+    pub fn to_bf16(&self) -> Result<Vec<half::bf16>> {
+        let data = self.decodable()?;
+        tensor::to_bf16(self.ggml_type(), self.file_endian(), data).map_err(|e| self.codec_err(e))
+    }
+
+    /// Decodes the tensor one row (`shape()[0]` elements) at a time into a
+    /// reused buffer, so memory stays bounded by one row. As an
+    /// [`Iterator`] it yields each row as a new `Vec<f32>`;
+    /// [`RowIter::next_row`] lends the buffer instead, without allocating.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let bytes = gguf_core::testing::tiny_file();
+    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let t = file.tensor("token_embd.weight")?; // shape [8, 4]
+    /// let mut rows = t.rows()?;
+    /// assert_eq!(rows.len(), 4);
+    /// let mut sum = 0.0;
+    /// while let Some(row) = rows.next_row() {
+    ///     let row = row?;
+    ///     assert_eq!(row.len(), 8);
+    ///     sum += row.iter().sum::<f32>();
+    /// }
+    /// assert_eq!(sum, t.to_f32()?.iter().sum::<f32>());
+    /// # Ok(()) }
+    /// ```
+    pub fn rows(&self) -> Result<RowIter<'f>> {
+        let data = self.decodable()?;
+        let ty = self.ggml_type();
+        let shape = self.shape();
+        let row_len = shape.first().copied().unwrap_or(1);
+        let n_rows: u64 = shape.iter().skip(1).product();
+        // Validated at open: whole blocks per row, sizes that fit in memory.
+        let (bs, ts) = match (ty.block_size(), ty.type_size()) {
+            (Some(bs), Some(ts)) => (bs, ts),
+            _ => {
+                return Err(Error::UnknownTensorType {
+                    tensor: self.name().into(),
+                    type_id: ty.id(),
+                })
+            }
+        };
+        let row_bytes = row_len / bs * ts;
+        if row_bytes.checked_mul(n_rows) != Some(data.len() as u64) {
+            return Err(self.codec_err(Error::LengthMismatch {
+                what: format!("data of {n_rows} rows of {row_len} {ty} elements"),
+                expected: row_bytes.saturating_mul(n_rows),
+                actual: data.len() as u64,
+            }));
+        }
+        Ok(RowIter {
+            name: self.name(),
+            ty,
+            endian: self.file_endian(),
+            data,
+            row_bytes: row_bytes as usize,
+            buf: vec![0f32; row_len as usize],
+            next: 0,
+            n_rows: n_rows as usize,
+        })
+    }
+
+    /// Calls `f(row_index, row)` for every row, decoded one at a time into
+    /// one reused buffer (see [`rows`](Self::rows)).
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let bytes = gguf_core::testing::tiny_file();
+    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let mut max = f32::NEG_INFINITY;
+    /// file.tensor("token_embd.weight")?.for_each_row(|_, row| {
+    ///     max = row.iter().copied().fold(max, f32::max);
+    /// })?;
+    /// assert_eq!(max, 31.0);
+    /// # Ok(()) }
+    /// ```
+    pub fn for_each_row(&self, mut f: impl FnMut(usize, &[f32])) -> Result<()> {
+        let mut rows = self.rows()?;
+        let mut i = 0;
+        while let Some(row) = rows.next_row() {
+            f(i, row?);
+            i += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Rows of a [`Tensor`], decoded to `f32` one at a time
+/// (from [`Tensor::rows`]).
+pub struct RowIter<'f> {
+    name: &'f str,
+    ty: GgmlType,
+    endian: Endian,
+    data: &'f [u8],
+    row_bytes: usize,
+    buf: Vec<f32>,
+    next: usize,
+    n_rows: usize,
+}
+
+impl std::fmt::Debug for RowIter<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RowIter")
+            .field("tensor", &self.name)
+            .field("row", &self.next)
+            .field("rows", &self.n_rows)
+            .finish()
+    }
+}
+
+impl RowIter<'_> {
+    /// Elements per row (`shape()[0]`).
+    pub fn row_len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Decodes the next row into the iterator's buffer and lends it.
+    pub fn next_row(&mut self) -> Option<Result<&[f32]>> {
+        if self.next >= self.n_rows {
+            return None;
+        }
+        let start = self.next * self.row_bytes;
+        self.next += 1;
+        let bytes = &self.data[start..start + self.row_bytes];
+        Some(
+            match tensor::dequantize(self.ty, self.endian, bytes, &mut self.buf) {
+                Ok(()) => Ok(&self.buf[..]),
+                Err(e) => {
+                    // An error ends the iteration.
+                    self.next = self.n_rows;
+                    Err(Error::TensorCodec {
+                        tensor: self.name.into(),
+                        source: Box::new(e),
+                    })
+                }
+            },
+        )
+    }
+}
+
+impl Iterator for RowIter<'_> {
+    type Item = Result<Vec<f32>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_row().map(|r| r.map(<[f32]>::to_vec))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.n_rows - self.next;
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for RowIter<'_> {}
