@@ -4,10 +4,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod convert;
 mod edit;
 mod inspect;
 mod json;
 mod rewrite;
+mod tensor;
 
 /// Inspect, rewrite and edit GGUF model files.
 #[derive(Parser)]
@@ -32,6 +34,12 @@ enum Command {
     /// Rewrite a file (byte-identical unless an option changes the layout),
     /// optionally with another mode, alignment, byte order or version.
     Rewrite(rewrite::Args),
+    /// Print a tensor's summary (type, shape, min/max/mean/std of its
+    /// values), or export it as a NumPy .npy file.
+    Tensor(tensor::Args),
+    /// Re-encode the floating-point weight matrices to another type
+    /// (norms, biases and other tensors are kept byte for byte).
+    Convert(convert::Args),
 }
 
 /// Writes a command's output; a closed pipe (`gguf inspect f | head`) is
@@ -54,6 +62,8 @@ fn main() -> ExitCode {
         Command::Mv(args) => edit::mv(args),
         Command::RenameTensor(args) => edit::rename_tensor(args),
         Command::Rewrite(args) => rewrite::run(args),
+        Command::Tensor(args) => tensor::run(args),
+        Command::Convert(args) => convert::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
