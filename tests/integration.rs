@@ -5,6 +5,7 @@ mod integration {
     pub mod cli;
     pub mod cli_edit;
     pub mod cli_rewrite;
+    pub mod cli_tensor;
     pub mod edit;
     pub mod edit_crash;
     pub mod edit_fixtures;
@@ -14,6 +15,7 @@ mod integration {
     pub mod interop_read;
     pub mod memory;
     pub mod round_trip;
+    pub mod tensor_api;
     pub mod truncation;
     pub mod util;
     pub mod write;

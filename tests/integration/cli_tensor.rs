@@ -1,0 +1,1 @@
+//! `gguf tensor` and `gguf convert`, run as child processes.
