@@ -210,9 +210,12 @@ fn npy_export_reads_back_in_numpy() {
     }
 }
 
+/// name, type, shape, little-endian bytes.
+type Spec = (String, GgmlType, Vec<u64>, Vec<u8>);
+
 /// A llama-like file: F32 and F16 weight matrices, 1-D norms, a bias, a
 /// weight whose rows are not whole Q8_0 blocks, a tokenizer and a file type.
-fn llama_like(path: &Path) -> Vec<(String, GgmlType, Vec<u64>, Vec<u8>)> {
+fn llama_like(path: &Path) -> Vec<Spec> {
     let specs: Vec<(&str, GgmlType, Vec<u64>)> = vec![
         ("token_embd.weight", GgmlType::F32, vec![64, 10]),
         ("blk.0.attn_norm.weight", GgmlType::F32, vec![64]),

@@ -142,8 +142,11 @@ fn rows_concatenated_equal_to_f32() {
     }
 }
 
+/// Tensor names with their expected values.
+type Expected = Vec<(String, Vec<f32>)>;
+
 /// Little- and big-endian files with the same F32, F16 and BF16 values.
-fn twins() -> (Vec<u8>, Vec<u8>, Vec<(String, Vec<f32>)>) {
+fn twins() -> (Vec<u8>, Vec<u8>, Expected) {
     let specs: &[(&str, GgmlType, &[u64])] = &[
         ("f32", GgmlType::F32, &[6, 5]),
         ("f16", GgmlType::F16, &[8, 3]),
