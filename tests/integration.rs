@@ -4,12 +4,17 @@ mod integration {
     pub mod accept;
     pub mod cli;
     pub mod cli_edit;
+    pub mod cli_rewrite;
     pub mod edit;
     pub mod edit_crash;
     pub mod edit_fixtures;
     pub mod edit_interop;
+    pub mod gguf_py;
     pub mod hostile;
     pub mod interop_read;
+    pub mod memory;
+    pub mod round_trip;
     pub mod truncation;
     pub mod util;
+    pub mod write;
 }

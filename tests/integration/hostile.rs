@@ -370,7 +370,8 @@ fn offset_u64_max() {
         matches!(&e, Error::MisalignedTensor { tensor, offset: u64::MAX, alignment: 32 } if tensor == "t"),
         "{e:?}"
     );
-    // Aligned but far past the end: the end saturates instead of wrapping.
+    // Aligned (u64::MAX rounded down to 32) but far past the end: the end
+    // saturates instead of wrapping.
     let buf = with_tensors(&[("t", &[4], 0, !31u64)], 64);
     let e = reject(&buf);
     assert!(
@@ -626,17 +627,17 @@ fn big_endian_hostile_files_are_rejected_too() {
     ));
 }
 
-/// A v3 file with one string array under key "s".
-fn string_array(strings: &[Vec<u8>], endian: Endian) -> (Vec<u8>, Vec<u64>) {
-    let mut r = Raw::new(ctx(3, endian));
+/// A file with one string array under key "s".
+fn string_array(strings: &[Vec<u8>], version: u32, endian: Endian) -> (Vec<u8>, Vec<u64>) {
+    let mut r = Raw::new(ctx(version, endian));
     r.header(0, 1)
         .str("s")
         .u32(9)
         .u32(8)
-        .u64(strings.len() as u64);
+        .count(strings.len() as u64);
     let mut offsets = Vec::new();
     for s in strings {
-        r.u64(s.len() as u64);
+        r.count(s.len() as u64);
         offsets.push(r.buf.len() as u64);
         r.bytes(s);
     }
@@ -645,8 +646,8 @@ fn string_array(strings: &[Vec<u8>], endian: Endian) -> (Vec<u8>, Vec<u64>) {
 
 /// Checks the reader against `std::str::from_utf8` applied to each string.
 #[track_caller]
-fn check_strings(strings: &[Vec<u8>], endian: Endian) {
-    let (bytes, offsets) = string_array(strings, endian);
+fn check_strings(strings: &[Vec<u8>], version: u32, endian: Endian) {
+    let (bytes, offsets) = string_array(strings, version, endian);
     let first_bad = strings.iter().position(|s| std::str::from_utf8(s).is_err());
     match (GgufFile::from_bytes(&bytes), first_bad) {
         (Ok(f), None) => {
@@ -656,12 +657,33 @@ fn check_strings(strings: &[Vec<u8>], endian: Endian) {
                 .map(|s| std::str::from_utf8(s).unwrap())
                 .collect();
             assert_eq!(got, want);
+            // The hot path agrees with the binrw reference codec.
+            let body = f.get_array("s").unwrap().offset();
+            assert_eq!(got, binrw_strings(&bytes, f.ctx(), body));
         }
         (Err(Error::InvalidUtf8 { offset, .. }), Some(i)) => {
             assert_eq!(offset, offsets[i], "string {i} of {strings:?}")
         }
         (r, bad) => panic!("expected first invalid string {bad:?}, got {r:?} for {strings:?}"),
     }
+}
+
+/// The array whose elements start at `body`, read with the derive-generated
+/// binrw codecs: the reference for the reader's hand-written hot path.
+fn binrw_strings(bytes: &[u8], ctx: gguf::Ctx, body: u64) -> Vec<String> {
+    use binrw::BinRead;
+    use gguf::format::{ArrayHeaderWire, GgufString};
+    let mut cur = std::io::Cursor::new(bytes);
+    cur.set_position(body - 4 - ctx.count_width() as u64);
+    let endian = match ctx.endian {
+        Endian::Little => binrw::Endian::Little,
+        Endian::Big => binrw::Endian::Big,
+    };
+    let header = ArrayHeaderWire::read_options(&mut cur, endian, ctx).unwrap();
+    assert_eq!(header.element_type, ValueType::String.id());
+    (0..header.len.0)
+        .map(|_| GgufString::read_options(&mut cur, endian, ctx).unwrap().0)
+        .collect()
 }
 
 #[test]
@@ -679,8 +701,10 @@ fn utf8_across_string_boundaries() {
         vec![vec![0x80; 128], b"a".to_vec()],
     ];
     for case in &cases {
-        check_strings(case, Endian::Little);
-        check_strings(case, Endian::Big);
+        for version in [1, 3] {
+            check_strings(case, version, Endian::Little);
+            check_strings(case, version, Endian::Big);
+        }
     }
 }
 
@@ -726,6 +750,6 @@ fn utf8_validation_matches_std_on_random_string_arrays() {
         } else {
             Endian::Big
         };
-        check_strings(&strings, endian);
+        check_strings(&strings, 1 + rng.below(3) as u32, endian);
     }
 }

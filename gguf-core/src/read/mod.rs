@@ -317,6 +317,12 @@ impl<'a> GgufFile<'a> {
         self.source.release(start, len);
     }
 
+    /// The file behind a memory map ([`open`](GgufFile::open)), for
+    /// kernel-side copies of tensor data.
+    pub(crate) fn mapped_file(&self) -> Option<&std::fs::File> {
+        self.source.file()
+    }
+
     /// True when tensor data is available ([`Tensor::data`] works).
     pub fn has_data(&self) -> bool {
         !matches!(self.source, Source::Header(_))

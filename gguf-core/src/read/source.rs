@@ -8,8 +8,9 @@ use memmap2::Mmap;
 pub(crate) enum Source<'a> {
     /// The caller's buffer.
     Borrowed(&'a [u8]),
-    /// A read-only map of a whole file.
-    Mmap(Mmap),
+    /// A read-only map of a whole file, and the file (kept for kernel-side
+    /// copies of tensor data).
+    Mmap(Mmap, File),
     /// Only the header region, read from a stream.
     Header(Vec<u8>),
 }
@@ -28,12 +29,12 @@ impl Source<'_> {
         // our own writers and editor replace files by rename or write the
         // header region only, never truncating a file in place.
         let map = unsafe { Mmap::map(&file)? };
-        Ok(Source::Mmap(map))
+        Ok(Source::Mmap(map, file))
     }
 
     pub(crate) fn release(&self, start: usize, len: usize) {
         #[cfg(unix)]
-        if let Source::Mmap(m) = self {
+        if let Source::Mmap(m, _) = self {
             // SAFETY: DONTNEED on a read-only, file-backed private map only
             // drops clean pages; a later access re-reads them from the file,
             // so no borrowed slice can observe a change.
@@ -44,10 +45,18 @@ impl Source<'_> {
         let _ = (start, len);
     }
 
+    /// The mapped file, when the bytes are a map of one.
+    pub(crate) fn file(&self) -> Option<&File> {
+        match self {
+            Source::Mmap(_, f) => Some(f),
+            _ => None,
+        }
+    }
+
     pub(crate) fn bytes(&self) -> &[u8] {
         match self {
             Source::Borrowed(b) => b,
-            Source::Mmap(m) => m,
+            Source::Mmap(m, _) => m,
             Source::Header(v) => v,
         }
     }

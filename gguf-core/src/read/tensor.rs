@@ -119,6 +119,12 @@ impl<'f> Tensor<'f> {
         self.file.endian()
     }
 
+    /// The mapped file holding the data and the data's absolute offset in
+    /// it, when the tensor's file was opened with [`GgufFile::open`].
+    pub(crate) fn mapped_file(&self) -> Option<(&'f std::fs::File, u64)> {
+        self.file.mapped_file().map(|f| (f, self.file_offset()))
+    }
+
     /// Streams the data through `f` in chunks, letting the kernel drop each
     /// chunk's pages from a memory map once used, so copying a large
     /// tensor keeps memory flat.

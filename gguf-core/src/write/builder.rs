@@ -409,10 +409,12 @@ impl<'a> Builder<'a> {
         match tensor_nbytes(ty, shape) {
             Ok(n) => Ok(n),
             Err(SizeError::UnknownType) => Err(invalid(format!("type {ty} has no known size"))),
-            Err(SizeError::RowNotBlockMultiple { block }) => Err(invalid(format!(
-                "row length {} is not a multiple of the {ty} block size {block}",
-                shape.first().copied().unwrap_or(1)
-            ))),
+            Err(SizeError::RowNotBlockMultiple { block }) => Err(Error::RowNotBlockMultiple {
+                tensor: name.into(),
+                row: shape.first().copied().unwrap_or(1),
+                ty,
+                block,
+            }),
             Err(SizeError::ElementCountOverflow) => Err(invalid(format!(
                 "shape {shape:?} overflows the element count"
             ))),

@@ -11,7 +11,7 @@ mod value;
 
 pub use builder::{Builder, MAX_TENSOR_NAME};
 pub use layout::{Layout, TensorSlot};
-pub use modes::{MetadataFirst, Progress};
+pub use modes::{MetadataFirst, Progress, WriteMode};
 pub use source::{TensorData, TensorElement, WriteFn};
 pub use value::{MetaValue, OwnedArray, OwnedValue};
 

@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 mod edit;
 mod inspect;
 mod json;
+mod rewrite;
 
 /// Inspect, rewrite and edit GGUF model files.
 #[derive(Parser)]
@@ -28,6 +29,9 @@ enum Command {
     Mv(edit::MvArgs),
     /// Rename a tensor.
     RenameTensor(edit::MvArgs),
+    /// Rewrite a file (byte-identical unless an option changes the layout),
+    /// optionally with another mode, alignment, byte order or version.
+    Rewrite(rewrite::Args),
 }
 
 /// Writes a command's output; a closed pipe (`gguf inspect f | head`) is
@@ -49,6 +53,7 @@ fn main() -> ExitCode {
         Command::Rm(args) => edit::rm(args),
         Command::Mv(args) => edit::mv(args),
         Command::RenameTensor(args) => edit::rename_tensor(args),
+        Command::Rewrite(args) => rewrite::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

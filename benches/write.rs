@@ -1,0 +1,299 @@
+//! Write benchmark: rewriting a ~1 GiB llama-shaped file in each write
+//! mode, against `cp` of the same file and gguf-py's GGUFWriter.
+//!
+//! Run with `cargo bench --bench write` (add `-- --runs N` to change the
+//! number of runs per case; the best run is reported). The input is
+//! generated once with our Builder into `<target>/bench-write/` and reused.
+//!
+//! Every case writes a complete, fsynced file, so `cp` is timed both alone
+//! (data left in the page cache) and followed by `sync` of the copy.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use gguf::write::{Builder, WriteMode};
+use gguf::{GgmlType, GgufFile};
+
+const DIM: u64 = 2048;
+const FFN: u64 = 5632;
+const VOCAB: u64 = 32000;
+const LAYERS: u64 = 8;
+
+fn target_dir() -> PathBuf {
+    // Benches run with the package root as working directory.
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("target"))
+        .join("bench-write")
+}
+
+/// Fills a closure source with a cheap, non-constant pattern.
+fn filler(seed: u64, nbytes: u64) -> impl FnMut(&mut dyn std::io::Write) -> std::io::Result<()> {
+    move |w| {
+        let mut piece = vec![0u8; 1 << 20];
+        let mut left = nbytes;
+        let mut i = seed;
+        while left > 0 {
+            for (j, b) in piece.iter_mut().enumerate() {
+                *b = (i as usize + j * 7) as u8;
+            }
+            i += 1;
+            let n = left.min(piece.len() as u64) as usize;
+            w.write_all(&piece[..n])?;
+            left -= n as u64;
+        }
+        Ok(())
+    }
+}
+
+/// A llama-shaped file: hyper-parameters, a 32k vocabulary with scores and
+/// token types, F16 matrices and F32 norms, about 1 GiB.
+fn generate(path: &Path) {
+    let mut b = Builder::new();
+    b.set("general.architecture", "llama").unwrap();
+    b.set("general.name", "bench-llama").unwrap();
+    b.set("llama.context_length", 4096u32).unwrap();
+    b.set("llama.embedding_length", DIM as u32).unwrap();
+    b.set("llama.block_count", LAYERS as u32).unwrap();
+    b.set("llama.feed_forward_length", FFN as u32).unwrap();
+    b.set("llama.attention.head_count", 16u32).unwrap();
+    b.set("llama.attention.layer_norm_rms_epsilon", 1e-5f32)
+        .unwrap();
+    b.set("tokenizer.ggml.model", "llama").unwrap();
+    let tokens: Vec<String> = (0..VOCAB).map(|i| format!("▁tok{i}")).collect();
+    b.set("tokenizer.ggml.tokens", tokens).unwrap();
+    b.set(
+        "tokenizer.ggml.scores",
+        (0..VOCAB).map(|i| -(i as f32)).collect::<Vec<_>>(),
+    )
+    .unwrap();
+    b.set("tokenizer.ggml.token_type", vec![1i32; VOCAB as usize])
+        .unwrap();
+    let mut seed = 0;
+    let mut add = |b: &mut Builder<'_>, name: String, ty: GgmlType, shape: &[u64]| {
+        let n = gguf::format::tensor_nbytes(ty, shape).unwrap();
+        seed += 1;
+        b.add_tensor_fn(name, ty, shape, filler(seed, n)).unwrap();
+    };
+    add(
+        &mut b,
+        "token_embd.weight".into(),
+        GgmlType::F16,
+        &[DIM, VOCAB],
+    );
+    for l in 0..LAYERS {
+        add(
+            &mut b,
+            format!("blk.{l}.attn_norm.weight"),
+            GgmlType::F32,
+            &[DIM],
+        );
+        for m in ["q", "k", "v", "output"] {
+            add(
+                &mut b,
+                format!("blk.{l}.attn_{m}.weight"),
+                GgmlType::F16,
+                &[DIM, DIM],
+            );
+        }
+        add(
+            &mut b,
+            format!("blk.{l}.ffn_norm.weight"),
+            GgmlType::F32,
+            &[DIM],
+        );
+        add(
+            &mut b,
+            format!("blk.{l}.ffn_gate.weight"),
+            GgmlType::F16,
+            &[DIM, FFN],
+        );
+        add(
+            &mut b,
+            format!("blk.{l}.ffn_up.weight"),
+            GgmlType::F16,
+            &[DIM, FFN],
+        );
+        add(
+            &mut b,
+            format!("blk.{l}.ffn_down.weight"),
+            GgmlType::F16,
+            &[FFN, DIM],
+        );
+    }
+    add(&mut b, "output_norm.weight".into(), GgmlType::F32, &[DIM]);
+    add(
+        &mut b,
+        "output.weight".into(),
+        GgmlType::F32,
+        &[DIM, VOCAB / 4],
+    );
+    b.write_to_path(path).unwrap();
+}
+
+fn best_of(runs: usize, mut f: impl FnMut() -> Duration) -> Duration {
+    (0..runs).map(|_| f()).min().unwrap()
+}
+
+fn timed(f: impl FnOnce()) -> Duration {
+    let t = Instant::now();
+    f();
+    t.elapsed()
+}
+
+fn run(cmd: &mut Command) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let runs = args
+        .iter()
+        .position(|a| a == "--runs")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(3);
+    let dir = target_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("llama-1g.gguf");
+    if GgufFile::open(&input).is_err() {
+        eprintln!("generating {} ...", input.display());
+        generate(&input);
+    }
+    let out = dir.join("out.gguf");
+    let size = std::fs::metadata(&input).unwrap().len();
+    let mb = size as f64 / 1e6;
+    println!(
+        "input: {} ({:.1} MB, {} tensors), best of {runs} runs",
+        input.display(),
+        mb,
+        GgufFile::open(&input).unwrap().tensor_count()
+    );
+    // Warm the page cache for the input, as every case reads it.
+    let _ = std::fs::read(&input).unwrap();
+
+    let mut results: Vec<(String, Duration)> = Vec::new();
+    let clean = || {
+        let _ = std::fs::remove_file(&out);
+    };
+
+    clean();
+    let cp = best_of(runs, || {
+        clean();
+        timed(|| run(Command::new("cp").arg(&input).arg(&out)))
+    });
+    results.push(("cp".into(), cp));
+    let cp_sync = best_of(runs, || {
+        clean();
+        timed(|| {
+            run(Command::new("cp").arg(&input).arg(&out));
+            run(Command::new("sync").arg(&out));
+        })
+    });
+    results.push(("cp + sync".into(), cp_sync));
+
+    for (name, mode) in [
+        ("single", WriteMode::Single),
+        ("meta-first", WriteMode::MetadataFirst),
+        ("reserve", WriteMode::Reserve),
+    ] {
+        let d = best_of(runs, || {
+            clean();
+            timed(|| {
+                let file = GgufFile::open(&input).unwrap();
+                Builder::from_file(&file)
+                    .unwrap()
+                    .write_to_path_in(&out, mode, &mut |_, _| {})
+                    .unwrap();
+            })
+        });
+        assert!(files_equal(&input, &out), "library {name}: output differs");
+        results.push((format!("library write_to_path_in({name})"), d));
+    }
+    // Without the atomic temp file and fsync: the same work as plain cp.
+    let d = best_of(runs, || {
+        clean();
+        timed(|| {
+            let file = GgufFile::open(&input).unwrap();
+            let f = std::fs::File::create(&out).unwrap();
+            Builder::from_file(&file)
+                .unwrap()
+                .write(std::io::BufWriter::with_capacity(1 << 20, f))
+                .unwrap();
+        })
+    });
+    assert!(files_equal(&input, &out), "library write: output differs");
+    results.push(("library write (no fsync)".into(), d));
+
+    let exe = Path::new(env!("CARGO_BIN_EXE_gguf"));
+    for mode in ["single", "meta-first", "reserve"] {
+        let d = best_of(runs, || {
+            clean();
+            timed(|| {
+                run(Command::new(exe)
+                    .arg("rewrite")
+                    .arg(&input)
+                    .arg(&out)
+                    .args(["--mode", mode]))
+            })
+        });
+        assert!(
+            files_equal(&input, &out),
+            "gguf rewrite {mode}: output differs"
+        );
+        results.push((format!("gguf rewrite --mode {mode}"), d));
+    }
+
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/gguf_py_rewrite.py");
+    let py = best_of(1, || {
+        clean();
+        timed(|| run(Command::new("python3").arg(&script).arg(&input).arg(&out)))
+    });
+    assert!(files_equal(&input, &out), "gguf-py: output differs");
+    results.push(("gguf-py GGUFReader -> GGUFWriter".into(), py));
+    clean();
+
+    println!(
+        "{:<40} {:>9} {:>10} {:>9}",
+        "case", "seconds", "MB/s", "vs cp"
+    );
+    for (name, d) in &results {
+        let s = d.as_secs_f64();
+        println!(
+            "{name:<40} {s:>9.3} {:>10.0} {:>8.2}x",
+            mb / s,
+            cp.as_secs_f64() / s
+        );
+    }
+}
+
+fn files_equal(a: &Path, b: &Path) -> bool {
+    use std::io::Read;
+    let (Ok(fa), Ok(fb)) = (std::fs::File::open(a), std::fs::File::open(b)) else {
+        return false;
+    };
+    if fa.metadata().unwrap().len() != fb.metadata().unwrap().len() {
+        return false;
+    }
+    let (mut ra, mut rb) = (
+        std::io::BufReader::with_capacity(1 << 22, fa),
+        std::io::BufReader::with_capacity(1 << 22, fb),
+    );
+    let (mut ba, mut bb) = (vec![0u8; 1 << 22], vec![0u8; 1 << 22]);
+    loop {
+        let n = ra.read(&mut ba).unwrap();
+        if n == 0 {
+            return true;
+        }
+        rb.read_exact(&mut bb[..n]).unwrap();
+        if ba[..n] != bb[..n] {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! `gguf rewrite IN OUT [--mode M] [--alignment N] [--endian E] [--version N]`.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use gguf::write::{Builder, WriteMode};
+use gguf::{Endian, GgufFile};
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Mode {
+    /// Header, metadata, tensor infos, then data, in one pass.
+    Single,
+    /// Header first, then each tensor's data in declared order.
+    MetaFirst,
+    /// Data first after a hole for the header, then the header.
+    Reserve,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum EndianArg {
+    Little,
+    Big,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The GGUF file to read.
+    input: PathBuf,
+    /// Where to write; may be the input itself (replaced atomically).
+    output: PathBuf,
+    /// How to write (all modes give the same bytes).
+    #[arg(long, value_enum, default_value = "single")]
+    mode: Mode,
+    /// Data alignment of the output, a power of two.
+    #[arg(long, value_name = "N")]
+    alignment: Option<u32>,
+    /// Byte order of the output (tensor data of plain numeric types is
+    /// swapped; quantized tensors cannot change byte order).
+    #[arg(long, value_enum)]
+    endian: Option<EndianArg>,
+    /// GGUF version of the output: 1, 2 or 3.
+    #[arg(long, value_name = "N")]
+    version: Option<u32>,
+}
+
+/// Rewrites IN to OUT through `Builder::from_file`: byte-identical unless
+/// an option changes the layout. The output is written to a temporary file
+/// next to OUT and renamed over it, so OUT is never left half-written and
+/// OUT may be IN (whose map stays valid until the rename).
+pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let input =
+        GgufFile::open(&args.input).map_err(|e| format!("{}: {e}", args.input.display()))?;
+    let mut b = Builder::from_file(&input)?;
+    if let Some(alignment) = args.alignment {
+        b.alignment(alignment)?;
+    }
+    if let Some(endian) = args.endian {
+        b.endian(match endian {
+            EndianArg::Little => Endian::Little,
+            EndianArg::Big => Endian::Big,
+        });
+    }
+    if let Some(version) = args.version {
+        b.version(version)?;
+    }
+    let mode = match args.mode {
+        Mode::Single => WriteMode::Single,
+        Mode::MetaFirst => WriteMode::MetadataFirst,
+        Mode::Reserve => WriteMode::Reserve,
+    };
+
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let mut progress = |done: u64, total: u64| {
+        if let Some(bar) = &bar {
+            bar.set_length(total);
+            bar.set_position(done);
+        }
+    };
+    let layout = b
+        .write_to_path_in(&args.output, mode, &mut progress)
+        .map_err(|e| format!("{}: {e}", args.output.display()))?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    crate::print(&format!(
+        "{}: {} bytes, {} tensors, v{}, {}-endian, alignment {}",
+        args.output.display(),
+        layout.file_len(),
+        layout.tensors.len(),
+        layout.ctx.version,
+        layout.ctx.endian,
+        layout.alignment
+    ))
+}

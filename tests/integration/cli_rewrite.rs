@@ -1,0 +1,240 @@
+//! `gguf rewrite`, run as a child process.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use gguf::{Endian, GgufFile};
+
+use super::util::{ctx, rich, tiny_file, Content, Mode, Src};
+
+fn gguf(args: &[&Path]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gguf"))
+        .args(args)
+        .output()
+        .expect("run gguf")
+}
+
+fn ok(out: &Output) {
+    assert!(
+        out.status.success(),
+        "gguf failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn p(s: &str) -> &Path {
+    Path::new(s)
+}
+
+/// Content with plain tensor types only, so every option applies.
+fn plain(version: u32, endian: Endian, alignment: u32) -> Content {
+    let c = rich(ctx(version, endian), alignment);
+    Content {
+        tensors: c.tensors.into_iter().filter(|t| t.ty.is_plain()).collect(),
+        ..c
+    }
+}
+
+#[test]
+fn rewrite_is_byte_identical_in_every_mode_and_silent_when_piped() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.gguf");
+    let bytes = rich(ctx(3, Endian::Little), 64).write(Mode::Single, Src::Bytes);
+    std::fs::write(&input, &bytes).unwrap();
+    for mode in ["single", "meta-first", "reserve"] {
+        let output = dir.path().join(format!("{mode}.gguf"));
+        let out = gguf(&[p("rewrite"), &input, &output, p("--mode"), p(mode)]);
+        ok(&out);
+        assert!(
+            out.stderr.is_empty(),
+            "progress drawn on a pipe: {:?}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(std::fs::read(&output).unwrap() == bytes, "{mode}");
+        let summary = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            summary.contains(&format!("{} bytes", bytes.len())),
+            "{summary}"
+        );
+    }
+    // The bundled sample too.
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/tiny-llama.gguf");
+    let output = dir.path().join("sample.gguf");
+    ok(&gguf(&[p("rewrite"), &sample, &output]));
+    assert!(std::fs::read(&output).unwrap() == std::fs::read(&sample).unwrap());
+}
+
+#[test]
+fn alignment_option_changes_the_alignment_and_keeps_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.gguf");
+    let content = rich(ctx(3, Endian::Little), 32);
+    std::fs::write(&input, content.write(Mode::Single, Src::Bytes)).unwrap();
+    for (alignment, mode) in [("64", "single"), ("1", "reserve"), ("4096", "meta-first")] {
+        let output = dir.path().join(format!("a{alignment}.gguf"));
+        ok(&gguf(&[
+            p("rewrite"),
+            &input,
+            &output,
+            p("--alignment"),
+            p(alignment),
+            p("--mode"),
+            p(mode),
+        ]));
+        let n: u32 = alignment.parse().unwrap();
+        let bytes = std::fs::read(&output).unwrap();
+        // Exactly what the builder writes for this content at that alignment.
+        let expected = Content {
+            alignment: n,
+            ..content.clone()
+        };
+        expected.check_read_back(&bytes);
+        let file = GgufFile::from_bytes(&bytes).unwrap();
+        assert_eq!(file.alignment(), u64::from(n));
+        assert_eq!(file.get::<u32>("general.alignment").unwrap(), n);
+    }
+}
+
+#[test]
+fn endian_option_swaps_plain_tensors_and_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("le.gguf");
+    let big = dir.path().join("be.gguf");
+    let back = dir.path().join("le2.gguf");
+    let le = plain(3, Endian::Little, 32);
+    let le_bytes = le.write(Mode::Single, Src::Bytes);
+    std::fs::write(&input, &le_bytes).unwrap();
+    ok(&gguf(&[
+        p("rewrite"),
+        &input,
+        &big,
+        p("--endian"),
+        p("big"),
+    ]));
+    let be_bytes = std::fs::read(&big).unwrap();
+    let be = Content {
+        ctx: ctx(3, Endian::Big),
+        ..le.clone()
+    };
+    be.check_read_back(&be_bytes);
+    assert_eq!(
+        GgufFile::from_bytes(&be_bytes).unwrap().endian(),
+        Endian::Big
+    );
+    ok(&gguf(&[
+        p("rewrite"),
+        &big,
+        &back,
+        p("--endian"),
+        p("little"),
+        p("--mode"),
+        p("reserve"),
+    ]));
+    assert!(std::fs::read(&back).unwrap() == le_bytes);
+}
+
+#[test]
+fn version_option_changes_the_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.gguf");
+    let content = plain(3, Endian::Little, 32);
+    std::fs::write(&input, content.write(Mode::Single, Src::Bytes)).unwrap();
+    for version in [1u32, 2, 3] {
+        let output = dir.path().join(format!("v{version}.gguf"));
+        let v = version.to_string();
+        ok(&gguf(&[
+            p("rewrite"),
+            &input,
+            &output,
+            p("--version"),
+            p(&v),
+        ]));
+        let bytes = std::fs::read(&output).unwrap();
+        Content {
+            ctx: ctx(version, Endian::Little),
+            ..content.clone()
+        }
+        .check_read_back(&bytes);
+    }
+}
+
+#[test]
+fn rewriting_a_file_onto_itself_is_safe() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("model.gguf");
+    let content = plain(3, Endian::Little, 32);
+    let original = content.write(Mode::Single, Src::Bytes);
+    std::fs::write(&path, &original).unwrap();
+    ok(&gguf(&[
+        p("rewrite"),
+        &path,
+        &path,
+        p("--alignment"),
+        p("256"),
+    ]));
+    let changed = std::fs::read(&path).unwrap();
+    Content {
+        alignment: 256,
+        ..content.clone()
+    }
+    .check_read_back(&changed);
+    ok(&gguf(&[
+        p("rewrite"),
+        &path,
+        &path,
+        p("--alignment"),
+        p("32"),
+    ]));
+    assert!(std::fs::read(&path).unwrap() == original);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "temp file left"
+    );
+}
+
+#[test]
+fn invalid_input_or_option_fails_with_the_error_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.gguf");
+    let mut bytes = tiny_file();
+    bytes[0] = b'X';
+    std::fs::write(&bad, &bytes).unwrap();
+    let output = dir.path().join("out.gguf");
+    let out = gguf(&[p("rewrite"), &bad, &output]);
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("bad magic") && err.contains("bad.gguf"),
+        "{err}"
+    );
+    assert!(!output.exists());
+
+    let good = dir.path().join("good.gguf");
+    std::fs::write(&good, tiny_file()).unwrap();
+    let out = gguf(&[p("rewrite"), &good, &output, p("--alignment"), p("48")]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("not a power of two"), "{err}");
+    let out = gguf(&[p("rewrite"), &good, &output, p("--version"), p("4")]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("version 4"), "{err}");
+    assert!(!output.exists());
+
+    // Quantized data cannot change byte order: refused, and an existing
+    // output is left as it was.
+    let q = dir.path().join("q.gguf");
+    std::fs::write(
+        &q,
+        rich(ctx(3, Endian::Little), 32).write(Mode::Single, Src::Bytes),
+    )
+    .unwrap();
+    std::fs::write(&output, b"keep me").unwrap();
+    let out = gguf(&[p("rewrite"), &q, &output, p("--endian"), p("big")]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("byte order"), "{err}");
+    assert_eq!(std::fs::read(&output).unwrap(), b"keep me");
+}

@@ -1,0 +1,268 @@
+//! Bounded memory: writing a 2 GiB file from closure sources, and copying
+//! it through `Builder::from_file` of its memory map, each in a child
+//! process that reports its own peak RSS (VmHWM).
+//!
+//! The child is this test binary, re-run on the ignored `memory_child`
+//! test with `GGUF_MEMORY_CHILD` set.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gguf::write::Builder;
+use gguf::{GgmlType, GgufFile};
+
+const MIB: u64 = 1 << 20;
+const TENSORS: u64 = 16;
+const TENSOR_BYTES: u64 = 128 * MIB;
+const PIECE: usize = MIB as usize;
+
+/// The byte at `offset` of tensor `t`: each 1 MiB piece is filled with a
+/// value derived from its tensor and piece index.
+fn pattern(t: u64, offset: u64) -> u8 {
+    (t * 31 + offset / MIB * 7 + 1) as u8
+}
+
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .expect("VmHWM in /proc/self/status");
+    let kib: u64 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .expect("VmHWM value");
+    kib * 1024
+}
+
+fn write_from_closures(out: &Path) {
+    let mut b = Builder::new();
+    b.set("general.architecture", "llama").unwrap();
+    for t in 0..TENSORS {
+        b.add_tensor_fn(
+            format!("blk.{t}.weight"),
+            GgmlType::F32,
+            &[TENSOR_BYTES / 4],
+            move |w| {
+                let mut piece = vec![0u8; PIECE];
+                for p in 0..TENSOR_BYTES / MIB {
+                    piece.fill(pattern(t, p * MIB));
+                    w.write_all(&piece)?;
+                }
+                Ok(())
+            },
+        )
+        .unwrap();
+    }
+    b.write_to_path(out).unwrap();
+}
+
+/// Spacing of the bytes the streaming child reports back.
+const SAMPLE_STEP: u64 = MIB + 7;
+
+/// Keeps every `SAMPLE_STEP`-th byte written and counts them all.
+struct Sampler {
+    pos: u64,
+    samples: Vec<u8>,
+}
+
+impl std::io::Write for Sampler {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let end = self.pos + buf.len() as u64;
+        let mut next = self.pos.div_ceil(SAMPLE_STEP) * SAMPLE_STEP;
+        while next < end {
+            self.samples.push(buf[(next - self.pos) as usize]);
+            next += SAMPLE_STEP;
+        }
+        self.pos = end;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Through `write` to a plain writer: no kernel copy, so the data is read
+/// from the map in chunks whose pages are released after use. The output
+/// is sampled rather than stored, to keep the test fast.
+fn stream_through_map(input: &Path) {
+    let file = GgufFile::open(input).unwrap();
+    let mut sampler = Sampler {
+        pos: 0,
+        samples: Vec::new(),
+    };
+    Builder::from_file(&file)
+        .unwrap()
+        .write(&mut sampler)
+        .unwrap();
+    let hex: String = sampler.samples.iter().map(|b| format!("{b:02x}")).collect();
+    println!("LEN={} SAMPLES={hex}", sampler.pos);
+}
+
+/// Through `write_to_path`: file to file, copied by the kernel on Linux.
+fn copy_through_map(input: &Path, out: &Path) {
+    let file = GgufFile::open(input).unwrap();
+    Builder::from_file(&file)
+        .unwrap()
+        .write_to_path(out)
+        .unwrap();
+}
+
+/// The child side: does one job, then prints its peak RSS.
+#[test]
+#[ignore = "run in a child process by bounded_memory_*"]
+fn memory_child() {
+    let job = std::env::var("GGUF_MEMORY_CHILD").expect("GGUF_MEMORY_CHILD");
+    let a = PathBuf::from(std::env::var("GGUF_MEMORY_A").unwrap());
+    let b = PathBuf::from(std::env::var("GGUF_MEMORY_B").unwrap_or_default());
+    match job.as_str() {
+        "closure" => write_from_closures(&a),
+        "file" => copy_through_map(&a, &b),
+        "file-stream" => stream_through_map(&a),
+        other => panic!("unknown job {other}"),
+    }
+    println!("PEAK_RSS={}", peak_rss());
+}
+
+/// Runs one job in a child process; returns its peak RSS and its output.
+fn run_child(job: &str, a: &Path, b: &Path) -> (u64, String) {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "integration::memory::memory_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("GGUF_MEMORY_CHILD", job)
+        .env("GGUF_MEMORY_A", a)
+        .env("GGUF_MEMORY_B", b)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "child {job} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let peak = stdout
+        .lines()
+        .find_map(|l| l.split_once("PEAK_RSS=").map(|(_, n)| n))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("child {job} printed no PEAK_RSS:\n{stdout}"));
+    (peak, stdout.into_owned())
+}
+
+/// The streaming child wrote the whole file: its length, and the sampled
+/// bytes equal those of the input (a canonical file rewrites to itself).
+fn check_samples(big: &Path, stdout: &str) {
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("LEN="))
+        .expect("child printed LEN=");
+    let (len, hex) = line
+        .split_once("LEN=")
+        .unwrap()
+        .1
+        .split_once(" SAMPLES=")
+        .unwrap();
+    let input = GgufFile::open(big).unwrap();
+    let bytes = input.bytes();
+    assert_eq!(len.parse::<u64>().unwrap(), bytes.len() as u64);
+    let expected: String = bytes
+        .iter()
+        .step_by(SAMPLE_STEP as usize)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert!(expected.len() > 2 * 1000);
+    assert!(
+        hex.trim() == expected,
+        "streamed bytes differ from the input"
+    );
+}
+
+fn free_bytes(dir: &Path) -> Option<u64> {
+    let out = Command::new("df")
+        .args(["--output=avail", "-B1"])
+        .arg(dir)
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .nth(1)?
+        .trim()
+        .parse()
+        .ok()
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn bounded_memory_writing_2_gib_from_closures_and_from_a_mapped_file() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let need = 2 * TENSORS * TENSOR_BYTES + 64 * MIB;
+    if let Some(free) = free_bytes(dir.path()) {
+        assert!(
+            free > need,
+            "the memory test needs {} MiB free in {}, only {} MiB are",
+            need / MIB,
+            dir.path().display(),
+            free / MIB
+        );
+    }
+    let big = dir.path().join("big.gguf");
+    let copy = dir.path().join("copy.gguf");
+    let limit = 64 * MIB + TENSOR_BYTES;
+
+    let (closure_peak, _) = run_child("closure", &big, Path::new(""));
+    let (stream_peak, stdout) = run_child("file-stream", &big, Path::new(""));
+    check_samples(&big, &stdout);
+    let (file_peak, _) = run_child("file", &big, &copy);
+    check_copy(&big, &copy);
+    eprintln!(
+        "peak RSS: closures {} MiB, mapped file streamed {} MiB, mapped file to path {} MiB (limit {} MiB)",
+        closure_peak / MIB,
+        stream_peak / MIB,
+        file_peak / MIB,
+        limit / MIB
+    );
+    for (what, peak) in [
+        ("closure sources", closure_peak),
+        ("mapped file, streamed", stream_peak),
+        ("mapped file, to path", file_peak),
+    ] {
+        assert!(peak < limit, "{what}: peak RSS {peak}");
+        // Tighter than the bound above: closures write 1 MiB pieces and
+        // file sources are copied in 4 MiB chunks (or by the kernel), so
+        // no whole tensor is ever held.
+        assert!(
+            peak < 64 * MIB,
+            "{what}: a whole tensor seems held, peak RSS {peak}"
+        );
+    }
+    std::fs::remove_file(&big).unwrap();
+    std::fs::remove_file(&copy).unwrap();
+}
+
+/// The files hold what was written: same size, same header, and sampled
+/// pieces of every tensor carry their pattern in both.
+fn check_copy(big: &Path, copy: &Path) {
+    let a = GgufFile::open(big).unwrap();
+    let b = GgufFile::open(copy).unwrap();
+    assert!(a.file_len() > TENSORS * TENSOR_BYTES);
+    assert_eq!(a.file_len(), b.file_len());
+    assert_eq!(
+        a.bytes()[..a.data_offset() as usize],
+        b.bytes()[..b.data_offset() as usize]
+    );
+    assert_eq!(a.tensor_count() as u64, TENSORS);
+    for (t, (ta, tb)) in a.tensors().zip(b.tensors()).enumerate() {
+        let (da, db) = (ta.data().unwrap(), tb.data().unwrap());
+        assert_eq!(da.len() as u64, TENSOR_BYTES);
+        for off in [0, 5 * MIB + 17, TENSOR_BYTES - 1] {
+            let want = pattern(t as u64, off);
+            assert_eq!(da[off as usize], want, "tensor {t} at {off}");
+            assert_eq!(db[off as usize], want, "copy: tensor {t} at {off}");
+        }
+    }
+}
