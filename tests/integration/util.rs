@@ -432,7 +432,6 @@ pub fn rich(ctx: Ctx, alignment: u32) -> Content {
     }
 }
 
-
 /// Runs `python3` with a script from `tests/oracles`, failing the test with
 /// a clear message when Python or gguf-py is missing.
 pub fn python(script: &str, args: &[&std::ffi::OsStr]) -> std::process::Output {
