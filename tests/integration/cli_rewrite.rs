@@ -287,10 +287,15 @@ fn rewrite_reserve_adds_slack_that_lets_a_longer_edit_land_in_place() {
     assert_eq!(after.len(), before.len());
     let file = gguf::GgufFile::from_bytes(&after).unwrap();
     assert_eq!(file.get_str("general.name").unwrap(), name);
+    // The new entry (key length, key, type, string length, string) comes
+    // out of the slack and the old padding; the header now ends exactly
+    // at the data.
+    let entry = 8 + "general.name".len() as u64 + 4 + 8 + 1000;
     assert_eq!(
         file.get_array(gguf::edit::SLACK_KEY).unwrap().len(),
-        4096 - (1000 + 8 + 12 + 4) as u64
+        4096 - (entry - padding_before)
     );
+    assert_eq!(file.header_len(), file.data_offset());
     let data = file.data_offset() as usize;
     assert_eq!(after[data..], before[data..], "tensor data changed");
 }
