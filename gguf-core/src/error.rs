@@ -372,4 +372,16 @@ pub enum Error {
         /// Actual length.
         actual: u64,
     },
+    /// A length is not a whole number of blocks (or block elements).
+    #[error("{what}: {len} is not a multiple of {unit} (the block unit of {ty})")]
+    PartialBlock {
+        /// The tensor type.
+        ty: GgmlType,
+        /// What was measured, e.g. "row length" or "tensor data bytes".
+        what: &'static str,
+        /// The offending length.
+        len: u64,
+        /// The block size (elements) or type size (bytes) it must divide by.
+        unit: u64,
+    },
 }

@@ -8,6 +8,7 @@
 //! - [`write`]: [`write::Builder`] and [`write::Layout`], three write modes;
 //! - [`metadata`]: typed metadata structs, `#[derive(Metadata)]` and the
 //!   shipped [`General`], [`LlamaHyperParams`] and [`Tokenizer`];
+//! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
 //! - [`Error`]: the one error type, which always says what and where.
 #![deny(missing_docs)]
 
@@ -20,6 +21,7 @@ pub mod error;
 pub mod format;
 pub mod metadata;
 pub mod read;
+pub mod tensor;
 #[doc(hidden)]
 pub mod testing;
 pub mod write;

@@ -1,0 +1,501 @@
+//! Tensor data codecs: dequantize any sized [`GgmlType`] to `f32`, and
+//! quantize `f32` to the types ggml has a deterministic reference quantizer
+//! for, bit-exact with ggml.
+//!
+//! | operation | types |
+//! |---|---|
+//! | [`dequantize`] | every type with a size (`GgmlType::ALL`) |
+//! | [`quantize`] | F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0 |
+//!
+//! Quantized output equals ggml's `quantize_row_*_ref` (what
+//! `ggml_quantize_chunk` writes without an importance matrix) byte for
+//! byte, including NaN and infinity handling. For IQ4_NL it equals
+//! `ggml_quantize_chunk` (7 scale refinements, as llama-quantize writes it);
+//! ggml's separate `quantize_row_iq4_nl_ref` reads uninitialized memory for
+//! all-zero blocks and is not reproducible.
+//!
+//! Dequantized values equal ggml's `dequantize_row_*` bit for bit; the one
+//! latitude is the sign and payload of NaN outputs (a NaN scale times a
+//! negative grid sign), which C compilers and LLVM are both free to produce
+//! either way.
+//!
+//! On x86-64 the decoders and encoders run an AVX2 copy when the CPU has it
+//! (checked at run time), with hand-written kernels for Q4_0, IQ4_NL, IQ4_XS
+//! and (with F16C) F16; every path computes the same IEEE operations.
+//!
+//! Big-endian files ([`Endian::Big`]) store plain numbers byte-swapped and,
+//! inside quantized blocks, every field ggml declares wider than a byte
+//! (`ggml_half` scales, `uint16_t` arrays, Q8_K's `float` and `int16_t`)
+//! big-endian too; byte arrays are never swapped (DESIGN.md section 3).
+//! [`quantize`] always produces little-endian blocks.
+//!
+//! ```
+//! use gguf_core::{tensor, Endian, GgmlType};
+//! let x: Vec<f32> = (0..64).map(|i| i as f32 / 8.0 - 4.0).collect();
+//! let q = tensor::quantize(GgmlType::Q8_0, &x, &[64])?;
+//! assert_eq!(q.len(), 2 * 34);
+//! let y = tensor::dequantize_to_vec(GgmlType::Q8_0, Endian::Little, &q)?;
+//! assert!(x.iter().zip(&y).all(|(a, b)| (a - b).abs() < 0.02));
+//! # Ok::<(), gguf_core::Error>(())
+//! ```
+
+mod float;
+mod fp4;
+mod iq;
+mod iq_grids;
+mod k_quants;
+mod legacy;
+mod ternary;
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod x86;
+
+pub use float::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
+
+use crate::error::{Error, Result};
+use crate::format::{Endian, GgmlType};
+
+/// A block decoder: `data` holds whole blocks, `out` the matching elements.
+type Decoder = fn(&[u8], &mut [f32]);
+/// A block encoder: `src` holds whole blocks of elements, `out` their bytes.
+type Encoder = fn(&[f32], &mut [u8]);
+
+/// Iterates over the fixed-size arrays of `s` (a trailing partial chunk is
+/// skipped; callers check lengths first).
+#[inline(always)]
+pub(crate) fn arrays<const N: usize, T>(s: &[T]) -> impl Iterator<Item = &[T; N]> {
+    s.chunks_exact(N).filter_map(|c| c.try_into().ok())
+}
+
+/// Mutable counterpart of [`arrays`].
+#[inline(always)]
+pub(crate) fn arrays_mut<const N: usize, T>(s: &mut [T]) -> impl Iterator<Item = &mut [T; N]> {
+    s.chunks_exact_mut(N).filter_map(|c| c.try_into().ok())
+}
+
+/// C's float -> int conversion as x86 `cvttss2si` performs it (what ggml's
+/// casts compile to): truncation, and `INT_MIN` for NaN or out of range.
+/// Rust's `as` saturates instead, which would change the stored bytes.
+#[inline(always)]
+pub(crate) fn c_f32_to_i32(f: f32) -> i32 {
+    if (-2_147_483_648.0..2_147_483_648.0).contains(&f) {
+        f as i32
+    } else {
+        i32::MIN
+    }
+}
+
+fn decoder(ty: GgmlType, endian: Endian) -> Option<Decoder> {
+    let be = endian == Endian::Big;
+    #[cfg(target_arch = "x86_64")]
+    let avx2 = std::arch::is_x86_feature_detected!("avx2");
+    // Each decoder is `#[inline(always)]`, so these wrappers get a second
+    // copy of its loops compiled for AVX2 (8 lanes instead of SSE2's 4);
+    // which copy runs is decided once per call, here.
+    macro_rules! pick {
+        ($m:ident :: $f:ident) => {{
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2")]
+                unsafe fn le_avx2(d: &[u8], o: &mut [f32]) {
+                    $m::$f::<false>(d, o)
+                }
+                #[target_feature(enable = "avx2")]
+                unsafe fn be_avx2(d: &[u8], o: &mut [f32]) {
+                    $m::$f::<true>(d, o)
+                }
+                fn le(d: &[u8], o: &mut [f32]) {
+                    // SAFETY: `decoder` hands this out only after
+                    // `is_x86_feature_detected!("avx2")` returned true.
+                    unsafe { le_avx2(d, o) }
+                }
+                fn be_(d: &[u8], o: &mut [f32]) {
+                    // SAFETY: as above, AVX2 was detected at run time.
+                    unsafe { be_avx2(d, o) }
+                }
+                if avx2 {
+                    return Some(if be { be_ as Decoder } else { le as Decoder });
+                }
+            }
+            Some(if be {
+                $m::$f::<true> as Decoder
+            } else {
+                $m::$f::<false> as Decoder
+            })
+        }};
+        // A hand-written AVX2 kernel in `x86`, else the portable one.
+        ($m:ident :: $f:ident, simd) => {{
+            #[cfg(target_arch = "x86_64")]
+            {
+                fn le(d: &[u8], o: &mut [f32]) {
+                    // SAFETY: handed out only after AVX2 was detected.
+                    unsafe { x86::$f::<false>(d, o) }
+                }
+                fn be_(d: &[u8], o: &mut [f32]) {
+                    // SAFETY: handed out only after AVX2 was detected.
+                    unsafe { x86::$f::<true>(d, o) }
+                }
+                if avx2 {
+                    return Some(if be { be_ as Decoder } else { le as Decoder });
+                }
+            }
+            Some(if be {
+                $m::$f::<true> as Decoder
+            } else {
+                $m::$f::<false> as Decoder
+            })
+        }};
+    }
+    use GgmlType as T;
+    match ty {
+        T::F32 => pick!(float::dequant_f32),
+        #[cfg(target_arch = "x86_64")]
+        T::F16 if avx2 && !be && std::arch::is_x86_feature_detected!("f16c") => {
+            fn f16c(d: &[u8], o: &mut [f32]) {
+                // SAFETY: handed out only after AVX2 and F16C were detected.
+                unsafe { x86::dequant_f16_le(d, o) }
+            }
+            Some(f16c as Decoder)
+        }
+        T::F16 => pick!(float::dequant_f16),
+        T::BF16 => pick!(float::dequant_bf16),
+        T::F64 => pick!(float::dequant_f64),
+        T::I8 => pick!(float::dequant_i8),
+        T::I16 => pick!(float::dequant_i16),
+        T::I32 => pick!(float::dequant_i32),
+        T::I64 => pick!(float::dequant_i64),
+        T::Q4_0 => pick!(legacy::dequant_q4_0, simd),
+        T::Q4_1 => pick!(legacy::dequant_q4_1),
+        T::Q5_0 => pick!(legacy::dequant_q5_0),
+        T::Q5_1 => pick!(legacy::dequant_q5_1),
+        T::Q8_0 => pick!(legacy::dequant_q8_0),
+        T::Q8_1 => pick!(legacy::dequant_q8_1),
+        T::Q1_0 => pick!(legacy::dequant_q1_0),
+        T::Q2_0 => pick!(legacy::dequant_q2_0),
+        T::Q2_K => pick!(k_quants::dequant_q2_k),
+        T::Q3_K => pick!(k_quants::dequant_q3_k),
+        T::Q4_K => pick!(k_quants::dequant_q4_k),
+        T::Q5_K => pick!(k_quants::dequant_q5_k),
+        T::Q6_K => pick!(k_quants::dequant_q6_k),
+        T::Q8_K => pick!(k_quants::dequant_q8_k),
+        T::IQ2_XXS => pick!(iq::dequant_iq2_xxs),
+        T::IQ2_XS => pick!(iq::dequant_iq2_xs),
+        T::IQ2_S => pick!(iq::dequant_iq2_s),
+        T::IQ3_XXS => pick!(iq::dequant_iq3_xxs),
+        T::IQ3_S => pick!(iq::dequant_iq3_s),
+        T::IQ1_S => pick!(iq::dequant_iq1_s),
+        T::IQ1_M => pick!(iq::dequant_iq1_m),
+        T::IQ4_NL => pick!(iq::dequant_iq4_nl, simd),
+        T::IQ4_XS => pick!(iq::dequant_iq4_xs, simd),
+        T::TQ1_0 => pick!(ternary::dequant_tq1_0),
+        T::TQ2_0 => pick!(ternary::dequant_tq2_0),
+        T::MXFP4 => pick!(fp4::dequant_mxfp4),
+        T::NVFP4 => pick!(fp4::dequant_nvfp4),
+        _ => None,
+    }
+}
+
+fn encoder(ty: GgmlType) -> Option<Encoder> {
+    #[cfg(target_arch = "x86_64")]
+    let avx2 = std::arch::is_x86_feature_detected!("avx2");
+    // As in `decoder`: an AVX2 copy of each (inlined) quantizer. Besides
+    // wider vectors this gives `roundss` for `f32::round`, which baseline
+    // x86-64 otherwise calls libm for.
+    macro_rules! pick {
+        ($m:ident :: $f:ident) => {{
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2")]
+                unsafe fn fast(s: &[f32], o: &mut [u8]) {
+                    $m::$f(s, o)
+                }
+                fn safe(s: &[f32], o: &mut [u8]) {
+                    // SAFETY: handed out only after AVX2 was detected.
+                    unsafe { fast(s, o) }
+                }
+                if avx2 {
+                    return Some(safe as Encoder);
+                }
+            }
+            Some($m::$f as Encoder)
+        }};
+    }
+    use GgmlType as T;
+    match ty {
+        T::F32 => Some(quant_f32 as Encoder),
+        T::F16 => pick!(float::quant_f16),
+        T::BF16 => pick!(float::quant_bf16),
+        T::Q4_0 => pick!(legacy::quant_q4_0),
+        T::Q4_1 => pick!(legacy::quant_q4_1),
+        T::Q5_0 => pick!(legacy::quant_q5_0),
+        T::Q5_1 => pick!(legacy::quant_q5_1),
+        T::Q8_0 => pick!(legacy::quant_q8_0),
+        T::Q8_1 => pick!(legacy::quant_q8_1),
+        T::Q1_0 => pick!(legacy::quant_q1_0),
+        T::Q2_0 => pick!(legacy::quant_q2_0),
+        T::Q2_K => pick!(k_quants::quant_q2_k),
+        T::Q3_K => pick!(k_quants::quant_q3_k),
+        T::Q4_K => pick!(k_quants::quant_q4_k),
+        T::Q5_K => pick!(k_quants::quant_q5_k),
+        T::Q6_K => pick!(k_quants::quant_q6_k),
+        T::Q8_K => pick!(k_quants::quant_q8_k),
+        T::IQ4_NL => pick!(iq::quant_iq4_nl),
+        T::TQ1_0 => pick!(ternary::quant_tq1_0),
+        T::TQ2_0 => pick!(ternary::quant_tq2_0),
+        T::MXFP4 => pick!(fp4::quant_mxfp4),
+        T::NVFP4 => pick!(fp4::quant_nvfp4),
+        _ => None,
+    }
+}
+
+fn quant_f32(src: &[f32], out: &mut [u8]) {
+    for (x, o) in src.iter().zip(out.chunks_exact_mut(4)) {
+        o.copy_from_slice(&x.to_le_bytes());
+    }
+}
+
+/// True when [`dequantize`] supports `ty` (every type with a known size).
+pub fn can_dequantize(ty: GgmlType) -> bool {
+    decoder(ty, Endian::Little).is_some()
+}
+
+/// True when [`quantize`] supports `ty`.
+///
+/// ```
+/// use gguf_core::{tensor, GgmlType};
+/// assert!(tensor::can_quantize(GgmlType::Q4_K));
+/// assert!(!tensor::can_quantize(GgmlType::IQ2_XXS));
+/// ```
+pub fn can_quantize(ty: GgmlType) -> bool {
+    encoder(ty).is_some()
+}
+
+/// Block geometry of a sized type, or `UnsupportedType`.
+fn geometry(ty: GgmlType, operation: &'static str) -> Result<(usize, usize)> {
+    match (ty.block_size(), ty.type_size()) {
+        (Some(bs), Some(ts)) => Ok((bs as usize, ts as usize)),
+        _ => Err(Error::UnsupportedType { ty, operation }),
+    }
+}
+
+/// Checks `data` holds whole blocks and returns the element count.
+fn element_count(ty: GgmlType, data: &[u8], operation: &'static str) -> Result<usize> {
+    let (bs, ts) = geometry(ty, operation)?;
+    if !data.len().is_multiple_of(ts) {
+        return Err(Error::PartialBlock {
+            ty,
+            what: "tensor data bytes",
+            len: data.len() as u64,
+            unit: ts as u64,
+        });
+    }
+    (data.len() / ts)
+        .checked_mul(bs)
+        .ok_or_else(|| Error::LengthMismatch {
+            what: format!("{ty} element count"),
+            expected: u64::MAX,
+            actual: data.len() as u64,
+        })
+}
+
+fn check_out(ty: GgmlType, expected: usize, actual: usize) -> Result<()> {
+    if expected != actual {
+        return Err(Error::LengthMismatch {
+            what: format!("dequantize output for {} bytes of {ty}", "whole blocks"),
+            expected: expected as u64,
+            actual: actual as u64,
+        });
+    }
+    Ok(())
+}
+
+/// Decodes `data` (whole blocks of `ty`, byte order `endian`) into `out`.
+///
+/// `out.len()` must equal the element count the data holds
+/// (`data.len() / type_size * block_size`). Does not allocate.
+///
+/// ```
+/// use gguf_core::{tensor, Endian, GgmlType};
+/// // One Q4_0 block: f16 scale 0.5, then 16 bytes of nibbles (8 = zero).
+/// let mut block = vec![0x00, 0x38];
+/// block.extend([0x98u8; 16]); // low nibble 8 -> 0.0, high nibble 9 -> 0.5
+/// let mut out = [0f32; 32];
+/// tensor::dequantize(GgmlType::Q4_0, Endian::Little, &block, &mut out)?;
+/// assert_eq!(out[0], 0.0);
+/// assert_eq!(out[16], 0.5);
+/// # Ok::<(), gguf_core::Error>(())
+/// ```
+pub fn dequantize(ty: GgmlType, endian: Endian, data: &[u8], out: &mut [f32]) -> Result<()> {
+    let dec = decoder(ty, endian).ok_or(Error::UnsupportedType {
+        ty,
+        operation: "dequantize",
+    })?;
+    let n = element_count(ty, data, "dequantize")?;
+    check_out(ty, n, out.len())?;
+    dec(data, out);
+    Ok(())
+}
+
+/// [`dequantize`] into a new vector.
+///
+/// ```
+/// use gguf_core::{tensor, Endian, GgmlType};
+/// let v = tensor::dequantize_to_vec(GgmlType::BF16, Endian::Big, &[0x3f, 0x80])?;
+/// assert_eq!(v, [1.0]);
+/// # Ok::<(), gguf_core::Error>(())
+/// ```
+pub fn dequantize_to_vec(ty: GgmlType, endian: Endian, data: &[u8]) -> Result<Vec<f32>> {
+    decoder(ty, endian).ok_or(Error::UnsupportedType {
+        ty,
+        operation: "dequantize",
+    })?;
+    let n = element_count(ty, data, "dequantize")?;
+    let mut out = vec![0f32; n];
+    dequantize(ty, endian, data, &mut out)?;
+    Ok(out)
+}
+
+/// [`dequantize`] on all rayon threads, split on block boundaries.
+///
+/// Each task decodes about 64 KiB of output, small enough to balance and
+/// large enough that scheduling costs nothing measurable.
+///
+/// ```
+/// use gguf_core::{tensor, Endian, GgmlType};
+/// let q = tensor::quantize(GgmlType::Q4_K, &vec![0.25f32; 4096], &[4096])?;
+/// let mut out = vec![0f32; 4096];
+/// tensor::dequantize_par(GgmlType::Q4_K, Endian::Little, &q, &mut out)?;
+/// assert!(out.iter().all(|&v| (v - 0.25).abs() < 1e-3));
+/// # Ok::<(), gguf_core::Error>(())
+/// ```
+pub fn dequantize_par(ty: GgmlType, endian: Endian, data: &[u8], out: &mut [f32]) -> Result<()> {
+    use rayon::prelude::*;
+    let dec = decoder(ty, endian).ok_or(Error::UnsupportedType {
+        ty,
+        operation: "dequantize",
+    })?;
+    let n = element_count(ty, data, "dequantize")?;
+    check_out(ty, n, out.len())?;
+    let (bs, ts) = geometry(ty, "dequantize")?;
+    let blocks_per_task = (16 * 1024 / bs).max(1);
+    if n <= blocks_per_task * bs {
+        // One task's worth: not worth waking the pool.
+        dec(data, out);
+        return Ok(());
+    }
+    data.par_chunks(blocks_per_task * ts)
+        .zip(out.par_chunks_mut(blocks_per_task * bs))
+        .for_each(|(d, o)| dec(d, o));
+    Ok(())
+}
+
+/// Quantizes `src`, a tensor of `shape` (`shape[0]` is the row length, ggml's
+/// `ne[0]`), to `ty`, row by row. Output blocks are little-endian.
+///
+/// Errors: `UnsupportedType` for types without a reference quantizer,
+/// `PartialBlock` when the row length is not a multiple of the block size,
+/// `LengthMismatch` when `src.len()` is not the product of `shape`.
+///
+/// ```
+/// use gguf_core::{tensor, GgmlType};
+/// let x = vec![1.0f32; 512];
+/// let q = tensor::quantize(GgmlType::Q6_K, &x, &[256, 2])?;
+/// assert_eq!(q.len(), 2 * 210);
+/// assert!(tensor::quantize(GgmlType::Q4_0, &x, &[16, 32]).is_err()); // 16 % 32 != 0
+/// # Ok::<(), gguf_core::Error>(())
+/// ```
+pub fn quantize(ty: GgmlType, src: &[f32], shape: &[u64]) -> Result<Vec<u8>> {
+    encoder(ty).ok_or(Error::UnsupportedType {
+        ty,
+        operation: "quantize",
+    })?;
+    let (bs, ts) = geometry(ty, "quantize")?;
+    let row = shape.first().copied().unwrap_or(1);
+    if row % bs as u64 != 0 {
+        return Err(Error::PartialBlock {
+            ty,
+            what: "row length",
+            len: row,
+            unit: bs as u64,
+        });
+    }
+    let total = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+    if total != Some(src.len() as u64) {
+        return Err(Error::LengthMismatch {
+            what: format!("f32 elements for shape {shape:?}"),
+            expected: total.unwrap_or(u64::MAX),
+            actual: src.len() as u64,
+        });
+    }
+    // Every reference quantizer treats blocks independently, so quantizing
+    // the whole buffer equals quantizing it row by row once rows are whole
+    // blocks.
+    let mut out = vec![0u8; src.len() / bs * ts];
+    quantize_into(ty, src, &mut out)?;
+    Ok(out)
+}
+
+/// Quantizes `src` (a whole number of blocks) into `out`, which must hold
+/// exactly `src.len() / block_size * type_size` bytes. Does not allocate.
+///
+/// ```
+/// use gguf_core::{tensor, GgmlType};
+/// let mut out = [0u8; 18];
+/// tensor::quantize_into(GgmlType::IQ4_NL, &[0.5f32; 32], &mut out)?;
+/// # Ok::<(), gguf_core::Error>(())
+/// ```
+pub fn quantize_into(ty: GgmlType, src: &[f32], out: &mut [u8]) -> Result<()> {
+    let enc = encoder(ty).ok_or(Error::UnsupportedType {
+        ty,
+        operation: "quantize",
+    })?;
+    let (bs, ts) = geometry(ty, "quantize")?;
+    if !src.len().is_multiple_of(bs) {
+        return Err(Error::PartialBlock {
+            ty,
+            what: "f32 elements",
+            len: src.len() as u64,
+            unit: bs as u64,
+        });
+    }
+    let expected = src.len() / bs * ts;
+    if out.len() != expected {
+        return Err(Error::LengthMismatch {
+            what: format!("quantize output for {} elements of {ty}", src.len()),
+            expected: expected as u64,
+            actual: out.len() as u64,
+        });
+    }
+    enc(src, out);
+    Ok(())
+}
+
+/// Dequantizes then rounds to IEEE half precision (ggml's rounding).
+///
+/// ```
+/// use gguf_core::{tensor, Endian, GgmlType};
+/// let h = tensor::to_f16(GgmlType::F32, Endian::Little, &1.5f32.to_le_bytes())?;
+/// assert_eq!(h[0].to_f32(), 1.5);
+/// # Ok::<(), gguf_core::Error>(())
+/// ```
+pub fn to_f16(ty: GgmlType, endian: Endian, data: &[u8]) -> Result<Vec<half::f16>> {
+    let v = dequantize_to_vec(ty, endian, data)?;
+    Ok(v.into_iter()
+        .map(|x| half::f16::from_bits(f32_to_f16(x)))
+        .collect())
+}
+
+/// Dequantizes then rounds to bfloat16 (ggml's rounding, NaNs kept quiet).
+///
+/// ```
+/// use gguf_core::{tensor, Endian, GgmlType};
+/// let h = tensor::to_bf16(GgmlType::F32, Endian::Little, &1.5f32.to_le_bytes())?;
+/// assert_eq!(h[0].to_f32(), 1.5);
+/// # Ok::<(), gguf_core::Error>(())
+/// ```
+pub fn to_bf16(ty: GgmlType, endian: Endian, data: &[u8]) -> Result<Vec<half::bf16>> {
+    let v = dequantize_to_vec(ty, endian, data)?;
+    Ok(v.into_iter()
+        .map(|x| half::bf16::from_bits(f32_to_bf16(x)))
+        .collect())
+}
