@@ -8,6 +8,9 @@
 //! GGUF_BENCH_DIR=/path cargo bench --bench edit   # where the files go
 //! ```
 //!
+//! Run by `cargo test --all-targets` (no `--bench` argument), it only
+//! makes a quick smoke run on a 16 MiB file.
+//!
 //! For each size it writes a model-like file (a 32k-token vocabulary, a
 //! chat template, 16 MiB tensors) with 64 KiB of metadata slack, and a
 //! copy without slack, then times (median of several runs):
@@ -133,16 +136,24 @@ fn free_bytes(dir: &Path) -> u64 {
 }
 
 fn main() {
-    let sizes: Vec<u64> = std::env::args()
-        .skip(1)
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `cargo bench` passes --bench; `cargo test --all-targets` runs this
+    // binary without it: then only a quick smoke run on a small file.
+    let bench = args.iter().any(|a| a == "--bench");
+    let sizes: Vec<u64> = args
+        .iter()
         .filter(|a| !a.starts_with("--"))
         .map(|a| a.parse().expect("sizes are in MiB"))
         .collect();
-    let sizes = if sizes.is_empty() {
-        vec![256, 1024]
-    } else {
-        sizes
+    let sizes = match (sizes.is_empty(), bench) {
+        (false, _) => sizes,
+        (true, true) => vec![256, 1024],
+        (true, false) => vec![8],
     };
+    let (in_place_runs, heavy_runs) = if bench { (15, 5) } else { (3, 1) };
+    if !bench {
+        println!("smoke run (for the figures: cargo bench --bench edit)");
+    }
     let root = std::env::var_os("GGUF_BENCH_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(std::env::temp_dir);
@@ -150,7 +161,6 @@ fn main() {
         .prefix("gguf-edit-bench-")
         .tempdir_in(&root)
         .unwrap();
-    let (in_place_runs, heavy_runs) = (15, 5);
 
     println!(
         "{:>9} | {:>22} | {:>22} | {:>22} | {:>22} | {:>22} | {:>22}",

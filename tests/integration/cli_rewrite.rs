@@ -238,3 +238,82 @@ fn invalid_input_or_option_fails_with_the_error_on_stderr() {
     assert!(err.contains("byte order"), "{err}");
     assert_eq!(std::fs::read(&output).unwrap(), b"keep me");
 }
+
+#[test]
+fn rewrite_reserve_adds_slack_that_lets_a_longer_edit_land_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.gguf");
+    let output = dir.path().join("out.gguf");
+    std::fs::write(&input, super::util::tiny_file()).unwrap();
+    let gguf = env!("CARGO_BIN_EXE_gguf");
+    let out = std::process::Command::new(gguf)
+        .args(["rewrite"])
+        .arg(&input)
+        .arg(&output)
+        .args(["--reserve", "4K"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let before = std::fs::read(&output).unwrap();
+    let padding_before = {
+        let file = gguf::GgufFile::from_bytes(&before).unwrap();
+        assert_eq!(file.get_array(gguf::edit::SLACK_KEY).unwrap().len(), 4096);
+        file.data_offset() - file.header_len()
+    };
+    // A name of 1000 bytes crosses many 32-byte blocks: only the slack
+    // lets it land in place.
+    let name = "n".repeat(1000);
+    let out = std::process::Command::new(gguf)
+        .arg("set")
+        .arg(&output)
+        .args(["general.name", &name, "--type", "string"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("in place"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let after = std::fs::read(&output).unwrap();
+    assert_eq!(after.len(), before.len());
+    let file = gguf::GgufFile::from_bytes(&after).unwrap();
+    assert_eq!(file.get_str("general.name").unwrap(), name);
+    // The new entry (key length, key, type, string length, string) comes
+    // out of the slack and the old padding; the header now ends exactly
+    // at the data.
+    let entry = 8 + "general.name".len() as u64 + 4 + 8 + 1000;
+    assert_eq!(
+        file.get_array(gguf::edit::SLACK_KEY).unwrap().len(),
+        4096 - (entry - padding_before)
+    );
+    assert_eq!(file.header_len(), file.data_offset());
+    let data = file.data_offset() as usize;
+    assert_eq!(after[data..], before[data..], "tensor data changed");
+}
+
+#[test]
+fn rewrite_reserve_rejects_bad_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.gguf");
+    std::fs::write(&input, super::util::tiny_file()).unwrap();
+    for bad in ["12Q", "x", "2048M"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_gguf"))
+            .arg("rewrite")
+            .arg(&input)
+            .arg(dir.path().join("o.gguf"))
+            .args(["--reserve", bad])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "--reserve {bad} accepted");
+        assert!(!dir.path().join("o.gguf").exists());
+    }
+}

@@ -424,3 +424,48 @@ fn write_to_path_replaces_the_file_and_keeps_permissions() {
     }
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
+
+#[test]
+fn write_to_file_copies_mapped_tensors_at_the_file_position_in_every_mode() {
+    use gguf::write::WriteMode;
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let content = rich(ctx(3, Endian::Little), 64);
+    let reference = content.write(Mode::Single, Src::Bytes);
+    let src = dir.path().join("src.gguf");
+    std::fs::write(&src, &reference).unwrap();
+    let mapped = GgufFile::open(&src).unwrap();
+    for mode in [
+        WriteMode::Single,
+        WriteMode::MetadataFirst,
+        WriteMode::Reserve,
+    ] {
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(b"PREFIX").unwrap();
+        let mut calls = Vec::new();
+        let layout = Builder::from_file(&mapped)
+            .unwrap()
+            .write_to_file(&mut f, mode, &mut |done, total| calls.push((done, total)))
+            .unwrap();
+        assert_eq!(
+            f.stream_position().unwrap(),
+            6 + layout.file_len(),
+            "{mode:?}"
+        );
+        let mut out = Vec::new();
+        f.seek(SeekFrom::Start(0)).unwrap();
+        f.read_to_end(&mut out).unwrap();
+        assert_eq!(&out[..6], b"PREFIX");
+        assert!(out[6..] == reference[..], "{mode:?}");
+        // Progress ends at the total and never goes backwards.
+        assert_eq!(
+            calls.last(),
+            Some(&(layout.file_len(), layout.file_len())),
+            "{mode:?}"
+        );
+        assert!(
+            calls.windows(2).all(|w| w[0].0 <= w[1].0),
+            "{mode:?}: {calls:?}"
+        );
+    }
+}

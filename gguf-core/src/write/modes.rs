@@ -239,32 +239,56 @@ impl<'a> Builder<'a> {
         progress: Progress<'_>,
     ) -> Result<Layout> {
         let path = path.as_ref();
-        crate::write::atomic::replace(path, |file| {
-            let layout = match mode {
-                // With every source at hand, metadata-first is the single
-                // pass: the complete header, then each tensor in order.
-                WriteMode::Single | WriteMode::MetadataFirst => {
-                    let mut w = BufWriter::with_capacity(WRITE_BUFFER, file);
-                    let layout = self.write_single(&mut w, progress)?;
-                    w.into_inner().map_err(|e| Error::Io(e.into_error()))?;
-                    layout
-                }
-                WriteMode::Reserve => {
-                    // The buffered writer lives only while the data
-                    // streams; the header is one write after a seek.
-                    let layout = self.layout()?;
-                    file.seek(SeekFrom::Start(layout.meta_size()))?;
-                    let mut w = BufWriter::with_capacity(WRITE_BUFFER, &mut *file);
-                    let mut data_progress =
-                        |done: u64, total: u64| progress(done - layout.meta_size(), total);
-                    self.write_data(&layout, &mut w, &mut data_progress)?;
-                    w.into_inner().map_err(|e| Error::Io(e.into_error()))?;
-                    self.finish_reserved(&layout, file, 0, progress)?;
-                    layout
-                }
-            };
-            Ok(layout)
-        })
+        crate::write::atomic::replace(path, |file| self.write_to_file(file, mode, progress))
+    }
+
+    /// Writes to an open file from its current position, in `mode`,
+    /// buffered; tensors of files opened with [`GgufFile::open`]
+    /// (`crate::GgufFile::open`) in the same byte order are copied file
+    /// to file by the kernel (`copy_file_range` on Linux) instead of
+    /// through memory. Neither syncs nor truncates the file: see
+    /// [`write_to_path`](Self::write_to_path) for an atomic, durable write.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// use gguf_core::write::{Builder, WriteMode};
+    /// let mut b = Builder::new();
+    /// b.add_tensor("t", gguf_core::GgmlType::I8, &[3], vec![1u8, 2, 3])?;
+    /// let mut file = tempfile::tempfile()?;
+    /// let layout = b.write_to_file(&mut file, WriteMode::Single, &mut |_, _| {})?;
+    /// assert_eq!(file.metadata()?.len(), layout.file_len());
+    /// # Ok(()) }
+    /// ```
+    pub fn write_to_file(
+        &mut self,
+        file: &mut File,
+        mode: WriteMode,
+        progress: Progress<'_>,
+    ) -> Result<Layout> {
+        match mode {
+            // With every source at hand, metadata-first is the single
+            // pass: the complete header, then each tensor in order.
+            WriteMode::Single | WriteMode::MetadataFirst => {
+                let mut w = BufWriter::with_capacity(WRITE_BUFFER, file);
+                let layout = self.write_single(&mut w, progress)?;
+                w.into_inner().map_err(|e| Error::Io(e.into_error()))?;
+                Ok(layout)
+            }
+            WriteMode::Reserve => {
+                // The buffered writer lives only while the data streams;
+                // the header is one write after a seek.
+                let layout = self.layout()?;
+                let start = file.stream_position()?;
+                file.seek(SeekFrom::Start(start + layout.meta_size()))?;
+                let mut w = BufWriter::with_capacity(WRITE_BUFFER, &mut *file);
+                let mut data_progress =
+                    |done: u64, total: u64| progress(done - layout.meta_size(), total);
+                self.write_data(&layout, &mut w, &mut data_progress)?;
+                w.into_inner().map_err(|e| Error::Io(e.into_error()))?;
+                self.finish_reserved(&layout, file, start, progress)?;
+                Ok(layout)
+            }
+        }
     }
 }
 

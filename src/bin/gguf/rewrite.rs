@@ -41,6 +41,30 @@ pub struct Args {
     /// GGUF version of the output: 1, 2 or 3.
     #[arg(long, value_name = "N")]
     version: Option<u32>,
+    /// Reserve room in the header (bytes; K and M suffixes accepted) so
+    /// that later `gguf set` edits land in place: stored as the metadata
+    /// entry `gguf_rs.metadata_slack`, which other readers ignore.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    reserve: Option<u64>,
+}
+
+/// `4096`, `64K`, `1M` (binary multiples).
+fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, ""),
+    };
+    let n: u64 = digits.parse().map_err(|_| format!("{s:?} is not a size"))?;
+    let mul = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "M" | "MB" | "MIB" => 1 << 20,
+        _ => return Err(format!("{s:?}: unknown unit {unit:?} (use K or M)")),
+    };
+    n.checked_mul(mul)
+        .filter(|&b| b <= 1 << 30)
+        .ok_or_else(|| format!("{s:?} is too large (at most 1 GiB)"))
 }
 
 /// Rewrites IN to OUT through `Builder::from_file`: byte-identical unless
@@ -62,6 +86,9 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     if let Some(version) = args.version {
         b.version(version)?;
+    }
+    if let Some(bytes) = args.reserve {
+        b.reserve_metadata(bytes)?;
     }
     let mode = match args.mode {
         Mode::Single => WriteMode::Single,
