@@ -92,12 +92,13 @@ impl Editor {
             journal::recover_if_needed(&real)?;
             let guard = File::open(&real)?;
             guard.lock_shared()?;
+            let guard = LockGuard(guard);
             if journal::journal_path(&real).exists() {
                 // A commit was interrupted while we waited: recover first
                 // (recovery takes the exclusive lock, so drop ours).
                 continue;
             }
-            let id = identity(&guard.metadata()?);
+            let id = identity(&guard.0.metadata()?);
             if identity(&std::fs::metadata(&real)?) != id {
                 // Replaced (rewritten) while we waited: lock the new file.
                 continue;
@@ -228,13 +229,21 @@ impl Editor {
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
         }
-        // The lock is released when `out` is closed, on every path.
-        self.check_unchanged(&out)?;
+        let out = LockGuard(out);
+        self.commit_locked(&out.0, hook)
+    }
+
+    fn commit_locked(
+        &self,
+        out: &File,
+        hook: &mut dyn FnMut(Step) -> Result<()>,
+    ) -> Result<Commit> {
+        self.check_unchanged(out)?;
         let mut b = self.builder()?;
         match self.fit_in_place(&mut b)? {
             Some(layout) => {
                 let header = b.encode_header(&layout)?;
-                self.write_in_place(&out, &header, hook)?;
+                self.write_in_place(out, &header, hook)?;
                 Ok(Commit::InPlace {
                     header_bytes: header.len() as u64,
                 })
@@ -375,4 +384,16 @@ impl Editor {
 fn identity(m: &std::fs::Metadata) -> (u64, u64) {
     use std::os::unix::fs::MetadataExt;
     (m.dev(), m.ino())
+}
+
+/// An flock released explicitly when dropped. Releasing it only by closing
+/// the descriptor is not enough in a multi-threaded program: a child process
+/// forked by another thread holds a copy of the descriptor until its exec,
+/// and the lock lives as long as any copy does.
+struct LockGuard(File);
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
 }
