@@ -1,6 +1,5 @@
 //! `gguf rewrite IN OUT [--mode M] [--alignment N] [--endian E] [--version N]`.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use gguf::write::{Builder, WriteMode};
@@ -96,28 +95,12 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         Mode::Reserve => WriteMode::Reserve,
     };
 
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new(0);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bar
-    });
-    let mut progress = |done: u64, total: u64| {
-        if let Some(bar) = &bar {
-            bar.set_length(total);
-            bar.set_position(done);
-        }
-    };
+    let bar = crate::progress::Bar::new();
+    let mut progress = |done: u64, total: u64| bar.update(done, total);
     let layout = b
         .write_to_path_in(&args.output, mode, &mut progress)
         .map_err(|e| format!("{}: {e}", args.output.display()))?;
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
+    drop(bar);
     crate::print(&format!(
         "{}: {} bytes, {} tensors, v{}, {}-endian, alignment {}",
         args.output.display(),
