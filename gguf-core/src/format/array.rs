@@ -333,6 +333,10 @@ pub(crate) fn read_value<'a>(
 /// none of them set is made of ASCII bytes in either byte order.
 const NON_ASCII_BYTES: u64 = 0x8080_8080_8080_8080;
 
+/// Bytes of strings validated at a time: small enough to be in L1/L2 cache
+/// still when validated, large enough for the SIMD validator to run fast.
+const UTF8_RUN: usize = 4 << 10;
+
 fn read_array<'a>(
     cur: &mut Cursor<'a>,
     base: u64,
@@ -395,7 +399,9 @@ fn read_array<'a>(
             cur.skip_strs(
                 len,
                 |len_at, n| {
-                    if check && n & NON_ASCII_BYTES != 0 {
+                    // Also cut runs that grew long, so each is validated
+                    // while its bytes are still in cache from the walk.
+                    if check && (n & NON_ASCII_BYTES != 0 || len_at - run_start >= UTF8_RUN) {
                         valid &= simdutf8::basic::from_utf8(&all[run_start..len_at]).is_ok();
                         run_start = len_at + width;
                     }
