@@ -1,11 +1,11 @@
 //! GGUF format types, reader, writer, editor and tensor codecs.
 //!
 //! The crate is layered like the format:
-//! - [`format`]: wire types and the size arithmetic shared by every part
+//! - [`format`](mod@format): wire types and the size arithmetic shared by every part
 //!   ([`GgmlType`], [`format::Value`], [`format::align_up`], ...);
 //! - [`read`]: [`GgufFile`], a validated zero-copy view of a file;
 //! - [`edit`]: [`edit::Editor`], metadata edits in place or by atomic rewrite;
-//! - [`write`]: [`write::Builder`] and [`write::Layout`], three write modes;
+//! - [`write`](mod@write): [`write::Builder`] and [`write::Layout`], three write modes;
 //! - [`metadata`]: typed metadata structs, `#[derive(Metadata)]` and the
 //!   shipped [`General`], [`LlamaHyperParams`] and [`Tokenizer`];
 //! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;

@@ -1,6 +1,6 @@
 //! Wire types of the GGUF format: what the bytes mean, not how we use them.
 //!
-//! A GGUF file is, in order: a [header](header) (magic, version, counts),
+//! A GGUF file is, in order: a [`header`] (magic, version, counts),
 //! the metadata key-value pairs ([`Value`]), the [tensor infos](tensor_info),
 //! padding to the alignment, and the tensor data.
 

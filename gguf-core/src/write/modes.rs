@@ -243,8 +243,8 @@ impl<'a> Builder<'a> {
     }
 
     /// Writes to an open file from its current position, in `mode`,
-    /// buffered; tensors of files opened with [`GgufFile::open`]
-    /// (`crate::GgufFile::open`) in the same byte order are copied file
+    /// buffered; tensors of files opened with
+    /// [`GgufFile::open`](crate::GgufFile::open) in the same byte order are copied file
     /// to file by the kernel (`copy_file_range` on Linux) instead of
     /// through memory. Neither syncs nor truncates the file: see
     /// [`write_to_path`](Self::write_to_path) for an atomic, durable write.
