@@ -218,6 +218,11 @@ pub(crate) fn dequant_q8_k<const BE: bool>(data: &[u8], out: &mut [f32]) {
 // ---- quantization ----
 
 // Same parameters as ggml's function, so the two read side by side.
+//
+// Each pass first computes its per-element products into arrays (these
+// vectorize: every product is the same two-operand `f32` operation ggml
+// does), then adds them up one by one in ggml's order, so the sums are
+// bit-identical.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn make_qkx2_quants<const N: usize>(
@@ -230,7 +235,6 @@ fn make_qkx2_quants<const N: usize>(
     nstep: i32,
     use_mad: bool,
 ) -> (f32, f32) {
-    let mut laux = [0u8; N];
     let mut min = x[0];
     let mut max = x[0];
     let mut sum_w = weights[0];
@@ -253,33 +257,52 @@ fn make_qkx2_quants<const N: usize>(
         l_out.iter_mut().for_each(|l| *l = 0);
         return (0.0, -min);
     }
+    // `x[i] - min`, refreshed whenever `min` changes.
+    let mut xm = [0f32; N];
+    for (d, &v) in xm.iter_mut().zip(x) {
+        *d = v - min;
+    }
     let mut iscale = nmax as f32 / (max - min);
     let mut scale = 1.0 / iscale;
-    let mut best_error = 0.0f32;
+    let mut lf = [0f32; N];
+    for (o, &v) in lf.iter_mut().zip(&xm) {
+        *o = nearest_int(iscale * v).min(nmax).max(0) as f32;
+    }
+    for (o, &l) in l_out.iter_mut().zip(&lf) {
+        *o = l as u8;
+    }
+    let mut err = [0f32; N];
     for i in 0..N {
-        let l = nearest_int(iscale * (x[i] - min));
-        let l = l.min(nmax).max(0) as u8;
-        if let Some(o) = l_out.get_mut(i) {
-            *o = l;
-        }
-        let diff = scale * l as f32 + min - x[i];
+        let diff = scale * lf[i] + min - x[i];
         let diff = if use_mad { diff.abs() } else { diff * diff };
-        best_error += weights[i] * diff;
+        err[i] = weights[i] * diff;
+    }
+    let mut best_error = 0.0f32;
+    for &e in &err {
+        best_error += e;
     }
     if nstep < 1 {
         return (scale, -min);
     }
+    let nmaxf = nmax as f32;
+    let mut wl = [0f32; N];
+    let mut wll = [0f32; N];
+    let mut wlx = [0f32; N];
     for is in 0..=nstep {
-        iscale = (rmin + rdelta * is as f32 + nmax as f32) / (max - min);
+        iscale = (rmin + rdelta * is as f32 + nmaxf) / (max - min);
+        for i in 0..N {
+            let l = nearest_int(iscale * xm[i]).min(nmax).max(0) as f32;
+            lf[i] = l;
+            let a = weights[i] * l;
+            wl[i] = a;
+            wll[i] = a * l;
+            wlx[i] = a * x[i];
+        }
         let (mut sum_l, mut sum_l2, mut sum_xl) = (0.0f32, 0.0f32, 0.0f32);
         for i in 0..N {
-            let l = nearest_int(iscale * (x[i] - min)).min(nmax).max(0);
-            laux[i] = l as u8;
-            let w = weights[i];
-            let lf = l as f32;
-            sum_l += w * lf;
-            sum_l2 += w * lf * lf;
-            sum_xl += w * lf * x[i];
+            sum_l += wl[i];
+            sum_l2 += wll[i];
+            sum_xl += wlx[i];
         }
         let dd = sum_w * sum_l2 - sum_l * sum_l;
         if dd > 0.0 {
@@ -289,19 +312,25 @@ fn make_qkx2_quants<const N: usize>(
                 this_min = 0.0;
                 this_scale = sum_xl / sum_l2;
             }
-            let mut cur_error = 0.0f32;
             for i in 0..N {
-                let diff = this_scale * laux[i] as f32 + this_min - x[i];
+                let diff = this_scale * lf[i] + this_min - x[i];
                 let diff = if use_mad { diff.abs() } else { diff * diff };
-                cur_error += weights[i] * diff;
+                err[i] = weights[i] * diff;
+            }
+            let mut cur_error = 0.0f32;
+            for &e in &err {
+                cur_error += e;
             }
             if cur_error < best_error {
-                for (o, &l) in l_out.iter_mut().zip(&laux) {
-                    *o = l;
+                for (o, &l) in l_out.iter_mut().zip(&lf) {
+                    *o = l as u8;
                 }
                 best_error = cur_error;
                 scale = this_scale;
                 min = this_min;
+                for (d, &v) in xm.iter_mut().zip(x) {
+                    *d = v - min;
+                }
             }
         }
     }
@@ -312,8 +341,11 @@ const GROUP_MAX_EPS: f32 = 1e-15;
 
 /// ggml's `make_qx_quants` with `rmse_type == 1` and no importance weights
 /// (the only form the reference quantizers use). Writes `l + nmax` to `l_out`.
+///
+/// As in `make_qkx2_quants`, products go to arrays first and are then
+/// summed in ggml's order.
 #[inline(always)]
-fn make_qx_quants(nmax: i32, x: &[f32], l_out: &mut [i8]) -> f32 {
+fn make_qx_quants<const N: usize>(nmax: i32, x: &[f32; N], l_out: &mut [i8]) -> f32 {
     let (mut max, mut amax) = (0.0f32, 0.0f32);
     for &v in x {
         let ax = v.abs();
@@ -326,17 +358,35 @@ fn make_qx_quants(nmax: i32, x: &[f32], l_out: &mut [i8]) -> f32 {
         l_out.iter_mut().for_each(|l| *l = 0);
         return 0.0;
     }
+    // ggml's `w * x[i] * l` and `w * l * l` with `w = x[i] * x[i]`.
+    let mut w = [0f32; N];
+    let mut wx = [0f32; N];
+    for i in 0..N {
+        w[i] = x[i] * x[i];
+        wx[i] = w[i] * x[i];
+    }
     let nmaxf = nmax as f32;
-    let mut iscale = -nmaxf / max;
-    let mut sumlx = 0.0f32;
-    let mut suml2 = 0.0f32;
-    for (&xi, o) in x.iter().zip(l_out.iter_mut()) {
-        let l = nearest_int(iscale * xi).min(nmax - 1).max(-nmax);
+    let mut lv = [0i32; N];
+    let mut plx = [0f32; N];
+    let mut pl2 = [0f32; N];
+    let mut quantize = |iscale: f32, lv: &mut [i32; N]| {
+        for i in 0..N {
+            let l = nearest_int(iscale * x[i]).min(nmax - 1).max(-nmax);
+            lv[i] = l;
+            let lf = l as f32;
+            plx[i] = wx[i] * lf;
+            pl2[i] = w[i] * lf * lf;
+        }
+        let (mut sumlx, mut suml2) = (0.0f32, 0.0f32);
+        for i in 0..N {
+            sumlx += plx[i];
+            suml2 += pl2[i];
+        }
+        (sumlx, suml2)
+    };
+    let (sumlx, suml2) = quantize(-nmaxf / max, &mut lv);
+    for (o, &l) in l_out.iter_mut().zip(&lv) {
         *o = (l + nmax) as i8;
-        let w = xi * xi;
-        let lf = l as f32;
-        sumlx += w * xi * lf;
-        suml2 += w * lf * lf;
     }
     let mut scale = if suml2 != 0.0 { sumlx / suml2 } else { 0.0 };
     let mut best = scale * sumlx;
@@ -344,18 +394,9 @@ fn make_qx_quants(nmax: i32, x: &[f32], l_out: &mut [i8]) -> f32 {
         if is == 0 {
             continue;
         }
-        iscale = -(nmaxf + 0.1 * is as f32) / max;
-        sumlx = 0.0;
-        suml2 = 0.0;
-        for &xi in x {
-            let lf = nearest_int(iscale * xi).min(nmax - 1).max(-nmax) as f32;
-            let w = xi * xi;
-            sumlx += w * xi * lf;
-            suml2 += w * lf * lf;
-        }
+        let (sumlx, suml2) = quantize(-(nmaxf + 0.1 * is as f32) / max, &mut lv);
         if suml2 > 0.0 && sumlx * sumlx > best * suml2 {
-            for (&xi, o) in x.iter().zip(l_out.iter_mut()) {
-                let l = nearest_int(iscale * xi).min(nmax - 1).max(-nmax);
+            for (o, &l) in l_out.iter_mut().zip(&lv) {
                 *o = (nmax + l) as i8;
             }
             scale = sumlx / suml2;
