@@ -55,8 +55,10 @@ pub fn derive_gguf_codec(input: TokenStream) -> TokenStream {
 /// `#[gguf(rename = "part")]` and `#[gguf(arch)]`. See
 /// `gguf_core::metadata` for the full description and examples.
 ///
-/// ```ignore
-/// #[derive(Metadata)]
+/// ```
+/// use gguf_core::{write::Builder, FromMetadata, GgufFile, Metadata};
+///
+/// #[derive(Debug, PartialEq, Metadata)]
 /// #[gguf(prefix = "{arch}")]
 /// struct Hyper {
 ///     context_length: u32,
@@ -64,7 +66,24 @@ pub fn derive_gguf_codec(input: TokenStream) -> TokenStream {
 ///     heads: u32,
 ///     vocab_size: Option<u32>,
 /// }
+///
+/// # fn main() -> gguf_core::Result<()> {
+/// let hyper = Hyper { context_length: 4096, heads: 32, vocab_size: None };
+/// let mut b = Builder::new();
+/// b.set("general.architecture", "llama")?;
+/// b.set_all(&hyper)?;
+/// let mut bytes = Vec::new();
+/// b.write(&mut bytes)?;
+/// let file = GgufFile::from_bytes(&bytes)?;
+/// assert_eq!(file.get::<u32>("llama.attention.head_count")?, 32);
+/// assert_eq!(Hyper::from_gguf(&file)?, hyper);
+/// # Ok(()) }
 /// ```
+///
+/// The derive finds the crate that defines the traits through your
+/// `Cargo.toml` (`gguf-core`, or the `gguf` facade, renamed or not); name
+/// it explicitly with `#[gguf(crate = "my_reexport::gguf")]` when the
+/// traits come through a re-export.
 #[proc_macro_derive(Metadata, attributes(gguf))]
 pub fn derive_metadata(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);

@@ -23,8 +23,9 @@
 //! - `#[gguf(arch)]` on a `String` or `Option<String>` field: when writing,
 //!   its value fills `{arch}`.
 //! - `#[gguf(crate = "path")]` on the struct: where the `gguf_core` API
-//!   lives. By default the derive uses `::gguf_core` when the crate's
-//!   `Cargo.toml` depends on `gguf-core`, `::gguf` otherwise.
+//!   lives. By default the derive looks the crate up in the compiling
+//!   crate's `Cargo.toml` (with `proc-macro-crate`, so renamed dependencies
+//!   work): `gguf-core` when it is a dependency, else the `gguf` facade.
 //!
 //! ```
 //! # fn main() -> gguf_core::Result<()> {

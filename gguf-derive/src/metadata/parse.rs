@@ -1,7 +1,5 @@
 //! Input and `#[gguf(...)]` attributes -> [`MetaStruct`].
 
-use std::path::Path;
-
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, Ident, LitStr, Type};
@@ -217,47 +215,30 @@ fn unraw(ident: &Ident) -> String {
     s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
 }
 
-/// `::gguf_core` when the crate being compiled is `gguf-core` or depends on
-/// it directly (so the path resolves), else `::gguf`, the facade crate.
+/// The path of the crate that defines the metadata traits, found through
+/// the user's `Cargo.toml` by `proc-macro-crate` (so a renamed dependency
+/// works): `gguf-core` when it is a direct dependency (or the crate being
+/// compiled), else the facade crate, else `::gguf`. `#[gguf(crate = "...")]`
+/// overrides it.
 fn default_crate() -> syn::Path {
-    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
-        .and_then(|dir| std::fs::read_to_string(Path::new(&dir).join("Cargo.toml")).ok());
-    match manifest {
-        Some(m) if !mentions_gguf_core(&m) => syn::parse_quote!(::gguf),
-        _ => syn::parse_quote!(::gguf_core),
+    use proc_macro_crate::{crate_name, FoundCrate};
+    let named = |name: &str| -> syn::Path {
+        let ident = Ident::new(name, Span::call_site());
+        syn::parse_quote!(::#ident)
+    };
+    match crate_name("gguf-core") {
+        // Inside gguf-core (and its tests and doc tests), where
+        // `extern crate self as gguf_core` makes the name resolve.
+        Ok(FoundCrate::Itself) => named("gguf_core"),
+        Ok(FoundCrate::Name(name)) => named(&name),
+        Err(_) => match crate_name(FACADE_PACKAGE) {
+            Ok(FoundCrate::Name(name)) => named(&name),
+            // The facade itself and anything we cannot see: its library
+            // name, which `extern crate self as gguf` makes valid inside it.
+            Ok(FoundCrate::Itself) | Err(_) => named("gguf"),
+        },
     }
 }
 
-fn mentions_gguf_core(manifest: &str) -> bool {
-    manifest.lines().any(|line| {
-        let line = line.trim();
-        let dep = ["gguf-core", "gguf_core", "\"gguf-core\""]
-            .iter()
-            .any(|name| {
-                line.strip_prefix(name)
-                    .is_some_and(|rest| rest.trim_start().starts_with(['=', '.']))
-            });
-        dep || line.ends_with(".gguf-core]")
-            || (line.starts_with("name") && line.contains("\"gguf-core\""))
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::mentions_gguf_core;
-
-    #[test]
-    fn finds_gguf_core_dependency() {
-        assert!(mentions_gguf_core(
-            "[dependencies]\ngguf-core = { path = \"x\" }\n"
-        ));
-        assert!(mentions_gguf_core(
-            "[dependencies.gguf-core]\npath = \"x\"\n"
-        ));
-        assert!(mentions_gguf_core("gguf-core.workspace = true\n"));
-        assert!(mentions_gguf_core("[package]\nname = \"gguf-core\"\n"));
-        assert!(!mentions_gguf_core(
-            "[dependencies]\ngguf = \"0.1\"\ngguf-core-x = \"1\"\n"
-        ));
-    }
-}
+/// The package name of the facade crate (its library is imported as `gguf`).
+const FACADE_PACKAGE: &str = "gguf";
