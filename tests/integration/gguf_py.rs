@@ -174,7 +174,7 @@ fn same_content_in_the_same_order_gives_gguf_py_bytes() {
     // Empty strings and arrays are not in these files: stock GGUFWriter
     // drops them (ORACLES.md). Big-endian cases hold plain tensor types
     // only: GGUFWriter(endianess=BIG) leaves quantized f16 scales
-    // little-endian, unlike our rule (DESIGN.md section 3).
+    // little-endian, unlike our rule (ARCHITECTURE.md, "Format facts").
     let (_, cases) = gguf_py_cases();
     for case in cases {
         let theirs = std::fs::read(case_path(case)).unwrap();

@@ -26,7 +26,7 @@
 //! Big-endian files ([`Endian::Big`]) store plain numbers byte-swapped and,
 //! inside quantized blocks, every field ggml declares wider than a byte
 //! (`ggml_half` scales, `uint16_t` arrays, Q8_K's `float` and `int16_t`)
-//! big-endian too; byte arrays are never swapped (DESIGN.md section 3).
+//! big-endian too; byte arrays are never swapped (ARCHITECTURE.md, "Format facts").
 //! [`quantize`] always produces little-endian blocks.
 //!
 //! ```
