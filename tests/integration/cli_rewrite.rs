@@ -261,7 +261,7 @@ fn rewrite_reserve_adds_slack_that_lets_a_longer_edit_land_in_place() {
     let before = std::fs::read(&output).unwrap();
     let padding_before = {
         let file = gguf::GgufFile::from_bytes(&before).unwrap();
-        assert_eq!(file.get_array(gguf::edit::SLACK_KEY).unwrap().len(), 4096);
+        assert_eq!(file.get_array(gguf::write::SLACK_KEY).unwrap().len(), 4096);
         file.data_offset() - file.header_len()
     };
     // A name of 1000 bytes crosses many 32-byte blocks: only the slack
@@ -292,7 +292,7 @@ fn rewrite_reserve_adds_slack_that_lets_a_longer_edit_land_in_place() {
     // at the data.
     let entry = 8 + "general.name".len() as u64 + 4 + 8 + 1000;
     assert_eq!(
-        file.get_array(gguf::edit::SLACK_KEY).unwrap().len(),
+        file.get_array(gguf::write::SLACK_KEY).unwrap().len(),
         4096 - (entry - padding_before)
     );
     assert_eq!(file.header_len(), file.data_offset());

@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use gguf::edit::{Commit, Editor, SLACK_KEY};
+use gguf::edit::{Commit, Editor};
+use gguf::write::SLACK_KEY;
 use gguf::write::OwnedValue;
 use gguf::{Endian, Error, GgufFile};
 

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gguf::edit::SLACK_KEY;
+use gguf::write::SLACK_KEY;
 use gguf::write::{Builder, OwnedValue};
 use gguf::{Endian, GgmlType, GgufFile};
 use sha2::{Digest, Sha256};

@@ -10,7 +10,8 @@ use crate::format::align_up;
 use crate::read::GgufFile;
 use crate::write::{replace_file, Builder, Layout, MetaValue, OwnedValue};
 
-use super::{journal, slack};
+use super::journal;
+use crate::write::slack;
 
 /// How a commit was carried out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +57,7 @@ enum Op {
 /// Edits are queued and checked as they are made (a missing key or a
 /// clashing name fails at once); [`commit`](Self::commit) writes them:
 /// in place when the new header ends in the same aligned block as the
-/// old one (using the slack entry, see [`SLACK_KEY`](super::SLACK_KEY)),
+/// old one (using the slack entry, see [`SLACK_KEY`](crate::write::SLACK_KEY)),
 /// else through an atomic rewrite. Either way a failure leaves the
 /// original file intact.
 #[derive(Debug)]

@@ -19,7 +19,7 @@ pub use array::{ArrayIter, ArrayView, Scalar, StrIter, TypedIter};
 pub use ctx::{Ctx, Endian};
 pub use ggml_type::GgmlType;
 pub use header::HeaderWire;
-pub use layout::{align_up, tensor_nbytes, DEFAULT_ALIGNMENT, MAX_DIMS};
+pub use layout::{align_up, tensor_nbytes, DEFAULT_ALIGNMENT, MAX_DIMS, MAX_TENSOR_NAME};
 pub use metadata::{ArrayHeaderWire, KvHeaderWire};
 pub use tensor_info::TensorInfoWire;
 pub use value::{Value, ValueType};

@@ -4,16 +4,15 @@ use indexmap::IndexMap;
 
 use crate::error::{Error, Result};
 use crate::format::layout::{tensor_nbytes, SizeError};
-use crate::format::{Ctx, Endian, GgmlType, ALIGNMENT_KEY, DEFAULT_ALIGNMENT, MAX_DIMS};
+use crate::format::{
+    Ctx, Endian, GgmlType, ALIGNMENT_KEY, DEFAULT_ALIGNMENT, MAX_DIMS, MAX_TENSOR_NAME,
+};
 use crate::metadata::{ToMetadata, ARCH_KEY};
 use crate::read::GgufFile;
 use crate::write::encode::{value_len, Encoder};
 use crate::write::layout::Layout;
 use crate::write::source::{TensorData, TensorElement};
 use crate::write::value::{MetaValue, OwnedValue};
-
-/// Longest tensor name llama.cpp accepts (its `GGML_MAX_NAME` is 64 with the NUL).
-pub const MAX_TENSOR_NAME: usize = 63;
 
 /// Checks a source tensor can be decoded to `f32`.
 fn check_decodable(t: &crate::read::Tensor<'_>) -> Result<()> {

@@ -6,11 +6,13 @@ mod builder;
 mod encode;
 mod layout;
 mod modes;
+pub(crate) mod slack;
 mod source;
 mod value;
 
-pub use builder::{Builder, MAX_TENSOR_NAME};
+pub use builder::Builder;
 pub use layout::{Layout, TensorSlot};
+pub use slack::SLACK_KEY;
 pub use modes::{MetadataFirst, Progress, WriteMode};
 pub use source::{TensorData, TensorElement, WriteFn};
 pub use value::{MetaValue, OwnedArray, OwnedValue};
