@@ -4,7 +4,7 @@
 use std::io::Cursor;
 
 use gguf::tensor;
-use gguf::write::Builder;
+use gguf::write::{Builder, WriteMode, WriteOptions};
 use gguf::{Endian, Error, GgmlType, GgufFile};
 
 use super::util::{raw, Rng};
@@ -300,7 +300,9 @@ fn quantized_sources_give_the_same_bytes_in_every_write_mode() {
         .finish()
         .unwrap();
     let mut reserved = Cursor::new(Vec::new());
-    build().write_reserved(&mut reserved).unwrap();
+    build()
+        .write_with(&mut reserved, WriteOptions::new().mode(WriteMode::Reserve))
+        .unwrap();
     assert!(single == first);
     assert!(single == reserved.into_inner());
     let dir = tempfile::tempdir().unwrap();

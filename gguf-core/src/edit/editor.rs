@@ -179,8 +179,7 @@ impl Editor {
                     b.set(k.clone(), MetaValue::Owned(v.clone()))?;
                 }
                 Op::Remove(k) => {
-                    b.remove(k)
-                        .ok_or_else(|| Error::KeyNotFound { key: k.clone() })?;
+                    b.remove(k)?;
                 }
                 Op::RenameKey(old, new) => {
                     b.rename_key(old, new.clone())?;
@@ -198,12 +197,12 @@ impl Editor {
         let mut b = self.builder()?;
         Ok(match self.fit_in_place(&mut b)? {
             Some(layout) => Commit::InPlace {
-                header_bytes: layout.meta_size(),
+                header_bytes: layout.data_offset(),
             },
             None => {
                 let layout = b.layout()?;
                 Commit::Rewritten {
-                    header_bytes: layout.meta_size(),
+                    header_bytes: layout.data_offset(),
                     file_bytes: self.rewritten_len(&layout),
                 }
             }
@@ -281,7 +280,7 @@ impl Editor {
         if data_offset > self.file.file_len() {
             return Ok(None);
         }
-        let had_slack = b.get(slack::SLACK_KEY).is_some();
+        let had_slack = b.value(slack::SLACK_KEY).is_some();
         if had_slack {
             // Size the slack to fill the header region exactly.
             b.set(slack::SLACK_KEY, slack::value(0))?;
@@ -331,7 +330,7 @@ impl Editor {
     /// Size of the file a rewrite produces.
     fn rewritten_len(&self, layout: &Layout) -> u64 {
         if self.keeps_data_section(layout) {
-            layout.meta_size() + (self.file.file_len() - self.file.data_offset())
+            layout.data_offset() + (self.file.file_len() - self.file.data_offset())
         } else {
             layout.file_len()
         }
@@ -356,7 +355,7 @@ impl Editor {
         if !self.keeps_data_section(&layout) {
             b.write_to_path(&self.real)?;
             return Ok(Commit::Rewritten {
-                header_bytes: layout.meta_size(),
+                header_bytes: layout.data_offset(),
                 file_bytes,
             });
         }
@@ -375,7 +374,7 @@ impl Editor {
             Ok(())
         })?;
         Ok(Commit::Rewritten {
-            header_bytes: layout.meta_size(),
+            header_bytes: layout.data_offset(),
             file_bytes,
         })
     }

@@ -5,14 +5,53 @@ use indexmap::IndexMap;
 use crate::error::{Error, Result};
 use crate::format::layout::{tensor_nbytes, SizeError};
 use crate::format::{
-    Ctx, Endian, GgmlType, ALIGNMENT_KEY, DEFAULT_ALIGNMENT, MAX_DIMS, MAX_TENSOR_NAME,
+    Ctx, Endian, GgmlType, Scalar, TensorElement, Value, ALIGNMENT_KEY, DEFAULT_ALIGNMENT,
+    MAX_DIMS, MAX_TENSOR_NAME,
 };
 use crate::metadata::{ToMetadata, ARCH_KEY};
 use crate::read::GgufFile;
 use crate::write::encode::{value_len, Encoder};
 use crate::write::layout::Layout;
-use crate::write::source::{TensorData, TensorElement};
+use crate::write::source::TensorData;
 use crate::write::value::{MetaValue, OwnedValue};
+
+/// A scalar or string value as a borrowed [`Value`]; `None` for arrays
+/// built by the caller.
+fn scalar_or_str<'v>(v: &'v MetaValue<'_>) -> Option<Value<'v>> {
+    let o = match v {
+        MetaValue::Borrowed(v) => return Some(*v),
+        MetaValue::Owned(o) => o,
+    };
+    Some(match o {
+        OwnedValue::U8(x) => Value::U8(*x),
+        OwnedValue::I8(x) => Value::I8(*x),
+        OwnedValue::U16(x) => Value::U16(*x),
+        OwnedValue::I16(x) => Value::I16(*x),
+        OwnedValue::U32(x) => Value::U32(*x),
+        OwnedValue::I32(x) => Value::I32(*x),
+        OwnedValue::U64(x) => Value::U64(*x),
+        OwnedValue::I64(x) => Value::I64(*x),
+        OwnedValue::F32(x) => Value::F32(*x),
+        OwnedValue::F64(x) => Value::F64(*x),
+        OwnedValue::Bool(x) => Value::Bool(*x),
+        OwnedValue::String(x) => Value::String(x),
+        OwnedValue::Array(_) => return None,
+    })
+}
+
+/// A typed getter met another type.
+fn type_mismatch(key: &str, expected: &str, found: &MetaValue<'_>) -> Error {
+    let found = match found {
+        MetaValue::Borrowed(Value::Array(a)) => format!("array of {}", a.element_type()),
+        MetaValue::Owned(OwnedValue::Array(a)) => format!("array of {}", a.element_type()),
+        v => v.value_type().name().into(),
+    };
+    Error::TypeMismatch {
+        key: key.into(),
+        expected: expected.into(),
+        found,
+    }
+}
 
 /// Checks a source tensor can be decoded to `f32`.
 fn check_decodable(t: &crate::read::Tensor<'_>) -> Result<()> {
@@ -56,7 +95,7 @@ pub(crate) struct PendingTensor<'a> {
 /// b.write(&mut bytes)?;
 /// let file = GgufFile::from_bytes(&bytes)?;
 /// assert_eq!(file.get::<u32>("llama.context_length")?, 4096);
-/// assert_eq!(file.tensor("output.weight")?.as_f32()?, &weights[..]);
+/// assert_eq!(file.tensor("output.weight")?.as_slice::<f32>()?, &weights[..]);
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
@@ -232,8 +271,8 @@ impl<'a> Builder<'a> {
     /// let general = General { architecture: "llama".into(), name: Some("tiny".into()), ..General::default() };
     /// let mut b = Builder::new();
     /// b.set_all(&general)?;
-    /// assert_eq!(b.get("general.name").and_then(|v| v.as_str()), Some("tiny"));
-    /// assert!(b.get("general.author").is_none());
+    /// assert_eq!(b.get_str("general.name")?, "tiny");
+    /// assert!(b.value("general.author").is_none());
     /// # Ok(()) }
     /// ```
     pub fn set_all<M: ToMetadata + ?Sized>(&mut self, m: &M) -> Result<&mut Self> {
@@ -248,9 +287,23 @@ impl<'a> Builder<'a> {
         Ok(self)
     }
 
-    /// Removes a key, returning its value; later keys move up.
-    pub fn remove(&mut self, key: &str) -> Option<MetaValue<'a>> {
-        self.kvs.shift_remove(key)
+    /// Removes a key; later keys move up. An absent key is
+    /// [`Error::KeyNotFound`] (test with [`value`](Self::value) first when
+    /// absence is fine).
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// let mut b = gguf_core::write::Builder::new();
+    /// b.set("a", 1u8)?.set("b", 2u8)?.remove("a")?;
+    /// assert_eq!(b.keys().collect::<Vec<_>>(), ["b"]);
+    /// assert!(b.remove("a").is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn remove(&mut self, key: &str) -> Result<&mut Self> {
+        match self.kvs.shift_remove(key) {
+            Some(_) => Ok(self),
+            None => Err(Error::KeyNotFound { key: key.into() }),
+        }
     }
 
     /// Renames a key in place (same position, same value).
@@ -279,9 +332,41 @@ impl<'a> Builder<'a> {
         Ok(self)
     }
 
-    /// The value of a key.
-    pub fn get(&self, key: &str) -> Option<&MetaValue<'a>> {
+    /// The value of `key`, or `None` when absent (as
+    /// [`GgufFile::value`](crate::GgufFile::value)).
+    pub fn value(&self, key: &str) -> Option<&MetaValue<'a>> {
         self.kvs.get(key)
+    }
+
+    /// A scalar of exactly type `T`; errors name the key and both types
+    /// (as [`GgufFile::get`](crate::GgufFile::get)).
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// let mut b = gguf_core::write::Builder::new();
+    /// b.set("llama.context_length", 4096u32)?;
+    /// assert_eq!(b.get::<u32>("llama.context_length")?, 4096);
+    /// assert!(b.get::<u64>("llama.context_length").is_err());
+    /// assert!(b.get::<u32>("llama.block_count").is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn get<T: Scalar>(&self, key: &str) -> Result<T> {
+        let v = self.require(key)?;
+        scalar_or_str(v)
+            .and_then(|x| T::from_value(&x))
+            .ok_or_else(|| type_mismatch(key, T::TYPE.name(), v))
+    }
+
+    /// A string value (as [`GgufFile::get_str`](crate::GgufFile::get_str)).
+    pub fn get_str(&self, key: &str) -> Result<&str> {
+        let v = self.require(key)?;
+        v.as_str().ok_or_else(|| type_mismatch(key, "string", v))
+    }
+
+    fn require(&self, key: &str) -> Result<&MetaValue<'a>> {
+        self.kvs
+            .get(key)
+            .ok_or_else(|| Error::KeyNotFound { key: key.into() })
     }
 
     /// Keys in write order.
@@ -505,9 +590,13 @@ impl<'a> Builder<'a> {
         Ok(self)
     }
 
-    /// Removes a tensor.
-    pub fn remove_tensor(&mut self, name: &str) -> bool {
-        self.tensors.shift_remove(name).is_some()
+    /// Removes a tensor; later tensors move up. An absent tensor is
+    /// [`Error::TensorNotFound`], as [`remove`](Self::remove) does for keys.
+    pub fn remove_tensor(&mut self, name: &str) -> Result<&mut Self> {
+        match self.tensors.shift_remove(name) {
+            Some(_) => Ok(self),
+            None => Err(Error::TensorNotFound { name: name.into() }),
+        }
     }
 
     /// Tensor names in write order.
@@ -592,7 +681,7 @@ impl<'a> Builder<'a> {
     /// Encodes the header region (header, metadata, tensor infos and the
     /// padding to the data section) for `layout`.
     pub(crate) fn encode_header(&self, layout: &Layout) -> Result<Vec<u8>> {
-        let mut enc = Encoder::new(self.ctx, layout.meta_size() as usize);
+        let mut enc = Encoder::new(self.ctx, layout.data_offset() as usize);
         enc.header(self.tensors.len() as u64, self.kvs.len() as u64)?;
         for (key, value) in &self.kvs {
             enc.kv(key, value)?;

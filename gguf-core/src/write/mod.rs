@@ -12,9 +12,9 @@ mod value;
 
 pub use builder::Builder;
 pub use layout::{Layout, TensorSlot};
+pub use modes::{MetadataFirst, Output, WriteMode, WriteOptions};
 pub use slack::SLACK_KEY;
-pub use modes::{MetadataFirst, Progress, WriteMode};
-pub use source::{TensorData, TensorElement, WriteFn};
+pub use source::{TensorData, WriteFn};
 pub use value::{MetaValue, OwnedArray, OwnedValue};
 
 #[allow(unused_imports)] // used by the editor
