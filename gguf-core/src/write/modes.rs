@@ -73,6 +73,8 @@ fn write_source(
         if t.file_endian() == endian && nbytes > 0 && t.byte_size()? == nbytes {
             if let Some((src, offset)) = t.mapped_file() {
                 if let Some(dst) = w.file()? {
+                    #[cfg(test)]
+                    tests::KERNEL_COPIES.with(|n| n.set(n.get() + 1));
                     if kernel_copy(src, offset, nbytes, dst)? {
                         return Ok(());
                     }
@@ -538,5 +540,58 @@ impl<W: Write> MetadataFirst<'_, '_, W> {
         }
         self.w.flush()?;
         Ok(self.w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::io::Cursor;
+
+    thread_local! {
+        /// Tensors offered to the kernel-side copy on this thread.
+        pub(super) static KERNEL_COPIES: Cell<u64> = const { Cell::new(0) };
+    }
+
+    fn copies_while(f: impl FnOnce()) -> u64 {
+        let before = KERNEL_COPIES.with(Cell::get);
+        f();
+        KERNEL_COPIES.with(Cell::get) - before
+    }
+
+    #[test]
+    fn files_take_kernel_copies_other_outputs_do_not() {
+        let bytes = crate::testing::tiny_file();
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src.gguf");
+        std::fs::write(&src, &bytes).unwrap();
+        let file = crate::GgufFile::open(&src).unwrap();
+        let n = file.tensor_count() as u64;
+        for mode in [WriteMode::Single, WriteMode::Reserve] {
+            let opts = || WriteOptions::new().mode(mode);
+            let mut out = tempfile::tempfile().unwrap();
+            let copies = copies_while(|| {
+                Builder::from_file(&file)
+                    .unwrap()
+                    .write_with(&mut out, opts())
+                    .unwrap();
+            });
+            assert_eq!(copies, n, "{mode:?}: &mut File");
+            let copies = copies_while(|| {
+                let path = dir.path().join("out.gguf");
+                let mut b = Builder::from_file(&file).unwrap();
+                b.write_to_path_with(&path, opts()).unwrap();
+                assert_eq!(std::fs::read(&path).unwrap(), bytes);
+            });
+            assert_eq!(copies, n, "{mode:?}: path");
+            let copies = copies_while(|| {
+                let mut cur = Cursor::new(Vec::new());
+                let mut b = Builder::from_file(&file).unwrap();
+                b.write_with(&mut cur, opts()).unwrap();
+                assert_eq!(cur.into_inner(), bytes);
+            });
+            assert_eq!(copies, 0, "{mode:?}: cursor");
+        }
     }
 }
