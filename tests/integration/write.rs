@@ -193,7 +193,7 @@ fn metadata_first_checks_order_size_and_completeness() {
     assert_eq!(w.next_tensor(), Some("a"));
     let err = w.write_tensor("b", &[0; 6]).unwrap_err();
     assert!(
-        matches!(&err, Error::TensorOrder { expected, got } if expected == "a" && got == "b"),
+        matches!(&err, Error::TensorOrder { tensor, expected } if expected == "a" && tensor == "b"),
         "{err:?}"
     );
     let err = w.write_tensor("a", &[0; 7]).unwrap_err();
@@ -206,7 +206,7 @@ fn metadata_first_checks_order_size_and_completeness() {
     w.write_tensor("a", &[1; 8]).unwrap();
     let err = w.finish().unwrap_err();
     assert!(
-        matches!(&err, Error::MissingTensorData { missing: 2, next } if next == "b"),
+        matches!(&err, Error::MissingTensorData { missing: 2, tensor } if tensor == "b"),
         "{err:?}"
     );
 
@@ -218,7 +218,7 @@ fn metadata_first_checks_order_size_and_completeness() {
     w.write_tensor("a", &[1]).unwrap();
     let err = w.write_tensor("a", &[1]).unwrap_err();
     assert!(
-        matches!(&err, Error::TensorOrder { expected, got } if expected.is_empty() && got == "a"),
+        matches!(&err, Error::TensorOrder { tensor, expected } if expected.is_empty() && tensor == "a"),
         "{err:?}"
     );
     assert_eq!(w.next_tensor(), None);
@@ -232,7 +232,7 @@ fn deferred_tensors_fail_single_pass_writes() {
     b.add_tensor_info("b", GgmlType::I8, &[1]).unwrap();
     let err = b.write(Vec::new()).unwrap_err();
     assert!(
-        matches!(&err, Error::MissingTensorData { next, .. } if next == "b"),
+        matches!(&err, Error::MissingTensorData { tensor, .. } if tensor == "b"),
         "{err:?}"
     );
 }

@@ -108,7 +108,7 @@ impl<'f> Tensor<'f> {
             .get(start..start + nbytes as usize)
             .ok_or_else(|| Error::TensorOutOfBounds {
                 tensor: self.name.into(),
-                start: start as u64,
+                offset: start as u64,
                 end: start as u64 + nbytes,
                 file_len: self.file.file_len(),
             })

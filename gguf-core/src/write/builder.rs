@@ -509,7 +509,9 @@ impl<'a> Builder<'a> {
     /// ```
     pub fn requantize_tensor(&mut self, name: &str, ty: GgmlType) -> Result<&mut Self> {
         let Some(pending) = self.tensors.get(name) else {
-            return Err(Error::TensorNotFound { name: name.into() });
+            return Err(Error::TensorNotFound {
+                tensor: name.into(),
+            });
         };
         let source = match &pending.data {
             TensorData::File(t) | TensorData::Requantize(t) => *t,
@@ -580,12 +582,12 @@ impl<'a> Builder<'a> {
         let new = new.into();
         self.check_name(&new)?;
         let Some(index) = self.tensors.get_index_of(old) else {
-            return Err(Error::TensorNotFound { name: old.into() });
+            return Err(Error::TensorNotFound { tensor: old.into() });
         };
         let (_, t) = self
             .tensors
             .shift_remove_index(index)
-            .ok_or_else(|| Error::TensorNotFound { name: old.into() })?;
+            .ok_or_else(|| Error::TensorNotFound { tensor: old.into() })?;
         self.tensors.shift_insert(index, new, t);
         Ok(self)
     }
@@ -595,7 +597,9 @@ impl<'a> Builder<'a> {
     pub fn remove_tensor(&mut self, name: &str) -> Result<&mut Self> {
         match self.tensors.shift_remove(name) {
             Some(_) => Ok(self),
-            None => Err(Error::TensorNotFound { name: name.into() }),
+            None => Err(Error::TensorNotFound {
+                tensor: name.into(),
+            }),
         }
     }
 

@@ -519,12 +519,12 @@ impl<W: Write> MetadataFirst<'_, '_, W> {
         match self.layout.tensors.get(self.next) {
             Some(slot) if slot.name == name => Ok(slot),
             Some(slot) => Err(Error::TensorOrder {
+                tensor: name.into(),
                 expected: slot.name.clone(),
-                got: name.into(),
             }),
             None => Err(Error::TensorOrder {
+                tensor: name.into(),
                 expected: String::new(),
-                got: name.into(),
             }),
         }
     }
@@ -534,8 +534,8 @@ impl<W: Write> MetadataFirst<'_, '_, W> {
         self.write_from_sources()?;
         if let Some(slot) = self.layout.tensors.get(self.next) {
             return Err(Error::MissingTensorData {
+                tensor: slot.name.clone(),
                 missing: self.layout.tensors.len() - self.next,
-                next: slot.name.clone(),
             });
         }
         self.w.flush()?;

@@ -203,8 +203,8 @@ impl TensorData<'_> {
             }
             TensorData::Deferred => {
                 return Err(Error::MissingTensorData {
+                    tensor: name.into(),
                     missing: 1,
-                    next: name.into(),
                 });
             }
         }
