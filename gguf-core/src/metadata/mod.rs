@@ -54,6 +54,7 @@
 //! # Ok(()) }
 //! ```
 
+mod build;
 mod field;
 mod general;
 mod llama;

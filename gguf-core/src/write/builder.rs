@@ -8,7 +8,6 @@ use crate::format::{
     Ctx, Endian, GgmlType, Scalar, TensorElement, Value, ALIGNMENT_KEY, DEFAULT_ALIGNMENT,
     MAX_DIMS, MAX_TENSOR_NAME,
 };
-use crate::metadata::{ToMetadata, ARCH_KEY};
 use crate::read::GgufFile;
 use crate::write::encode::{value_len, Encoder};
 use crate::write::layout::Layout;
@@ -254,35 +253,6 @@ impl<'a> Builder<'a> {
             None => {
                 self.kvs.insert(key, value);
             }
-        }
-        Ok(self)
-    }
-
-    /// Sets every entry of a typed metadata struct (see
-    /// [`metadata`](crate::metadata)), in field order; `None` fields are
-    /// not written. `{arch}` in keys is the struct's `#[gguf(arch)]` field
-    /// when it has a value, else this builder's `general.architecture`;
-    /// with neither, a templated key fails with [`Error::ArchUnknown`] and
-    /// nothing is set.
-    ///
-    /// ```
-    /// # fn main() -> gguf_core::Result<()> {
-    /// use gguf_core::{metadata::General, write::Builder};
-    /// let general = General { architecture: "llama".into(), name: Some("tiny".into()), ..General::default() };
-    /// let mut b = Builder::new();
-    /// b.set_all(&general)?;
-    /// assert_eq!(b.get_str("general.name")?, "tiny");
-    /// assert!(b.value("general.author").is_none());
-    /// # Ok(()) }
-    /// ```
-    pub fn set_all<M: ToMetadata + ?Sized>(&mut self, m: &M) -> Result<&mut Self> {
-        let arch = self
-            .kvs
-            .get(ARCH_KEY)
-            .and_then(MetaValue::as_str)
-            .map(str::to_owned);
-        for (key, value) in m.to_metadata(arch.as_deref())? {
-            self.set(key, value)?;
         }
         Ok(self)
     }
