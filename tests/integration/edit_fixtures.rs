@@ -154,7 +154,7 @@ pub fn metadata(file: &GgufFile<'_>) -> Vec<(String, OwnedValue)> {
 /// Length of the slack array, if present.
 pub fn slack_len(file: &GgufFile<'_>) -> Option<usize> {
     file.value(SLACK_KEY)
-        .map(|v| v.as_array().expect("slack is an array").len() as usize)
+        .map(|v| v.as_array().expect("slack is an array").len())
 }
 
 /// Temporary files a failed rewrite could have left in `dir`.

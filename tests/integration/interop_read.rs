@@ -117,7 +117,7 @@ fn per_fixture_checks(name: &str, file: &GgufFile<'_>) {
                     v.as_array()
                         .unwrap()
                         .iter()
-                        .map(|w| w.as_array().unwrap().len() as usize)
+                        .map(|w| w.as_array().unwrap().len())
                         .collect()
                 })
                 .collect();

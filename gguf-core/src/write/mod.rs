@@ -1,5 +1,12 @@
 //! Writing GGUF: [`Builder`] collects metadata and tensors, [`Layout`]
 //! computes every offset once, and three write modes produce the same bytes.
+//!
+//! The ways out of a builder: [`Builder::write`] (single pass to any
+//! `io::Write`), [`Builder::to_vec`], [`Builder::write_to_path`] (atomic
+//! replacement), [`Builder::write_with`] and [`Builder::write_to_path_with`]
+//! (with [`WriteOptions`]: a [`WriteMode`], progress, a temporary
+//! directory), and [`Builder::write_metadata_first`] (the header now, each
+//! tensor's bytes later through a [`MetadataFirst`] handle).
 
 mod atomic;
 mod builder;
