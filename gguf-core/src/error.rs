@@ -193,12 +193,12 @@ pub enum Error {
         alignment: u64,
     },
     /// A tensor's data extends past the end of the file.
-    #[error("tensor {tensor:?}: data at file offsets {start}..{end} is past the end of the file ({file_len} bytes)")]
+    #[error("tensor {tensor:?}: data at file offsets {offset}..{end} is past the end of the file ({file_len} bytes)")]
     TensorOutOfBounds {
         /// The tensor.
         tensor: String,
         /// Absolute start offset (saturating).
-        start: u64,
+        offset: u64,
         /// Absolute end offset (saturating).
         end: u64,
         /// File length.
@@ -237,10 +237,10 @@ pub enum Error {
         key: String,
     },
     /// No tensor of that name.
-    #[error("tensor {name:?} not found")]
+    #[error("tensor {tensor:?} not found")]
     TensorNotFound {
-        /// The name.
-        name: String,
+        /// The tensor asked for.
+        tensor: String,
     },
     /// A typed getter met another type.
     #[error("metadata key {key:?} has type {found}, expected {expected}")]
@@ -311,20 +311,20 @@ pub enum Error {
         actual: u64,
     },
     /// Tensor data supplied out of declared order (metadata-first writing).
-    #[error("tensor data out of order: expected {expected:?}, got {got:?}")]
+    #[error("tensor {tensor:?}: data given out of order, {expected:?} is due")]
     TensorOrder {
+        /// The tensor whose data was given.
+        tensor: String,
         /// The tensor whose data is due next (empty when all were written).
         expected: String,
-        /// The tensor whose data was given.
-        got: String,
     },
     /// A write finished before every tensor's data was supplied.
-    #[error("{missing} tensors still need their data, starting with {next:?}")]
+    #[error("tensor {tensor:?}: no data given ({missing} tensors still need theirs)")]
     MissingTensorData {
-        /// How many.
+        /// The first tensor without data.
+        tensor: String,
+        /// How many tensors, from it on, have none.
         missing: usize,
-        /// The first.
-        next: String,
     },
 
     // ---- editor ----

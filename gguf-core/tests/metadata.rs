@@ -313,18 +313,15 @@ fn arch_comes_from_the_field_then_the_builder_else_errors() {
     let mut b = Builder::new();
     b.set("general.architecture", "llama").unwrap();
     b.set_all(&vision(Some("clip"))).unwrap();
-    assert!(b.get("clip.vision.image_size").is_some());
-    assert_eq!(
-        b.get("general.architecture").and_then(|v| v.as_str()),
-        Some("clip")
-    );
+    assert!(b.value("clip.vision.image_size").is_some());
+    assert_eq!(b.get_str("general.architecture").unwrap(), "clip");
 
     // No field value: the builder's architecture is used.
     let mut b = Builder::new();
     b.set("general.architecture", "llava").unwrap();
     b.set_all(&vision(None)).unwrap();
-    assert!(b.get("llava.vision.image_size").is_some());
-    assert!(b.get("llava.mean").is_some());
+    assert!(b.value("llava.vision.image_size").is_some());
+    assert!(b.value("llava.mean").is_some());
 
     // Neither: an error naming the template, and nothing is set.
     let mut b = Builder::new();

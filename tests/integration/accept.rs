@@ -256,11 +256,15 @@ fn every_value_type_in_every_version_and_byte_order() {
                 "{label}"
             );
             if endian == Endian::NATIVE {
-                assert_eq!(f.tensor("t0").unwrap().as_f32().unwrap()[5], 5.0, "{label}");
+                assert_eq!(
+                    f.tensor("t0").unwrap().as_slice::<f32>().unwrap()[5],
+                    5.0,
+                    "{label}"
+                );
             } else {
                 assert!(
                     matches!(
-                        f.tensor("t0").unwrap().as_f32(),
+                        f.tensor("t0").unwrap().as_slice::<f32>(),
                         Err(Error::ViewUnavailable { .. })
                     ),
                     "{label}"
@@ -440,10 +444,13 @@ fn unknown_and_removed_type_ids() {
             "{e:?}"
         );
         assert_eq!(
-            f.tensor("after").unwrap().as_f32().unwrap(),
+            f.tensor("after").unwrap().as_slice::<f32>().unwrap(),
             &[8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0]
         );
-        assert_eq!(f.tensor("before").unwrap().as_f32().unwrap()[7], 7.0);
+        assert_eq!(
+            f.tensor("before").unwrap().as_slice::<f32>().unwrap()[7],
+            7.0
+        );
         assert_eq!(
             f.lint_llama_cpp(),
             [LintIssue::UnknownType {

@@ -95,7 +95,7 @@ impl Fixture {
         }
         let strip = |m: Vec<(String, OwnedValue)>| {
             m.into_iter()
-                .filter(|(k, _)| k != gguf::edit::SLACK_KEY)
+                .filter(|(k, _)| k != gguf::write::SLACK_KEY)
                 .collect::<Vec<_>>()
         };
         assert_eq!(strip(metadata(&new)), strip(expected));

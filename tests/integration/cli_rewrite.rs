@@ -41,7 +41,7 @@ fn rewrite_is_byte_identical_in_every_mode_and_silent_when_piped() {
     let input = dir.path().join("in.gguf");
     let bytes = rich(ctx(3, Endian::Little), 64).write(Mode::Single, Src::Bytes);
     std::fs::write(&input, &bytes).unwrap();
-    for mode in ["single", "meta-first", "reserve"] {
+    for mode in ["single", "reserve"] {
         let output = dir.path().join(format!("{mode}.gguf"));
         let out = gguf(&[p("rewrite"), &input, &output, p("--mode"), p(mode)]);
         ok(&out);
@@ -70,7 +70,7 @@ fn alignment_option_changes_the_alignment_and_keeps_the_rest() {
     let input = dir.path().join("in.gguf");
     let content = rich(ctx(3, Endian::Little), 32);
     std::fs::write(&input, content.write(Mode::Single, Src::Bytes)).unwrap();
-    for (alignment, mode) in [("64", "single"), ("1", "reserve"), ("4096", "meta-first")] {
+    for (alignment, mode) in [("64", "single"), ("1", "reserve"), ("4096", "single")] {
         let output = dir.path().join(format!("a{alignment}.gguf"));
         ok(&gguf(&[
             p("rewrite"),
@@ -261,7 +261,7 @@ fn rewrite_reserve_adds_slack_that_lets_a_longer_edit_land_in_place() {
     let before = std::fs::read(&output).unwrap();
     let padding_before = {
         let file = gguf::GgufFile::from_bytes(&before).unwrap();
-        assert_eq!(file.get_array(gguf::edit::SLACK_KEY).unwrap().len(), 4096);
+        assert_eq!(file.get_array(gguf::write::SLACK_KEY).unwrap().len(), 4096);
         file.data_offset() - file.header_len()
     };
     // A name of 1000 bytes crosses many 32-byte blocks: only the slack
@@ -292,7 +292,7 @@ fn rewrite_reserve_adds_slack_that_lets_a_longer_edit_land_in_place() {
     // at the data.
     let entry = 8 + "general.name".len() as u64 + 4 + 8 + 1000;
     assert_eq!(
-        file.get_array(gguf::edit::SLACK_KEY).unwrap().len(),
+        file.get_array(gguf::write::SLACK_KEY).unwrap().len() as u64,
         4096 - (entry - padding_before)
     );
     assert_eq!(file.header_len(), file.data_offset());

@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
-use gguf::edit::{Commit, Editor, SLACK_KEY};
+use gguf::edit::{Commit, Editor};
 use gguf::write::OwnedValue;
+use gguf::write::SLACK_KEY;
 use gguf::{Endian, Error, GgufFile};
 
 use super::edit_fixtures::{

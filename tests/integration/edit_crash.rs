@@ -6,7 +6,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use gguf::edit::{journal_path, Commit, Editor, Step, SLACK_KEY};
+use gguf::edit::{journal_path, Commit, Editor, Step};
+use gguf::write::SLACK_KEY;
 use gguf::{Error, GgufFile};
 
 use super::edit_fixtures::{leftovers, metadata, model, padding, put, tensor_hashes, Rng, Spec};

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gguf::edit::SLACK_KEY;
+use gguf::write::SLACK_KEY;
 use gguf::write::{Builder, OwnedValue};
 use gguf::{Endian, GgmlType, GgufFile};
 use sha2::{Digest, Sha256};
@@ -154,7 +154,7 @@ pub fn metadata(file: &GgufFile<'_>) -> Vec<(String, OwnedValue)> {
 /// Length of the slack array, if present.
 pub fn slack_len(file: &GgufFile<'_>) -> Option<usize> {
     file.value(SLACK_KEY)
-        .map(|v| v.as_array().expect("slack is an array").len() as usize)
+        .map(|v| v.as_array().expect("slack is an array").len())
 }
 
 /// Temporary files a failed rewrite could have left in `dir`.

@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gguf::edit::{Commit, Editor, SLACK_KEY};
+use gguf::edit::{Commit, Editor};
+use gguf::write::SLACK_KEY;
 use gguf::GgufFile;
 use serde_json::{json, Value as Json};
 

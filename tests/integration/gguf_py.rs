@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
-use gguf::write::{Builder, OwnedArray, OwnedValue, TensorData};
+use gguf::write::{Builder, OwnedArray, OwnedValue, TensorData, WriteMode, WriteOptions};
 use gguf::{Endian, GgmlType, GgufFile};
 
 use super::util::{ctx, every_value, python, rich, tensor_set, Content, Mode, Src};
@@ -211,7 +211,7 @@ fn gguf_py_files_round_trip_byte_for_byte_in_every_mode() {
         let mut reserved = Cursor::new(Vec::new());
         Builder::from_file(&file)
             .unwrap()
-            .write_reserved(&mut reserved)
+            .write_with(&mut reserved, WriteOptions::new().mode(WriteMode::Reserve))
             .unwrap();
         let mut meta_first = Vec::new();
         Builder::from_file(&file)

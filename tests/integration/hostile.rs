@@ -384,7 +384,7 @@ fn offset_u64_max() {
     r.tensor_info("t", &[4], 0, u64::MAX).bytes(&[0; 16]);
     let e = reject(&r.buf);
     assert!(
-        matches!(&e, Error::TensorOutOfBounds { tensor, start: u64::MAX, end: u64::MAX, .. } if tensor == "t"),
+        matches!(&e, Error::TensorOutOfBounds { tensor, offset: u64::MAX, end: u64::MAX, .. } if tensor == "t"),
         "{e:?}"
     );
 }
@@ -419,7 +419,7 @@ fn data_one_byte_short() {
     let data_offset = buf.len() as u64 - 55;
     let e = reject(&buf);
     assert!(
-        matches!(&e, Error::TensorOutOfBounds { tensor, start, end, file_len } if tensor == "b" && *start == data_offset + 32 && *end == data_offset + 56 && *file_len == data_offset + 55),
+        matches!(&e, Error::TensorOutOfBounds { tensor, offset, end, file_len } if tensor == "b" && *offset == data_offset + 32 && *end == data_offset + 56 && *file_len == data_offset + 55),
         "{e:?}"
     );
     // The same file with the byte back is accepted.

@@ -117,7 +117,7 @@ fn per_fixture_checks(name: &str, file: &GgufFile<'_>) {
                     v.as_array()
                         .unwrap()
                         .iter()
-                        .map(|w| w.as_array().unwrap().len() as usize)
+                        .map(|w| w.as_array().unwrap().len())
                         .collect()
                 })
                 .collect();
@@ -204,7 +204,7 @@ fn compare(name: &str, file: &GgufFile<'_>, dump: &Json) {
                 let expected = kv["value"].as_array().unwrap();
                 if a.element_type() != ValueType::Array {
                     assert_eq!(types[1..], chain[..], "{at}");
-                    assert_eq!(a.len(), expected.len() as u64, "{at}");
+                    assert_eq!(a.len(), expected.len(), "{at}");
                     for (i, (ours, theirs)) in a.iter().zip(expected).enumerate() {
                         assert_value(&ours, theirs, &format!("{at}[{i}]"));
                     }
@@ -316,7 +316,7 @@ fn leaf_count(a: &ArrayView<'_>) -> u64 {
     if a.element_type() == ValueType::Array {
         a.iter().map(|v| leaf_count(&v.as_array().unwrap())).sum()
     } else {
-        a.len()
+        a.len() as u64
     }
 }
 

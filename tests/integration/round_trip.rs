@@ -7,7 +7,7 @@
 
 use std::io::Cursor;
 
-use gguf::write::Builder;
+use gguf::write::{Builder, WriteMode, WriteOptions};
 use gguf::{Ctx, Endian, GgufFile};
 
 use super::util::{ctx, rich, Mode, Raw, Src};
@@ -103,7 +103,7 @@ fn raw_files_of_every_version_and_byte_order_round_trip_exactly() {
             let mut cur = Cursor::new(Vec::new());
             Builder::from_file(&file)
                 .unwrap()
-                .write_reserved(&mut cur)
+                .write_with(&mut cur, WriteOptions::new().mode(WriteMode::Reserve))
                 .unwrap();
             assert!(cur.into_inner() == input, "{c:?}: reserve differs");
             let mut mf = Vec::new();

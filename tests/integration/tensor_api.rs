@@ -4,7 +4,7 @@
 use std::io::Cursor;
 
 use gguf::tensor;
-use gguf::write::Builder;
+use gguf::write::{Builder, WriteMode, WriteOptions};
 use gguf::{Endian, Error, GgmlType, GgufFile};
 
 use super::util::{raw, Rng};
@@ -300,7 +300,9 @@ fn quantized_sources_give_the_same_bytes_in_every_write_mode() {
         .finish()
         .unwrap();
     let mut reserved = Cursor::new(Vec::new());
-    build().write_reserved(&mut reserved).unwrap();
+    build()
+        .write_with(&mut reserved, WriteOptions::new().mode(WriteMode::Reserve))
+        .unwrap();
     assert!(single == first);
     assert!(single == reserved.into_inner());
     let dir = tempfile::tempdir().unwrap();
@@ -423,4 +425,56 @@ fn requantize_tensor_re_encodes_a_file_tensor_in_place() {
             "{name} unchanged"
         );
     }
+}
+
+#[test]
+fn as_slice_views_every_plain_type_and_checks_type_and_byte_order() {
+    let f32s = [1.5f32, -2.0, 3.25, 0.0];
+    let f16s: Vec<half::f16> = f32s.iter().map(|&v| half::f16::from_f32(v)).collect();
+    let bf16s: Vec<half::bf16> = f32s.iter().map(|&v| half::bf16::from_f32(v)).collect();
+    let f64s = [1.5f64, -2.0, 3.25, 0.0];
+    let (i8s, i16s) = ([1i8, -2, 3, i8::MIN], [1i16, -2, 3, i16::MAX]);
+    let (i32s, i64s) = ([1i32, -2, 3, i32::MIN], [1i64, -2, 3, i64::MAX]);
+    let build = |endian: Endian| {
+        let mut b = Builder::new();
+        b.endian(endian);
+        b.add_tensor_typed("f32", &[4], &f32s[..]).unwrap();
+        b.add_tensor_typed("f16", &[4], &f16s[..]).unwrap();
+        b.add_tensor_typed("bf16", &[4], &bf16s[..]).unwrap();
+        b.add_tensor_typed("f64", &[4], &f64s[..]).unwrap();
+        b.add_tensor_typed("i8", &[4], &i8s[..]).unwrap();
+        b.add_tensor_typed("i16", &[4], &i16s[..]).unwrap();
+        b.add_tensor_typed("i32", &[4], &i32s[..]).unwrap();
+        b.add_tensor_typed("i64", &[4], &i64s[..]).unwrap();
+        b.to_vec().unwrap()
+    };
+    // A map is page-aligned, so every view is aligned for its type.
+    let file = super::util::open_via_file(&build(Endian::NATIVE)).unwrap();
+    let t = |name: &str| file.tensor(name).unwrap();
+    assert_eq!(t("f32").as_slice::<f32>().unwrap(), f32s);
+    assert_eq!(t("f16").as_slice::<half::f16>().unwrap(), f16s);
+    assert_eq!(t("bf16").as_slice::<half::bf16>().unwrap(), bf16s);
+    assert_eq!(t("f64").as_slice::<f64>().unwrap(), f64s);
+    assert_eq!(t("i8").as_slice::<i8>().unwrap(), i8s);
+    assert_eq!(t("i16").as_slice::<i16>().unwrap(), i16s);
+    assert_eq!(t("i32").as_slice::<i32>().unwrap(), i32s);
+    assert_eq!(t("i64").as_slice::<i64>().unwrap(), i64s);
+    // Same size, other type: refused, naming the tensor and both types.
+    let e = t("f32").as_slice::<i32>().unwrap_err();
+    assert!(
+        matches!(&e, Error::ViewUnavailable { tensor, requested: "i32", .. } if tensor == "f32"),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("F32"), "{e}");
+    assert!(t("bf16").as_slice::<half::f16>().is_err());
+
+    // The other byte order: multi-byte views are refused, bytes are not.
+    let other = match Endian::NATIVE {
+        Endian::Little => Endian::Big,
+        Endian::Big => Endian::Little,
+    };
+    let file = super::util::open_via_file(&build(other)).unwrap();
+    let e = file.tensor("f32").unwrap().as_slice::<f32>().unwrap_err();
+    assert!(e.to_string().contains("-endian"), "{e}");
+    assert_eq!(file.tensor("i8").unwrap().as_slice::<i8>().unwrap(), i8s);
 }

@@ -4,7 +4,7 @@
 use std::io::{Cursor, Read, Seek, SeekFrom};
 
 pub use gguf::testing::{tiny_file, Raw};
-use gguf::write::{Builder, OwnedArray, OwnedValue, TensorData};
+use gguf::write::{Builder, OwnedArray, OwnedValue, TensorData, WriteMode, WriteOptions};
 use gguf::{Ctx, Endian, Error, GgmlType, GgufFile};
 
 /// Context for a version and byte order.
@@ -298,7 +298,8 @@ impl Content {
             }
             Mode::Reserved => {
                 let mut out = Cursor::new(Vec::new());
-                b.write_reserved(&mut out).unwrap();
+                b.write_with(&mut out, WriteOptions::new().mode(WriteMode::Reserve))
+                    .unwrap();
                 out.into_inner()
             }
         }

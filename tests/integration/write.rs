@@ -2,7 +2,7 @@
 
 use std::io::Cursor;
 
-use gguf::write::{Builder, OwnedValue};
+use gguf::write::{Builder, OwnedValue, WriteMode, WriteOptions};
 use gguf::{Endian, Error, GgmlType, GgufFile};
 
 use super::util::{ctx, rich, Content, Mode, Src, TensorSpec};
@@ -110,7 +110,7 @@ fn alignment_must_be_a_power_of_two() {
         // Setting the key directly is checked the same way.
         let err = b.set("general.alignment", bad).unwrap_err();
         assert!(matches!(err, Error::InvalidAlignment { .. }), "{err:?}");
-        assert!(b.get("general.alignment").is_none());
+        assert!(b.value("general.alignment").is_none());
     }
     let mut b = Builder::new();
     let err = b.set("general.alignment", 64u64).unwrap_err();
@@ -193,7 +193,7 @@ fn metadata_first_checks_order_size_and_completeness() {
     assert_eq!(w.next_tensor(), Some("a"));
     let err = w.write_tensor("b", &[0; 6]).unwrap_err();
     assert!(
-        matches!(&err, Error::TensorOrder { expected, got } if expected == "a" && got == "b"),
+        matches!(&err, Error::TensorOrder { tensor, expected } if expected == "a" && tensor == "b"),
         "{err:?}"
     );
     let err = w.write_tensor("a", &[0; 7]).unwrap_err();
@@ -206,7 +206,7 @@ fn metadata_first_checks_order_size_and_completeness() {
     w.write_tensor("a", &[1; 8]).unwrap();
     let err = w.finish().unwrap_err();
     assert!(
-        matches!(&err, Error::MissingTensorData { missing: 2, next } if next == "b"),
+        matches!(&err, Error::MissingTensorData { missing: 2, tensor } if tensor == "b"),
         "{err:?}"
     );
 
@@ -218,7 +218,7 @@ fn metadata_first_checks_order_size_and_completeness() {
     w.write_tensor("a", &[1]).unwrap();
     let err = w.write_tensor("a", &[1]).unwrap_err();
     assert!(
-        matches!(&err, Error::TensorOrder { expected, got } if expected.is_empty() && got == "a"),
+        matches!(&err, Error::TensorOrder { tensor, expected } if expected.is_empty() && tensor == "a"),
         "{err:?}"
     );
     assert_eq!(w.next_tensor(), None);
@@ -232,7 +232,7 @@ fn deferred_tensors_fail_single_pass_writes() {
     b.add_tensor_info("b", GgmlType::I8, &[1]).unwrap();
     let err = b.write(Vec::new()).unwrap_err();
     assert!(
-        matches!(&err, Error::MissingTensorData { next, .. } if next == "b"),
+        matches!(&err, Error::MissingTensorData { tensor, .. } if tensor == "b"),
         "{err:?}"
     );
 }
@@ -281,7 +281,7 @@ fn every_mode_and_source_writes_the_same_bytes_which_read_back() {
         let layout = content.builder(Src::Bytes).layout().unwrap();
         assert_eq!(layout.file_len(), reference.len() as u64, "{name}");
         let file = GgufFile::from_bytes(&reference).unwrap();
-        assert_eq!(layout.meta_size(), file.data_offset(), "{name}");
+        assert_eq!(layout.data_offset(), file.data_offset(), "{name}");
         for (slot, t) in layout.tensors.iter().zip(file.tensors()) {
             assert_eq!(slot.offset, t.offset(), "{name}");
         }
@@ -321,7 +321,10 @@ fn reserved_mode_writes_at_the_stream_position() {
     let reference = content.write(Mode::Single, Src::Bytes);
     let mut cur = Cursor::new(b"PREFIX".to_vec());
     cur.set_position(6);
-    content.builder(Src::Fn).write_reserved(&mut cur).unwrap();
+    content
+        .builder(Src::Fn)
+        .write_with(&mut cur, WriteOptions::new().mode(WriteMode::Reserve))
+        .unwrap();
     assert_eq!(cur.position() as usize, 6 + reference.len());
     let out = cur.into_inner();
     assert_eq!(&out[..6], b"PREFIX");
@@ -336,7 +339,9 @@ fn set_keeps_position_remove_and_rename_reorder_as_documented() {
     b.set("c", 2u16).unwrap();
     b.set("a", 3.5f64).unwrap();
     b.rename_key("b", "bee").unwrap();
-    assert!(b.remove("c").is_some());
+    b.remove("c").unwrap();
+    let err = b.remove("c").unwrap_err();
+    assert!(matches!(err, Error::KeyNotFound { .. }), "{err:?}");
     let err = b.rename_key("missing", "z").unwrap_err();
     assert!(matches!(err, Error::KeyNotFound { .. }), "{err:?}");
     let err = b.rename_key("a", "bee").unwrap_err();
@@ -426,8 +431,7 @@ fn write_to_path_replaces_the_file_and_keeps_permissions() {
 }
 
 #[test]
-fn write_to_file_copies_mapped_tensors_at_the_file_position_in_every_mode() {
-    use gguf::write::WriteMode;
+fn write_with_a_file_copies_mapped_tensors_at_the_file_position_in_every_mode() {
     use std::io::{Read, Seek, SeekFrom, Write};
     let dir = tempfile::tempdir().unwrap();
     let content = rich(ctx(3, Endian::Little), 64);
@@ -435,17 +439,18 @@ fn write_to_file_copies_mapped_tensors_at_the_file_position_in_every_mode() {
     let src = dir.path().join("src.gguf");
     std::fs::write(&src, &reference).unwrap();
     let mapped = GgufFile::open(&src).unwrap();
-    for mode in [
-        WriteMode::Single,
-        WriteMode::MetadataFirst,
-        WriteMode::Reserve,
-    ] {
+    for mode in [WriteMode::Single, WriteMode::Reserve] {
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(b"PREFIX").unwrap();
         let mut calls = Vec::new();
         let layout = Builder::from_file(&mapped)
             .unwrap()
-            .write_to_file(&mut f, mode, &mut |done, total| calls.push((done, total)))
+            .write_with(
+                &mut f,
+                WriteOptions::new()
+                    .mode(mode)
+                    .progress(|done, total| calls.push((done, total))),
+            )
             .unwrap();
         assert_eq!(
             f.stream_position().unwrap(),
@@ -468,4 +473,136 @@ fn write_to_file_copies_mapped_tensors_at_the_file_position_in_every_mode() {
             "{mode:?}: {calls:?}"
         );
     }
+}
+
+#[test]
+fn write_with_a_cursor_reports_progress_and_matches_write_in_every_mode() {
+    let content = rich(ctx(3, Endian::Little), 32);
+    let reference = content.write(Mode::Single, Src::Bytes);
+    assert!(content.builder(Src::Bytes).to_vec().unwrap() == reference);
+    for mode in [WriteMode::Single, WriteMode::Reserve] {
+        let mut calls = Vec::new();
+        let mut cur = Cursor::new(Vec::new());
+        let opts = WriteOptions::new()
+            .mode(mode)
+            .progress(|done, total| calls.push((done, total)));
+        let layout = content.builder(Src::Fn).write_with(&mut cur, opts).unwrap();
+        assert!(cur.into_inner() == reference, "{mode:?}");
+        let total = layout.file_len();
+        assert_eq!(calls.last(), Some(&(total, total)), "{mode:?}");
+        assert!(
+            calls.iter().all(|&(d, t)| d <= t && t == total),
+            "{calls:?}"
+        );
+        // One call after the header and one per tensor.
+        assert_eq!(calls.len(), 1 + content.tensors.len(), "{mode:?}");
+    }
+}
+
+#[test]
+fn builder_getters_and_removals_match_the_reader() {
+    let mut b = Builder::new();
+    b.set("n", 7u32).unwrap().set("s", "text").unwrap();
+    b.set("a", vec![1u8, 2]).unwrap();
+    b.add_tensor("t", GgmlType::I8, &[1], vec![0u8]).unwrap();
+    assert_eq!(b.get::<u32>("n").unwrap(), 7);
+    assert_eq!(b.get_str("s").unwrap(), "text");
+    let e = b.get::<u8>("a").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "metadata key \"a\" has type array of u8, expected u8"
+    );
+    assert!(matches!(b.get::<u32>("x"), Err(Error::KeyNotFound { .. })));
+    // The same answers from the file written.
+    let bytes = b.to_vec().unwrap();
+    let file = GgufFile::from_bytes(&bytes).unwrap();
+    assert_eq!(file.get::<u32>("n").unwrap(), 7);
+    assert_eq!(file.get::<u8>("a").unwrap_err().to_string(), e.to_string());
+    // Borrowed values answer like owned ones.
+    let from = Builder::from_file(&file).unwrap();
+    assert_eq!(from.get::<u32>("n").unwrap(), 7);
+    assert_eq!(from.get_str("s").unwrap(), "text");
+
+    b.remove_tensor("t").unwrap().remove("n").unwrap();
+    assert!(matches!(
+        b.remove_tensor("t"),
+        Err(Error::TensorNotFound { .. })
+    ));
+    assert!(matches!(b.remove("n"), Err(Error::KeyNotFound { .. })));
+    assert_eq!(b.tensor_names().count(), 0);
+    assert_eq!(b.keys().collect::<Vec<_>>(), ["s", "a"]);
+}
+
+#[cfg(unix)]
+/// The process umask, read without changing it (Linux), or `None`.
+fn umask() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("Umask:"))?;
+    u32::from_str_radix(line["Umask:".len()..].trim(), 8).ok()
+}
+
+#[cfg(unix)]
+#[test]
+fn write_to_path_gives_new_files_the_default_mode_and_keeps_the_owner() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.gguf");
+    let content = rich(ctx(3, Endian::Little), 32);
+    content.builder(Src::Bytes).write_to_path(&path).unwrap();
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    match umask() {
+        Some(mask) => assert_eq!(mode, 0o666 & !mask, "umask {mask:o}"),
+        None => {
+            eprintln!("skipped: umask unknown (no /proc/self/status); mode {mode:o}");
+            assert_ne!(mode & 0o600, 0);
+        }
+    }
+
+    // Only root can give a file away: elsewhere the owner check is skipped.
+    let meta = std::fs::metadata(&path).unwrap();
+    if meta.uid() != 0 {
+        eprintln!("skipped: keeping another owner needs root");
+        return;
+    }
+    std::os::unix::fs::chown(&path, Some(4321), Some(4322)).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o604)).unwrap();
+    content.builder(Src::Fn).write_to_path(&path).unwrap();
+    let meta = std::fs::metadata(&path).unwrap();
+    assert_eq!((meta.uid(), meta.gid()), (4321, 4322));
+    assert_eq!(meta.permissions().mode() & 0o777, 0o604);
+}
+
+#[test]
+fn write_to_path_with_a_temp_dir_writes_the_temp_file_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("scratch");
+    std::fs::create_dir(&tmp).unwrap();
+    let path = dir.path().join("model.gguf");
+    let content = rich(ctx(3, Endian::Little), 32);
+    // A failing write shows where the temporary file was: it is removed
+    // from the temp dir and nothing appears beside the target.
+    let mut b = content.builder(Src::Bytes);
+    b.add_tensor_fn("fails", GgmlType::I8, &[4], |_| {
+        Err(std::io::Error::other("no data"))
+    })
+    .unwrap();
+    let mut seen = Vec::new();
+    let opts = WriteOptions::new().temp_dir(&tmp).progress(|_, _| {
+        seen = std::fs::read_dir(&tmp)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+    });
+    assert!(b.write_to_path_with(&path, opts).is_err());
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
+    assert!(!path.exists());
+
+    let opts = WriteOptions::new().temp_dir(&tmp);
+    content
+        .builder(Src::Bytes)
+        .write_to_path_with(&path, opts)
+        .unwrap();
+    assert!(std::fs::read(&path).unwrap() == content.write(Mode::Single, Src::Bytes));
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
 }

@@ -10,7 +10,8 @@ use crate::format::align_up;
 use crate::read::GgufFile;
 use crate::write::{replace_file, Builder, Layout, MetaValue, OwnedValue};
 
-use super::{journal, slack};
+use super::journal;
+use crate::write::slack;
 
 /// How a commit was carried out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +57,7 @@ enum Op {
 /// Edits are queued and checked as they are made (a missing key or a
 /// clashing name fails at once); [`commit`](Self::commit) writes them:
 /// in place when the new header ends in the same aligned block as the
-/// old one (using the slack entry, see [`SLACK_KEY`](super::SLACK_KEY)),
+/// old one (using the slack entry, see [`SLACK_KEY`](crate::write::SLACK_KEY)),
 /// else through an atomic rewrite. Either way a failure leaves the
 /// original file intact.
 #[derive(Debug)]
@@ -178,8 +179,7 @@ impl Editor {
                     b.set(k.clone(), MetaValue::Owned(v.clone()))?;
                 }
                 Op::Remove(k) => {
-                    b.remove(k)
-                        .ok_or_else(|| Error::KeyNotFound { key: k.clone() })?;
+                    b.remove(k)?;
                 }
                 Op::RenameKey(old, new) => {
                     b.rename_key(old, new.clone())?;
@@ -197,12 +197,12 @@ impl Editor {
         let mut b = self.builder()?;
         Ok(match self.fit_in_place(&mut b)? {
             Some(layout) => Commit::InPlace {
-                header_bytes: layout.meta_size(),
+                header_bytes: layout.data_offset(),
             },
             None => {
                 let layout = b.layout()?;
                 Commit::Rewritten {
-                    header_bytes: layout.meta_size(),
+                    header_bytes: layout.data_offset(),
                     file_bytes: self.rewritten_len(&layout),
                 }
             }
@@ -280,7 +280,7 @@ impl Editor {
         if data_offset > self.file.file_len() {
             return Ok(None);
         }
-        let had_slack = b.get(slack::SLACK_KEY).is_some();
+        let had_slack = b.value(slack::SLACK_KEY).is_some();
         if had_slack {
             // Size the slack to fill the header region exactly.
             b.set(slack::SLACK_KEY, slack::value(0))?;
@@ -330,7 +330,7 @@ impl Editor {
     /// Size of the file a rewrite produces.
     fn rewritten_len(&self, layout: &Layout) -> u64 {
         if self.keeps_data_section(layout) {
-            layout.meta_size() + (self.file.file_len() - self.file.data_offset())
+            layout.data_offset() + (self.file.file_len() - self.file.data_offset())
         } else {
             layout.file_len()
         }
@@ -355,7 +355,7 @@ impl Editor {
         if !self.keeps_data_section(&layout) {
             b.write_to_path(&self.real)?;
             return Ok(Commit::Rewritten {
-                header_bytes: layout.meta_size(),
+                header_bytes: layout.data_offset(),
                 file_bytes,
             });
         }
@@ -374,7 +374,7 @@ impl Editor {
             Ok(())
         })?;
         Ok(Commit::Rewritten {
-            header_bytes: layout.meta_size(),
+            header_bytes: layout.data_offset(),
             file_bytes,
         })
     }

@@ -16,10 +16,8 @@
 
 mod editor;
 mod journal;
-mod slack;
 
 pub use editor::{Commit, Editor, Step};
 pub use journal::{journal_path, Recovery};
-pub use slack::SLACK_KEY;
 
 pub(crate) use journal::recover_if_needed;

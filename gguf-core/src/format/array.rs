@@ -58,9 +58,10 @@ impl<'a> ArrayView<'a> {
         self.elem
     }
 
-    /// Number of elements.
-    pub fn len(&self) -> u64 {
-        self.len
+    /// Number of elements (`usize`, as for every length in the API: the
+    /// elements are in memory, each at least a byte, so the count fits).
+    pub fn len(&self) -> usize {
+        usize::try_from(self.len).unwrap_or(usize::MAX)
     }
 
     /// True when the array has no elements.

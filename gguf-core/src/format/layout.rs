@@ -9,6 +9,11 @@ pub const DEFAULT_ALIGNMENT: u64 = 32;
 /// Most dimensions a tensor may have.
 pub const MAX_DIMS: usize = 4;
 
+/// Longest tensor name llama.cpp accepts, in bytes (its `GGML_MAX_NAME`
+/// is 64, including the NUL). The reader accepts longer names (the lint
+/// reports them); the builder refuses them unless asked not to.
+pub const MAX_TENSOR_NAME: usize = 63;
+
 /// Rounds `offset` up to a multiple of `alignment` (a power of two);
 /// `None` on overflow.
 ///

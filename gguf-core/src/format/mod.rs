@@ -7,6 +7,7 @@
 pub mod array;
 pub mod ctx;
 pub(crate) mod cursor;
+pub(crate) mod element;
 pub mod ggml_type;
 pub mod header;
 pub mod layout;
@@ -17,9 +18,10 @@ pub mod wire;
 
 pub use array::{ArrayIter, ArrayView, Scalar, StrIter, TypedIter};
 pub use ctx::{Ctx, Endian};
+pub use element::TensorElement;
 pub use ggml_type::GgmlType;
 pub use header::HeaderWire;
-pub use layout::{align_up, tensor_nbytes, DEFAULT_ALIGNMENT, MAX_DIMS};
+pub use layout::{align_up, tensor_nbytes, DEFAULT_ALIGNMENT, MAX_DIMS, MAX_TENSOR_NAME};
 pub use metadata::{ArrayHeaderWire, KvHeaderWire};
 pub use tensor_info::TensorInfoWire;
 pub use value::{Value, ValueType};

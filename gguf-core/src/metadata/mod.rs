@@ -55,6 +55,7 @@
 //! # Ok(()) }
 //! ```
 
+mod build;
 mod field;
 mod general;
 mod llama;

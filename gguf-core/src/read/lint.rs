@@ -75,9 +75,6 @@ impl fmt::Display for LintIssue {
     }
 }
 
-/// Longest tensor name llama.cpp accepts, in bytes (its `GGML_MAX_NAME` is 64, including the NUL).
-pub const LLAMA_CPP_MAX_NAME: usize = 63;
-
 impl GgufFile<'_> {
     /// Lists what llama.cpp would refuse in this (valid) file, so files can
     /// be checked before shipping. An empty list means llama.cpp's reader
@@ -107,7 +104,7 @@ impl GgufFile<'_> {
         }
         let mut expected = 0u64;
         for t in self.tensors() {
-            if t.name().len() > LLAMA_CPP_MAX_NAME {
+            if t.name().len() > crate::format::MAX_TENSOR_NAME {
                 issues.push(LintIssue::LongTensorName {
                     tensor: t.name().into(),
                 });

@@ -77,7 +77,7 @@ pub(crate) fn read_metadata(
         }
         let array = value
             .as_array()
-            .map(|a| (a.element_type(), a.len(), a.offset() as usize));
+            .map(|a| (a.element_type(), a.len() as u64, a.offset() as usize));
         let entry = KvEntry {
             entry_offset,
             value_offset,

@@ -472,7 +472,9 @@ impl<'a> GgufFile<'a> {
         self.tensors
             .get_key_value(name)
             .map(|(n, e)| Tensor::new(self, n, e))
-            .ok_or_else(|| Error::TensorNotFound { name: name.into() })
+            .ok_or_else(|| Error::TensorNotFound {
+                tensor: name.into(),
+            })
     }
 
     /// The tensor at position `index` in info order.

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::format::layout::element_count;
-use crate::format::{Endian, GgmlType};
+use crate::format::{Endian, GgmlType, TensorElement};
 
 use super::tensor_info::TensorEntry;
 use super::GgufFile;
@@ -17,7 +17,7 @@ use super::GgufFile;
 /// let t = file.tensor("token_embd.weight")?;
 /// assert_eq!(t.ggml_type(), GgmlType::F32);
 /// assert_eq!(t.element_count(), 32);
-/// let values: &[f32] = t.as_f32()?;
+/// let values: &[f32] = t.as_slice()?;
 /// assert_eq!(values[1], 1.0);
 /// # Ok(()) }
 /// ```
@@ -108,7 +108,7 @@ impl<'f> Tensor<'f> {
             .get(start..start + nbytes as usize)
             .ok_or_else(|| Error::TensorOutOfBounds {
                 tensor: self.name.into(),
-                start: start as u64,
+                offset: start as u64,
                 end: start as u64 + nbytes,
                 file_len: self.file.file_len(),
             })
@@ -144,45 +144,29 @@ impl<'f> Tensor<'f> {
         Ok(())
     }
 
-    /// The data as `&[f32]` without copying: needs type F32, a file in the
-    /// machine's byte order, and data aligned to 4 bytes in memory.
-    pub fn as_f32(&self) -> Result<&'f [f32]> {
-        self.view(GgmlType::F32, "f32")
-    }
-
-    /// The data as `&[half::f16]` without copying (type F16; see [`as_f32`](Self::as_f32)).
-    pub fn as_f16(&self) -> Result<&'f [half::f16]> {
-        self.view(GgmlType::F16, "f16")
-    }
-
-    /// The data as `&[half::bf16]` without copying (type BF16).
-    pub fn as_bf16(&self) -> Result<&'f [half::bf16]> {
-        self.view(GgmlType::BF16, "bf16")
-    }
-
-    /// The data as `&[f64]` without copying (type F64).
-    pub fn as_f64(&self) -> Result<&'f [f64]> {
-        self.view(GgmlType::F64, "f64")
-    }
-
-    /// The data as `&[i8]` (type I8).
-    pub fn as_i8(&self) -> Result<&'f [i8]> {
-        self.view(GgmlType::I8, "i8")
-    }
-
-    /// The data as `&[i16]` without copying (type I16).
-    pub fn as_i16(&self) -> Result<&'f [i16]> {
-        self.view(GgmlType::I16, "i16")
-    }
-
-    /// The data as `&[i32]` without copying (type I32).
-    pub fn as_i32(&self) -> Result<&'f [i32]> {
-        self.view(GgmlType::I32, "i32")
-    }
-
-    /// The data as `&[i64]` without copying (type I64).
-    pub fn as_i64(&self) -> Result<&'f [i64]> {
-        self.view(GgmlType::I64, "i64")
+    /// The data as a slice of `T` without copying: `f32`, `half::f16`,
+    /// `half::bf16`, `f64`, `i8`, `i16`, `i32` or `i64` (see
+    /// [`TensorElement`]). Needs the tensor's type to be `T`'s
+    /// ([`TensorElement::GGML_TYPE`]), a file in this machine's byte order
+    /// (for elements wider than a byte) and data aligned for `T` in memory;
+    /// otherwise [`Error::ViewUnavailable`] says which. Other types decode
+    /// with [`to_f32`](Self::to_f32).
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let bytes = gguf_core::testing::tiny_file();
+    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let t = file.tensor("token_embd.weight")?;
+    /// let values: &[f32] = t.as_slice()?;
+    /// assert_eq!(values.len(), 32);
+    /// assert!(t.as_slice::<half::f16>().is_err()); // an F32 tensor
+    /// # Ok(()) }
+    /// ```
+    pub fn as_slice<T: TensorElement>(&self) -> Result<&'f [T]> {
+        self.view(
+            T::GGML_TYPE,
+            <T as crate::format::element::sealed::Sealed>::NAME,
+        )
     }
 
     fn view<T: bytemuck::Pod>(&self, ty: GgmlType, requested: &'static str) -> Result<&'f [T]> {

@@ -144,7 +144,7 @@ pub(crate) fn check_data_ranges(
             if start > file_len {
                 return Err(Error::TensorOutOfBounds {
                     tensor: name.to_string(),
-                    start,
+                    offset: start,
                     end: start,
                     file_len,
                 });
@@ -157,7 +157,7 @@ pub(crate) fn check_data_ranges(
             _ => {
                 return Err(Error::TensorOutOfBounds {
                     tensor: name.to_string(),
-                    start,
+                    offset: start,
                     end: end.unwrap_or(u64::MAX),
                     file_len,
                 });

@@ -5,27 +5,67 @@ use std::path::Path;
 
 use crate::error::Result;
 
-/// Runs `write` on a temporary file in `path`'s directory, syncs it,
-/// renames it over `path` and syncs the directory. On any error the
-/// temporary file is removed and `path` is untouched.
+/// Runs `write` on a temporary file in `path`'s directory, then replaces
+/// `path` with it (see [`replace_in`]).
 pub(crate) fn replace<T>(path: &Path, write: impl FnOnce(&mut File) -> Result<T>) -> Result<T> {
+    replace_in(path, None, write)
+}
+
+/// Runs `write` on a temporary file in `temp_dir` (by default `path`'s
+/// directory), syncs it, renames it over `path` and syncs `path`'s
+/// directory. On any error the temporary file is removed and `path` is
+/// untouched. A file that `path` replaces passes on its permissions and,
+/// where the OS lets us, its owner; a new file gets `0o666` minus the
+/// umask, as `File::create` gives. `temp_dir` must be on the same file
+/// system as `path`: a rename cannot cross file systems, and the error
+/// says so rather than falling back to a copy that is not atomic.
+pub(crate) fn replace_in<T>(
+    path: &Path,
+    temp_dir: Option<&Path>,
+    write: impl FnOnce(&mut File) -> Result<T>,
+) -> Result<T> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".gguf-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
+    let existing = std::fs::metadata(path).ok();
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".gguf-").suffix(".tmp");
+    // tempfile's default is 0o600; the kernel applies the umask to this.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp = builder.tempfile_in(temp_dir.unwrap_or(dir))?;
     let out = write(tmp.as_file_mut())?;
-    tmp.as_file().sync_all()?;
-    // Keep the permissions of the file being replaced.
-    if let Ok(meta) = std::fs::metadata(path) {
+    if let Some(meta) = &existing {
+        keep_owner(tmp.as_file(), meta);
         tmp.as_file().set_permissions(meta.permissions())?;
     }
+    tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     sync_dir(dir)?;
     Ok(out)
+}
+
+/// Gives `file` the owner and group of the file it replaces. Only root (or
+/// a member of the group, for the group) may do so; otherwise the new file
+/// is ours, as with `sed -i`, and the write goes ahead.
+fn keep_owner(file: &File, old: &std::fs::Metadata) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(new) = file.metadata() {
+            if (new.uid(), new.gid()) != (old.uid(), old.gid()) {
+                // Failure is the expected case for non-root users; the
+                // permissions are still copied.
+                let _ = std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()))
+                    .or_else(|_| std::os::unix::fs::fchown(file, None, Some(old.gid())));
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, old);
+    }
 }
 
 /// Makes a rename durable: fsync of the directory holding the entry.

@@ -4,16 +4,53 @@ use indexmap::IndexMap;
 
 use crate::error::{Error, Result};
 use crate::format::layout::{tensor_nbytes, SizeError};
-use crate::format::{Ctx, Endian, GgmlType, ALIGNMENT_KEY, DEFAULT_ALIGNMENT, MAX_DIMS};
-use crate::metadata::{ToMetadata, ARCH_KEY};
+use crate::format::{
+    Ctx, Endian, GgmlType, Scalar, TensorElement, Value, ALIGNMENT_KEY, DEFAULT_ALIGNMENT,
+    MAX_DIMS, MAX_TENSOR_NAME,
+};
 use crate::read::GgufFile;
 use crate::write::encode::{value_len, Encoder};
 use crate::write::layout::Layout;
-use crate::write::source::{TensorData, TensorElement};
+use crate::write::source::TensorData;
 use crate::write::value::{MetaValue, OwnedValue};
 
-/// Longest tensor name llama.cpp accepts (its `GGML_MAX_NAME` is 64 with the NUL).
-pub const MAX_TENSOR_NAME: usize = 63;
+/// A scalar or string value as a borrowed [`Value`]; `None` for arrays
+/// built by the caller.
+fn scalar_or_str<'v>(v: &'v MetaValue<'_>) -> Option<Value<'v>> {
+    let o = match v {
+        MetaValue::Borrowed(v) => return Some(*v),
+        MetaValue::Owned(o) => o,
+    };
+    Some(match o {
+        OwnedValue::U8(x) => Value::U8(*x),
+        OwnedValue::I8(x) => Value::I8(*x),
+        OwnedValue::U16(x) => Value::U16(*x),
+        OwnedValue::I16(x) => Value::I16(*x),
+        OwnedValue::U32(x) => Value::U32(*x),
+        OwnedValue::I32(x) => Value::I32(*x),
+        OwnedValue::U64(x) => Value::U64(*x),
+        OwnedValue::I64(x) => Value::I64(*x),
+        OwnedValue::F32(x) => Value::F32(*x),
+        OwnedValue::F64(x) => Value::F64(*x),
+        OwnedValue::Bool(x) => Value::Bool(*x),
+        OwnedValue::String(x) => Value::String(x),
+        OwnedValue::Array(_) => return None,
+    })
+}
+
+/// A typed getter met another type.
+fn type_mismatch(key: &str, expected: &str, found: &MetaValue<'_>) -> Error {
+    let found = match found {
+        MetaValue::Borrowed(Value::Array(a)) => format!("array of {}", a.element_type()),
+        MetaValue::Owned(OwnedValue::Array(a)) => format!("array of {}", a.element_type()),
+        v => v.value_type().name().into(),
+    };
+    Error::TypeMismatch {
+        key: key.into(),
+        expected: expected.into(),
+        found,
+    }
+}
 
 /// Checks a source tensor can be decoded to `f32`.
 fn check_decodable(t: &crate::read::Tensor<'_>) -> Result<()> {
@@ -57,7 +94,7 @@ pub(crate) struct PendingTensor<'a> {
 /// b.write(&mut bytes)?;
 /// let file = GgufFile::from_bytes(&bytes)?;
 /// assert_eq!(file.get::<u32>("llama.context_length")?, 4096);
-/// assert_eq!(file.tensor("output.weight")?.as_f32()?, &weights[..]);
+/// assert_eq!(file.tensor("output.weight")?.as_slice::<f32>()?, &weights[..]);
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
@@ -220,38 +257,23 @@ impl<'a> Builder<'a> {
         Ok(self)
     }
 
-    /// Sets every entry of a typed metadata struct (see
-    /// [`metadata`](crate::metadata)), in field order; `None` fields are
-    /// not written. `{arch}` in keys is the struct's `#[gguf(arch)]` field
-    /// when it has a value, else this builder's `general.architecture`;
-    /// with neither, a templated key fails with [`Error::ArchUnknown`] and
-    /// nothing is set.
+    /// Removes a key; later keys move up. An absent key is
+    /// [`Error::KeyNotFound`] (test with [`value`](Self::value) first when
+    /// absence is fine).
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// use gguf_core::{metadata::General, write::Builder};
-    /// let general = General { architecture: "llama".into(), name: Some("tiny".into()), ..General::default() };
-    /// let mut b = Builder::new();
-    /// b.set_all(&general)?;
-    /// assert_eq!(b.get("general.name").and_then(|v| v.as_str()), Some("tiny"));
-    /// assert!(b.get("general.author").is_none());
+    /// let mut b = gguf_core::write::Builder::new();
+    /// b.set("a", 1u8)?.set("b", 2u8)?.remove("a")?;
+    /// assert_eq!(b.keys().collect::<Vec<_>>(), ["b"]);
+    /// assert!(b.remove("a").is_err());
     /// # Ok(()) }
     /// ```
-    pub fn set_all<M: ToMetadata + ?Sized>(&mut self, m: &M) -> Result<&mut Self> {
-        let arch = self
-            .kvs
-            .get(ARCH_KEY)
-            .and_then(MetaValue::as_str)
-            .map(str::to_owned);
-        for (key, value) in m.to_metadata(arch.as_deref())? {
-            self.set(key, value)?;
+    pub fn remove(&mut self, key: &str) -> Result<&mut Self> {
+        match self.kvs.shift_remove(key) {
+            Some(_) => Ok(self),
+            None => Err(Error::KeyNotFound { key: key.into() }),
         }
-        Ok(self)
-    }
-
-    /// Removes a key, returning its value; later keys move up.
-    pub fn remove(&mut self, key: &str) -> Option<MetaValue<'a>> {
-        self.kvs.shift_remove(key)
     }
 
     /// Renames a key in place (same position, same value).
@@ -280,9 +302,41 @@ impl<'a> Builder<'a> {
         Ok(self)
     }
 
-    /// The value of a key.
-    pub fn get(&self, key: &str) -> Option<&MetaValue<'a>> {
+    /// The value of `key`, or `None` when absent (as
+    /// [`GgufFile::value`](crate::GgufFile::value)).
+    pub fn value(&self, key: &str) -> Option<&MetaValue<'a>> {
         self.kvs.get(key)
+    }
+
+    /// A scalar of exactly type `T`; errors name the key and both types
+    /// (as [`GgufFile::get`](crate::GgufFile::get)).
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// let mut b = gguf_core::write::Builder::new();
+    /// b.set("llama.context_length", 4096u32)?;
+    /// assert_eq!(b.get::<u32>("llama.context_length")?, 4096);
+    /// assert!(b.get::<u64>("llama.context_length").is_err());
+    /// assert!(b.get::<u32>("llama.block_count").is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn get<T: Scalar>(&self, key: &str) -> Result<T> {
+        let v = self.require(key)?;
+        scalar_or_str(v)
+            .and_then(|x| T::from_value(&x))
+            .ok_or_else(|| type_mismatch(key, T::TYPE.name(), v))
+    }
+
+    /// A string value (as [`GgufFile::get_str`](crate::GgufFile::get_str)).
+    pub fn get_str(&self, key: &str) -> Result<&str> {
+        let v = self.require(key)?;
+        v.as_str().ok_or_else(|| type_mismatch(key, "string", v))
+    }
+
+    fn require(&self, key: &str) -> Result<&MetaValue<'a>> {
+        self.kvs
+            .get(key)
+            .ok_or_else(|| Error::KeyNotFound { key: key.into() })
     }
 
     /// Keys in write order.
@@ -425,7 +479,9 @@ impl<'a> Builder<'a> {
     /// ```
     pub fn requantize_tensor(&mut self, name: &str, ty: GgmlType) -> Result<&mut Self> {
         let Some(pending) = self.tensors.get(name) else {
-            return Err(Error::TensorNotFound { name: name.into() });
+            return Err(Error::TensorNotFound {
+                tensor: name.into(),
+            });
         };
         let source = match &pending.data {
             TensorData::File(t) | TensorData::Requantize(t) => *t,
@@ -496,19 +552,25 @@ impl<'a> Builder<'a> {
         let new = new.into();
         self.check_name(&new)?;
         let Some(index) = self.tensors.get_index_of(old) else {
-            return Err(Error::TensorNotFound { name: old.into() });
+            return Err(Error::TensorNotFound { tensor: old.into() });
         };
         let (_, t) = self
             .tensors
             .shift_remove_index(index)
-            .ok_or_else(|| Error::TensorNotFound { name: old.into() })?;
+            .ok_or_else(|| Error::TensorNotFound { tensor: old.into() })?;
         self.tensors.shift_insert(index, new, t);
         Ok(self)
     }
 
-    /// Removes a tensor.
-    pub fn remove_tensor(&mut self, name: &str) -> bool {
-        self.tensors.shift_remove(name).is_some()
+    /// Removes a tensor; later tensors move up. An absent tensor is
+    /// [`Error::TensorNotFound`], as [`remove`](Self::remove) does for keys.
+    pub fn remove_tensor(&mut self, name: &str) -> Result<&mut Self> {
+        match self.tensors.shift_remove(name) {
+            Some(_) => Ok(self),
+            None => Err(Error::TensorNotFound {
+                tensor: name.into(),
+            }),
+        }
     }
 
     /// Tensor names in write order.
@@ -593,7 +655,7 @@ impl<'a> Builder<'a> {
     /// Encodes the header region (header, metadata, tensor infos and the
     /// padding to the data section) for `layout`.
     pub(crate) fn encode_header(&self, layout: &Layout) -> Result<Vec<u8>> {
-        let mut enc = Encoder::new(self.ctx, layout.meta_size() as usize);
+        let mut enc = Encoder::new(self.ctx, layout.data_offset() as usize);
         enc.header(self.tensors.len() as u64, self.kvs.len() as u64)?;
         for (key, value) in &self.kvs {
             enc.kv(key, value)?;

@@ -207,7 +207,7 @@ impl Encoder {
     fn borrowed_array(&mut self, a: &ArrayView<'_>) -> Result<()> {
         self.wire(&ArrayHeaderWire {
             element_type: a.element_type().id(),
-            len: Count(a.len()),
+            len: Count(a.len() as u64),
         })?;
         // Same layout: the validated bytes are already what we would write.
         if a.ctx() == self.ctx || (a.element_type().fixed_size() == Some(1)) {

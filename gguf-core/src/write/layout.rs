@@ -27,9 +27,9 @@ pub struct TensorSlot {
 /// b.add_tensor("a", GgmlType::F32, &[3], vec![0u8; 12])?;
 /// b.add_tensor("b", GgmlType::F32, &[8], vec![0u8; 32])?;
 /// let layout = b.layout()?;
-/// assert_eq!(layout.meta_size() % 32, 0);
+/// assert_eq!(layout.data_offset() % 32, 0);
 /// assert_eq!(layout.tensors[1].offset, 32); // "a" padded from 12 to 32 bytes
-/// assert_eq!(layout.file_len(), layout.meta_size() + 64);
+/// assert_eq!(layout.file_len(), layout.data_offset() + 64);
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,8 +45,10 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// Size of the padded header region: the data section's offset.
-    pub fn meta_size(&self) -> u64 {
+    /// Absolute offset of the data section: the size of the padded header
+    /// region (as [`GgufFile::data_offset`](crate::GgufFile::data_offset)
+    /// of the file written).
+    pub fn data_offset(&self) -> u64 {
         align_up(self.header_len, self.alignment).unwrap_or(u64::MAX)
     }
 
@@ -57,12 +59,12 @@ impl Layout {
 
     /// Size of the whole file.
     pub fn file_len(&self) -> u64 {
-        self.meta_size() + self.data_len()
+        self.data_offset() + self.data_len()
     }
 
     /// Zero bytes between the end of the tensor infos and the data.
     pub fn header_padding(&self) -> u64 {
-        self.meta_size() - self.header_len
+        self.data_offset() - self.header_len
     }
 
     /// Assigns contiguous, aligned offsets to tensors of the given sizes, in

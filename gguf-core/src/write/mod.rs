@@ -1,18 +1,27 @@
 //! Writing GGUF: [`Builder`] collects metadata and tensors, [`Layout`]
 //! computes every offset once, and three write modes produce the same bytes.
+//!
+//! The ways out of a builder: [`Builder::write`] (single pass to any
+//! `io::Write`), [`Builder::to_vec`], [`Builder::write_to_path`] (atomic
+//! replacement), [`Builder::write_with`] and [`Builder::write_to_path_with`]
+//! (with [`WriteOptions`]: a [`WriteMode`], progress, a temporary
+//! directory), and [`Builder::write_metadata_first`] (the header now, each
+//! tensor's bytes later through a [`MetadataFirst`] handle).
 
 mod atomic;
 mod builder;
 mod encode;
 mod layout;
 mod modes;
+pub(crate) mod slack;
 mod source;
 mod value;
 
-pub use builder::{Builder, MAX_TENSOR_NAME};
+pub use builder::Builder;
 pub use layout::{Layout, TensorSlot};
-pub use modes::{MetadataFirst, Progress, WriteMode};
-pub use source::{TensorData, TensorElement, WriteFn};
+pub use modes::{MetadataFirst, Output, WriteMode, WriteOptions};
+pub use slack::SLACK_KEY;
+pub use source::{TensorData, WriteFn};
 pub use value::{MetaValue, OwnedArray, OwnedValue};
 
 #[allow(unused_imports)] // used by the editor

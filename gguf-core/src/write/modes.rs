@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::write::builder::Builder;
@@ -73,6 +73,8 @@ fn write_source(
         if t.file_endian() == endian && nbytes > 0 && t.byte_size()? == nbytes {
             if let Some((src, offset)) = t.mapped_file() {
                 if let Some(dst) = w.file()? {
+                    #[cfg(test)]
+                    tests::KERNEL_COPIES.with(|n| n.set(n.get() + 1));
                     if kernel_copy(src, offset, nbytes, dst)? {
                         return Ok(());
                     }
@@ -83,31 +85,259 @@ fn write_source(
     data.write_to(name, ty, shape, nbytes, endian, w.writer())
 }
 
-/// Reports bytes written so far and the total, e.g. to draw a progress bar.
-pub type Progress<'p> = &'p mut dyn FnMut(u64, u64);
+/// Reports bytes written so far and the total (internal form of
+/// [`WriteOptions::progress`]).
+pub(crate) type Progress<'p> = &'p mut dyn FnMut(u64, u64);
+
+/// How a whole file goes out; both modes produce the same bytes. The third
+/// way of writing, metadata first with each tensor's data supplied later,
+/// is a handle of its own: [`Builder::write_metadata_first`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WriteMode {
+    /// Header, metadata, tensor infos, padding, then each tensor's data, in
+    /// one forward pass.
+    #[default]
+    Single,
+    /// Data first, after a hole the size of the header region; then a seek
+    /// back to write the header. Needs a seekable output (a file, a
+    /// [`Cursor`](std::io::Cursor)).
+    Reserve,
+}
+
+/// Options of [`Builder::write_with`] and [`Builder::write_to_path_with`]:
+/// the [`WriteMode`], a progress callback and, for paths, where the
+/// temporary file goes. Set with builder-style methods; the default is a
+/// single pass, no progress, a temporary file beside the target.
+///
+/// ```
+/// # fn main() -> gguf_core::Result<()> {
+/// use gguf_core::write::{Builder, WriteMode, WriteOptions};
+/// let dir = tempfile::tempdir()?;
+/// let mut b = Builder::new();
+/// b.add_tensor("t", gguf_core::GgmlType::I8, &[3], vec![1u8, 2, 3])?;
+/// let mut last = 0;
+/// let opts = WriteOptions::new()
+///     .mode(WriteMode::Reserve)
+///     .progress(|done, _total| last = done);
+/// let layout = b.write_to_path_with(dir.path().join("out.gguf"), opts)?;
+/// assert_eq!(last, layout.file_len());
+/// # Ok(()) }
+/// ```
+#[derive(Default)]
+pub struct WriteOptions<'p> {
+    mode: WriteMode,
+    progress: Option<Box<dyn FnMut(u64, u64) + 'p>>,
+    temp_dir: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for WriteOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriteOptions")
+            .field("mode", &self.mode)
+            .field("progress", &self.progress.is_some())
+            .field("temp_dir", &self.temp_dir)
+            .finish()
+    }
+}
+
+impl<'p> WriteOptions<'p> {
+    /// A single pass, no progress, the temporary file beside the target.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the write mode (the bytes are the same in every mode).
+    pub fn mode(mut self, mode: WriteMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Calls `progress(done, total)` with the bytes written so far and the
+    /// file's total length: after the header and after each tensor (in
+    /// [`WriteMode::Reserve`], `done` counts tensor data until the header
+    /// goes last and brings it to `total`).
+    pub fn progress(mut self, progress: impl FnMut(u64, u64) + 'p) -> Self {
+        self.progress = Some(Box::new(progress));
+        self
+    }
+
+    /// Creates the temporary file of a path write in `dir` instead of
+    /// beside the target. `dir` must be on the same file system as the
+    /// target, since the final rename cannot cross file systems.
+    pub fn temp_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.temp_dir = Some(dir.into());
+        self
+    }
+}
+
+/// A seekable destination of [`Builder::write_with`]. Files are written
+/// buffered and take tensors of files opened with
+/// [`GgufFile::open`](crate::GgufFile::open) by a kernel-side copy
+/// (`copy_file_range` on Linux) instead of through memory; other outputs
+/// take plain writes (wrap an unbuffered one in a
+/// [`BufWriter`](std::io::BufWriter)). Implemented for [`File`], in-memory
+/// [`Cursor`](std::io::Cursor)s, `BufWriter`s and mutable references to
+/// any of them; for another `Write + Seek` type an empty `impl Output for
+/// MyType {}` is enough.
+pub trait Output: Write + Seek {
+    /// The file underneath, for kernel-side copies; `None` by default.
+    fn file(&mut self) -> Option<&mut File> {
+        None
+    }
+}
+
+impl Output for File {
+    fn file(&mut self) -> Option<&mut File> {
+        Some(self)
+    }
+}
+
+impl<O: Output + ?Sized> Output for &mut O {
+    fn file(&mut self) -> Option<&mut File> {
+        (**self).file()
+    }
+}
+
+impl<W: Write + Seek> Output for BufWriter<W> {}
+impl Output for std::io::Cursor<Vec<u8>> {}
+impl Output for std::io::Cursor<&mut Vec<u8>> {}
+impl Output for std::io::Cursor<&mut [u8]> {}
+impl Output for std::io::Cursor<Box<[u8]>> {}
 
 impl<'a> Builder<'a> {
     /// Writes the whole file to `w` in one pass: header, metadata, tensor
     /// infos, padding, then each tensor's data padded to the alignment.
-    /// Returns the layout written.
+    /// Returns the layout written. `w` is not buffered here: wrap an
+    /// unbuffered writer in a [`BufWriter`](std::io::BufWriter). For a
+    /// mode, progress, or kernel-side copies into a file see
+    /// [`write_with`](Self::write_with); for a path,
+    /// [`write_to_path`](Self::write_to_path).
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// let mut b = gguf_core::write::Builder::new();
+    /// b.set("general.architecture", "llama")?;
+    /// let mut out = Vec::new();
+    /// let layout = b.write(&mut out)?;
+    /// assert_eq!(out.len() as u64, layout.file_len());
+    /// # Ok(()) }
+    /// ```
     pub fn write<W: Write>(&mut self, mut w: W) -> Result<Layout> {
-        self.write_with_progress(&mut w, &mut |_, _| {})
+        self.write_single(&mut AnySink(&mut w), &mut |_, _| {})
     }
 
-    /// [`write`](Self::write), calling `progress(done, total)` after the
-    /// header and after each tensor.
-    pub fn write_with_progress(
+    /// The whole file in memory (a single-pass [`write`](Self::write)).
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// let mut b = gguf_core::write::Builder::new();
+    /// b.add_tensor_typed("t", &[2], &[1.0f32, 2.0][..])?;
+    /// let bytes = b.to_vec()?;
+    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// assert_eq!(file.tensor("t")?.as_slice::<f32>()?, [1.0, 2.0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn to_vec(&mut self) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.write(&mut out)?;
+        Ok(out)
+    }
+
+    /// Writes the whole file to `out` from its current position, in
+    /// `opts`' mode, reporting progress (`opts`' temporary directory does
+    /// not apply). Leaves the position at the end of the file written;
+    /// neither syncs nor truncates: see [`write_to_path`](Self::write_to_path)
+    /// for an atomic, durable write. A [`File`] is written buffered, with
+    /// kernel-side copies of tensors from mapped files in the same byte
+    /// order (see [`Output`]).
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// use gguf_core::write::{Builder, WriteMode, WriteOptions};
+    /// let mut b = Builder::new();
+    /// b.add_tensor("t", gguf_core::GgmlType::I8, &[3], vec![1u8, 2, 3])?;
+    /// let mut file = tempfile::tempfile()?;
+    /// let layout = b.write_with(&mut file, WriteOptions::new().mode(WriteMode::Reserve))?;
+    /// assert_eq!(file.metadata()?.len(), layout.file_len());
+    /// # Ok(()) }
+    /// ```
+    pub fn write_with<O: Output>(&mut self, mut out: O, opts: WriteOptions<'_>) -> Result<Layout> {
+        let WriteOptions { mode, progress, .. } = opts;
+        let mut nothing = |_: u64, _: u64| {};
+        let mut progress = progress;
+        let progress: Progress<'_> = match &mut progress {
+            Some(p) => &mut **p,
+            None => &mut nothing,
+        };
+        if let Some(file) = out.file() {
+            return self.write_file(file, mode, progress);
+        }
+        match mode {
+            WriteMode::Single => self.write_single(&mut AnySink(&mut out), progress),
+            WriteMode::Reserve => {
+                let layout = self.layout()?;
+                let start = out.stream_position()?;
+                out.seek(SeekFrom::Start(start + layout.data_offset()))?;
+                let mut data_progress =
+                    |done: u64, total: u64| progress(done - layout.data_offset(), total);
+                self.write_data(&layout, &mut AnySink(&mut out), &mut data_progress)?;
+                self.finish_reserved(&layout, &mut out, start, progress)?;
+                Ok(layout)
+            }
+        }
+    }
+
+    /// Writes to `path` atomically: into a temporary file in the same
+    /// directory, synced, then renamed over `path`, so `path` may even be
+    /// the file the builder's tensors come from. A failed write leaves any
+    /// existing file at `path` untouched and no temporary file behind. A
+    /// replaced file keeps its permissions and (where the OS allows) its
+    /// owner; a new one gets `0o666` minus the umask. Tensors of files
+    /// opened with [`GgufFile::open`](crate::GgufFile::open) are copied by
+    /// the kernel where it can.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// use gguf_core::write::Builder;
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("out.gguf");
+    /// let mut b = Builder::new();
+    /// b.add_tensor("t", gguf_core::GgmlType::I8, &[3], vec![1u8, 2, 3])?;
+    /// let layout = b.write_to_path(&path)?;
+    /// assert_eq!(std::fs::metadata(&path)?.len(), layout.file_len());
+    /// # Ok(()) }
+    /// ```
+    pub fn write_to_path(&mut self, path: impl AsRef<Path>) -> Result<Layout> {
+        self.write_to_path_with(path, WriteOptions::new())
+    }
+
+    /// [`write_to_path`](Self::write_to_path) with [`WriteOptions`]: a
+    /// mode, progress, and the directory of the temporary file.
+    pub fn write_to_path_with(
         &mut self,
-        w: &mut dyn Write,
-        progress: Progress<'_>,
+        path: impl AsRef<Path>,
+        opts: WriteOptions<'_>,
     ) -> Result<Layout> {
-        self.write_single(&mut AnySink(w), progress)
+        let WriteOptions {
+            mode,
+            progress,
+            temp_dir,
+        } = opts;
+        let mut nothing = |_: u64, _: u64| {};
+        let mut progress = progress;
+        let progress: Progress<'_> = match &mut progress {
+            Some(p) => &mut **p,
+            None => &mut nothing,
+        };
+        crate::write::atomic::replace_in(path.as_ref(), temp_dir.as_deref(), |file| {
+            self.write_file(file, mode, progress)
+        })
     }
 
     fn write_single(&mut self, w: &mut dyn DataSink, progress: Progress<'_>) -> Result<Layout> {
         let layout = self.layout()?;
         w.writer().write_all(&self.encode_header(&layout)?)?;
-        progress(layout.meta_size(), layout.file_len());
+        progress(layout.data_offset(), layout.file_len());
         self.write_data(&layout, w, progress)?;
         w.writer().flush()?;
         Ok(layout)
@@ -120,7 +350,7 @@ impl<'a> Builder<'a> {
         progress: Progress<'_>,
     ) -> Result<()> {
         let endian = self.ctx.endian;
-        let mut done = layout.meta_size();
+        let mut done = layout.data_offset();
         for ((name, t), slot) in self.tensors.iter_mut().zip(&layout.tensors) {
             write_source(&mut t.data, name, t.ty, &t.shape, t.nbytes, endian, w)?;
             write_zeros(w.writer(), slot.padding)?;
@@ -131,9 +361,13 @@ impl<'a> Builder<'a> {
     }
 
     /// Writes the complete header now and returns a handle that takes each
-    /// tensor's data, in declared order, later. Useful when tensors are
-    /// produced one at a time (a converter or quantizer) and the output
-    /// cannot seek.
+    /// tensor's data, in declared order, later: the metadata-first mode.
+    /// Useful when tensors are produced one at a time (a converter or
+    /// quantizer) and the output cannot seek. Tensors declared with data
+    /// are written from it when their turn comes
+    /// ([`MetadataFirst::write_from_sources`]); those declared with
+    /// [`add_tensor_info`](Self::add_tensor_info) wait for
+    /// [`MetadataFirst::write_tensor`].
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
@@ -161,32 +395,9 @@ impl<'a> Builder<'a> {
         })
     }
 
-    /// Skips the header region (`meta_size()` bytes), streams the tensor
-    /// data, then seeks back and writes the header. Needs `Write + Seek`;
-    /// the bytes equal those of [`write`](Self::write).
-    pub fn write_reserved<W: Write + Seek>(&mut self, mut w: W) -> Result<Layout> {
-        self.write_reserved_with_progress(&mut w, &mut |_, _| {})
-    }
-
-    /// [`write_reserved`](Self::write_reserved), calling
-    /// `progress(done, total)` after each tensor and after the header.
-    pub fn write_reserved_with_progress<W: Write + Seek>(
-        &mut self,
-        mut w: W,
-        progress: Progress<'_>,
-    ) -> Result<Layout> {
-        let layout = self.layout()?;
-        let start = w.stream_position()?;
-        w.seek(SeekFrom::Start(start + layout.meta_size()))?;
-        let mut data_progress = |done: u64, total: u64| progress(done - layout.meta_size(), total);
-        self.write_data(&layout, &mut AnySink(&mut w), &mut data_progress)?;
-        self.finish_reserved(&layout, &mut w, start, progress)?;
-        Ok(layout)
-    }
-
     /// The end of reserve mode: the data is written, the header goes to
     /// `start` and the position returns to the end.
-    fn finish_reserved<W: Write + Seek>(
+    fn finish_reserved<W: Write + Seek + ?Sized>(
         &self,
         layout: &Layout,
         w: &mut W,
@@ -202,73 +413,16 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
-    /// Writes to `path` atomically: into a temporary file in the same
-    /// directory, synced, then renamed over `path`. A failed write leaves
-    /// any existing file at `path` untouched and no temporary file behind.
-    pub fn write_to_path(&mut self, path: impl AsRef<Path>) -> Result<Layout> {
-        self.write_to_path_with_progress(path, &mut |_, _| {})
-    }
-
-    /// [`write_to_path`](Self::write_to_path) with a progress callback.
-    pub fn write_to_path_with_progress(
-        &mut self,
-        path: impl AsRef<Path>,
-        progress: Progress<'_>,
-    ) -> Result<Layout> {
-        self.write_to_path_in(path, WriteMode::Single, progress)
-    }
-
-    /// [`write_to_path`](Self::write_to_path) in a given [`WriteMode`]
-    /// (the bytes are the same in every mode), with a progress callback.
-    ///
-    /// ```
-    /// # fn main() -> gguf_core::Result<()> {
-    /// use gguf_core::write::{Builder, WriteMode};
-    /// let dir = tempfile::tempdir()?;
-    /// let path = dir.path().join("out.gguf");
-    /// let mut b = Builder::new();
-    /// b.add_tensor("t", gguf_core::GgmlType::I8, &[3], vec![1u8, 2, 3])?;
-    /// let layout = b.write_to_path_in(&path, WriteMode::Reserve, &mut |_, _| {})?;
-    /// assert_eq!(std::fs::metadata(&path)?.len(), layout.file_len());
-    /// # Ok(()) }
-    /// ```
-    pub fn write_to_path_in(
-        &mut self,
-        path: impl AsRef<Path>,
-        mode: WriteMode,
-        progress: Progress<'_>,
-    ) -> Result<Layout> {
-        let path = path.as_ref();
-        crate::write::atomic::replace(path, |file| self.write_to_file(file, mode, progress))
-    }
-
-    /// Writes to an open file from its current position, in `mode`,
-    /// buffered; tensors of files opened with
-    /// [`GgufFile::open`](crate::GgufFile::open) in the same byte order are copied file
-    /// to file by the kernel (`copy_file_range` on Linux) instead of
-    /// through memory. Neither syncs nor truncates the file: see
-    /// [`write_to_path`](Self::write_to_path) for an atomic, durable write.
-    ///
-    /// ```
-    /// # fn main() -> gguf_core::Result<()> {
-    /// use gguf_core::write::{Builder, WriteMode};
-    /// let mut b = Builder::new();
-    /// b.add_tensor("t", gguf_core::GgmlType::I8, &[3], vec![1u8, 2, 3])?;
-    /// let mut file = tempfile::tempfile()?;
-    /// let layout = b.write_to_file(&mut file, WriteMode::Single, &mut |_, _| {})?;
-    /// assert_eq!(file.metadata()?.len(), layout.file_len());
-    /// # Ok(()) }
-    /// ```
-    pub fn write_to_file(
+    /// Writes to an open file from its current position, buffered, with
+    /// kernel-side copies of mapped tensors.
+    fn write_file(
         &mut self,
         file: &mut File,
         mode: WriteMode,
         progress: Progress<'_>,
     ) -> Result<Layout> {
         match mode {
-            // With every source at hand, metadata-first is the single
-            // pass: the complete header, then each tensor in order.
-            WriteMode::Single | WriteMode::MetadataFirst => {
+            WriteMode::Single => {
                 let mut w = BufWriter::with_capacity(WRITE_BUFFER, file);
                 let layout = self.write_single(&mut w, progress)?;
                 w.into_inner().map_err(|e| Error::Io(e.into_error()))?;
@@ -279,10 +433,10 @@ impl<'a> Builder<'a> {
                 // the header is one write after a seek.
                 let layout = self.layout()?;
                 let start = file.stream_position()?;
-                file.seek(SeekFrom::Start(start + layout.meta_size()))?;
+                file.seek(SeekFrom::Start(start + layout.data_offset()))?;
                 let mut w = BufWriter::with_capacity(WRITE_BUFFER, &mut *file);
                 let mut data_progress =
-                    |done: u64, total: u64| progress(done - layout.meta_size(), total);
+                    |done: u64, total: u64| progress(done - layout.data_offset(), total);
                 self.write_data(&layout, &mut w, &mut data_progress)?;
                 w.into_inner().map_err(|e| Error::Io(e.into_error()))?;
                 self.finish_reserved(&layout, file, start, progress)?;
@@ -290,21 +444,6 @@ impl<'a> Builder<'a> {
             }
         }
     }
-}
-
-/// The three ways of writing, for APIs that take the mode as a value; all
-/// produce the same bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum WriteMode {
-    /// [`Builder::write`]: header, metadata, infos, then data, in one pass.
-    #[default]
-    Single,
-    /// [`Builder::write_metadata_first`]: the header first, then each
-    /// tensor's data in declared order.
-    MetadataFirst,
-    /// [`Builder::write_reserved`]: data first after a hole for the header,
-    /// then the header (needs a seekable output).
-    Reserve,
 }
 
 /// Header written, tensor data due in declared order
@@ -354,7 +493,7 @@ impl<W: Write> MetadataFirst<'_, '_, W> {
 
     fn write_sources(&mut self, progress: Progress<'_>) -> Result<()> {
         let endian = self.builder.ctx.endian;
-        let mut done = self.layout.meta_size()
+        let mut done = self.layout.data_offset()
             + self.layout.tensors[..self.next]
                 .iter()
                 .map(|s| s.nbytes + s.padding)
@@ -380,12 +519,12 @@ impl<W: Write> MetadataFirst<'_, '_, W> {
         match self.layout.tensors.get(self.next) {
             Some(slot) if slot.name == name => Ok(slot),
             Some(slot) => Err(Error::TensorOrder {
+                tensor: name.into(),
                 expected: slot.name.clone(),
-                got: name.into(),
             }),
             None => Err(Error::TensorOrder {
+                tensor: name.into(),
                 expected: String::new(),
-                got: name.into(),
             }),
         }
     }
@@ -395,11 +534,64 @@ impl<W: Write> MetadataFirst<'_, '_, W> {
         self.write_from_sources()?;
         if let Some(slot) = self.layout.tensors.get(self.next) {
             return Err(Error::MissingTensorData {
+                tensor: slot.name.clone(),
                 missing: self.layout.tensors.len() - self.next,
-                next: slot.name.clone(),
             });
         }
         self.w.flush()?;
         Ok(self.w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::io::Cursor;
+
+    thread_local! {
+        /// Tensors offered to the kernel-side copy on this thread.
+        pub(super) static KERNEL_COPIES: Cell<u64> = const { Cell::new(0) };
+    }
+
+    fn copies_while(f: impl FnOnce()) -> u64 {
+        let before = KERNEL_COPIES.with(Cell::get);
+        f();
+        KERNEL_COPIES.with(Cell::get) - before
+    }
+
+    #[test]
+    fn files_take_kernel_copies_other_outputs_do_not() {
+        let bytes = crate::testing::tiny_file();
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src.gguf");
+        std::fs::write(&src, &bytes).unwrap();
+        let file = crate::GgufFile::open(&src).unwrap();
+        let n = file.tensor_count() as u64;
+        for mode in [WriteMode::Single, WriteMode::Reserve] {
+            let opts = || WriteOptions::new().mode(mode);
+            let mut out = tempfile::tempfile().unwrap();
+            let copies = copies_while(|| {
+                Builder::from_file(&file)
+                    .unwrap()
+                    .write_with(&mut out, opts())
+                    .unwrap();
+            });
+            assert_eq!(copies, n, "{mode:?}: &mut File");
+            let copies = copies_while(|| {
+                let path = dir.path().join("out.gguf");
+                let mut b = Builder::from_file(&file).unwrap();
+                b.write_to_path_with(&path, opts()).unwrap();
+                assert_eq!(std::fs::read(&path).unwrap(), bytes);
+            });
+            assert_eq!(copies, n, "{mode:?}: path");
+            let copies = copies_while(|| {
+                let mut cur = Cursor::new(Vec::new());
+                let mut b = Builder::from_file(&file).unwrap();
+                b.write_with(&mut cur, opts()).unwrap();
+                assert_eq!(cur.into_inner(), bytes);
+            });
+            assert_eq!(copies, 0, "{mode:?}: cursor");
+        }
     }
 }

@@ -104,22 +104,6 @@ macro_rules! from_typed {
 
 from_typed!(f32, f64, half::f16, half::bf16, i8, i16, i32, i64);
 
-/// The ggml type that typed data of element type `T` is written as.
-pub trait TensorElement: bytemuck::Pod {
-    /// The matching ggml type.
-    const GGML_TYPE: GgmlType;
-}
-
-macro_rules! element {
-    ($($ty:ty => $g:ident),*) => {$(
-        impl TensorElement for $ty {
-            const GGML_TYPE: GgmlType = GgmlType::$g;
-        }
-    )*};
-}
-
-element!(f32 => F32, f64 => F64, half::f16 => F16, half::bf16 => BF16, i8 => I8, i16 => I16, i32 => I32, i64 => I64);
-
 /// Chunk size for copies and byte swaps: large enough to stream at disk
 /// speed, small enough to keep memory flat.
 pub(crate) const CHUNK: usize = 4 << 20;
@@ -219,8 +203,8 @@ impl TensorData<'_> {
             }
             TensorData::Deferred => {
                 return Err(Error::MissingTensorData {
+                    tensor: name.into(),
                     missing: 1,
-                    next: name.into(),
                 });
             }
         }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use gguf::write::Builder;
+use gguf::write::{Builder, WriteMode};
 use gguf::{tensor, GgmlType, GgufFile, Tensor};
 
 #[derive(clap::Args)]
@@ -103,7 +103,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             b.set(FILE_TYPE, ft)?;
         }
         None => {
-            if b.remove(FILE_TYPE).is_some() {
+            if b.remove(FILE_TYPE).is_ok() {
                 eprintln!(
                     "gguf: note: llama.cpp has no file type for {}, removed {FILE_TYPE}",
                     args.ty
@@ -112,12 +112,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
-    let bar = crate::progress::Bar::new();
-    let mut progress = |done: u64, total: u64| bar.update(done, total);
-    let layout = b
-        .write_to_path_with_progress(&args.output, &mut progress)
-        .map_err(|e| format!("{}: {e}", args.output.display()))?;
-    drop(bar);
+    let layout = crate::progress::write_to_path(&mut b, &args.output, WriteMode::Single)?;
     crate::print(&format!(
         "{}: {} bytes, {converted} of {} tensors converted to {}",
         args.output.display(),

@@ -59,11 +59,7 @@ pub fn short(v: &Value<'_>, max_items: usize) -> String {
     match v {
         Value::Array(a) => {
             let items: Vec<String> = a.iter().take(max_items).map(|e| short(&e, 3)).collect();
-            let more = if a.len() > max_items as u64 {
-                ", ..."
-            } else {
-                ""
-            };
+            let more = if a.len() > max_items { ", ..." } else { "" };
             let elem = if a.element_type() == ValueType::Array {
                 "array".to_string()
             } else {

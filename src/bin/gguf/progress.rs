@@ -1,6 +1,25 @@
-//! The byte progress bar of the commands that write whole files.
+//! The byte progress bar of the commands that write whole files, and the
+//! one way those commands write.
 
 use std::io::IsTerminal;
+use std::path::Path;
+
+use gguf::write::{Builder, Layout, WriteMode, WriteOptions};
+
+/// Writes `b` to `path` atomically in `mode`, drawing a progress bar on a
+/// terminal; errors name the path.
+pub fn write_to_path(
+    b: &mut Builder<'_>,
+    path: &Path,
+    mode: WriteMode,
+) -> Result<Layout, Box<dyn std::error::Error>> {
+    let bar = Bar::new();
+    let opts = WriteOptions::new()
+        .mode(mode)
+        .progress(|done, total| bar.update(done, total));
+    Ok(b.write_to_path_with(path, opts)
+        .map_err(|e| format!("{}: {e}", path.display()))?)
+}
 
 /// A progress bar on stderr when it is a terminal; nothing when piped.
 pub struct Bar(Option<indicatif::ProgressBar>);

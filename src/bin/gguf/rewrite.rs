@@ -9,8 +9,6 @@ use gguf::{Endian, GgufFile};
 enum Mode {
     /// Header, metadata, tensor infos, then data, in one pass.
     Single,
-    /// Header first, then each tensor's data in declared order.
-    MetaFirst,
     /// Data first after a hole for the header, then the header.
     Reserve,
 }
@@ -91,16 +89,10 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     let mode = match args.mode {
         Mode::Single => WriteMode::Single,
-        Mode::MetaFirst => WriteMode::MetadataFirst,
         Mode::Reserve => WriteMode::Reserve,
     };
 
-    let bar = crate::progress::Bar::new();
-    let mut progress = |done: u64, total: u64| bar.update(done, total);
-    let layout = b
-        .write_to_path_in(&args.output, mode, &mut progress)
-        .map_err(|e| format!("{}: {e}", args.output.display()))?;
-    drop(bar);
+    let layout = crate::progress::write_to_path(&mut b, &args.output, mode)?;
     crate::print(&format!(
         "{}: {} bytes, {} tensors, v{}, {}-endian, alignment {}",
         args.output.display(),

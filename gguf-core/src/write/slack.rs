@@ -19,7 +19,7 @@ pub(crate) fn value(n: u64) -> OwnedValue {
 impl Builder<'_> {
     /// Reserves `bytes` of room inside the header, as the entry
     /// [`SLACK_KEY`], so that later metadata edits with
-    /// [`Editor`](crate::edit::Editor) land in place instead of
+    /// `Editor` (in `gguf_core::edit`) land in place instead of
     /// rewriting the file.
     ///
     /// ```
@@ -30,7 +30,7 @@ impl Builder<'_> {
     /// let mut out = Vec::new();
     /// b.write(&mut out)?;
     /// let file = gguf_core::GgufFile::from_bytes(&out)?;
-    /// assert_eq!(file.get_array(gguf_core::edit::SLACK_KEY)?.len(), 4096);
+    /// assert_eq!(file.get_array(gguf_core::write::SLACK_KEY)?.len(), 4096);
     /// # Ok(()) }
     /// ```
     pub fn reserve_metadata(&mut self, bytes: u64) -> crate::Result<&mut Self> {
