@@ -15,11 +15,11 @@
 //! ```
 
 mod editor;
-mod journal;
+pub(crate) mod journal;
 mod slack;
 
-pub use editor::{Commit, Editor, Step};
-pub use journal::{journal_path, Recovery};
+pub use editor::{Commit, Editor};
+#[cfg(feature = "testing")]
+pub use editor::Step;
+pub use journal::{journal_path, recover};
 pub use slack::SLACK_KEY;
-
-pub(crate) use journal::recover_if_needed;
