@@ -55,7 +55,8 @@ enum Step {
 }
 
 /// How long a commit waits for the edit lock before reporting
-/// [`Error::Locked`]: longer than any reader holds it.
+/// [`Error::Locked`]: long enough for readers, which hold the lock shared
+/// while they copy a header (milliseconds), not for another commit.
 const LOCK_PATIENCE_MS: u64 = 250;
 
 /// One queued change.
