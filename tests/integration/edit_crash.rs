@@ -180,7 +180,10 @@ fn a_damaged_journal_is_discarded_and_the_untouched_file_opens_as_old() {
             std::fs::write(journal_path(&path), &bytes).unwrap();
             let f = GgufFile::open(&path).unwrap_or_else(|e| panic!("{ctx}: {e}"));
             assert_eq!(view(&f), before, "{ctx}");
-            assert!(journal_path(&path).exists(), "{ctx}: open removed the journal");
+            assert!(
+                journal_path(&path).exists(),
+                "{ctx}: open removed the journal"
+            );
             drop(Editor::open(&path).unwrap_or_else(|e| panic!("{ctx}: {e}")));
             assert!(!journal_path(&path).exists(), "{ctx}: journal kept");
             assert_eq!(std::fs::read(&path).unwrap(), before, "{ctx}");
@@ -208,9 +211,7 @@ fn a_read_only_file_with_a_journal_opens_as_old_without_writing() {
     let raw = std::fs::read(&path).unwrap();
     assert_ne!(raw, before, "{name}: the crash left the old file");
     let saved = std::fs::read(&journal).unwrap();
-    let mtimes = || {
-        [&path, &journal].map(|p| std::fs::metadata(p).unwrap().modified().unwrap())
-    };
+    let mtimes = || [&path, &journal].map(|p| std::fs::metadata(p).unwrap().modified().unwrap());
     let before_mtimes = mtimes();
     let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m));
     mode(&path, 0o444).unwrap();
@@ -235,17 +236,28 @@ fn a_read_only_file_with_a_journal_opens_as_old_without_writing() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(std::fs::read(&path).unwrap(), raw, "{name}: file written");
-    assert_eq!(std::fs::read(&journal).unwrap(), saved, "{name}: journal changed");
+    assert_eq!(
+        std::fs::read(&journal).unwrap(),
+        saved,
+        "{name}: journal changed"
+    );
     assert_eq!(mtimes(), before_mtimes, "{name}: touched");
     if enforced {
-        assert!(Editor::open(&path).is_err(), "{name}: repaired a read-only file");
+        assert!(
+            Editor::open(&path).is_err(),
+            "{name}: repaired a read-only file"
+        );
     }
 
     mode(dir.path(), 0o755).unwrap();
     mode(&path, 0o644).unwrap();
     let _ = std::fs::remove_file(dir.path().join("probe"));
     drop(Editor::open(&path).unwrap());
-    assert_eq!(std::fs::read(&path).unwrap(), before, "{name}: not repaired");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "{name}: not repaired"
+    );
     assert!(!journal.exists(), "{name}: journal kept");
 }
 
@@ -334,7 +346,10 @@ fn gguf_set_killed_at_random_moments_never_corrupts_the_file() {
     // The last kill may have left a journal; readers left it alone.
     gguf::edit::recover(&path).unwrap();
     assert_eq!(
-        GgufFile::open(&path).unwrap().get_str("general.name").unwrap(),
+        GgufFile::open(&path)
+            .unwrap()
+            .get_str("general.name")
+            .unwrap(),
         current
     );
     assert!(

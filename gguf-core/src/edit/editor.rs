@@ -48,6 +48,7 @@ type Hook<'h> = dyn FnMut(Step) -> Result<()> + 'h;
 
 #[cfg(not(feature = "testing"))]
 #[derive(Debug, Clone, Copy)]
+#[allow(clippy::enum_variant_names)] // as the public one under `testing`
 enum Step {
     JournalWritten,
     HeaderHalfWritten,
@@ -267,11 +268,7 @@ impl Editor {
         self.commit_locked(&out.0, hook)
     }
 
-    fn commit_locked(
-        &self,
-        out: &File,
-        hook: &mut Hook<'_>,
-    ) -> Result<Commit> {
+    fn commit_locked(&self, out: &File, hook: &mut Hook<'_>) -> Result<Commit> {
         self.check_unchanged(out)?;
         let mut b = self.builder()?;
         match self.fit_in_place(&mut b)? {
@@ -343,12 +340,7 @@ impl Editor {
         Ok((same_tensors && fits).then_some(layout))
     }
 
-    fn write_in_place(
-        &self,
-        out: &File,
-        header: &[u8],
-        hook: &mut Hook<'_>,
-    ) -> Result<()> {
+    fn write_in_place(&self, out: &File, header: &[u8], hook: &mut Hook<'_>) -> Result<()> {
         journal::write(&self.real, self.file.file_len(), &self.snapshot)?;
         hook(Step::JournalWritten)?;
         let half = header.len() / 2;

@@ -32,8 +32,8 @@ mod editor;
 pub(crate) mod journal;
 mod slack;
 
-pub use editor::{Commit, Editor};
 #[cfg(feature = "testing")]
 pub use editor::Step;
+pub use editor::{Commit, Editor};
 pub use journal::{journal_path, recover};
 pub use slack::SLACK_KEY;

@@ -249,9 +249,8 @@ impl Source<'_> {
             // above to lie inside the map (memmap2 checks offset and length
             // only separately), so no other mapping is touched.
             #[allow(unsafe_code)]
-            let _ = unsafe {
-                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, rel, len)
-            };
+            let _ =
+                unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, rel, len) };
         }
         #[cfg(not(unix))]
         let _ = (start, len);

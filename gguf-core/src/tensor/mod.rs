@@ -142,11 +142,13 @@ fn decoder(ty: GgmlType, endian: Endian) -> Option<Decoder> {
     match ty {
         T::F32 => pick!(float::dequant_f32),
         // Every AVX2 CPU made has F16C; without both, the portable code.
-        T::F16 if !be => Some(simd_dispatch!(["avx2", "f16c"] fn(d: &[u8], o: &mut [f32]) {
-            x86::dequant_f16_le(d, o)
-        } else {
-            float::dequant_f16::<false>(d, o)
-        }) as Decoder),
+        T::F16 if !be => Some(
+            simd_dispatch!(["avx2", "f16c"] fn(d: &[u8], o: &mut [f32]) {
+                x86::dequant_f16_le(d, o)
+            } else {
+                float::dequant_f16::<false>(d, o)
+            }) as Decoder,
+        ),
         T::F16 => pick!(float::dequant_f16),
         T::BF16 => pick!(float::dequant_bf16),
         T::F64 => pick!(float::dequant_f64),
