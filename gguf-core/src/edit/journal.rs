@@ -199,3 +199,32 @@ pub fn recover(path: impl AsRef<Path>) -> Result<bool> {
     let _ = file.unlock();
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::GgufFile;
+
+    /// A complete journal that saved less than the padded header region
+    /// (only the editor writes journals, but a reader must not trust their
+    /// length): tensor data still comes from the data section.
+    #[test]
+    fn a_short_journal_does_not_shift_the_data() {
+        let bytes = crate::testing::tiny_file();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.gguf");
+        std::fs::write(&path, &bytes).unwrap();
+        let f = GgufFile::from_bytes(&bytes).unwrap();
+        let header_len = f.header_len() as usize;
+        assert!(
+            header_len < f.data_offset() as usize,
+            "no padding to leave out"
+        );
+        super::write(&path, bytes.len() as u64, &bytes[..header_len]).unwrap();
+        let g = GgufFile::open(&path).unwrap();
+        for (a, b) in f.tensors().zip(g.tensors()) {
+            assert_eq!(a.data().unwrap(), b.data().unwrap());
+        }
+        assert_eq!(g.data_section(), f.data_section());
+        assert!(super::journal_path(&path).exists());
+    }
+}

@@ -62,10 +62,11 @@ pub(crate) enum Source<'a> {
 
 /// A file opened by path: its header region copied, its data section mapped.
 pub(crate) struct Mapped {
-    /// File bytes `0..header.len()`, the header region up to the data
-    /// section (or the end of the file).
+    /// File bytes `0..header.len()`: the header region, normally up to
+    /// the data section (or the end of the file).
     header: Vec<u8>,
     /// File bytes `data_offset..`, absent when the data section is empty.
+    /// Its start is `data_offset`, not `header.len()`.
     data: Option<Mmap>,
     data_offset: usize,
     /// Kept for kernel-side copies of tensor data.
@@ -98,7 +99,9 @@ impl Source<'static> {
         };
         let mut header = header;
         header.truncate(usize::try_from(data_offset.min(file_len)).unwrap_or(usize::MAX));
-        let data_offset = header.len();
+        // Where the data section starts, whatever the header copy holds (a
+        // journal may hold less than the padded header region).
+        let data_offset = usize::try_from(data_offset.min(file_len)).unwrap_or(usize::MAX);
         let data = if (data_offset as u64) < file_len {
             // SAFETY: a map is sound while no one writes the mapped bytes of
             // the file. This map covers only the data section, which this
