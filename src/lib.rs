@@ -1,4 +1,5 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub use gguf_core::*;

@@ -348,10 +348,6 @@ pub enum Error {
         /// Why.
         reason: String,
     },
-    /// A commit was stopped by a test hook (simulated crash).
-    #[doc(hidden)]
-    #[error("commit stopped after step {0:?} (test hook)")]
-    Interrupted(&'static str),
 
     // ---- tensor codecs ----
     /// A codec error while decoding or encoding a named tensor's data.

@@ -11,6 +11,10 @@
 //! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
 //! - [`Error`]: the one error type, which always says what and where.
 #![deny(missing_docs)]
+// Unsafe code is confined to a few marked sites (memory maps, CPU-feature
+// dispatch of the SIMD kernels, `copy_file_range`), each with `allow` and a
+// `SAFETY:` comment.
+#![deny(unsafe_code)]
 
 // Lets the derive macros name this crate as `::gguf_core` from inside it.
 extern crate self as gguf_core;
@@ -22,7 +26,7 @@ pub mod format;
 pub mod metadata;
 pub mod read;
 pub mod tensor;
-#[doc(hidden)]
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod write;
 

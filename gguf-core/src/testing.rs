@@ -1,5 +1,7 @@
-//! Byte-level helpers for tests and doc examples: build valid or
-//! deliberately broken GGUF bytes field by field. Not part of the stable API.
+//! Byte-level helpers for this workspace's tests: build valid or
+//! deliberately broken GGUF bytes field by field. Compiled only for unit
+//! tests and with the non-default `testing` feature, which the root crate's
+//! integration tests turn on; not part of the API.
 
 use crate::format::{Ctx, Endian};
 
@@ -96,7 +98,8 @@ impl Raw {
 /// A small valid v3 file: `general.architecture = "llama"`,
 /// `llama.context_length: u32 = 4096`, a 4-token vocabulary with scores,
 /// and two F32 tensors `token_embd.weight` `[8, 4]` (values 0..32) and
-/// `output.weight` `[8, 2]`.
+/// `output.weight` `[8, 2]`. Doc examples read the same bytes from
+/// `tests/data/tiny.gguf`, so they do not need this module.
 pub fn tiny_file() -> Vec<u8> {
     let mut r = Raw::new(Ctx::default());
     r.header(2, 4);
@@ -117,4 +120,14 @@ pub fn tiny_file() -> Vec<u8> {
         r.f32(i as f32);
     }
     r.buf
+}
+
+#[cfg(test)]
+mod tests {
+    /// The doc examples' copy of the tiny file is the same file.
+    #[test]
+    fn tiny_fixture_matches() {
+        let fixture = include_bytes!("../tests/data/tiny.gguf");
+        assert_eq!(&fixture[..], &super::tiny_file()[..]);
+    }
 }

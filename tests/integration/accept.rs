@@ -602,7 +602,8 @@ fn from_reader_reads_only_the_header_region() {
         rec.max_pos,
         f.header_len()
     );
-    assert_eq!(f.bytes().len() as u64, f.header_len());
+    assert_eq!(f.header_bytes().len() as u64, f.header_len());
+    assert!(f.data_section().is_none());
     assert!(matches!(
         f.tensor("big").unwrap().data(),
         Err(Error::DataNotLoaded { .. })

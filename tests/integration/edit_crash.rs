@@ -8,9 +8,12 @@ use std::time::Duration;
 
 use gguf::edit::{journal_path, Commit, Editor, Step};
 use gguf::write::SLACK_KEY;
-use gguf::{Error, GgufFile};
+use gguf::GgufFile;
 
-use super::edit_fixtures::{leftovers, metadata, model, padding, put, tensor_hashes, Rng, Spec};
+use super::edit_fixtures::{
+    is_simulated_crash, leftovers, metadata, model, padding, put, simulated_crash, tensor_hashes,
+    view, Rng, Spec,
+};
 
 type Edit = fn(&mut Editor, &[u8]);
 
@@ -77,13 +80,13 @@ fn interrupted_commit(path: &Path, before: &[u8], edit: Edit, stop: Step) {
     let result = ed.commit_with_hook(&mut |step| {
         seen.push(step);
         if step == stop {
-            Err(Error::Interrupted("test"))
+            Err(simulated_crash())
         } else {
             Ok(())
         }
     });
     assert!(
-        matches!(result, Err(Error::Interrupted(_))),
+        is_simulated_crash(&result),
         "commit was not stopped at {stop:?}: {result:?}"
     );
     assert_eq!(seen.last(), Some(&stop));
@@ -114,15 +117,22 @@ fn a_commit_stopped_after_any_step_recovers_to_old_or_new() {
                     Step::HeaderWritten => assert_eq!(raw, new, "{ctx}: header not written"),
                     Step::HeaderHalfWritten => {}
                 }
-                // Recovery happens on open, by the reader or the editor.
+                // A reader sees the recovered version without writing it.
+                let f = GgufFile::open(&path).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+                let seen = view(&f);
+                drop(f);
+                assert_eq!(std::fs::read(&path).unwrap(), raw, "{ctx}: open wrote");
+                assert!(journal.exists(), "{ctx}: open removed the journal");
+                // Recovery that writes: by the editor or explicitly.
                 let got = if recover_with_editor {
                     let ed = Editor::open(&path).unwrap_or_else(|e| panic!("{ctx}: {e}"));
                     drop(ed);
                     std::fs::read(&path).unwrap()
                 } else {
-                    let f = GgufFile::open(&path).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-                    f.bytes().to_vec()
+                    assert!(gguf::edit::recover(&path).unwrap(), "{ctx}");
+                    std::fs::read(&path).unwrap()
                 };
+                assert_eq!(seen, got, "{ctx}: the reader saw another version");
                 assert!(
                     got == before || got == new,
                     "{ctx}: the file is neither the old nor the new version"
@@ -170,16 +180,86 @@ fn a_damaged_journal_is_discarded_and_the_untouched_file_opens_as_old() {
             let path = put(dir.path(), "m.gguf", &before);
             std::fs::write(journal_path(&path), &bytes).unwrap();
             let f = GgufFile::open(&path).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-            assert_eq!(f.bytes(), &before[..], "{ctx}");
+            assert_eq!(view(&f), before, "{ctx}");
+            assert!(
+                journal_path(&path).exists(),
+                "{ctx}: open removed the journal"
+            );
+            drop(Editor::open(&path).unwrap_or_else(|e| panic!("{ctx}: {e}")));
             assert!(!journal_path(&path).exists(), "{ctx}: journal kept");
+            assert_eq!(std::fs::read(&path).unwrap(), before, "{ctx}");
         }
         // The intact journal restores the old header over a half-written one.
         let dir = tempfile::tempdir().unwrap();
         let path = put(dir.path(), "m.gguf", &before);
         interrupted_commit(&path, &before, edit, Step::HeaderHalfWritten);
         let f = GgufFile::open(&path).unwrap();
-        assert_eq!(f.bytes(), &before[..], "{name}: intact journal not applied");
+        assert_eq!(view(&f), before, "{name}: intact journal not applied");
     }
+}
+
+/// A leftover journal beside a file in a read-only directory: opening (the
+/// library and `gguf inspect`) shows the version before the interrupted
+/// edit and writes nothing; the editor repairs the file once it may write.
+#[test]
+fn a_read_only_file_with_a_journal_opens_as_old_without_writing() {
+    use std::os::unix::fs::PermissionsExt;
+    let (name, before, edit) = cases().swap_remove(2);
+    let dir = tempfile::tempdir().unwrap();
+    let path = put(dir.path(), "m.gguf", &before);
+    interrupted_commit(&path, &before, edit, Step::HeaderHalfWritten);
+    let journal = journal_path(&path);
+    let raw = std::fs::read(&path).unwrap();
+    assert_ne!(raw, before, "{name}: the crash left the old file");
+    let saved = std::fs::read(&journal).unwrap();
+    let mtimes = || [&path, &journal].map(|p| std::fs::metadata(p).unwrap().modified().unwrap());
+    let before_mtimes = mtimes();
+    let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m));
+    mode(&path, 0o444).unwrap();
+    mode(dir.path(), 0o555).unwrap();
+    // As root the permission bits stop no write: then only the checks
+    // below that nothing changed hold the reader to its promise.
+    let enforced = std::fs::File::create(dir.path().join("probe")).is_err();
+    if !enforced {
+        eprintln!("running as root: permission bits not enforced, checking that nothing changed");
+    }
+
+    let f = GgufFile::open(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(view(&f), before, "{name}: not the old version");
+    drop(f);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gguf"))
+        .args(["inspect", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), raw, "{name}: file written");
+    assert_eq!(
+        std::fs::read(&journal).unwrap(),
+        saved,
+        "{name}: journal changed"
+    );
+    assert_eq!(mtimes(), before_mtimes, "{name}: touched");
+    if enforced {
+        assert!(
+            Editor::open(&path).is_err(),
+            "{name}: repaired a read-only file"
+        );
+    }
+
+    mode(dir.path(), 0o755).unwrap();
+    mode(&path, 0o644).unwrap();
+    let _ = std::fs::remove_file(dir.path().join("probe"));
+    drop(Editor::open(&path).unwrap());
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "{name}: not repaired"
+    );
+    assert!(!journal.exists(), "{name}: journal kept");
 }
 
 /// SIGKILL `gguf set` at random moments; after each kill the file must
@@ -247,7 +327,6 @@ fn gguf_set_killed_at_random_moments_never_corrupts_the_file() {
 
         let f = GgufFile::open(&path)
             .unwrap_or_else(|e| panic!("iteration {i}: file does not open: {e}"));
-        assert!(!journal_path(&path).exists(), "iteration {i}: journal left");
         let name = f.get_str("general.name").unwrap().to_owned();
         if name == value {
             new_count += 1;
@@ -258,13 +337,22 @@ fn gguf_set_killed_at_random_moments_never_corrupts_the_file() {
         assert_eq!(f.file_len(), original.len() as u64, "iteration {i}");
         assert_eq!(f.data_offset(), orig.data_offset(), "iteration {i}");
         assert!(
-            f.bytes()[orig.data_offset() as usize..] == orig_data[..],
+            f.data_section().unwrap() == &orig_data[..],
             "iteration {i}: tensor data changed"
         );
         assert_eq!(tensor_hashes(&f), orig_hashes, "iteration {i}");
         assert_eq!(others(metadata(&f)), orig_others, "iteration {i}");
         current = name;
     }
+    // The last kill may have left a journal; readers left it alone.
+    gguf::edit::recover(&path).unwrap();
+    assert_eq!(
+        GgufFile::open(&path)
+            .unwrap()
+            .get_str("general.name")
+            .unwrap(),
+        current
+    );
     assert!(
         leftovers(dir.path()).is_empty(),
         "{:?}",
@@ -313,7 +401,11 @@ fn kills_during_recovery_are_recovered_too() {
             );
             assert_eq!(tensor_hashes(&f), orig_hashes, "iteration {i}");
             assert_eq!(f.file_len(), original.len() as u64);
+            // The repair writes what the reader showed.
+            gguf::edit::recover(&path).unwrap();
             assert!(!journal_path(&path).exists());
+            let fixed = GgufFile::open(&path).unwrap();
+            assert_eq!(fixed.get_str("general.name").unwrap(), name);
             candidates = vec![name];
         }
     }

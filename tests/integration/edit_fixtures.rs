@@ -170,3 +170,22 @@ pub fn leftovers(dir: &Path) -> Vec<String> {
 pub fn padding(file: &GgufFile<'_>) -> u64 {
     file.data_offset() - file.header_len()
 }
+
+/// The whole file as `file` presents it: its header bytes, zero padding
+/// (what the writer puts there) and its data section.
+pub fn view(file: &GgufFile<'_>) -> Vec<u8> {
+    let mut v = file.header_bytes().to_vec();
+    v.resize(file.data_offset().min(file.file_len()) as usize, 0);
+    v.extend_from_slice(file.data_section().expect("a file with data"));
+    v
+}
+
+/// The error a crash-test hook stops a commit with.
+pub fn simulated_crash() -> gguf::Error {
+    gguf::Error::Io(std::io::Error::other("simulated crash"))
+}
+
+/// True for the error of [`simulated_crash`].
+pub fn is_simulated_crash<T>(r: &gguf::Result<T>) -> bool {
+    matches!(r, Err(gguf::Error::Io(e)) if e.to_string() == "simulated crash")
+}

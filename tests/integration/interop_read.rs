@@ -264,8 +264,8 @@ fn compare(name: &str, file: &GgufFile<'_>, dump: &Json) {
                 (blocks * 36, blocks * 40),
                 "{at}"
             );
-            let start = ours.file_offset() as usize;
-            let theirs_bytes = &file.bytes()[start..start + their_len as usize];
+            let start = ours.offset() as usize;
+            let theirs_bytes = &file.data_section().unwrap()[start..start + their_len as usize];
             assert_eq!(sha256(theirs_bytes), their_sha, "{at}");
             assert_eq!(&theirs_bytes[..data.len()], data, "{at}");
         } else {

@@ -167,13 +167,17 @@ fn check_samples(big: &Path, stdout: &str) {
         .1
         .split_once(" SAMPLES=")
         .unwrap();
-    let input = GgufFile::open(big).unwrap();
-    let bytes = input.bytes();
-    assert_eq!(len.parse::<u64>().unwrap(), bytes.len() as u64);
-    let expected: String = bytes
-        .iter()
+    let input = std::fs::File::open(big).unwrap();
+    let input_len = input.metadata().unwrap().len();
+    assert_eq!(len.parse::<u64>().unwrap(), input_len);
+    let expected: String = (0..input_len)
         .step_by(SAMPLE_STEP as usize)
-        .map(|b| format!("{b:02x}"))
+        .map(|at| {
+            use std::os::unix::fs::FileExt;
+            let mut b = [0u8];
+            input.read_exact_at(&mut b, at).unwrap();
+            format!("{:02x}", b[0])
+        })
         .collect();
     assert!(expected.len() > 2 * 1000);
     assert!(
@@ -251,10 +255,8 @@ fn check_copy(big: &Path, copy: &Path) {
     let b = GgufFile::open(copy).unwrap();
     assert!(a.file_len() > TENSORS * TENSOR_BYTES);
     assert_eq!(a.file_len(), b.file_len());
-    assert_eq!(
-        a.bytes()[..a.data_offset() as usize],
-        b.bytes()[..b.data_offset() as usize]
-    );
+    assert_eq!(a.data_offset(), b.data_offset());
+    assert_eq!(a.header_bytes(), b.header_bytes());
     assert_eq!(a.tensor_count() as u64, TENSORS);
     for (t, (ta, tb)) in a.tensors().zip(b.tensors()).enumerate() {
         let (da, db) = (ta.data().unwrap(), tb.data().unwrap());

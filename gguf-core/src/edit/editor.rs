@@ -31,8 +31,8 @@ pub enum Commit {
 }
 
 /// The steps of an in-place commit, for crash testing: a hook may stop
-/// the commit right after any of them.
-#[doc(hidden)]
+/// the commit right after any of them (feature `testing` only).
+#[cfg(feature = "testing")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
     /// The old header is saved in the journal and synced.
@@ -42,6 +42,24 @@ pub enum Step {
     /// The new header region is written and synced.
     HeaderWritten,
 }
+
+/// A crash-test hook between the steps of an in-place commit; without the
+/// `testing` feature the steps are unnamed and the hook does nothing.
+type Hook<'h> = dyn FnMut(Step) -> Result<()> + 'h;
+
+#[cfg(not(feature = "testing"))]
+#[derive(Debug, Clone, Copy)]
+#[allow(clippy::enum_variant_names)] // as the public one under `testing`
+enum Step {
+    JournalWritten,
+    HeaderHalfWritten,
+    HeaderWritten,
+}
+
+/// How long a commit waits for the edit lock before reporting
+/// [`Error::Locked`]: long enough for readers, which hold the lock shared
+/// while they copy a header (milliseconds), not for another commit.
+const LOCK_PATIENCE_MS: u64 = 250;
 
 /// One queued change.
 #[derive(Debug, Clone)]
@@ -78,7 +96,9 @@ pub struct Editor {
 }
 
 impl Editor {
-    /// Opens `path` (recovering from an interrupted earlier edit first).
+    /// Opens `path`, first finishing what an interrupted earlier edit left
+    /// behind (see [`recover`](super::recover)); this writes, unlike
+    /// [`GgufFile::open`].
     ///
     /// Symbolic links are resolved: edits go to the file the link points
     /// to. If another editor is committing to the file, this waits until
@@ -90,7 +110,7 @@ impl Editor {
         // the exclusive lock while it rewrites the header, so without it
         // the editor could read (and snapshot) a half-written header.
         let (file, identity) = loop {
-            journal::recover_if_needed(&real)?;
+            journal::recover(&real)?;
             let guard = File::open(&real)?;
             guard.lock_shared()?;
             let guard = LockGuard(guard);
@@ -104,10 +124,12 @@ impl Editor {
                 // Replaced (rewritten) while we waited: lock the new file.
                 continue;
             }
-            let file = GgufFile::open_unrecovered(&real, Default::default())?;
+            // No journal (checked under our lock): the reader sees the
+            // file's own header.
+            let file = GgufFile::open(&real)?;
             break (file, id);
         };
-        let snapshot = file.bytes()[..file.data_offset().min(file.file_len()) as usize].to_vec();
+        let snapshot = file.header_region().to_vec();
         Ok(Editor {
             path,
             real,
@@ -211,33 +233,42 @@ impl Editor {
 
     /// Writes the queued edits.
     pub fn commit(self) -> Result<Commit> {
-        self.commit_with_hook(&mut |_| Ok(()))
+        self.commit_hooked(&mut |_| Ok(()))
     }
 
     /// [`commit`](Self::commit) with a hook run after each step of an
     /// in-place commit; an error from the hook stops the commit right
-    /// there, as a crash would (no clean-up runs).
-    #[doc(hidden)]
+    /// there, as a crash would (no clean-up runs). Feature `testing` only.
+    #[cfg(feature = "testing")]
     pub fn commit_with_hook(self, hook: &mut dyn FnMut(Step) -> Result<()>) -> Result<Commit> {
+        self.commit_hooked(hook)
+    }
+
+    fn commit_hooked(self, hook: &mut Hook<'_>) -> Result<Commit> {
         let out = OpenOptions::new().read(true).write(true).open(&self.real)?;
-        match out.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(Error::Locked {
-                    path: self.path.clone(),
-                })
+        // Readers hold the shared lock for the few milliseconds they take
+        // to copy the header: wait that out, but not another commit.
+        let mut waited = 0;
+        loop {
+            match out.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) if waited < LOCK_PATIENCE_MS => {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    waited += 5;
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(Error::Locked {
+                        path: self.path.clone(),
+                    })
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
             }
-            Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
         }
         let out = LockGuard(out);
         self.commit_locked(&out.0, hook)
     }
 
-    fn commit_locked(
-        &self,
-        out: &File,
-        hook: &mut dyn FnMut(Step) -> Result<()>,
-    ) -> Result<Commit> {
+    fn commit_locked(&self, out: &File, hook: &mut Hook<'_>) -> Result<Commit> {
         self.check_unchanged(out)?;
         let mut b = self.builder()?;
         match self.fit_in_place(&mut b)? {
@@ -309,12 +340,7 @@ impl Editor {
         Ok((same_tensors && fits).then_some(layout))
     }
 
-    fn write_in_place(
-        &self,
-        out: &File,
-        header: &[u8],
-        hook: &mut dyn FnMut(Step) -> Result<()>,
-    ) -> Result<()> {
+    fn write_in_place(&self, out: &File, header: &[u8], hook: &mut Hook<'_>) -> Result<()> {
         journal::write(&self.real, self.file.file_len(), &self.snapshot)?;
         hook(Step::JournalWritten)?;
         let half = header.len() / 2;

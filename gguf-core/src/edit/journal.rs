@@ -2,8 +2,10 @@
 //!
 //! Before the header region of `model.gguf` is overwritten, its old bytes
 //! are saved to `model.gguf.journal` and synced. If the process dies while
-//! the header is being written, the next open finds the journal and puts
-//! the old header back: the file is then exactly the old version. Once the
+//! the header is being written, the next [`Editor::open`](super::Editor::open) (or
+//! [`recover`]) finds the journal and puts the old header back: the file is
+//! then exactly the old version; readers meanwhile see that old version
+//! without writing anything (`saved_header`). Once the
 //! new header is synced the journal is deleted: the file is the new version.
 //!
 //! Format (little-endian): magic `GGUFJRNL`, u32 format version (1), u64
@@ -74,55 +76,81 @@ pub(crate) fn remove(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// What recovery did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Recovery {
-    /// No journal: nothing to do.
-    Clean,
-    /// An incomplete journal (the file was never touched) was removed.
-    DiscardedIncomplete,
-    /// The old header was restored from a complete journal.
-    RestoredOld,
+/// What a journal beside a file says.
+enum Found {
+    /// No journal.
+    None,
+    /// A journal that was never completely written: the file was not
+    /// touched yet.
+    Incomplete,
+    /// A complete journal: the file's header region as it was before the
+    /// interrupted edit.
+    Complete(Vec<u8>),
 }
 
-/// If `path` has a journal, brings the file back to its pre-edit state
-/// and removes the journal. The caller holds the file's edit lock.
-pub(crate) fn recover(path: &Path, file: &File) -> Result<Recovery> {
+/// Reads the journal of `path` (a resolved path) and checks it against the
+/// file's length.
+fn find(path: &Path, file_len: u64) -> Result<Found> {
     let jpath = journal_path(path);
     let mut j = match File::open(&jpath) {
         Ok(j) => j,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Recovery::Clean),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::None),
         Err(e) => return Err(e.into()),
     };
     let bad = |reason: String| Error::BadJournal {
         path: jpath.clone(),
         reason,
     };
-    let mut bytes = Vec::new();
     // The journal holds one header region; refuse absurd sizes rather
     // than read them.
     let jlen = j.metadata()?.len();
-    let file_len = file.metadata()?.len();
     if jlen > file_len.saturating_add(HEADER_LEN as u64) {
         return Err(bad(format!(
             "{jlen} bytes, larger than the file it protects"
         )));
     }
+    let mut bytes = Vec::new();
     j.read_to_end(&mut bytes)?;
-    let complete = parse(&bytes);
-    let Some((saved_len, old)) = complete else {
-        remove(path)?;
-        return Ok(Recovery::DiscardedIncomplete);
+    let Some((saved_len, old)) = parse(&bytes) else {
+        return Ok(Found::Incomplete);
     };
     if saved_len != file_len {
         return Err(bad(format!(
             "journal is for a file of {saved_len} bytes, the file has {file_len}"
         )));
     }
-    file.write_all_at(old, 0)?;
-    file.sync_all()?;
+    let old = old.to_vec();
+    Ok(Found::Complete(old))
+}
+
+/// If `path` has a journal, brings the file back to its pre-edit state
+/// and removes the journal; true when there was a journal. The caller
+/// holds the file's edit lock.
+fn recover_locked(path: &Path, file: &File) -> Result<bool> {
+    match find(path, file.metadata()?.len())? {
+        Found::None => return Ok(false),
+        Found::Incomplete => {}
+        Found::Complete(old) => {
+            file.write_all_at(&old, 0)?;
+            file.sync_all()?;
+        }
+    }
     remove(path)?;
-    Ok(Recovery::RestoredOld)
+    Ok(true)
+}
+
+/// The header bytes a reader should see instead of the file's own: the
+/// saved old header when a complete journal of an interrupted edit lies
+/// beside `path`. Reads only; see [`recover`] for the repair.
+pub(crate) fn saved_header(path: &Path, file_len: u64) -> Result<Option<Vec<u8>>> {
+    // The editor journals beside the file a symbolic link points to.
+    let Ok(real) = fs::canonicalize(path) else {
+        return Ok(None);
+    };
+    Ok(match find(&real, file_len)? {
+        Found::Complete(old) => Some(old),
+        Found::None | Found::Incomplete => None,
+    })
 }
 
 /// The file length and saved bytes of a complete journal.
@@ -138,22 +166,65 @@ fn parse(bytes: &[u8]) -> Option<(u64, &[u8])> {
     (old.len() as u64 == n && crc32fast::hash(old) == crc).then_some((file_len, old))
 }
 
-/// Recovers `path` if a journal is present, taking the edit lock for the
-/// duration (waiting for a commit in progress to finish).
-pub(crate) fn recover_if_needed(path: &Path) -> Result<Recovery> {
+/// Finishes what an interrupted in-place edit of `path` left behind:
+/// with a complete journal beside the file, writes the saved old header
+/// back and removes the journal; an incomplete journal (the file was
+/// never touched) is just removed. Returns true when there was a journal.
+///
+/// Reading never needs this: [`GgufFile::open`](crate::GgufFile::open)
+/// already presents the restored file without writing. [`Editor::open`]
+/// calls it before editing. It takes the file's edit lock, waiting for a
+/// commit in progress to finish, and needs write access to the file and
+/// its directory.
+///
+/// ```no_run
+/// # fn main() -> gguf_core::Result<()> {
+/// if gguf_core::edit::recover("model.gguf")? {
+///     println!("finished what an interrupted edit left behind");
+/// }
+/// # Ok(()) }
+/// ```
+///
+/// [`Editor::open`]: super::Editor::open
+pub fn recover(path: impl AsRef<Path>) -> Result<bool> {
     // The editor journals beside the file a symbolic link points to.
-    let real = match fs::canonicalize(path) {
-        Ok(real) => real,
-        // Let the caller's open report a missing file.
-        Err(_) => return Ok(Recovery::Clean),
-    };
+    let real = fs::canonicalize(path.as_ref())?;
     let path = real.as_path();
     if !journal_path(path).exists() {
-        return Ok(Recovery::Clean);
+        return Ok(false);
     }
     let file = OpenOptions::new().read(true).write(true).open(path)?;
     file.lock()?;
-    let result = recover(path, &file);
+    let result = recover_locked(path, &file);
     let _ = file.unlock();
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::GgufFile;
+
+    /// A complete journal that saved less than the padded header region
+    /// (only the editor writes journals, but a reader must not trust their
+    /// length): tensor data still comes from the data section.
+    #[test]
+    fn a_short_journal_does_not_shift_the_data() {
+        let bytes = crate::testing::tiny_file();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.gguf");
+        std::fs::write(&path, &bytes).unwrap();
+        let f = GgufFile::from_bytes(&bytes).unwrap();
+        let header_len = f.header_len() as usize;
+        assert!(
+            header_len < f.data_offset() as usize,
+            "no padding to leave out"
+        );
+        super::write(&path, bytes.len() as u64, &bytes[..header_len]).unwrap();
+        let g = GgufFile::open(&path).unwrap();
+        for (a, b) in f.tensors().zip(g.tensors()) {
+            assert_eq!(a.data().unwrap(), b.data().unwrap());
+        }
+        assert_eq!(g.data_section(), f.data_section());
+        assert!(super::journal_path(&path).exists());
+    }
 }

@@ -1,6 +1,20 @@
 //! Editing metadata of an existing file: in place when the new header
 //! fits where the old one was, an atomic rewrite otherwise.
 //!
+//! An in-place commit is crash-safe: the old header region is saved to a
+//! journal beside the file (`model.gguf.journal`) and synced before the
+//! header is overwritten, and the journal is deleted once the new header is
+//! synced. A crash leaves the journal behind, and then:
+//!
+//! - readers ([`GgufFile::open`](crate::GgufFile::open)) present the file as
+//!   it was before the interrupted edit, taking the old header from the
+//!   journal, and write nothing, so read-only files open normally;
+//! - [`Editor::open`] and [`recover`] write the old header back and delete
+//!   the journal (they need write access to the file and its directory).
+//!
+//! A rewrite goes to a temporary file renamed over the original, so a
+//! crash leaves the original untouched (and at most a stray temporary).
+//!
 //! ```no_run
 //! # fn main() -> gguf_core::Result<()> {
 //! use gguf_core::edit::{Commit, Editor};
@@ -15,9 +29,9 @@
 //! ```
 
 mod editor;
-mod journal;
+pub(crate) mod journal;
 
-pub use editor::{Commit, Editor, Step};
-pub use journal::{journal_path, Recovery};
-
-pub(crate) use journal::recover_if_needed;
+#[cfg(feature = "testing")]
+pub use editor::Step;
+pub use editor::{Commit, Editor};
+pub use journal::{journal_path, recover};

@@ -16,7 +16,7 @@ use crate::write::{OwnedArray, OwnedValue};
 ///
 /// ```
 /// # fn main() -> gguf_core::Result<()> {
-/// # let bytes = gguf_core::testing::tiny_file();
+/// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// use gguf_core::{metadata::MetaField, write::OwnedValue, GgufFile};
 /// let file = GgufFile::from_bytes(&bytes)?;
 /// assert_eq!(u32::read(&file, "llama.context_length")?, 4096);

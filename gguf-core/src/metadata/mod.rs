@@ -86,7 +86,7 @@ pub const ARCH_PLACEHOLDER: &str = "{arch}";
 ///
 /// ```
 /// # fn main() -> gguf_core::Result<()> {
-/// # let bytes = gguf_core::testing::tiny_file();
+/// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// use gguf_core::{FromMetadata, GgufFile, Metadata};
 ///
 /// #[derive(Metadata)]

@@ -10,7 +10,7 @@ use crate::metadata::Metadata;
 ///
 /// ```
 /// # fn main() -> gguf_core::Result<()> {
-/// # let bytes = gguf_core::testing::tiny_file();
+/// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// use gguf_core::{write::Builder, FromMetadata, GgufFile, Tokenizer};
 /// // The tiny test file has tokens and scores but no tokenizer.ggml.model.
 /// let err = Tokenizer::from_gguf(&GgufFile::from_bytes(&bytes)?).unwrap_err();

@@ -82,7 +82,7 @@ impl GgufFile<'_> {
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = gguf_core::testing::tiny_file();
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
     /// assert!(file.lint_llama_cpp().is_empty());
     /// # Ok(()) }

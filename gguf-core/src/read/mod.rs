@@ -65,13 +65,14 @@ impl Default for Limits {
 
 /// A parsed, validated GGUF file.
 ///
-/// The file's bytes are borrowed (`from_bytes`), memory-mapped (`open`) or,
-/// for `from_reader`, only the header region is held. Everything handed out
-/// (`&str`, arrays, tensor data) borrows from it without copying.
+/// The file's bytes are borrowed (`from_bytes`); or the header region is
+/// copied and the data section memory-mapped (`open`); or, for
+/// `from_reader`, only the header region is held. Everything handed out
+/// (`&str`, arrays, tensor data) borrows from these without copying.
 ///
 /// ```
 /// # fn main() -> gguf_core::Result<()> {
-/// # let bytes = gguf_core::testing::tiny_file();
+/// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// use gguf_core::GgufFile;
 /// let file = GgufFile::from_bytes(&bytes)?;
 /// assert_eq!(file.version(), 3);
@@ -151,7 +152,7 @@ impl<'a> GgufFile<'a> {
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = gguf_core::testing::tiny_file();
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
     /// assert_eq!(file.tensor_count(), 2);
     /// # Ok(()) }
@@ -185,12 +186,22 @@ impl<'a> GgufFile<'a> {
 }
 
 impl GgufFile<'static> {
-    /// Memory-maps and validates the file at `path`.
+    /// Reads and validates the file at `path`.
     ///
-    /// The map is read-only; tensor data is never copied. If a metadata
-    /// edit of this file was interrupted (a journal is beside it, see
-    /// [`edit`](crate::edit)), the file is first restored to its state
-    /// before that edit.
+    /// The header region (metadata and tensor infos) is copied into memory
+    /// and the data section is memory-mapped read-only: tensor data is
+    /// never copied, and no in-place edit of the file (by an
+    /// [`Editor`](crate::edit::Editor) in this process or another) can
+    /// change a string or array borrowed from the header. See
+    /// `read/source.rs` and ARCHITECTURE.md for why.
+    ///
+    /// Opening never writes. If an in-place edit of this file was
+    /// interrupted (its journal lies beside the file, see
+    /// [`edit`](crate::edit)), the file is presented as it was before that
+    /// edit, with the old header bytes taken from the journal; the file and
+    /// the journal are left as they are, so read-only files and directories
+    /// open normally. [`Editor::open`](crate::edit::Editor::open) or
+    /// [`edit::recover`](crate::edit::recover) repair the file on disk.
     ///
     /// ```no_run
     /// # fn main() -> gguf_core::Result<()> {
@@ -206,21 +217,12 @@ impl GgufFile<'static> {
 
     /// [`open`](Self::open) with explicit [`Limits`].
     pub fn open_with(path: impl AsRef<Path>, limits: Limits) -> Result<Self> {
-        // An edit interrupted by a crash leaves a journal: put the file
-        // back to a consistent state before reading it.
-        #[cfg(unix)]
-        crate::edit::recover_if_needed(path.as_ref())?;
-        Self::open_unrecovered(path.as_ref(), limits)
-    }
-
-    /// [`open_with`](Self::open_with) without the journal recovery, for
-    /// the editor, which recovers first and then opens under a lock.
-    pub(crate) fn open_unrecovered(path: &Path, limits: Limits) -> Result<Self> {
-        let source = Source::map(path)?;
-        let bytes = source.bytes();
-        let len = bytes.len() as u64;
-        let parsed = parse(bytes, len, &limits)?;
-        Ok(Self::assemble(source, len, parsed))
+        let (source, (parsed, file_len)) = Source::open(path.as_ref(), |buf, file_len| {
+            let parsed = parse(buf, file_len, &limits)?;
+            let data_offset = parsed.data_offset;
+            Ok(((parsed, file_len), data_offset))
+        })?;
+        Ok(Self::assemble(source, file_len, parsed))
     }
 
     /// Reads only the header region (header, metadata, tensor infos) from
@@ -231,7 +233,7 @@ impl GgufFile<'static> {
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = gguf_core::testing::tiny_file();
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_reader(std::io::Cursor::new(bytes))?;
     /// assert_eq!(file.tensor("output.weight")?.shape(), &[8, 2]);
     /// # Ok(()) }
@@ -307,10 +309,52 @@ impl<'a> GgufFile<'a> {
         self.file_len
     }
 
-    /// The bytes held: the whole file, or only the header region for
-    /// [`from_reader`](GgufFile::from_reader).
-    pub fn bytes(&self) -> &[u8] {
-        self.source.bytes()
+    /// The header region as stored: magic, counts, metadata and tensor
+    /// infos (`0..header_len()`), without the padding before the data.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
+    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// assert_eq!(&file.header_bytes()[..4], b"GGUF");
+    /// assert_eq!(file.header_bytes().len() as u64, file.header_len());
+    /// # Ok(()) }
+    /// ```
+    pub fn header_bytes(&self) -> &[u8] {
+        let header = self.source.header();
+        let end = usize::try_from(self.header_len).map_or(header.len(), |e| e.min(header.len()));
+        &header[..end]
+    }
+
+    /// The data section (`data_offset()..file_len()`), where every tensor's
+    /// data lies; `None` for [`from_reader`](GgufFile::from_reader), which
+    /// holds no data.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
+    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let data = file.data_section().unwrap();
+    /// assert_eq!(data.len() as u64, file.file_len() - file.data_offset());
+    /// # Ok(()) }
+    /// ```
+    pub fn data_section(&self) -> Option<&[u8]> {
+        self.source.data_section(self.data_offset)
+    }
+
+    /// The padded header region (`0..data_offset()`, or to the end of a
+    /// shorter file): what an in-place edit rewrites.
+    #[cfg(unix)]
+    pub(crate) fn header_region(&self) -> &[u8] {
+        let header = self.source.header();
+        let end = usize::try_from(self.data_offset.min(self.file_len))
+            .map_or(header.len(), |e| e.min(header.len()));
+        &header[..end]
+    }
+
+    /// File bytes `start..start + len`, if held (see [`Source::range`]).
+    pub(crate) fn range(&self, start: usize, len: usize) -> Option<&[u8]> {
+        self.source.range(start, len)
     }
 
     /// Tells the kernel the mapped bytes in `start..start + len` will not be
@@ -327,7 +371,7 @@ impl<'a> GgufFile<'a> {
 
     /// True when tensor data is available ([`Tensor::data`] works).
     pub fn has_data(&self) -> bool {
-        !matches!(self.source, Source::Header(_))
+        self.source.has_data()
     }
 
     // ---- metadata ----
@@ -346,7 +390,7 @@ impl<'a> GgufFile<'a> {
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = gguf_core::testing::tiny_file();
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
     /// let (first_key, first_value) = file.metadata().next().unwrap();
     /// assert_eq!(first_key, "general.architecture");
@@ -389,7 +433,7 @@ impl<'a> GgufFile<'a> {
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = gguf_core::testing::tiny_file();
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
     /// assert_eq!(file.get::<u32>("llama.context_length")?, 4096);
     /// let err = file.get::<u64>("llama.context_length").unwrap_err();
@@ -418,7 +462,7 @@ impl<'a> GgufFile<'a> {
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = gguf_core::testing::tiny_file();
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
     /// let tokens: Vec<&str> = file.get_strings("tokenizer.ggml.tokens")?.collect();
     /// assert_eq!(tokens.len(), 4);
@@ -437,7 +481,7 @@ impl<'a> GgufFile<'a> {
     }
 
     fn decode(&self, e: &KvEntry) -> Value<'_> {
-        let bytes = self.source.bytes();
+        let bytes = self.source.header();
         if let Some((elem, len, body)) = e.array {
             return Value::Array(ArrayView::new(
                 elem,

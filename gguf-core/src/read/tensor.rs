@@ -11,7 +11,7 @@ use super::GgufFile;
 ///
 /// ```
 /// # fn main() -> gguf_core::Result<()> {
-/// # let bytes = gguf_core::testing::tiny_file();
+/// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// use gguf_core::{GgufFile, GgmlType};
 /// let file = GgufFile::from_bytes(&bytes)?;
 /// let t = file.tensor("token_embd.weight")?;
@@ -104,8 +104,7 @@ impl<'f> Tensor<'f> {
         let start = self.file_offset() as usize;
         // Bounds were checked at open.
         self.file
-            .bytes()
-            .get(start..start + nbytes as usize)
+            .range(start, nbytes as usize)
             .ok_or_else(|| Error::TensorOutOfBounds {
                 tensor: self.name.into(),
                 offset: start as u64,

@@ -67,7 +67,7 @@ impl<'f> Tensor<'f> {
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = gguf_core::testing::tiny_file();
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
     /// let t = file.tensor("token_embd.weight")?;
     /// let mut out = vec![0f32; t.element_count() as usize];
@@ -93,7 +93,7 @@ impl<'f> Tensor<'f> {
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = gguf_core::testing::tiny_file();
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
     /// let h = file.tensor("token_embd.weight")?.to_f16()?;
     /// assert_eq!(h[1].to_f32(), 1.0);
@@ -108,7 +108,7 @@ impl<'f> Tensor<'f> {
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = gguf_core::testing::tiny_file();
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
     /// let h = file.tensor("token_embd.weight")?.to_bf16()?;
     /// assert_eq!(h[1].to_f32(), 1.0);
@@ -126,7 +126,7 @@ impl<'f> Tensor<'f> {
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = gguf_core::testing::tiny_file();
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
     /// let t = file.tensor("token_embd.weight")?; // shape [8, 4]
     /// let mut rows = t.rows()?;
@@ -181,7 +181,7 @@ impl<'f> Tensor<'f> {
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = gguf_core::testing::tiny_file();
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
     /// let mut max = f32::NEG_INFINITY;
     /// file.tensor("token_embd.weight")?.for_each_row(|_, row| {

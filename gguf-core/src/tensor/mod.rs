@@ -47,7 +47,6 @@ mod k_quants;
 mod legacy;
 mod ternary;
 #[cfg(target_arch = "x86_64")]
-#[allow(unsafe_code)]
 mod x86;
 
 pub use float::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
@@ -85,78 +84,71 @@ pub(crate) fn c_f32_to_i32(f: f32) -> i32 {
     }
 }
 
+/// A function with the given parameters whose body runs as `$fast`,
+/// compiled with the listed x86 target features enabled, when the CPU has
+/// them all (checked on each call: a cached atomic load), and as `$slow`
+/// otherwise. `$fast` may call the `#[target_feature]` kernels of `x86`
+/// safely; with a single body, that body is compiled twice, and since the
+/// codecs are `#[inline(always)]` the AVX2 copy gets 8-lane vectors
+/// instead of SSE2's 4 (and `roundss` instead of a libm call for
+/// `f32::round`).
+macro_rules! simd_dispatch {
+    ([$($feat:tt),+] fn($($a:ident: $t:ty),*) $body:block) => {
+        simd_dispatch!([$($feat),+] fn($($a: $t),*) $body else $body)
+    };
+    ([$($feat:tt),+] fn($($a:ident: $t:ty),*) $fast:block else $slow:block) => {{
+        #[cfg(target_arch = "x86_64")]
+        $(#[target_feature(enable = $feat)])+
+        fn fast($($a: $t),*) $fast
+        fn dispatch($($a: $t),*) {
+            #[cfg(target_arch = "x86_64")]
+            if $(std::arch::is_x86_feature_detected!($feat))&&+ {
+                // SAFETY: `fast` needs exactly these target features, and
+                // the CPU was just seen to have them all.
+                #[allow(unsafe_code)]
+                return unsafe { fast($($a),*) };
+            }
+            $slow
+        }
+        dispatch
+    }};
+}
+
 fn decoder(ty: GgmlType, endian: Endian) -> Option<Decoder> {
     let be = endian == Endian::Big;
-    #[cfg(target_arch = "x86_64")]
-    let avx2 = std::arch::is_x86_feature_detected!("avx2");
-    // Each decoder is `#[inline(always)]`, so these wrappers get a second
-    // copy of its loops compiled for AVX2 (8 lanes instead of SSE2's 4);
-    // which copy runs is decided once per call, here.
+    // The portable decoder `$m::$f` (for the file's byte order), with an
+    // AVX2 copy of it or the hand-written AVX2 kernel `$k` in `x86`.
     macro_rules! pick {
-        ($m:ident :: $f:ident) => {{
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx2")]
-                unsafe fn le_avx2(d: &[u8], o: &mut [f32]) {
-                    $m::$f::<false>(d, o)
-                }
-                #[target_feature(enable = "avx2")]
-                unsafe fn be_avx2(d: &[u8], o: &mut [f32]) {
+        ($m:ident :: $f:ident) => {
+            pick!($m::$f, $m::$f)
+        };
+        ($m:ident :: $f:ident, $k:ident :: $kf:ident) => {
+            Some(if be {
+                simd_dispatch!(["avx2"] fn(d: &[u8], o: &mut [f32]) {
+                    $k::$kf::<true>(d, o)
+                } else {
                     $m::$f::<true>(d, o)
-                }
-                fn le(d: &[u8], o: &mut [f32]) {
-                    // SAFETY: `decoder` hands this out only after
-                    // `is_x86_feature_detected!("avx2")` returned true.
-                    unsafe { le_avx2(d, o) }
-                }
-                fn be_(d: &[u8], o: &mut [f32]) {
-                    // SAFETY: as above, AVX2 was detected at run time.
-                    unsafe { be_avx2(d, o) }
-                }
-                if avx2 {
-                    return Some(if be { be_ as Decoder } else { le as Decoder });
-                }
-            }
-            Some(if be {
-                $m::$f::<true> as Decoder
+                }) as Decoder
             } else {
-                $m::$f::<false> as Decoder
+                simd_dispatch!(["avx2"] fn(d: &[u8], o: &mut [f32]) {
+                    $k::$kf::<false>(d, o)
+                } else {
+                    $m::$f::<false>(d, o)
+                }) as Decoder
             })
-        }};
-        // A hand-written AVX2 kernel in `x86`, else the portable one.
-        ($m:ident :: $f:ident, simd) => {{
-            #[cfg(target_arch = "x86_64")]
-            {
-                fn le(d: &[u8], o: &mut [f32]) {
-                    // SAFETY: handed out only after AVX2 was detected.
-                    unsafe { x86::$f::<false>(d, o) }
-                }
-                fn be_(d: &[u8], o: &mut [f32]) {
-                    // SAFETY: handed out only after AVX2 was detected.
-                    unsafe { x86::$f::<true>(d, o) }
-                }
-                if avx2 {
-                    return Some(if be { be_ as Decoder } else { le as Decoder });
-                }
-            }
-            Some(if be {
-                $m::$f::<true> as Decoder
-            } else {
-                $m::$f::<false> as Decoder
-            })
-        }};
+        };
     }
     use GgmlType as T;
     match ty {
         T::F32 => pick!(float::dequant_f32),
-        #[cfg(target_arch = "x86_64")]
-        T::F16 if avx2 && !be && std::arch::is_x86_feature_detected!("f16c") => {
-            fn f16c(d: &[u8], o: &mut [f32]) {
-                // SAFETY: handed out only after AVX2 and F16C were detected.
-                unsafe { x86::dequant_f16_le(d, o) }
-            }
-            Some(f16c as Decoder)
-        }
+        // Every AVX2 CPU made has F16C; without both, the portable code.
+        T::F16 if !be => Some(
+            simd_dispatch!(["avx2", "f16c"] fn(d: &[u8], o: &mut [f32]) {
+                x86::dequant_f16_le(d, o)
+            } else {
+                float::dequant_f16::<false>(d, o)
+            }) as Decoder,
+        ),
         T::F16 => pick!(float::dequant_f16),
         T::BF16 => pick!(float::dequant_bf16),
         T::F64 => pick!(float::dequant_f64),
@@ -164,7 +156,7 @@ fn decoder(ty: GgmlType, endian: Endian) -> Option<Decoder> {
         T::I16 => pick!(float::dequant_i16),
         T::I32 => pick!(float::dequant_i32),
         T::I64 => pick!(float::dequant_i64),
-        T::Q4_0 => pick!(legacy::dequant_q4_0, simd),
+        T::Q4_0 => pick!(legacy::dequant_q4_0, x86::dequant_q4_0),
         T::Q4_1 => pick!(legacy::dequant_q4_1),
         T::Q5_0 => pick!(legacy::dequant_q5_0),
         T::Q5_1 => pick!(legacy::dequant_q5_1),
@@ -185,8 +177,8 @@ fn decoder(ty: GgmlType, endian: Endian) -> Option<Decoder> {
         T::IQ3_S => pick!(iq::dequant_iq3_s),
         T::IQ1_S => pick!(iq::dequant_iq1_s),
         T::IQ1_M => pick!(iq::dequant_iq1_m),
-        T::IQ4_NL => pick!(iq::dequant_iq4_nl, simd),
-        T::IQ4_XS => pick!(iq::dequant_iq4_xs, simd),
+        T::IQ4_NL => pick!(iq::dequant_iq4_nl, x86::dequant_iq4_nl),
+        T::IQ4_XS => pick!(iq::dequant_iq4_xs, x86::dequant_iq4_xs),
         T::TQ1_0 => pick!(ternary::dequant_tq1_0),
         T::TQ2_0 => pick!(ternary::dequant_tq2_0),
         T::MXFP4 => pick!(fp4::dequant_mxfp4),
@@ -196,29 +188,10 @@ fn decoder(ty: GgmlType, endian: Endian) -> Option<Decoder> {
 }
 
 fn encoder(ty: GgmlType) -> Option<Encoder> {
-    #[cfg(target_arch = "x86_64")]
-    let avx2 = std::arch::is_x86_feature_detected!("avx2");
-    // As in `decoder`: an AVX2 copy of each (inlined) quantizer. Besides
-    // wider vectors this gives `roundss` for `f32::round`, which baseline
-    // x86-64 otherwise calls libm for.
     macro_rules! pick {
-        ($m:ident :: $f:ident) => {{
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx2")]
-                unsafe fn fast(s: &[f32], o: &mut [u8]) {
-                    $m::$f(s, o)
-                }
-                fn safe(s: &[f32], o: &mut [u8]) {
-                    // SAFETY: handed out only after AVX2 was detected.
-                    unsafe { fast(s, o) }
-                }
-                if avx2 {
-                    return Some(safe as Encoder);
-                }
-            }
-            Some($m::$f as Encoder)
-        }};
+        ($m:ident :: $f:ident) => {
+            Some(simd_dispatch!(["avx2"] fn(s: &[f32], o: &mut [u8]) { $m::$f(s, o) }) as Encoder)
+        };
     }
     use GgmlType as T;
     match ty {

@@ -129,7 +129,7 @@ impl<'a> Builder<'a> {
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = gguf_core::testing::tiny_file();
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// use gguf_core::{write::Builder, GgufFile};
     /// let file = GgufFile::from_bytes(&bytes)?;
     /// let mut out = Vec::new();
@@ -463,7 +463,7 @@ impl<'a> Builder<'a> {
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = gguf_core::testing::tiny_file();
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// use gguf_core::{write::Builder, GgmlType, GgufFile};
     /// let file = GgufFile::from_bytes(&bytes)?;
     /// let mut b = Builder::from_file(&file)?;

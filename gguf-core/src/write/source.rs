@@ -394,6 +394,7 @@ pub(crate) fn kernel_copy(
         // (borrowed `File`s); `off_in` is a live local the kernel reads and
         // advances; a null `off_out` makes the kernel use and advance
         // `dst`'s own file position, as a `write` would.
+        #[allow(unsafe_code)]
         let n = unsafe {
             libc::copy_file_range(
                 src.as_raw_fd(),
