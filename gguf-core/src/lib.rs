@@ -8,6 +8,7 @@
 //! - [`write`](mod@write): [`write::Builder`] and [`write::Layout`], three write modes;
 //! - [`metadata`]: typed metadata structs, `#[derive(Metadata)]` and the
 //!   shipped [`General`], [`LlamaHyperParams`] and [`Tokenizer`];
+//! - [`summary`]: what a model is, from its header ([`summary::ModelSummary`]);
 //! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
 //! - [`Error`]: the one error type, which always says what and where.
 #![deny(missing_docs)]
@@ -21,6 +22,7 @@ pub mod error;
 pub mod format;
 pub mod metadata;
 pub mod read;
+pub mod summary;
 pub mod tensor;
 #[doc(hidden)]
 pub mod testing;
