@@ -77,7 +77,11 @@ pub struct ContextParams {
 /// GPU backends implement it).
 pub fn context_params(shape: &ModelShape, s: &Settings) -> Result<ContextParams> {
     let n_seq_max = s.n_parallel.max(1);
-    let requested = if s.n_ctx == 0 { shape.n_ctx_train } else { s.n_ctx };
+    let requested = if s.n_ctx == 0 {
+        shape.n_ctx_train
+    } else {
+        s.n_ctx
+    };
     let n_batch = requested.min(s.n_batch);
     let n_ubatch = n_batch.min(if s.n_ubatch == 0 { n_batch } else { s.n_ubatch });
     let pad256 = |v: u32| v.div_ceil(256).saturating_mul(256);
@@ -125,7 +129,11 @@ pub fn layer_devices(shape: &ModelShape, s: &Settings) -> Vec<Device> {
     };
     let i_gpu_start = (n_layer + 1 - ngl).max(0);
     let act_gpu_layers = if gpus == 0 { 0 } else { ngl.min(n_layer + 1) };
-    let mut splits: Vec<f64> = s.tensor_split.iter().map(|&x| f64::from(x.max(0.0))).collect();
+    let mut splits: Vec<f64> = s
+        .tensor_split
+        .iter()
+        .map(|&x| f64::from(x.max(0.0)))
+        .collect();
     if splits.iter().all(|&x| x == 0.0) {
         // llama.cpp splits by free memory; with nothing known, evenly.
         splits.iter_mut().for_each(|x| *x = 1.0);
@@ -146,7 +154,10 @@ pub fn layer_devices(shape: &ModelShape, s: &Settings) -> Vec<Device> {
             }
             let frac = (il - i_gpu_start) as f64 / act_gpu_layers as f64;
             // std::upper_bound: the first split strictly greater.
-            let gpu = cumulative.iter().position(|&c| c > frac).unwrap_or(gpus - 1);
+            let gpu = cumulative
+                .iter()
+                .position(|&c| c > frac)
+                .unwrap_or(gpus - 1);
             Device::Gpu(gpu.min(gpus - 1))
         })
         .collect()
@@ -159,9 +170,17 @@ fn tensor_device(name: &str, devices: &[Device]) -> Device {
     let output = devices.last().copied().unwrap_or(Device::Cpu);
     if let Some(rest) = name.strip_prefix("blk.") {
         let layer = rest.split('.').next().and_then(|n| n.parse::<usize>().ok());
-        return layer.and_then(|il| devices.get(il)).copied().unwrap_or(output);
+        return layer
+            .and_then(|il| devices.get(il))
+            .copied()
+            .unwrap_or(output);
     }
-    let input = ["token_embd.", "token_types.", "position_embd.", "per_layer_token_embd."];
+    let input = [
+        "token_embd.",
+        "token_types.",
+        "position_embd.",
+        "per_layer_token_embd.",
+    ];
     if input.iter().any(|p| name.starts_with(p)) {
         return Device::Cpu;
     }
@@ -253,7 +272,9 @@ fn row_bytes(ty: GgmlType, width: u64, rows: u64) -> Result<u64> {
     };
     if width % block != 0 {
         return Err(Error::Estimate {
-            reason: format!("cache type {ty}: rows of {width} are not a multiple of its {block}-element blocks"),
+            reason: format!(
+                "cache type {ty}: rows of {width} are not a multiple of its {block}-element blocks"
+            ),
         });
     }
     Ok(width / block * size * rows)
@@ -285,7 +306,9 @@ pub fn kv_cache(
     let size_swa = if s.swa_full {
         size_base
     } else {
-        let per = shape.n_swa.saturating_mul(if s.kv_unified { cp.n_seq_max } else { 1 });
+        let per = shape
+            .n_swa
+            .saturating_mul(if s.kv_unified { cp.n_seq_max } else { 1 });
         let v = size_base.min(per.saturating_add(cp.n_ubatch));
         v.div_ceil(256).saturating_mul(256)
     };
@@ -315,7 +338,11 @@ pub fn kv_cache(
             let v = if shape.mla.is_some() {
                 0
             } else {
-                let width = if v_trans { v_max } else { shape.n_embd_v_gqa(il) };
+                let width = if v_trans {
+                    v_max
+                } else {
+                    shape.n_embd_v_gqa(il)
+                };
                 row_bytes(s.type_v, width, rows)?
             };
             kind.layers += 1;
@@ -373,7 +400,11 @@ pub fn recurrent_state(
 /// host memory.
 pub fn output_buffer(shape: &ModelShape, cp: &ContextParams, s: &Settings) -> u64 {
     let n_outputs = u64::from(cp.n_seq_max);
-    let embd = if s.embeddings { u64::from(shape.n_embd) } else { 0 };
+    let embd = if s.embeddings {
+        u64::from(shape.n_embd)
+    } else {
+        0
+    };
     (shape.n_vocab + embd) * n_outputs * 4
 }
 
@@ -462,7 +493,10 @@ impl Estimate {
         let mut all: Vec<Device> = vec![Device::Cpu];
         all.extend((0..settings.gpus()).map(Device::Gpu));
         let get = |list: &[(Device, u64)], d: Device| {
-            list.iter().filter(|(x, _)| *x == d).map(|(_, v)| *v).sum::<u64>()
+            list.iter()
+                .filter(|(x, _)| *x == d)
+                .map(|(_, v)| *v)
+                .sum::<u64>()
         };
         let devices: Vec<DeviceUsage> = all
             .into_iter()
@@ -521,7 +555,10 @@ pub fn fit(model: &(impl ModelHeader + ?Sized), settings: &Settings, budget: u64
     // Contexts in steps of 256 (llama.cpp pads to that anyway); memory
     // grows with the context, so a binary search finds the largest.
     let steps = shape.n_ctx_train.div_ceil(256).max(1);
-    let at = |k: u32| Settings { n_ctx: k * 256, ..settings.clone() };
+    let at = |k: u32| Settings {
+        n_ctx: k * 256,
+        ..settings.clone()
+    };
     let max_ctx = if fits(&at(1))? {
         let (mut lo, mut hi) = (1u32, steps);
         while lo < hi {
@@ -539,7 +576,10 @@ pub fn fit(model: &(impl ModelHeader + ?Sized), settings: &Settings, budget: u64
     let max_gpu_layers = if settings.gpus() == 0 {
         None
     } else {
-        let with = |n: u32| Settings { n_gpu_layers: n as i32, ..settings.clone() };
+        let with = |n: u32| Settings {
+            n_gpu_layers: n as i32,
+            ..settings.clone()
+        };
         let (mut lo, mut hi) = (0u32, shape.n_layer_all + 1);
         while lo < hi {
             let mid = lo + (hi - lo).div_ceil(2);

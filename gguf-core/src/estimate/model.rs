@@ -61,8 +61,19 @@ const RECURRENT: &[&str] = &["mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", 
 
 /// Architectures without a memory module (`create_memory` returns none).
 const NO_MEMORY: &[&str] = &[
-    "bert", "jina-bert-v2", "jina-bert-v3", "nomic-bert", "nomic-bert-moe", "neo-bert",
-    "eurobert", "modern-bert", "gemma-embedding", "dream", "llada", "llada-moe", "rnd1",
+    "bert",
+    "jina-bert-v2",
+    "jina-bert-v3",
+    "nomic-bert",
+    "nomic-bert-moe",
+    "neo-bert",
+    "eurobert",
+    "modern-bert",
+    "gemma-embedding",
+    "dream",
+    "llada",
+    "llada-moe",
+    "rnd1",
 ];
 
 /// The sliding-window layout an architecture's `load_arch_hparams`
@@ -88,9 +99,12 @@ impl ModelShape {
     /// `load_arch_hparams` do for the keys that decide memory.
     pub fn of(model: &(impl ModelHeader + ?Sized), summary: &ModelSummary) -> Result<Self> {
         let meta = model.metadata();
-        let arch = summary.architecture.clone().ok_or_else(|| Error::KeyNotFound {
-            key: "general.architecture".into(),
-        })?;
+        let arch = summary
+            .architecture
+            .clone()
+            .ok_or_else(|| Error::KeyNotFound {
+                key: "general.architecture".into(),
+            })?;
         let hp: &ArchParams = &summary.params;
         let need = |v: Option<u32>, key: &str| {
             v.ok_or_else(|| Error::KeyNotFound {
@@ -105,8 +119,16 @@ impl ModelShape {
         let n_head_kv = hp.head_count_kv.clone().unwrap_or_else(|| n_head.clone());
         let head0 = n_head.first();
         let default_head = n_embd.checked_div(head0).unwrap_or(0);
-        let hk = if head0 > 0 { hp.key_length.unwrap_or(default_head) } else { 0 };
-        let hv = if head0 > 0 { hp.value_length.unwrap_or(default_head) } else { 0 };
+        let hk = if head0 > 0 {
+            hp.key_length.unwrap_or(default_head)
+        } else {
+            0
+        };
+        let hv = if head0 > 0 {
+            hp.value_length.unwrap_or(default_head)
+        } else {
+            0
+        };
         let head_k = (hk, hp.key_length_swa.unwrap_or(hk));
         let head_v = (hv, hp.value_length_swa.unwrap_or(hv));
 
@@ -131,7 +153,11 @@ impl ModelShape {
                     for (il, slot) in is_swa.iter_mut().enumerate().take(n_layer) {
                         let il = il as u32;
                         *slot = p == 0
-                            || if dense_first { il % p != 0 } else { il % p < p - 1 };
+                            || if dense_first {
+                                il % p != 0
+                            } else {
+                                il % p < p - 1
+                            };
                     }
                 }
             }
@@ -156,11 +182,17 @@ impl ModelShape {
         let recurrent = recurrent_widths(hp, n_embd, head0);
         let experts = (
             hp.expert_count.unwrap_or(0),
-            hp.expert_used_count.as_ref().map(PerLayer::max).unwrap_or(0),
+            hp.expert_used_count
+                .as_ref()
+                .map(PerLayer::max)
+                .unwrap_or(0),
         );
         Ok(ModelShape {
             n_vocab: summary.vocab_size.unwrap_or(0),
-            n_ff: hp.feed_forward_length.clone().unwrap_or(PerLayer::Scalar(0)),
+            n_ff: hp
+                .feed_forward_length
+                .clone()
+                .unwrap_or(PerLayer::Scalar(0)),
             arch,
             n_layer_all,
             n_layer_nextn,
@@ -191,12 +223,20 @@ impl ModelShape {
 
     /// `n_embd_head_k(il)`.
     pub fn head_k(&self, il: usize) -> u32 {
-        if self.is_swa(il) { self.head_k.1 } else { self.head_k.0 }
+        if self.is_swa(il) {
+            self.head_k.1
+        } else {
+            self.head_k.0
+        }
     }
 
     /// `n_embd_head_v(il)`.
     pub fn head_v(&self, il: usize) -> u32 {
-        if self.is_swa(il) { self.head_v.1 } else { self.head_v.0 }
+        if self.is_swa(il) {
+            self.head_v.1
+        } else {
+            self.head_v.0
+        }
     }
 
     /// `n_embd_k_gqa(il)`: key width of one cache row.

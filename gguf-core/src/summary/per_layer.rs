@@ -80,7 +80,9 @@ impl MetaField for PerLayer {
                 }
                 if let Some(it) = a.typed::<i32>() {
                     return it
-                        .map(|v| u32::try_from(v).map_err(|_| mismatch(format!("negative entry {v}"))))
+                        .map(|v| {
+                            u32::try_from(v).map_err(|_| mismatch(format!("negative entry {v}")))
+                        })
                         .collect::<Result<Vec<u32>>>()
                         .map(PerLayer::Layers);
                 }

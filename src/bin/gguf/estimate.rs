@@ -74,7 +74,10 @@ fn cache_type(name: &str) -> Result<GgmlType, String> {
 /// `24G`, `512M`, `1.5G`, plain bytes: binary units, as memory is sold
 /// to llama.cpp users in GiB.
 fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim().trim_end_matches(['B', 'b']).trim_end_matches(['i']);
+    let t = text
+        .trim()
+        .trim_end_matches(['B', 'b'])
+        .trim_end_matches(['i']);
     let (num, mult) = match t.chars().last() {
         Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
         Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
@@ -94,7 +97,11 @@ fn settings(a: &Args) -> Result<Settings, String> {
         "on" | "1" | "true" => FlashAttn::On,
         "off" | "0" | "false" => FlashAttn::Off,
         "auto" => FlashAttn::Auto,
-        other => return Err(format!("--flash-attn: expected on, off or auto, got {other:?}")),
+        other => {
+            return Err(format!(
+                "--flash-attn: expected on, off or auto, got {other:?}"
+            ))
+        }
     };
     Ok(Settings {
         n_ctx: a.ctx_size,
@@ -231,7 +238,11 @@ fn to_text(e: &Estimate) -> String {
         );
     }
     let _ = writeln!(s, "  output buffer   {:>12}", mib(e.output_buffer_bytes));
-    let _ = writeln!(s, "  compute buffer  {:>12}  (modelled)", mib(e.compute_buffer_bytes));
+    let _ = writeln!(
+        s,
+        "  compute buffer  {:>12}  (modelled)",
+        mib(e.compute_buffer_bytes)
+    );
     let _ = write!(s, "  total           {:>12}", mib(e.total_bytes()));
     if e.devices.len() > 1 {
         let _ = write!(s, "\nper device:");
@@ -258,7 +269,9 @@ fn to_text(e: &Estimate) -> String {
 /// rewritten to their long names, so a llama-server command line pastes as
 /// is; clap only knows one-letter shorts. Only `gguf estimate`'s arguments
 /// are touched.
-pub fn normalize_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+pub fn normalize_args(
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Vec<std::ffi::OsString> {
     const SHORTS: &[(&str, &str)] = &[
         ("-ub", "--ubatch-size"),
         ("-np", "--parallel"),
@@ -276,7 +289,10 @@ pub fn normalize_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec
     }
     args.into_iter()
         .map(|a| {
-            match a.to_str().and_then(|s| SHORTS.iter().find(|(short, _)| *short == s)) {
+            match a
+                .to_str()
+                .and_then(|s| SHORTS.iter().find(|(short, _)| *short == s))
+            {
                 Some((_, long)) => long.into(),
                 None => a,
             }

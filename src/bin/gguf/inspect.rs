@@ -173,7 +173,11 @@ fn summary_text(s: &mut String, file: &GgufFile<'_>) {
         m.bits_per_weight,
         m.quantization
     );
-    let types: Vec<String> = m.tensor_types.iter().map(|(t, n)| format!("{t} {n}")).collect();
+    let types: Vec<String> = m
+        .tensor_types
+        .iter()
+        .map(|(t, n)| format!("{t} {n}"))
+        .collect();
     let _ = writeln!(s, "  tensor types: {}", types.join(", "));
     let hp = &m.params;
     let mut shape = Vec::new();
@@ -186,13 +190,27 @@ fn summary_text(s: &mut String, file: &GgufFile<'_>) {
     push("blocks", m.block_count.map(|v| v.to_string()));
     push("embedding", m.embedding_length.map(|v| v.to_string()));
     push("heads", hp.head_count.as_ref().map(PerLayer::to_string));
-    push("kv heads", hp.head_count_kv.as_ref().map(PerLayer::to_string));
-    push("key/value length", hp.key_length.map(|k| format!("{k}/{}", hp.value_length.unwrap_or(k))));
+    push(
+        "kv heads",
+        hp.head_count_kv.as_ref().map(PerLayer::to_string),
+    );
+    push(
+        "key/value length",
+        hp.key_length
+            .map(|k| format!("{k}/{}", hp.value_length.unwrap_or(k))),
+    );
     push("sliding window", hp.sliding_window.map(|v| v.to_string()));
-    push("experts", hp.expert_count.map(|e| {
-        let used = hp.expert_used_count.as_ref().map(PerLayer::to_string).unwrap_or_default();
-        format!("{e} ({used} used)")
-    }));
+    push(
+        "experts",
+        hp.expert_count.map(|e| {
+            let used = hp
+                .expert_used_count
+                .as_ref()
+                .map(PerLayer::to_string)
+                .unwrap_or_default();
+            format!("{e} ({used} used)")
+        }),
+    );
     push("vocab", m.vocab_size.map(|v| v.to_string()));
     push("tokenizer", m.tokenizer_model.clone());
     if !shape.is_empty() {
