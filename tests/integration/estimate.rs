@@ -72,7 +72,7 @@ fn transformer(
             GgmlType::Q8_0,
             vec![n_embd, n_embd],
         ));
-        let ffn = if n_embd % 256 == 0 {
+        let ffn = if n_embd.is_multiple_of(256) {
             GgmlType::Q4_K
         } else {
             GgmlType::Q8_0

@@ -270,7 +270,7 @@ fn row_bytes(ty: GgmlType, width: u64, rows: u64) -> Result<u64> {
             reason: format!("cache type {ty} has no known size"),
         });
     };
-    if width % block != 0 {
+    if !width.is_multiple_of(block) {
         return Err(Error::Estimate {
             reason: format!(
                 "cache type {ty}: rows of {width} are not a multiple of its {block}-element blocks"

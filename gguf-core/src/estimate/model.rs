@@ -154,7 +154,7 @@ impl ModelShape {
                         let il = il as u32;
                         *slot = p == 0
                             || if dense_first {
-                                il % p != 0
+                                !il.is_multiple_of(p)
                             } else {
                                 il % p < p - 1
                             };

@@ -239,6 +239,6 @@ fn count_types(mut by_name: Vec<(&str, GgmlType)>) -> (Vec<(GgmlType, usize)>, G
             dominant = ty;
         }
     }
-    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
     (counts, dominant)
 }
