@@ -11,11 +11,12 @@
 //!
 //! ```
 //! # fn main() -> gguf_core::Result<()> {
-//! # let bytes = gguf_core::testing::tiny_file();
 //! use gguf_core::{estimate::{Estimate, Settings}, GgufFile};
-//! let file = GgufFile::from_bytes(&bytes)?;
-//! let e = Estimate::of(&file, &Settings { n_ctx: 512, ..Settings::default() })?;
-//! assert_eq!(e.n_ctx, 512);
+//! let file = GgufFile::open(concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/tiny-llama.gguf"))?;
+//! let e = Estimate::of(&file, &Settings { n_ctx: 300, ..Settings::default() })?;
+//! assert_eq!(e.n_ctx, 512); // padded to a multiple of 256
+//! // 2 layers x 2 KV heads x 16-wide heads x 512 cells x f16, K and V.
+//! assert_eq!(e.kv_cache_bytes, 2 * 2 * 16 * 512 * 2 * 2);
 //! assert!(e.total_bytes() > e.weights_bytes);
 //! # Ok(()) }
 //! ```

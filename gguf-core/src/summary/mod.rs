@@ -12,7 +12,7 @@
 //! let file = GgufFile::from_bytes(&bytes)?;
 //! let s = ModelSummary::of(&file)?;
 //! assert_eq!(s.architecture.as_deref(), Some("llama"));
-//! assert_eq!(s.parameters, 32 + 4);
+//! assert_eq!(s.parameters, 8 * 4 + 8 * 2);
 //! assert_eq!(s.context_length, Some(4096));
 //! # Ok(()) }
 //! ```
