@@ -302,6 +302,7 @@ pub fn kv_cache(
             reason: "quantized V cache was requested, but this requires Flash Attention".into(),
         });
     }
+    check_head_blocks(shape, s)?;
     let n_stream = if s.kv_unified { 1 } else { cp.n_seq_max };
     let size_base = cp.n_ctx_seq;
     let size_swa = if s.swa_full {
@@ -359,6 +360,32 @@ pub fn kv_cache(
         kinds.push(kind);
     }
     Ok(kinds)
+}
+
+/// `llama_init_from_model`'s check: a quantized cache type's block must
+/// divide every layer's key (or value) head width, else the context is
+/// refused.
+fn check_head_blocks(shape: &ModelShape, s: &Settings) -> Result<()> {
+    for (ty, what) in [(s.type_k, "K"), (s.type_v, "V")] {
+        let Some(block) = ty.block_size().filter(|&b| b > 1) else {
+            continue;
+        };
+        for il in 0..shape.n_layer() as usize {
+            let head = u64::from(if what == "K" {
+                shape.head_k(il)
+            } else {
+                shape.head_v(il)
+            });
+            if !head.is_multiple_of(block) {
+                return Err(Error::Estimate {
+                    reason: format!(
+                        "{what} cache type {ty} with block size {block} does not divide the head width {head} of layer {il}"
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// llama.cpp's recurrent memory (`llama_memory_recurrent`): per layer an R
