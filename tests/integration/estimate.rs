@@ -434,3 +434,103 @@ fn matches_llama_cpp_allocation() {
     println!("worst compute error {:.1}%", worst * 100.0);
     assert!(worst <= 0.10, "compute buffer off by {:.1}%", worst * 100.0);
 }
+
+/// Settings from a reference-table entry.
+fn reference_settings(cfg: &serde_json::Value) -> Settings {
+    let ty = |k: &str| GgmlType::from_name(&cfg[k].as_str().unwrap().to_uppercase()).unwrap();
+    Settings {
+        n_ctx: cfg["n_ctx"].as_u64().unwrap() as u32,
+        n_batch: cfg["n_batch"].as_u64().unwrap() as u32,
+        n_ubatch: cfg["n_ubatch"].as_u64().unwrap() as u32,
+        flash_attn: if cfg["flash_attn"].as_bool().unwrap() {
+            FlashAttn::On
+        } else {
+            FlashAttn::Off
+        },
+        type_k: ty("type_k"),
+        type_v: ty("type_v"),
+        swa_full: cfg["swa_full"].as_bool().unwrap(),
+        ..Settings::default()
+    }
+}
+
+/// The default run: our figures against those recorded from llama.cpp
+/// (tests/data/estimate_reference.json) for the bundled sample, and for
+/// the Gemma 3 model when `GGUF_GEMMA_MODEL` points at it. Parameters,
+/// BPW, weights, KV and output equal llama.cpp's printed values; compute
+/// within 10%.
+#[test]
+fn matches_recorded_llama_cpp_figures() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let table: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{root}/tests/data/estimate_reference.json")).unwrap(),
+    )
+    .unwrap();
+    let gemma = std::env::var("GGUF_GEMMA_MODEL").ok();
+    let mut checked = 0;
+    for entry in table["entries"].as_array().unwrap() {
+        let name = entry["model"].as_str().unwrap();
+        let path = if name.starts_with("samples/") {
+            format!("{root}/{name}")
+        } else if let Some(g) = &gemma {
+            g.clone()
+        } else {
+            eprintln!("skipped {name}: set GGUF_GEMMA_MODEL to check it");
+            continue;
+        };
+        let file = GgufFile::open(&path).unwrap();
+        let ours = Estimate::of(&file, &reference_settings(&entry["settings"]));
+        let theirs = &entry["llama_cpp"];
+        if theirs == "refused" {
+            assert!(
+                ours.is_err(),
+                "{name} {}: llama.cpp refused these settings",
+                entry["settings"]
+            );
+            checked += 1;
+            continue;
+        }
+        let e = ours.unwrap();
+        let f2 = |v: &serde_json::Value| format!("{:.2}", v.as_f64().unwrap());
+        let ctx = format!("{name} {}", entry["settings"]);
+        assert_eq!(
+            theirs["model_params"],
+            ModelSummary::format_count(e.summary.parameters),
+            "{ctx}"
+        );
+        assert_eq!(
+            f2(&theirs["bpw"]),
+            format!("{:.2}", e.summary.bits_per_weight),
+            "{ctx}"
+        );
+        assert_eq!(
+            f2(&theirs["model_buffer_mib"]),
+            mib(e.weights_bytes),
+            "{ctx}"
+        );
+        let kv: Vec<String> = theirs["kv_cache_mib"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(f2)
+            .collect();
+        assert_eq!(
+            kv,
+            e.caches.iter().map(|k| mib(k.bytes())).collect::<Vec<_>>(),
+            "{ctx}"
+        );
+        assert_eq!(
+            f2(&theirs["output_buffer_mib"]),
+            mib(e.output_buffer_bytes),
+            "{ctx}"
+        );
+        let compute = theirs["compute_buffer_mib"].as_f64().unwrap();
+        let ours = e.compute_buffer_bytes as f64 / 1024.0 / 1024.0;
+        assert!(
+            (ours - compute).abs() / compute <= 0.10,
+            "{ctx}: compute {ours:.2} MiB vs llama.cpp {compute:.2}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 5, "the sample's entries must be checked");
+}
