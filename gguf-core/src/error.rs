@@ -389,4 +389,14 @@ pub enum Error {
         /// The block size (elements) or type size (bytes) it must divide by.
         unit: u64,
     },
+
+    // ---- memory estimate ----
+    /// Settings llama.cpp would refuse for this model (a quantized V cache
+    /// without flash attention, a cache type whose blocks do not divide
+    /// the row).
+    #[error("estimate: {reason}")]
+    Estimate {
+        /// Why.
+        reason: String,
+    },
 }

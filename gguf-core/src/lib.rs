@@ -8,6 +8,8 @@
 //! - [`write`](mod@write): [`write::Builder`] and [`write::Layout`], three write modes;
 //! - [`metadata`]: typed metadata structs, `#[derive(Metadata)]` and the
 //!   shipped [`General`], [`LlamaHyperParams`] and [`Tokenizer`];
+//! - [`estimate`]: the memory llama.cpp allocates to run a model;
+//! - [`summary`]: what a model is, from its header ([`summary::ModelSummary`]);
 //! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
 //! - [`Error`]: the one error type, which always says what and where.
 #![deny(missing_docs)]
@@ -22,9 +24,11 @@ extern crate self as gguf_core;
 #[cfg(unix)]
 pub mod edit;
 pub mod error;
+pub mod estimate;
 pub mod format;
 pub mod metadata;
 pub mod read;
+pub mod summary;
 pub mod tensor;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use gguf::summary::{ModelSummary, PerLayer};
 use gguf::GgufFile;
 use serde_json::json;
 
@@ -42,6 +43,7 @@ fn to_json(file: &GgufFile<'_>) -> String {
         })
         .collect();
     let doc = json!({
+        "summary": summary_json(file),
         "version": file.version(),
         "endian": file.endian().to_string(),
         "alignment": file.alignment(),
@@ -56,6 +58,7 @@ fn to_json(file: &GgufFile<'_>) -> String {
 fn to_text(file: &GgufFile<'_>) -> String {
     use std::fmt::Write;
     let mut s = String::new();
+    summary_text(&mut s, file);
     let _ = writeln!(
         s,
         "GGUF v{}, {}-endian, alignment {}, data offset {}, {} bytes",
@@ -104,4 +107,114 @@ fn to_text(file: &GgufFile<'_>) -> String {
     }
     s.pop();
     s
+}
+
+/// The model summary as JSON (`null` fields where the model has no value).
+fn summary_json(file: &GgufFile<'_>) -> serde_json::Value {
+    let Ok(m) = ModelSummary::of(file) else {
+        return serde_json::Value::Null;
+    };
+    let per_layer = |v: &Option<PerLayer>| match v {
+        Some(PerLayer::Scalar(x)) => json!(x),
+        Some(PerLayer::Layers(xs)) => json!(xs),
+        None => serde_json::Value::Null,
+    };
+    let types: serde_json::Map<String, serde_json::Value> = m
+        .tensor_types
+        .iter()
+        .map(|(t, n)| (t.to_string(), json!(n)))
+        .collect();
+    let hp = &m.params;
+    json!({
+        "architecture": m.architecture,
+        "type": m.model_type,
+        "name": m.name,
+        "parameters": m.parameters,
+        "tensor_bytes": m.tensor_bytes,
+        "bits_per_weight": m.bits_per_weight,
+        "file_type": m.file_type,
+        "quantization": m.quantization,
+        "tensor_types": types,
+        "context_length": m.context_length,
+        "block_count": m.block_count,
+        "embedding_length": m.embedding_length,
+        "feed_forward_length": per_layer(&hp.feed_forward_length),
+        "head_count": per_layer(&hp.head_count),
+        "head_count_kv": per_layer(&hp.head_count_kv),
+        "key_length": hp.key_length,
+        "value_length": hp.value_length,
+        "sliding_window": hp.sliding_window,
+        "expert_count": hp.expert_count,
+        "expert_used_count": per_layer(&hp.expert_used_count),
+        "vocab_size": m.vocab_size,
+        "tokenizer_model": m.tokenizer_model,
+    })
+}
+
+/// The model summary as the first lines of `gguf inspect`.
+fn summary_text(s: &mut String, file: &GgufFile<'_>) {
+    use std::fmt::Write;
+    let Ok(m) = ModelSummary::of(file) else {
+        return;
+    };
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    let _ = writeln!(
+        s,
+        "Model: {} ({}), {}",
+        opt(m.name.clone()),
+        opt(m.architecture.clone()),
+        opt(m.model_type.clone())
+    );
+    let _ = writeln!(
+        s,
+        "  {} parameters, {:.2} MiB of tensors, {:.2} bits per weight, {}",
+        ModelSummary::format_count(m.parameters),
+        m.tensor_bytes as f64 / 1024.0 / 1024.0,
+        m.bits_per_weight,
+        m.quantization
+    );
+    let types: Vec<String> = m
+        .tensor_types
+        .iter()
+        .map(|(t, n)| format!("{t} {n}"))
+        .collect();
+    let _ = writeln!(s, "  tensor types: {}", types.join(", "));
+    let hp = &m.params;
+    let mut shape = Vec::new();
+    let mut push = |k: &str, v: Option<String>| {
+        if let Some(v) = v {
+            shape.push(format!("{k} {v}"));
+        }
+    };
+    push("context", m.context_length.map(|v| v.to_string()));
+    push("blocks", m.block_count.map(|v| v.to_string()));
+    push("embedding", m.embedding_length.map(|v| v.to_string()));
+    push("heads", hp.head_count.as_ref().map(PerLayer::to_string));
+    push(
+        "kv heads",
+        hp.head_count_kv.as_ref().map(PerLayer::to_string),
+    );
+    push(
+        "key/value length",
+        hp.key_length
+            .map(|k| format!("{k}/{}", hp.value_length.unwrap_or(k))),
+    );
+    push("sliding window", hp.sliding_window.map(|v| v.to_string()));
+    push(
+        "experts",
+        hp.expert_count.map(|e| {
+            let used = hp
+                .expert_used_count
+                .as_ref()
+                .map(PerLayer::to_string)
+                .unwrap_or_default();
+            format!("{e} ({used} used)")
+        }),
+    );
+    push("vocab", m.vocab_size.map(|v| v.to_string()));
+    push("tokenizer", m.tokenizer_model.clone());
+    if !shape.is_empty() {
+        let _ = writeln!(s, "  {}", shape.join(", "));
+    }
+    let _ = writeln!(s);
 }

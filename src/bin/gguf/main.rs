@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 mod convert;
 mod edit;
+mod estimate;
 mod inspect;
 mod json;
 mod progress;
@@ -41,6 +42,9 @@ enum Command {
     /// Re-encode the floating-point weight matrices to another type
     /// (norms, biases and other tensors are kept byte for byte).
     Convert(convert::Args),
+    /// Estimate the memory llama.cpp allocates to run a model (weights, KV
+    /// cache, output and compute buffers, per device); flags as llama.cpp's.
+    Estimate(estimate::Args),
 }
 
 /// Writes a command's output; a closed pipe (`gguf inspect f | head`) is
@@ -55,7 +59,7 @@ fn print(text: &str) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(estimate::normalize_args(std::env::args_os()));
     let result = match cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::Set(args) => edit::set(args),
@@ -65,6 +69,7 @@ fn main() -> ExitCode {
         Command::Rewrite(args) => rewrite::run(args),
         Command::Tensor(args) => tensor::run(args),
         Command::Convert(args) => convert::run(args),
+        Command::Estimate(args) => estimate::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,88 @@
+//! [`Settings`]: the llama.cpp options that change what it allocates.
+
+use crate::format::GgmlType;
+
+/// `-fa/--flash-attn`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FlashAttn {
+    /// Enabled.
+    On,
+    /// Disabled.
+    Off,
+    /// llama.cpp probes whether the flash-attention op runs on each
+    /// layer's device; on CPU and the GPU backends that implement it, it
+    /// does, so `auto` is treated as on.
+    #[default]
+    Auto,
+}
+
+/// The settings of one llama.cpp context, with the defaults of llama.cpp's
+/// command-line tools (`common_params`).
+///
+/// ```
+/// use gguf_core::estimate::{FlashAttn, Settings};
+/// let s = Settings::default();
+/// assert_eq!((s.n_ctx, s.n_batch, s.n_ubatch, s.n_parallel), (0, 2048, 512, 1));
+/// assert_eq!(s.flash_attn, FlashAttn::Auto);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// `-c`: context size; 0 means the model's training context.
+    pub n_ctx: u32,
+    /// `-b`: logical batch size.
+    pub n_batch: u32,
+    /// `-ub`: physical batch size.
+    pub n_ubatch: u32,
+    /// `-np`: parallel sequences (`n_seq_max`).
+    pub n_parallel: u32,
+    /// `-fa`.
+    pub flash_attn: FlashAttn,
+    /// `-ctk`.
+    pub type_k: GgmlType,
+    /// `-ctv`.
+    pub type_v: GgmlType,
+    /// `--swa-full`: full-size cache for sliding-window layers.
+    pub swa_full: bool,
+    /// `--kv-unified`: one KV stream shared by all sequences.
+    pub kv_unified: bool,
+    /// `-ngl`: layers on the GPUs (the output layer counts as one); a
+    /// negative value means all.
+    pub n_gpu_layers: i32,
+    /// `-ts`: share of each GPU; its length is the number of GPUs (empty:
+    /// CPU only). All zeros split evenly.
+    pub tensor_split: Vec<f32>,
+    /// `--no-kv-offload`: keep the KV cache in CPU memory.
+    pub no_kv_offload: bool,
+    /// `--no-mmap`: load weights into allocated buffers instead of mapping.
+    pub no_mmap: bool,
+    /// Also produce embeddings (adds `n_embd` floats per output).
+    pub embeddings: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            n_ctx: 0,
+            n_batch: 2048,
+            n_ubatch: 512,
+            n_parallel: 1,
+            flash_attn: FlashAttn::Auto,
+            type_k: GgmlType::F16,
+            type_v: GgmlType::F16,
+            swa_full: false,
+            kv_unified: false,
+            n_gpu_layers: -1,
+            tensor_split: Vec::new(),
+            no_kv_offload: false,
+            no_mmap: false,
+            embeddings: false,
+        }
+    }
+}
+
+impl Settings {
+    /// Number of GPUs.
+    pub fn gpus(&self) -> usize {
+        self.tensor_split.len()
+    }
+}
