@@ -168,7 +168,7 @@ impl ModelSummary {
         let vocab_size = params.vocab_size.map(u64::from).or_else(|| {
             meta.get_array("tokenizer.ggml.tokens")
                 .ok()
-                .map(|a| a.len())
+                .map(|a| a.len() as u64)
         });
         let bits_per_weight = if parameters == 0 {
             0.0
