@@ -18,7 +18,15 @@ pub(crate) enum Source<'a> {
 impl Source<'_> {
     pub(crate) fn map(path: &Path) -> std::io::Result<Source<'static>> {
         let file = File::open(path)?;
-        if file.metadata()?.len() == 0 {
+        let meta = file.metadata()?;
+        if meta.is_dir() {
+            // Mapping a directory fails with ENODEV ("No such device").
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                "is a directory, not a GGUF file",
+            ));
+        }
+        if meta.len() == 0 {
             // Mapping an empty file fails on some systems; an empty buffer
             // gives the same "truncated" error as any short file.
             return Ok(Source::Header(Vec::new()));
