@@ -4,6 +4,7 @@ mod integration {
     pub mod accept;
     pub mod cli;
     pub mod cli_edit;
+    pub mod cli_get;
     pub mod cli_rewrite;
     pub mod cli_tensor;
     pub mod edit;

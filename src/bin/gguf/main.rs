@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 mod convert;
 mod edit;
+mod get;
 mod inspect;
 mod json;
 mod progress;
@@ -24,6 +25,9 @@ struct Cli {
 enum Command {
     /// Print a summary of a file: header, metadata and tensors.
     Inspect(inspect::Args),
+    /// Print one metadata value (raw, for scripts; exit status 1 when the
+    /// key is missing).
+    Get(get::Args),
     /// Set a metadata value (in place when it fits).
     Set(edit::SetArgs),
     /// Remove a metadata key.
@@ -54,10 +58,16 @@ fn print(text: &str) -> Result<(), Box<dyn std::error::Error>> {
     }
 }
 
+/// Opens a GGUF file for a command; errors name the file.
+fn open(path: &std::path::Path) -> Result<gguf::GgufFile<'static>, String> {
+    gguf::GgufFile::open(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Inspect(args) => inspect::run(args),
+        Command::Get(args) => get::run(args),
         Command::Set(args) => edit::set(args),
         Command::Rm(args) => edit::rm(args),
         Command::Mv(args) => edit::mv(args),
