@@ -43,10 +43,7 @@ fn get_of_a_missing_key_exits_1_with_a_message() {
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(
-        err.contains("no metadata key \"general.nope\""),
-        "{err}"
-    );
+    assert!(err.contains("no metadata key \"general.nope\""), "{err}");
 }
 
 #[test]

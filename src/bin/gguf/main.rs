@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 mod convert;
 mod edit;
 mod get;
+mod hash;
 mod inspect;
 mod json;
 mod progress;
@@ -25,6 +26,9 @@ struct Cli {
 enum Command {
     /// Print a summary of a file: header, metadata and tensors.
     Inspect(inspect::Args),
+    /// Hash the tensor data, per tensor and for the whole model (gguf-py's
+    /// gguf_hash.py output by default), or verify a manifest.
+    Hash(hash::Args),
     /// Print one metadata value (raw, for scripts; exit status 1 when the
     /// key is missing).
     Get(get::Args),
@@ -58,6 +62,22 @@ fn print(text: &str) -> Result<(), Box<dyn std::error::Error>> {
     }
 }
 
+/// A command's result; errors are printed as `gguf: {error}`.
+type CliResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
+
+/// An error that ends the process with this exit status, its message
+/// already printed.
+#[derive(Debug)]
+struct Exit(u8);
+
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "exit status {}", self.0)
+    }
+}
+
+impl std::error::Error for Exit {}
+
 /// Opens a GGUF file for a command; errors name the file.
 fn open(path: &std::path::Path) -> Result<gguf::GgufFile<'static>, String> {
     gguf::GgufFile::open(path).map_err(|e| format!("{}: {e}", path.display()))
@@ -68,6 +88,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::Get(args) => get::run(args),
+        Command::Hash(args) => hash::run(args),
         Command::Set(args) => edit::set(args),
         Command::Rm(args) => edit::rm(args),
         Command::Mv(args) => edit::mv(args),
@@ -79,6 +100,9 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
+            if let Some(Exit(code)) = e.downcast_ref::<Exit>() {
+                return ExitCode::from(*code);
+            }
             eprintln!("gguf: {e}");
             ExitCode::FAILURE
         }
