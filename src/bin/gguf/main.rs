@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod convert;
+mod diff;
 mod edit;
 mod get;
 mod hash;
@@ -29,6 +30,9 @@ enum Command {
     /// Hash the tensor data, per tensor and for the whole model (gguf-py's
     /// gguf_hash.py output by default), or verify a manifest.
     Hash(hash::Args),
+    /// Compare two files: header, metadata, tensors (and with --values the
+    /// dequantized values). Exit status 0 equal, 1 different, 2 error.
+    Diff(diff::Args),
     /// Print one metadata value (raw, for scripts; exit status 1 when the
     /// key is missing).
     Get(get::Args),
@@ -89,6 +93,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(args),
         Command::Get(args) => get::run(args),
         Command::Hash(args) => hash::run(args),
+        Command::Diff(args) => diff::run(args),
         Command::Set(args) => edit::set(args),
         Command::Rm(args) => edit::rm(args),
         Command::Mv(args) => edit::mv(args),
