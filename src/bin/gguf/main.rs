@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod check;
 mod convert;
 mod diff;
 mod edit;
@@ -33,6 +34,9 @@ enum Command {
     /// Compare two files: header, metadata, tensors (and with --values the
     /// dequantized values). Exit status 0 equal, 1 different, 2 error.
     Diff(diff::Args),
+    /// Check a file: validity, llama.cpp's rules, NaN/Inf in tensor data
+    /// and block scales, metadata consistency. Exit status 1 on problems.
+    Check(check::Args),
     /// Print one metadata value (raw, for scripts; exit status 1 when the
     /// key is missing).
     Get(get::Args),
@@ -94,6 +98,7 @@ fn main() -> ExitCode {
         Command::Get(args) => get::run(args),
         Command::Hash(args) => hash::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Check(args) => check::run(args),
         Command::Set(args) => edit::set(args),
         Command::Rm(args) => edit::rm(args),
         Command::Mv(args) => edit::mv(args),
