@@ -35,7 +35,7 @@ fn the_sample_is_ok() {
 fn every_kind_of_problem_is_reported_and_exits_1() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.gguf");
-    let mut w = vec![0.5f32; 32];
+    let mut w = [0.5f32; 32];
     w[7] = f32::NAN;
     w[9] = f32::INFINITY;
     let mut b = Builder::new();

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod check;
 mod convert;
@@ -37,6 +37,13 @@ enum Command {
     /// Check a file: validity, llama.cpp's rules, NaN/Inf in tensor data
     /// and block scales, metadata consistency. Exit status 1 on problems.
     Check(check::Args),
+    /// Print a shell completion script: `gguf completions bash >
+    /// ~/.local/share/bash-completion/completions/gguf` (zsh: a `_gguf`
+    /// file on `$fpath`; fish: `~/.config/fish/completions/gguf.fish`).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
     /// Print one metadata value (raw, for scripts; exit status 1 when the
     /// key is missing).
     Get(get::Args),
@@ -99,6 +106,12 @@ fn main() -> ExitCode {
         Command::Hash(args) => hash::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Check(args) => check::run(args),
+        Command::Completions { shell } => {
+            // Generated into memory: clap_complete panics on a closed pipe.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "gguf", &mut script);
+            print(String::from_utf8_lossy(&script).trim_end())
+        }
         Command::Set(args) => edit::set(args),
         Command::Rm(args) => edit::rm(args),
         Command::Mv(args) => edit::mv(args),
