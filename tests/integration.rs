@@ -3,13 +3,19 @@
 mod integration {
     pub mod accept;
     pub mod cli;
+    pub mod cli_check;
+    pub mod cli_diff;
     pub mod cli_edit;
+    pub mod cli_get;
+    pub mod cli_hash;
     pub mod cli_rewrite;
+    pub mod cli_rough_edges;
     pub mod cli_tensor;
     pub mod edit;
     pub mod edit_crash;
     pub mod edit_fixtures;
     pub mod edit_interop;
+    pub mod endian;
     pub mod estimate;
     pub mod gguf_py;
     pub mod hostile;

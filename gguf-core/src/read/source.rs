@@ -82,7 +82,16 @@ impl Source<'static> {
         parse: impl FnOnce(&[u8], u64) -> Result<(P, u64)>,
     ) -> Result<(Source<'static>, P)> {
         let file = File::open(path)?;
-        let file_len = file.metadata()?.len();
+        let meta = file.metadata()?;
+        if meta.is_dir() {
+            // Mapping a directory fails with ENODEV ("No such device").
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                "is a directory, not a GGUF file",
+            )
+            .into());
+        }
+        let file_len = meta.len();
         let (header, parsed, data_offset) = {
             // Held while the header is read: an in-place commit holds the
             // exclusive lock from its journal write to its last header byte.

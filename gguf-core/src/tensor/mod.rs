@@ -5,6 +5,7 @@
 //! | operation | types |
 //! |---|---|
 //! | [`dequantize`] | every type with a size (`GgmlType::ALL`) |
+//! | [`swap_byte_order`], [`with_byte_order`] | every type with a size |
 //! | [`quantize`] | F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0 |
 //!
 //! Quantized output equals ggml's `quantize_row_*_ref` (what
@@ -27,7 +28,8 @@
 //! inside quantized blocks, every field ggml declares wider than a byte
 //! (`ggml_half` scales, `uint16_t` arrays, Q8_K's `float` and `int16_t`)
 //! big-endian too; byte arrays are never swapped (ARCHITECTURE.md, "Format facts").
-//! [`quantize`] always produces little-endian blocks.
+//! [`quantize`] always produces little-endian blocks; [`swap_byte_order`]
+//! converts blocks of any sized type between the two orders.
 //!
 //! ```
 //! use gguf_core::{tensor, Endian, GgmlType};
@@ -39,6 +41,7 @@
 //! # Ok::<(), gguf_core::Error>(())
 //! ```
 
+mod endian;
 mod float;
 mod fp4;
 mod iq;
@@ -49,6 +52,8 @@ mod ternary;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
+pub(crate) use endian::StreamSwapper;
+pub use endian::{swap_byte_order, with_byte_order};
 pub use float::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
 
 use crate::error::{Error, Result};

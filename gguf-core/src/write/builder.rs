@@ -429,8 +429,8 @@ impl<'a> Builder<'a> {
     /// Checked here, before anything is written: `ty` has a quantizer
     /// ([`tensor::can_quantize`](crate::tensor::can_quantize)), the row
     /// length `shape[0]` is a multiple of its block size, `data` holds the
-    /// product of `shape` values, and quantized (non-plain) types are only
-    /// accepted for little-endian output.
+    /// product of `shape` values. Big-endian output gets its blocks
+    /// swapped with [`tensor::swap_byte_order`](crate::tensor::swap_byte_order).
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {

@@ -145,17 +145,10 @@ impl TensorData<'_> {
                 if data.len() as u64 != nbytes {
                     return Err(size_err(data.len() as u64));
                 }
-                let src_endian = t.file_endian();
-                if src_endian != endian && !ty.is_plain() && nbytes > 0 {
-                    return Err(Error::InvalidTensor {
-                        tensor: name.into(),
-                        reason: format!("changing the byte order of {ty} data is not supported"),
-                    });
+                match crate::tensor::StreamSwapper::new(ty, t.file_endian() != endian)? {
+                    None => t.copy_data(w, |chunk, w| w.write_all(chunk))?,
+                    Some(mut s) => t.copy_data(w, |chunk, w| s.write(chunk, w))?,
                 }
-                let elem = ty.type_size().unwrap_or(1) as usize;
-                t.copy_data(w, |chunk, w| {
-                    write_swapped(chunk, elem, src_endian != endian, w)
-                })?;
             }
             TensorData::Fn(f) => {
                 let mut counter = CountingWriter {
@@ -215,10 +208,10 @@ impl TensorData<'_> {
 /// Elements encoded per chunk of rows: about 4 Mi values (16 MiB of `f32`).
 const ENCODE_CHUNK: usize = 4 << 20;
 
-/// Checks `ty` can be written from `f32` in `endian` order: it needs a
-/// quantizer, and quantized blocks are only written little-endian (the
-/// quantizers produce little-endian blocks).
-pub(crate) fn check_encodable(name: &str, ty: GgmlType, endian: Endian) -> Result<()> {
+/// Checks `ty` can be written from `f32`: it needs a quantizer. Either
+/// byte order works (big-endian blocks are swapped after quantizing), so
+/// `_endian` no longer matters.
+pub(crate) fn check_encodable(name: &str, ty: GgmlType, _endian: Endian) -> Result<()> {
     if !crate::tensor::can_quantize(ty) {
         return Err(Error::TensorCodec {
             tensor: name.into(),
@@ -226,15 +219,6 @@ pub(crate) fn check_encodable(name: &str, ty: GgmlType, endian: Endian) -> Resul
                 ty,
                 operation: "quantize",
             }),
-        });
-    }
-    if endian != Endian::Little && !ty.is_plain() {
-        return Err(Error::InvalidTensor {
-            tensor: name.into(),
-            reason: format!(
-                "quantizing to {ty} is only supported for little-endian output \
-                 (the quantizers write little-endian blocks)"
-            ),
         });
     }
     Ok(())
@@ -248,8 +232,8 @@ struct EncodePlan<'n> {
     ty: GgmlType,
     row_len: usize,
     out_row: usize,
-    /// Swap plain numbers of this many bytes (big-endian output), or 0.
-    swap: usize,
+    /// Whether the (little-endian) quantizer output is swapped to big-endian.
+    swap: bool,
 }
 
 impl<'n> EncodePlan<'n> {
@@ -295,17 +279,12 @@ impl<'n> EncodePlan<'n> {
                 }),
             });
         }
-        let swap = if endian != Endian::Little && ts > 1 {
-            ts
-        } else {
-            0
-        };
         Ok(EncodePlan {
             name,
             ty,
             row_len,
             out_row: row_len / bs * ts,
-            swap,
+            swap: endian != Endian::Little,
         })
     }
 
@@ -326,10 +305,8 @@ impl<'n> EncodePlan<'n> {
                 tensor: self.name.into(),
                 source: Box::new(e),
             })?;
-        if self.swap > 1 {
-            for e in out.chunks_exact_mut(self.swap) {
-                e.reverse();
-            }
+        if self.swap {
+            crate::tensor::swap_byte_order(self.ty, out)?;
         }
         w.write_all(out)?;
         Ok(())

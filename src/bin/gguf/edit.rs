@@ -20,8 +20,10 @@ pub struct SetArgs {
     #[arg(required_unless_present = "from_file", allow_negative_numbers = true)]
     value: Option<String>,
     /// Value type: u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool string, or
-    /// an array type such as [u32] or [string]. Taken from the existing
-    /// key when it is present; required for a new key.
+    /// an array type such as [u32] or [string]. gguf-py's spellings work
+    /// too: uint32, float32, ... (any case) and str, int (i32), float
+    /// (f32). Taken from the existing key when it is present; required
+    /// for a new key.
     #[arg(long = "type", value_name = "T")]
     ty: Option<String>,
     /// Read the value from a file (for long strings such as a chat template).
@@ -69,12 +71,41 @@ fn parse_type(s: &str) -> CliResult<CliType> {
         Some(inner) => (inner, true),
         None => (s, false),
     };
-    let ty = ValueType::from_name(name).filter(|t| *t != ValueType::Array).ok_or_else(|| format!("unknown type {s:?} (use u8..u64, i8..i64, f32, f64, bool, string, or [T] for arrays)"))?;
+    let ty = ValueType::from_name(alias(name))
+        .filter(|t| *t != ValueType::Array)
+        .ok_or_else(|| {
+            format!(
+                "unknown type {s:?} (use u8..u64, i8..i64, f32, f64, bool, string, \
+                 gguf-py's names such as uint32 or float32, or [T] for arrays)"
+            )
+        })?;
     Ok(if array {
         CliType::Array(ty)
     } else {
         CliType::Scalar(ty)
     })
+}
+
+/// gguf-py's spellings of value types: `GGUFValueType` names (any case)
+/// and the Python types its writer maps (`str`, `int` -> i32, `float` ->
+/// f32), as `gguf_set_metadata`/`gguf_new_metadata` users type them.
+fn alias(name: &str) -> &str {
+    match name.to_ascii_lowercase().as_str() {
+        "str" => "string",
+        "int" | "int32" => "i32",
+        "float" | "float32" => "f32",
+        "float64" | "double" => "f64",
+        "uint8" => "u8",
+        "int8" => "i8",
+        "uint16" => "u16",
+        "int16" => "i16",
+        "uint32" => "u32",
+        "uint64" => "u64",
+        "int64" => "i64",
+        "bool" => "bool",
+        "string" => "string",
+        _ => name,
+    }
 }
 
 fn existing_type(v: &Value<'_>) -> CliResult<CliType> {

@@ -15,20 +15,80 @@ pub struct Args {
     /// Print everything as JSON: every value in full, every tensor.
     #[arg(long)]
     json: bool,
+    /// Leave out the tensor table.
+    #[arg(long)]
+    no_tensors: bool,
+    /// Show only the metadata keys matching this glob: `*` matches any
+    /// run of characters (dots included), `?` one character; everything
+    /// else matches itself. Examples: `general.*`, `*.block_count`,
+    /// `tokenizer.ggml.*_token_id`.
+    #[arg(long, value_name = "PATTERN")]
+    keys: Option<String>,
+}
+
+/// Whether `text` matches the glob `pattern` (`*` any run, `?` any one
+/// character). Iterative with one backtrack point, so linear-ish and
+/// never exponential.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        match p.get(pi) {
+            Some('*') => {
+                star = Some((pi, ti));
+                pi += 1;
+            }
+            Some(&c) if c == '?' || c == t[ti] => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    pi = sp + 1;
+                    ti = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// What to show.
+struct Filter<'p> {
+    keys: Option<&'p str>,
+    tensors: bool,
+}
+
+impl Filter<'_> {
+    fn key(&self, key: &str) -> bool {
+        self.keys.is_none_or(|p| glob_match(p, key))
+    }
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let file = GgufFile::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let file = crate::open(&args.file)?;
+    let filter = Filter {
+        keys: args.keys.as_deref(),
+        tensors: !args.no_tensors,
+    };
     let out = if args.json {
-        to_json(&file)
+        to_json(&file, &filter)
     } else {
-        to_text(&file)
+        to_text(&file, &filter)
     };
     crate::print(&out)
 }
 
-fn to_json(file: &GgufFile<'_>) -> String {
-    let metadata: Vec<_> = file.metadata().map(|(k, v)| json::entry(k, &v)).collect();
+fn to_json(file: &GgufFile<'_>, filter: &Filter<'_>) -> String {
+    let metadata: Vec<_> = file
+        .metadata()
+        .filter(|(k, _)| filter.key(k))
+        .map(|(k, v)| json::entry(k, &v))
+        .collect();
     let tensors: Vec<_> = file
         .tensors()
         .map(|t| {
@@ -42,7 +102,7 @@ fn to_json(file: &GgufFile<'_>) -> String {
             })
         })
         .collect();
-    let doc = json!({
+    let mut doc = json!({
         "summary": summary_json(file),
         "version": file.version(),
         "endian": file.endian().to_string(),
@@ -52,10 +112,15 @@ fn to_json(file: &GgufFile<'_>) -> String {
         "metadata": metadata,
         "tensors": tensors,
     });
+    if !filter.tensors {
+        if let Some(obj) = doc.as_object_mut() {
+            obj.remove("tensors");
+        }
+    }
     serde_json::to_string_pretty(&doc).unwrap_or_default()
 }
 
-fn to_text(file: &GgufFile<'_>) -> String {
+fn to_text(file: &GgufFile<'_>, filter: &Filter<'_>) -> String {
     use std::fmt::Write;
     let mut s = String::new();
     summary_text(&mut s, file);
@@ -68,12 +133,41 @@ fn to_text(file: &GgufFile<'_>) -> String {
         file.data_offset(),
         file.file_len()
     );
-    let _ = writeln!(s, "\nMetadata ({} entries):", file.kv_count());
-    let width = file.keys().map(str::len).max().unwrap_or(0);
-    for (key, value) in file.metadata() {
+    match filter.keys {
+        Some(p) => {
+            let n = file.keys().filter(|k| filter.key(k)).count();
+            let _ = writeln!(
+                s,
+                "\nMetadata ({n} of {} entries match {p:?}):",
+                file.kv_count()
+            );
+        }
+        None => {
+            let _ = writeln!(s, "\nMetadata ({} entries):", file.kv_count());
+        }
+    }
+    let width = file
+        .keys()
+        .filter(|k| filter.key(k))
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    for (key, value) in file.metadata().filter(|(k, _)| filter.key(k)) {
         let ty = value.value_type().name();
         let _ = writeln!(s, "  {key:width$}  {ty:6}  {}", json::short(&value, 5));
     }
+    if filter.tensors {
+        tensor_table(&mut s, file);
+    }
+    for issue in file.lint_llama_cpp() {
+        let _ = writeln!(s, "note: llama.cpp would refuse this file: {issue}");
+    }
+    s.pop();
+    s
+}
+
+fn tensor_table(s: &mut String, file: &GgufFile<'_>) {
+    use std::fmt::Write;
     let _ = writeln!(s, "\nTensors ({}):", file.tensor_count());
     let width = file
         .tensors()
@@ -102,11 +196,6 @@ fn to_text(file: &GgufFile<'_>) -> String {
             bytes
         );
     }
-    for issue in file.lint_llama_cpp() {
-        let _ = writeln!(s, "note: llama.cpp would refuse this file: {issue}");
-    }
-    s.pop();
-    s
 }
 
 /// The model summary as JSON (`null` fields where the model has no value).

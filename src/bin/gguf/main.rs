@@ -2,11 +2,15 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
+mod check;
 mod convert;
+mod diff;
 mod edit;
 mod estimate;
+mod get;
+mod hash;
 mod inspect;
 mod json;
 mod progress;
@@ -25,6 +29,25 @@ struct Cli {
 enum Command {
     /// Print a summary of a file: header, metadata and tensors.
     Inspect(inspect::Args),
+    /// Hash the tensor data, per tensor and for the whole model (gguf-py's
+    /// gguf_hash.py output by default), or verify a manifest.
+    Hash(hash::Args),
+    /// Compare two files: header, metadata, tensors (and with --values the
+    /// dequantized values). Exit status 0 equal, 1 different, 2 error.
+    Diff(diff::Args),
+    /// Check a file: validity, llama.cpp's rules, NaN/Inf in tensor data
+    /// and block scales, metadata consistency. Exit status 1 on problems.
+    Check(check::Args),
+    /// Print a shell completion script: `gguf completions bash >
+    /// ~/.local/share/bash-completion/completions/gguf` (zsh: a `_gguf`
+    /// file on `$fpath`; fish: `~/.config/fish/completions/gguf.fish`).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print one metadata value (raw, for scripts; exit status 1 when the
+    /// key is missing).
+    Get(get::Args),
     /// Set a metadata value (in place when it fits).
     Set(edit::SetArgs),
     /// Remove a metadata key.
@@ -58,10 +81,41 @@ fn print(text: &str) -> Result<(), Box<dyn std::error::Error>> {
     }
 }
 
+/// A command's result; errors are printed as `gguf: {error}`.
+type CliResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
+
+/// An error that ends the process with this exit status, its message
+/// already printed.
+#[derive(Debug)]
+struct Exit(u8);
+
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "exit status {}", self.0)
+    }
+}
+
+impl std::error::Error for Exit {}
+
+/// Opens a GGUF file for a command; errors name the file.
+fn open(path: &std::path::Path) -> Result<gguf::GgufFile<'static>, String> {
+    gguf::GgufFile::open(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse_from(estimate::normalize_args(std::env::args_os()));
     let result = match cli.command {
         Command::Inspect(args) => inspect::run(args),
+        Command::Get(args) => get::run(args),
+        Command::Hash(args) => hash::run(args),
+        Command::Diff(args) => diff::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Completions { shell } => {
+            // Generated into memory: clap_complete panics on a closed pipe.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "gguf", &mut script);
+            print(String::from_utf8_lossy(&script).trim_end())
+        }
         Command::Set(args) => edit::set(args),
         Command::Rm(args) => edit::rm(args),
         Command::Mv(args) => edit::mv(args),
@@ -74,6 +128,9 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
+            if let Some(Exit(code)) = e.downcast_ref::<Exit>() {
+                return ExitCode::from(*code);
+            }
             eprintln!("gguf: {e}");
             ExitCode::FAILURE
         }

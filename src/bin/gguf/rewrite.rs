@@ -31,8 +31,10 @@ pub struct Args {
     /// Data alignment of the output, a power of two.
     #[arg(long, value_name = "N")]
     alignment: Option<u32>,
-    /// Byte order of the output (tensor data of plain numeric types is
-    /// swapped; quantized tensors cannot change byte order).
+    /// Byte order of the output. Tensor data of every sized type is
+    /// converted: plain numbers swapped, and inside quantized blocks every
+    /// field wider than a byte (f16 scales, 16-bit arrays), as gguf-py's
+    /// gguf_convert_endian.py does for the types it handles.
     #[arg(long, value_enum)]
     endian: Option<EndianArg>,
     /// GGUF version of the output: 1, 2 or 3.

@@ -1,0 +1,200 @@
+//! `gguf hash`: output identical to gguf-py's `gguf_hash.py`, and
+//! manifest checks as `llama-gguf-hash --check` does them.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use gguf::write::OwnedValue;
+use gguf::{Endian, GgmlType};
+
+use super::util::{ctx, tensor_set, Content, Mode, Src, TensorSpec};
+
+fn gguf_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gguf"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run gguf")
+}
+
+/// gguf-py 0.19's `gguf_hash.py`, run from `dir` on `name`.
+fn gguf_hash_py(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("python3")
+        .current_dir(dir)
+        .args(["-m", "gguf.scripts.gguf_hash"])
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run python3 ({e}): install tests/oracles/requirements.txt")
+        });
+    assert!(
+        out.status.success(),
+        "gguf_hash.py failed (gguf-py missing? run `python3 -m pip install -r tests/oracles/requirements.txt`):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn ok(out: Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A Builder-made file: every plain and some quantized types, an empty
+/// tensor, and the tensor names gguf_hash.py skips.
+fn builder_file(endian: Endian) -> Vec<u8> {
+    let mut tensors = tensor_set(endian == Endian::Little);
+    tensors.push(TensorSpec::new(
+        "blk.0.attention.bias",
+        GgmlType::F32,
+        &[4],
+        20,
+    ));
+    tensors.push(TensorSpec::new(
+        "blk.0.rotary_emb.inv_freq",
+        GgmlType::F32,
+        &[4],
+        21,
+    ));
+    tensors.push(TensorSpec::new(
+        "blk.0.attention.masked_bias",
+        GgmlType::F16,
+        &[4],
+        22,
+    ));
+    Content {
+        ctx: ctx(3, endian),
+        alignment: 64,
+        kvs: vec![(
+            "general.architecture".into(),
+            OwnedValue::String("llama".into()),
+        )],
+        tensors,
+    }
+    .write(Mode::Single, Src::Bytes)
+}
+
+#[test]
+fn default_output_equals_gguf_hash_py() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/samples/tiny-llama.gguf"),
+        dir.path().join("tiny-llama.gguf"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("le.gguf"), builder_file(Endian::Little)).unwrap();
+    std::fs::write(dir.path().join("be.gguf"), builder_file(Endian::Big)).unwrap();
+    for name in ["tiny-llama.gguf", "le.gguf", "be.gguf"] {
+        for extra in [&[][..], &["--no-layer"][..]] {
+            let args: Vec<&str> = [name].iter().chain(extra).copied().collect();
+            let ours = ok(gguf_in(dir.path(), &[&["hash"][..], &args].concat()));
+            let theirs = gguf_hash_py(dir.path(), &args);
+            assert_eq!(ours, theirs, "{name} {extra:?}");
+            assert!(!ours.contains("inv_freq"), "skipped tensor hashed");
+        }
+    }
+}
+
+#[test]
+fn xxh64_of_empty_data_is_the_reference_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = Content {
+        ctx: ctx(3, Endian::Little),
+        alignment: 32,
+        kvs: vec![],
+        tensors: vec![TensorSpec::new("empty", GgmlType::F32, &[0], 1)],
+    }
+    .write(Mode::Single, Src::Bytes);
+    std::fs::write(dir.path().join("e.gguf"), bytes).unwrap();
+    let out = ok(gguf_in(
+        dir.path(),
+        &["hash", "e.gguf", "--algo", "xxh64,sha256"],
+    ));
+    assert_eq!(
+        out,
+        "xxh64     ef46db3751d8e999  e.gguf:empty\n\
+         sha256    e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  e.gguf:empty\n\
+         xxh64     ef46db3751d8e999  e.gguf\n\
+         sha256    e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  e.gguf\n"
+    );
+}
+
+#[test]
+fn check_verifies_a_manifest_like_llama_gguf_hash() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("m.gguf"), builder_file(Endian::Little)).unwrap();
+    let manifest = ok(gguf_in(
+        d,
+        &["hash", "m.gguf", "--algo", "xxh64,sha1,sha256,uuid"],
+    ));
+    std::fs::write(d.join("all.txt"), &manifest).unwrap();
+
+    // Unchanged: every line Ok, exit 0; the strongest algorithm is used.
+    let out = gguf_in(d, &["hash", "m.gguf", "--check", "all.txt"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("manifest  all.txt  sha256  sha1  xxh64  uuid\n"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .filter(|l| l.starts_with("sha256"))
+            .all(|l| l.ends_with("  -  Ok")),
+        "{text}"
+    );
+    assert!(!text.lines().any(|l| l.starts_with("sha1 ")), "{text}");
+    assert!(
+        text.ends_with("\nVerification results for all.txt - Success\n"),
+        "{text}"
+    );
+    // The UUID is verified against the uuid line.
+    let out = gguf_in(
+        d,
+        &["hash", "m.gguf", "--check", "all.txt", "--algo", "uuid"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    // One tensor changed: its line and the model's mismatch, exit 1.
+    let mut bytes = std::fs::read(d.join("m.gguf")).unwrap();
+    let file = gguf::GgufFile::from_bytes(&bytes).unwrap();
+    let at = file.tensor("q8_0").unwrap().file_offset() as usize;
+    drop(file);
+    bytes[at + 5] ^= 1;
+    std::fs::write(d.join("m.gguf"), &bytes).unwrap();
+    let out = gguf_in(
+        d,
+        &["hash", "m.gguf", "--check", "all.txt", "--algo", "xxh64"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let bad: Vec<&str> = text.lines().filter(|l| l.ends_with("Mismatch")).collect();
+    assert_eq!(bad.len(), 2, "{text}");
+    assert!(bad[0].contains("m.gguf:q8_0"), "{text}");
+
+    // A manifest for another file: nothing found, exit 3.
+    std::fs::copy(d.join("m.gguf"), d.join("other.gguf")).unwrap();
+    let out = gguf_in(d, &["hash", "other.gguf", "--check", "all.txt"]);
+    assert_eq!(out.status.code(), Some(3));
+    // No known algorithm: 4; unreadable manifest: 5.
+    std::fs::write(d.join("junk.txt"), "md5 abc m.gguf\n").unwrap();
+    assert_eq!(
+        gguf_in(d, &["hash", "m.gguf", "--check", "junk.txt"])
+            .status
+            .code(),
+        Some(4)
+    );
+    let out = gguf_in(d, &["hash", "m.gguf", "--check", "missing.txt"]);
+    assert_eq!(out.status.code(), Some(5));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read manifest missing.txt"));
+}
