@@ -131,7 +131,9 @@ fn qwen2_header() -> Vec<u8> {
         let r = next();
         let tok = if r % 8 == 0 {
             let n = 1 + (r >> 8) as usize % 3;
-            (0..n).map(|k| CJK[(r >> (16 + 3 * k)) as usize % 8]).collect()
+            (0..n)
+                .map(|k| CJK[(r >> (16 + 3 * k)) as usize % 8])
+                .collect()
         } else {
             let w = WORDS[(r >> 8) as usize % 8];
             if r % 3 == 0 {
@@ -154,7 +156,11 @@ fn qwen2_header() -> Vec<u8> {
     }
     const ELEMS: u64 = 32;
     for (i, name) in names.iter().enumerate() {
-        b.str(name).u32(1).u64(ELEMS).u32(0).u64(i as u64 * ELEMS * 4);
+        b.str(name)
+            .u32(1)
+            .u64(ELEMS)
+            .u32(0)
+            .u64(i as u64 * ELEMS * 4);
     }
     while !b.0.len().is_multiple_of(32) {
         b.0.push(0);

@@ -23,7 +23,7 @@ pub use layout::{align_up, tensor_nbytes, DEFAULT_ALIGNMENT, MAX_DIMS};
 pub use metadata::{ArrayHeaderWire, KvHeaderWire};
 pub use tensor_info::TensorInfoWire;
 pub use value::{Value, ValueType};
-pub use wire::{Count, GgufString};
+pub use wire::{Count, Dims, GgufStr, GgufString, StrSpan};
 
 /// The four bytes every GGUF file starts with.
 pub const MAGIC: [u8; 4] = *b"GGUF";

@@ -6,7 +6,7 @@ use std::io::Cursor;
 
 use binrw::{BinRead, BinWrite};
 
-use crate::format::{Ctx, Endian, HeaderWire, KvHeaderWire, TensorInfoWire};
+use crate::format::{Ctx, Endian, GgufString, HeaderWire, KvHeaderWire, StrSpan, TensorInfoWire};
 use crate::testing::Raw;
 use crate::GgufFile;
 
@@ -50,7 +50,8 @@ fn derived_codecs_agree_with_the_reader() {
         for key in file.keys() {
             let range = file.entry_range(key).unwrap();
             c.set_position(range.start);
-            let kv = KvHeaderWire::read_options(&mut c, binrw::Endian::Little, ctx).unwrap();
+            let kv = KvHeaderWire::<GgufString>::read_options(&mut c, binrw::Endian::Little, ctx)
+                .unwrap();
             assert_eq!(kv.key.0, key);
             assert_eq!(kv.value_type, file.value_type(key).unwrap().id());
         }
@@ -58,10 +59,12 @@ fn derived_codecs_agree_with_the_reader() {
         for t in file.tensors() {
             c.set_position(t.info_offset());
             let start = c.position() as usize;
-            let info = TensorInfoWire::read_options(&mut c, binrw::Endian::Little, ctx).unwrap();
+            let info =
+                TensorInfoWire::<GgufString>::read_options(&mut c, binrw::Endian::Little, ctx)
+                    .unwrap();
             let end = c.position() as usize;
             assert_eq!(info.name.0, t.name());
-            assert_eq!(info.dims.iter().map(|d| d.0).collect::<Vec<_>>(), t.shape());
+            assert_eq!(info.dims.as_slice(), t.shape());
             assert_eq!(info.ggml_type, t.ggml_type().id());
             assert_eq!(info.offset, t.offset());
 
@@ -77,13 +80,77 @@ fn derived_codecs_agree_with_the_reader() {
 fn derived_string_refuses_hostile_length_without_allocating() {
     let mut r = Raw::new(Ctx::default());
     r.u64(u64::MAX).bytes(b"abc");
-    let err = crate::format::GgufString::read_options(
-        &mut Cursor::new(&r.buf[..]),
-        binrw::Endian::Little,
-        Ctx::default(),
-    )
-    .unwrap_err();
-    assert!(err.to_string().contains("exceeds"), "{err}");
+    for err in [
+        StrSpan::read_options(
+            &mut Cursor::new(&r.buf[..]),
+            binrw::Endian::Little,
+            Ctx::default(),
+        )
+        .unwrap_err(),
+        GgufString::read_options(
+            &mut Cursor::new(&r.buf[..]),
+            binrw::Endian::Little,
+            Ctx::default(),
+        )
+        .unwrap_err(),
+    ] {
+        match err.custom_err::<crate::Error>() {
+            Some(crate::Error::CountTooLarge {
+                offset: 0,
+                count: u64::MAX,
+                remaining: 3,
+                ..
+            }) => {}
+            other => panic!("expected CountTooLarge, got {other:?} ({err})"),
+        }
+    }
+}
+
+#[test]
+fn derived_string_validates_utf8_across_pieces() {
+    // Characters cut by the 256-byte pieces the codec validates in.
+    for text in [
+        "é".repeat(300),
+        "日".repeat(200),
+        format!("a{}", "😀".repeat(100)),
+    ] {
+        let mut r = Raw::new(Ctx::default());
+        r.str(&text);
+        let span = StrSpan::read_options(
+            &mut Cursor::new(&r.buf[..]),
+            binrw::Endian::Little,
+            Ctx::default(),
+        )
+        .unwrap();
+        assert_eq!(span.get(&r.buf), Some(text.as_str()));
+        // A bad byte anywhere, including a character cut at the end.
+        for bad in [1, 255, 256, text.len() - 1] {
+            let mut bytes = r.buf.clone();
+            bytes[8 + bad] = 0xFF;
+            let err = StrSpan::read_options(
+                &mut Cursor::new(&bytes[..]),
+                binrw::Endian::Little,
+                Ctx::default(),
+            )
+            .unwrap_err();
+            assert!(
+                matches!(
+                    err.custom_err::<crate::Error>(),
+                    Some(crate::Error::InvalidUtf8 { offset: 8, .. })
+                ),
+                "{text:?} bad at {bad}: {err}"
+            );
+        }
+        let mut cut = r.buf.clone();
+        cut.pop();
+        cut[..8].copy_from_slice(&(text.len() as u64 - 1).to_le_bytes());
+        assert!(StrSpan::read_options(
+            &mut Cursor::new(&cut[..]),
+            binrw::Endian::Little,
+            Ctx::default(),
+        )
+        .is_err());
+    }
 }
 
 #[test]

@@ -11,8 +11,8 @@ use binrw::BinWrite;
 
 use crate::error::{Error, Result};
 use crate::format::{
-    ArrayHeaderWire, ArrayView, Count, Ctx, Endian, GgufString, HeaderWire, KvHeaderWire,
-    TensorInfoWire, Value, ValueType, MAGIC,
+    ArrayHeaderWire, ArrayView, Count, Ctx, Dims, Endian, GgufStr, HeaderWire, KvHeaderWire,
+    TensorInfoWire, Value, ValueType, MAGIC, MAX_DIMS,
 };
 use crate::write::value::{MetaValue, OwnedArray, OwnedValue};
 
@@ -92,7 +92,7 @@ impl Encoder {
 
     pub(crate) fn kv(&mut self, key: &str, value: &MetaValue<'_>) -> Result<()> {
         self.wire(&KvHeaderWire {
-            key: GgufString(key.into()),
+            key: GgufStr(key),
             value_type: value.value_type().id(),
         })?;
         match value {
@@ -108,10 +108,14 @@ impl Encoder {
         type_id: u32,
         offset: u64,
     ) -> Result<()> {
+        let dims = Dims::new(shape).ok_or_else(|| Error::InvalidTensor {
+            tensor: name.into(),
+            reason: format!("{} dimensions, at most {MAX_DIMS} allowed", shape.len()),
+        })?;
         self.wire(&TensorInfoWire {
-            name: GgufString(name.into()),
+            name: GgufStr(name),
             n_dims: shape.len() as u32,
-            dims: shape.iter().map(|&d| Count(d)).collect(),
+            dims,
             ggml_type: type_id,
             offset,
         })
