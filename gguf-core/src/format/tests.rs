@@ -209,3 +209,53 @@ fn string_arrays_fast_and_slow_paths_agree() {
         }
     }
 }
+
+/// A file holding `pad` (a string key that shifts every offset) and three
+/// arrays: `u` (u16), `s` (strings), `n` (arrays of f32, one with a NaN
+/// and a negative zero, one empty).
+fn arrays_file(ctx: Ctx, pad: &str, last_string: &str) -> Vec<u8> {
+    let mut r = Raw::new(ctx);
+    r.header(0, 4);
+    r.str("pad").u32(8).str(pad);
+    r.str("u").u32(9).u32(2).count(3);
+    for v in [1u16, 0x0102, 0xFFFF] {
+        let b = match ctx.endian {
+            Endian::Little => v.to_le_bytes(),
+            Endian::Big => v.to_be_bytes(),
+        };
+        r.bytes(&b);
+    }
+    r.str("s").u32(9).u32(8).count(2).str("Ġa").str(last_string);
+    r.str("n").u32(9).u32(9).count(2);
+    r.u32(6).count(3).f32(1.5).f32(f32::NAN).f32(-0.0);
+    r.u32(6).count(0);
+    r.buf
+}
+
+#[test]
+fn array_views_compare_by_content_not_offset() {
+    let reference = arrays_file(Ctx::default(), "", "b");
+    let reference = GgufFile::from_bytes(&reference).unwrap();
+    for ctx in contexts() {
+        let same = arrays_file(ctx, "shifts every offset", "b");
+        let same = GgufFile::from_bytes(&same).unwrap();
+        let other = arrays_file(ctx, "", "c");
+        let other = GgufFile::from_bytes(&other).unwrap();
+        for key in ["u", "s", "n"] {
+            let a = reference.get_array(key).unwrap();
+            let b = same.get_array(key).unwrap();
+            assert_ne!(a.offset(), b.offset());
+            assert_eq!(a, b, "{ctx:?} {key}");
+        }
+        assert_ne!(
+            reference.get_array("s").unwrap(),
+            other.get_array("s").unwrap(),
+            "{ctx:?}"
+        );
+        // Different element types or lengths are never equal.
+        assert_ne!(
+            reference.get_array("u").unwrap(),
+            same.get_array("s").unwrap()
+        );
+    }
+}
