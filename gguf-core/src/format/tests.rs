@@ -179,6 +179,22 @@ fn string_array_file(ctx: Ctx, strings: &[&[u8]]) -> Vec<u8> {
     r.buf
 }
 
+/// The strings of the array whose elements start at `body`, read with the
+/// derived codecs (`ArrayHeaderWire`, then one `StrSpan` per element).
+fn derived_strings(bytes: &[u8], ctx: Ctx, body: u64) -> Vec<&str> {
+    let mut c = Cursor::new(bytes);
+    c.set_position(body - 4 - ctx.count_width() as u64);
+    let header =
+        crate::format::ArrayHeaderWire::read_options(&mut c, binrw::Endian::Little, ctx).unwrap();
+    assert_eq!(header.element_type, crate::ValueType::String.id());
+    (0..header.len.0)
+        .map(|_| {
+            let span = StrSpan::read_options(&mut c, binrw::Endian::Little, ctx).unwrap();
+            span.get(bytes).unwrap()
+        })
+        .collect()
+}
+
 #[test]
 fn string_arrays_fast_and_slow_paths_agree() {
     let long = "ü".repeat(100); // 200 bytes: takes the string-by-string path
@@ -192,6 +208,13 @@ fn string_arrays_fast_and_slow_paths_agree() {
             let file = GgufFile::from_bytes(&bytes).unwrap();
             let got: Vec<&[u8]> = file.get_strings("k").unwrap().map(str::as_bytes).collect();
             assert_eq!(got, strings, "{ctx:?}");
+            // The hand-written walk agrees with the derived codecs.
+            let body = file.get_array("k").unwrap().offset();
+            let derived: Vec<&[u8]> = derived_strings(&bytes, ctx, body)
+                .into_iter()
+                .map(str::as_bytes)
+                .collect();
+            assert_eq!(derived, strings, "{ctx:?}");
         }
         // Invalid UTF-8 in the third string is reported at its own offset
         // whichever path found it.
