@@ -2,6 +2,24 @@
 
 use crate::format::GgmlType;
 
+impl Error {
+    /// Names what was being read in an error that says so
+    /// ([`Truncated`](Error::Truncated), [`CountTooLarge`](Error::CountTooLarge),
+    /// [`InvalidUtf8`](Error::InvalidUtf8)) and does not yet: the wire
+    /// codecs report where, their callers know what.
+    pub(crate) fn what(mut self, name: impl FnOnce() -> String) -> Self {
+        if let Error::Truncated { what, .. }
+        | Error::CountTooLarge { what, .. }
+        | Error::InvalidUtf8 { what, .. } = &mut self
+        {
+            if what.is_empty() {
+                *what = name();
+            }
+        }
+        self
+    }
+}
+
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

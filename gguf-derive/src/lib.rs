@@ -24,17 +24,25 @@ mod metadata;
 /// Fields of primitive number types (`u8`..`u64`, `i8`..`i64`, `f32`,
 /// `f64`, `[u8; N]`) are read in the context's byte order; every other
 /// field type must itself implement `BinRead`/`BinWrite` with
-/// `Args = Ctx`. A `Vec<T>` field needs `#[gguf(count = expr)]`, where
-/// `expr` may name earlier fields; elements are read one by one, never
-/// reserved up front, so a hostile count cannot allocate.
+/// `Args = Ctx`.
+///
+/// `#[gguf(count = expr)]`, where `expr` may name earlier fields, marks a
+/// field whose element count is stored elsewhere: a `Vec<T>` is read
+/// element by element, never reserved up front, so a hostile count cannot
+/// allocate; any other type reads with `Args = (Ctx, u64)` (the count) and
+/// writes with `Args = Ctx`, e.g. an inline, bounded `Dims`.
+///
+/// The struct may be generic: a field of a type parameter's type gets a
+/// `BinRead` (`BinWrite`) bound on the impl, so one definition can read a
+/// zero-copy string span and write a borrowed `&str`.
 ///
 /// ```ignore
 /// #[derive(GgufCodec)]
-/// struct TensorInfoWire {
-///     name: GgufString,
+/// struct TensorInfoWire<S> {
+///     name: S,
 ///     n_dims: u32,
 ///     #[gguf(count = n_dims)]
-///     dims: Vec<Count>,
+///     dims: Dims,
 ///     ggml_type: u32,
 ///     offset: u64,
 /// }

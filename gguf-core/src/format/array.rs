@@ -20,7 +20,11 @@ use crate::format::{Ctx, Endian, Value, ValueType};
 /// assert_eq!(first, ["<s>", "</s>"]);
 /// # Ok(()) }
 /// ```
-#[derive(Clone, Copy, PartialEq)]
+///
+/// Two views are equal when their arrays are: same element type and the
+/// same elements (floats bit for bit, nested arrays likewise), whatever
+/// file, offset, version or byte order they come from.
+#[derive(Clone, Copy)]
 pub struct ArrayView<'a> {
     elem: ValueType,
     len: u64,
@@ -38,6 +42,35 @@ impl fmt::Debug for ArrayView<'_> {
             .field("len", &self.len)
             .field("offset", &self.offset)
             .finish()
+    }
+}
+
+impl PartialEq for ArrayView<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        if self.elem != other.elem || self.len != other.len {
+            return false;
+        }
+        // One encoding per context: equal bytes are equal elements.
+        if self.ctx == other.ctx {
+            return self.body == other.body;
+        }
+        match self.elem.fixed_size() {
+            // Versions differ only in lengths and counts, which fixed-size
+            // elements have none of; byte orders reverse each element.
+            Some(size) if self.ctx.endian == other.ctx.endian || size == 1 => {
+                self.body == other.body
+            }
+            Some(size) => self
+                .body
+                .chunks_exact(size)
+                .zip(other.body.chunks_exact(size))
+                .all(|(a, b)| a.iter().eq(b.iter().rev())),
+            None => match (self.strings(), other.strings()) {
+                (Some(a), Some(b)) => a.eq(b),
+                // Arrays of arrays: element views compare recursively.
+                _ => self.iter().eq(other.iter()),
+            },
+        }
     }
 }
 

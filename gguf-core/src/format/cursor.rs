@@ -1,7 +1,16 @@
-//! A bounds-checked reader over a byte slice: the fast path of the parser.
+//! A bounds-checked reader over a byte slice, for the parser.
+//!
+//! It is a `Read + Seek` stream, so the derive-generated wire codecs
+//! ([`wire`](Cursor::wire)) parse the header, KV headers and tensor infos
+//! straight from the slice; the hand-written reads below walk values and
+//! the bodies of large arrays, where per-element overhead shows.
 //!
 //! Every read checks the remaining bytes first and fails with
 //! [`Error::Truncated`]; nothing here allocates on behalf of the file.
+
+use std::io::{self, Read, Seek, SeekFrom};
+
+use binrw::BinRead;
 
 use crate::error::{Error, Result};
 use crate::format::{Ctx, Endian};
@@ -69,6 +78,79 @@ impl<'a> Cursor<'a> {
 
     pub(crate) fn ctx(&self) -> Ctx {
         self.ctx
+    }
+
+    /// Moves to `pos`, a position inside the buffer.
+    pub(crate) fn set_pos(&mut self, pos: usize) {
+        self.pos = pos.min(self.buf.len());
+    }
+
+    /// Reads a derive-generated wire type at the cursor and maps binrw's
+    /// errors to ours, the `what` of each left empty for the caller
+    /// ([`Error::what`]): a short read is [`Error::Truncated`] at the
+    /// field that ran out, a crate error carried by
+    /// [`binrw::Error::Custom`] is returned as is, except that a length
+    /// past the end of the buffer but not of the file (a header-only
+    /// buffer) is a truncation rather than [`Error::CountTooLarge`].
+    #[inline]
+    pub(crate) fn wire<T: BinRead>(&mut self, args: T::Args<'_>) -> Result<T> {
+        T::read_options(self, binrw::Endian::Little, args).map_err(|e| self.wire_error(e))
+    }
+
+    #[cold]
+    fn wire_error(&self, e: binrw::Error) -> Error {
+        let e = match e {
+            binrw::Error::Backtrace(bt) => *bt.error,
+            e => e,
+        };
+        let err = match e {
+            binrw::Error::Io(e) if e.get_ref().is_some_and(|i| i.is::<Error>()) => {
+                match e.into_inner().map(|i| i.downcast::<Error>()) {
+                    Some(Ok(err)) => *err,
+                    _ => Error::Io(io::ErrorKind::InvalidData.into()),
+                }
+            }
+            binrw::Error::Io(e) => Error::Io(e),
+            binrw::Error::Custom { err, .. } => match err.downcast::<Error>() {
+                Ok(err) => *err,
+                Err(other) => Error::Io(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    other.to_string(),
+                )),
+            },
+            other => Error::Io(io::Error::new(
+                io::ErrorKind::InvalidData,
+                other.to_string(),
+            )),
+        };
+        match err {
+            Error::CountTooLarge {
+                what,
+                offset,
+                count,
+                min_bytes,
+                remaining,
+            } => {
+                let after = offset + self.ctx.count_width() as u64;
+                let in_file = self.file_len.saturating_sub(after);
+                if min_bytes <= in_file {
+                    Error::Truncated {
+                        what,
+                        offset: after,
+                        needed: min_bytes - remaining,
+                    }
+                } else {
+                    Error::CountTooLarge {
+                        what,
+                        offset,
+                        count,
+                        min_bytes,
+                        remaining: in_file,
+                    }
+                }
+            }
+            other => other,
+        }
     }
 
     /// Bytes of the whole file left after the current position.
@@ -227,5 +309,56 @@ impl<'a> Cursor<'a> {
         }
         self.pos = pos;
         Ok(())
+    }
+}
+
+/// The slice as a stream for the wire codecs. A short read fails with an
+/// [`io::ErrorKind::UnexpectedEof`] carrying [`Error::Truncated`] (offset
+/// and missing bytes of the field), and consumes nothing.
+impl Read for Cursor<'_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = out.len().min(self.buf.len() - self.pos);
+        out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+
+    #[inline]
+    fn read_exact(&mut self, out: &mut [u8]) -> io::Result<()> {
+        let available = self.buf.len() - self.pos;
+        if out.len() > available {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                Error::Truncated {
+                    what: String::new(),
+                    offset: self.pos as u64,
+                    needed: (out.len() - available) as u64,
+                },
+            ));
+        }
+        out.copy_from_slice(&self.buf[self.pos..self.pos + out.len()]);
+        self.pos += out.len();
+        Ok(())
+    }
+}
+
+/// Seeking stays inside the slice: positions past its end are refused.
+impl Seek for Cursor<'_> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(p) => i128::from(p),
+            SeekFrom::End(d) => self.buf.len() as i128 + i128::from(d),
+            SeekFrom::Current(d) => self.pos as i128 + i128::from(d),
+        };
+        if !(0..=self.buf.len() as i128).contains(&target) {
+            return Err(io::ErrorKind::InvalidInput.into());
+        }
+        self.pos = target as usize;
+        Ok(self.pos as u64)
+    }
+
+    #[inline]
+    fn stream_position(&mut self) -> io::Result<u64> {
+        Ok(self.pos as u64)
     }
 }

@@ -1,17 +1,21 @@
 //! Metadata entry framing: key and type tag, and array headers.
 //!
-//! Values themselves are variable-length and decoded by
-//! [`read_value`](crate::format::array) or encoded by the writer.
+//! Values themselves are variable-length: walked by the reader
+//! ([`format::array`](crate::format::array)) and appended by the writer.
 
 use gguf_derive::GgufCodec;
 
-use crate::format::wire::{Count, GgufString};
+use crate::format::wire::Count;
 
 /// What precedes every metadata value: its key and type tag.
+///
+/// `S` is the string form: [`StrSpan`](crate::format::StrSpan) when
+/// reading, [`GgufStr`](crate::format::GgufStr) when writing,
+/// [`GgufString`](crate::format::GgufString) to decode on its own.
 #[derive(Debug, Clone, PartialEq, Eq, GgufCodec)]
-pub struct KvHeaderWire {
+pub struct KvHeaderWire<S> {
     /// The key, e.g. `general.architecture`.
-    pub key: GgufString,
+    pub key: S,
     /// A [`ValueType`](crate::format::ValueType) id.
     pub value_type: u32,
 }

@@ -12,6 +12,7 @@ pub mod ggml_type;
 pub mod header;
 pub mod layout;
 pub mod metadata;
+pub mod owned;
 pub mod tensor_info;
 pub mod value;
 pub mod wire;
@@ -23,9 +24,10 @@ pub use ggml_type::GgmlType;
 pub use header::HeaderWire;
 pub use layout::{align_up, tensor_nbytes, DEFAULT_ALIGNMENT, MAX_DIMS, MAX_TENSOR_NAME};
 pub use metadata::{ArrayHeaderWire, KvHeaderWire};
+pub use owned::{OwnedArray, OwnedValue};
 pub use tensor_info::TensorInfoWire;
 pub use value::{Value, ValueType};
-pub use wire::{Count, GgufString};
+pub use wire::{Count, Dims, GgufStr, GgufString, StrSpan};
 
 /// The four bytes every GGUF file starts with.
 pub const MAGIC: [u8; 4] = *b"GGUF";

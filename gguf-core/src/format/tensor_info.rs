@@ -2,18 +2,19 @@
 
 use gguf_derive::GgufCodec;
 
-use crate::format::wire::{Count, GgufString};
+use crate::format::wire::Dims;
 
-/// A tensor info as stored.
+/// A tensor info as stored. `S` is the string form of the name, as for
+/// [`KvHeaderWire`](crate::format::KvHeaderWire).
 #[derive(Debug, Clone, PartialEq, Eq, GgufCodec)]
-pub struct TensorInfoWire {
+pub struct TensorInfoWire<S> {
     /// Tensor name (llama.cpp limits it to 63 bytes).
-    pub name: GgufString,
+    pub name: S,
     /// Number of dimensions, at most 4.
     pub n_dims: u32,
     /// Dimensions, innermost first.
     #[gguf(count = n_dims)]
-    pub dims: Vec<Count>,
+    pub dims: Dims,
     /// A [`GgmlType`](crate::GgmlType) id.
     pub ggml_type: u32,
     /// Offset of the data relative to the data section, aligned.

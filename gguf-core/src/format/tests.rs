@@ -6,7 +6,7 @@ use std::io::Cursor;
 
 use binrw::{BinRead, BinWrite};
 
-use crate::format::{Ctx, Endian, HeaderWire, KvHeaderWire, TensorInfoWire};
+use crate::format::{Ctx, Endian, GgufString, HeaderWire, KvHeaderWire, StrSpan, TensorInfoWire};
 use crate::testing::Raw;
 use crate::GgufFile;
 
@@ -50,7 +50,8 @@ fn derived_codecs_agree_with_the_reader() {
         for key in file.keys() {
             let range = file.entry_range(key).unwrap();
             c.set_position(range.start);
-            let kv = KvHeaderWire::read_options(&mut c, binrw::Endian::Little, ctx).unwrap();
+            let kv = KvHeaderWire::<GgufString>::read_options(&mut c, binrw::Endian::Little, ctx)
+                .unwrap();
             assert_eq!(kv.key.0, key);
             assert_eq!(kv.value_type, file.value_type(key).unwrap().id());
         }
@@ -58,10 +59,12 @@ fn derived_codecs_agree_with_the_reader() {
         for t in file.tensors() {
             c.set_position(t.info_offset());
             let start = c.position() as usize;
-            let info = TensorInfoWire::read_options(&mut c, binrw::Endian::Little, ctx).unwrap();
+            let info =
+                TensorInfoWire::<GgufString>::read_options(&mut c, binrw::Endian::Little, ctx)
+                    .unwrap();
             let end = c.position() as usize;
             assert_eq!(info.name.0, t.name());
-            assert_eq!(info.dims.iter().map(|d| d.0).collect::<Vec<_>>(), t.shape());
+            assert_eq!(info.dims.as_slice(), t.shape());
             assert_eq!(info.ggml_type, t.ggml_type().id());
             assert_eq!(info.offset, t.offset());
 
@@ -77,13 +80,77 @@ fn derived_codecs_agree_with_the_reader() {
 fn derived_string_refuses_hostile_length_without_allocating() {
     let mut r = Raw::new(Ctx::default());
     r.u64(u64::MAX).bytes(b"abc");
-    let err = crate::format::GgufString::read_options(
-        &mut Cursor::new(&r.buf[..]),
-        binrw::Endian::Little,
-        Ctx::default(),
-    )
-    .unwrap_err();
-    assert!(err.to_string().contains("exceeds"), "{err}");
+    for err in [
+        StrSpan::read_options(
+            &mut Cursor::new(&r.buf[..]),
+            binrw::Endian::Little,
+            Ctx::default(),
+        )
+        .unwrap_err(),
+        GgufString::read_options(
+            &mut Cursor::new(&r.buf[..]),
+            binrw::Endian::Little,
+            Ctx::default(),
+        )
+        .unwrap_err(),
+    ] {
+        match err.custom_err::<crate::Error>() {
+            Some(crate::Error::CountTooLarge {
+                offset: 0,
+                count: u64::MAX,
+                remaining: 3,
+                ..
+            }) => {}
+            other => panic!("expected CountTooLarge, got {other:?} ({err})"),
+        }
+    }
+}
+
+#[test]
+fn derived_string_validates_utf8_across_pieces() {
+    // Characters cut by the 256-byte pieces the codec validates in.
+    for text in [
+        "é".repeat(300),
+        "日".repeat(200),
+        format!("a{}", "😀".repeat(100)),
+    ] {
+        let mut r = Raw::new(Ctx::default());
+        r.str(&text);
+        let span = StrSpan::read_options(
+            &mut Cursor::new(&r.buf[..]),
+            binrw::Endian::Little,
+            Ctx::default(),
+        )
+        .unwrap();
+        assert_eq!(span.get(&r.buf), Some(text.as_str()));
+        // A bad byte anywhere, including a character cut at the end.
+        for bad in [1, 255, 256, text.len() - 1] {
+            let mut bytes = r.buf.clone();
+            bytes[8 + bad] = 0xFF;
+            let err = StrSpan::read_options(
+                &mut Cursor::new(&bytes[..]),
+                binrw::Endian::Little,
+                Ctx::default(),
+            )
+            .unwrap_err();
+            assert!(
+                matches!(
+                    err.custom_err::<crate::Error>(),
+                    Some(crate::Error::InvalidUtf8 { offset: 8, .. })
+                ),
+                "{text:?} bad at {bad}: {err}"
+            );
+        }
+        let mut cut = r.buf.clone();
+        cut.pop();
+        cut[..8].copy_from_slice(&(text.len() as u64 - 1).to_le_bytes());
+        assert!(StrSpan::read_options(
+            &mut Cursor::new(&cut[..]),
+            binrw::Endian::Little,
+            Ctx::default(),
+        )
+        .is_err());
+    }
 }
 
 #[test]
@@ -112,6 +179,22 @@ fn string_array_file(ctx: Ctx, strings: &[&[u8]]) -> Vec<u8> {
     r.buf
 }
 
+/// The strings of the array whose elements start at `body`, read with the
+/// derived codecs (`ArrayHeaderWire`, then one `StrSpan` per element).
+fn derived_strings(bytes: &[u8], ctx: Ctx, body: u64) -> Vec<&str> {
+    let mut c = Cursor::new(bytes);
+    c.set_position(body - 4 - ctx.count_width() as u64);
+    let header =
+        crate::format::ArrayHeaderWire::read_options(&mut c, binrw::Endian::Little, ctx).unwrap();
+    assert_eq!(header.element_type, crate::ValueType::String.id());
+    (0..header.len.0)
+        .map(|_| {
+            let span = StrSpan::read_options(&mut c, binrw::Endian::Little, ctx).unwrap();
+            span.get(bytes).unwrap()
+        })
+        .collect()
+}
+
 #[test]
 fn string_arrays_fast_and_slow_paths_agree() {
     let long = "ü".repeat(100); // 200 bytes: takes the string-by-string path
@@ -125,6 +208,13 @@ fn string_arrays_fast_and_slow_paths_agree() {
             let file = GgufFile::from_bytes(&bytes).unwrap();
             let got: Vec<&[u8]> = file.get_strings("k").unwrap().map(str::as_bytes).collect();
             assert_eq!(got, strings, "{ctx:?}");
+            // The hand-written walk agrees with the derived codecs.
+            let body = file.get_array("k").unwrap().offset();
+            let derived: Vec<&[u8]> = derived_strings(&bytes, ctx, body)
+                .into_iter()
+                .map(str::as_bytes)
+                .collect();
+            assert_eq!(derived, strings, "{ctx:?}");
         }
         // Invalid UTF-8 in the third string is reported at its own offset
         // whichever path found it.
@@ -140,5 +230,55 @@ fn string_arrays_fast_and_slow_paths_agree() {
                 other => panic!("{ctx:?}: expected InvalidUtf8, got {other:?}"),
             }
         }
+    }
+}
+
+/// A file holding `pad` (a string key that shifts every offset) and three
+/// arrays: `u` (u16), `s` (strings), `n` (arrays of f32, one with a NaN
+/// and a negative zero, one empty).
+fn arrays_file(ctx: Ctx, pad: &str, last_string: &str) -> Vec<u8> {
+    let mut r = Raw::new(ctx);
+    r.header(0, 4);
+    r.str("pad").u32(8).str(pad);
+    r.str("u").u32(9).u32(2).count(3);
+    for v in [1u16, 0x0102, 0xFFFF] {
+        let b = match ctx.endian {
+            Endian::Little => v.to_le_bytes(),
+            Endian::Big => v.to_be_bytes(),
+        };
+        r.bytes(&b);
+    }
+    r.str("s").u32(9).u32(8).count(2).str("Ġa").str(last_string);
+    r.str("n").u32(9).u32(9).count(2);
+    r.u32(6).count(3).f32(1.5).f32(f32::NAN).f32(-0.0);
+    r.u32(6).count(0);
+    r.buf
+}
+
+#[test]
+fn array_views_compare_by_content_not_offset() {
+    let reference = arrays_file(Ctx::default(), "", "b");
+    let reference = GgufFile::from_bytes(&reference).unwrap();
+    for ctx in contexts() {
+        let same = arrays_file(ctx, "shifts every offset", "b");
+        let same = GgufFile::from_bytes(&same).unwrap();
+        let other = arrays_file(ctx, "", "c");
+        let other = GgufFile::from_bytes(&other).unwrap();
+        for key in ["u", "s", "n"] {
+            let a = reference.get_array(key).unwrap();
+            let b = same.get_array(key).unwrap();
+            assert_ne!(a.offset(), b.offset());
+            assert_eq!(a, b, "{ctx:?} {key}");
+        }
+        assert_ne!(
+            reference.get_array("s").unwrap(),
+            other.get_array("s").unwrap(),
+            "{ctx:?}"
+        );
+        // Different element types or lengths are never equal.
+        assert_ne!(
+            reference.get_array("u").unwrap(),
+            same.get_array("s").unwrap()
+        );
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::format::cursor::Cursor;
-use crate::format::{Ctx, Endian, MAGIC};
+use crate::format::{Ctx, Endian, HeaderWire, MAGIC};
 
 /// What the header says.
 #[derive(Debug, Clone, Copy)]
@@ -16,6 +16,8 @@ pub(crate) struct Header {
     pub kv_count_at: usize,
 }
 
+/// Reads the header with [`HeaderWire`]'s codec, once the magic and the
+/// version's raw bytes, peeked first, have told the byte order it needs.
 pub(crate) fn read_header(cur: &mut Cursor<'_>) -> Result<Header> {
     let magic = cur.array::<4>(|| "magic".into())?;
     if magic != MAGIC {
@@ -26,15 +28,21 @@ pub(crate) fn read_header(cur: &mut Cursor<'_>) -> Result<Header> {
     if !(1..=3).contains(&version) {
         return Err(Error::UnsupportedVersion { version });
     }
-    cur.set_ctx(Ctx { version, endian });
-    let tensor_count_at = cur.pos();
-    let tensor_count = cur.count(|| "tensor count".into())?;
-    let kv_count_at = cur.pos();
-    let kv_count = cur.count(|| "metadata count".into())?;
+    let ctx = Ctx { version, endian };
+    cur.set_ctx(ctx);
+    let tensor_count_at = 8;
+    let kv_count_at = tensor_count_at + ctx.count_width();
+    cur.set_pos(0);
+    let header: HeaderWire = cur.wire(ctx).map_err(|e| match e {
+        Error::Truncated { offset, .. } if offset >= kv_count_at as u64 => {
+            e.what(|| "metadata count".into())
+        }
+        e => e.what(|| "tensor count".into()),
+    })?;
     Ok(Header {
-        ctx: cur.ctx(),
-        tensor_count,
-        kv_count,
+        ctx,
+        tensor_count: header.tensor_count.0,
+        kv_count: header.kv_count.0,
         tensor_count_at,
         kv_count_at,
     })

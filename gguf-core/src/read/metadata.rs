@@ -1,12 +1,12 @@
 //! The metadata section: `kv_count` entries of key, type, value.
 
-use indexmap::map::Entry;
 use indexmap::IndexMap;
 
+use super::insert_unique;
 use crate::error::{Error, Result};
 use crate::format::array::{read_value, Walk};
 use crate::format::cursor::Cursor;
-use crate::format::{Value, ValueType, ALIGNMENT_KEY, DEFAULT_ALIGNMENT};
+use crate::format::{KvHeaderWire, StrSpan, Value, ValueType, ALIGNMENT_KEY, DEFAULT_ALIGNMENT};
 
 /// Where one metadata entry lives in the file.
 #[derive(Debug, Clone, Copy)]
@@ -57,16 +57,18 @@ pub(crate) fn read_metadata(
     let mut alignment = DEFAULT_ALIGNMENT;
     for i in 0..kv_count {
         let entry_offset = cur.pos();
-        let key = cur.str(|| format!("key of metadata entry {i}"))?;
+        let kv: KvHeaderWire<StrSpan> = cur
+            .wire(cur.ctx())
+            .map_err(|e| kv_header_error(cur, entry_offset, i, e))?;
+        let key = borrow(cur, kv.key, || format!("key of metadata entry {i}"))?;
         if key.is_empty() {
             return Err(Error::EmptyKey {
                 offset: entry_offset as u64,
             });
         }
-        let type_at = cur.pos();
-        let type_id = cur.u32(|| format!("type of metadata key {key:?}"))?;
+        let type_id = kv.value_type;
         let value_type = ValueType::from_id(type_id).ok_or_else(|| Error::InvalidValueType {
-            offset: type_at as u64,
+            offset: kv.key.end(),
             key: key.into(),
             type_id,
         })?;
@@ -85,19 +87,39 @@ pub(crate) fn read_metadata(
             value_type,
             array,
         };
-        match entries.entry(Box::from(key)) {
-            Entry::Occupied(_) => {
-                return Err(Error::DuplicateKey {
-                    offset: entry_offset as u64,
-                    key: key.into(),
-                })
-            }
-            Entry::Vacant(v) => {
-                v.insert(entry);
-            }
-        }
+        insert_unique(&mut entries, key, entry, || Error::DuplicateKey {
+            offset: entry_offset as u64,
+            key: key.into(),
+        })?;
     }
     Ok(Metadata { entries, alignment })
+}
+
+/// The string a span read from `cur` points at, borrowed from its buffer.
+pub(super) fn borrow<'a>(
+    cur: &Cursor<'a>,
+    span: StrSpan,
+    what: impl FnOnce() -> String,
+) -> Result<&'a str> {
+    // The codec validated the span; this only re-slices (and re-checks).
+    span.get(cur.buf()).ok_or_else(|| Error::InvalidUtf8 {
+        what: what(),
+        offset: span.offset,
+    })
+}
+
+/// Names what failed in a KV header: the key, or the type of a key read.
+#[cold]
+fn kv_header_error(cur: &Cursor<'_>, at: usize, i: u64, e: Error) -> Error {
+    let mut key_only = cur.clone();
+    key_only.set_pos(at);
+    match key_only.wire::<StrSpan>(cur.ctx()) {
+        Err(e) => e.what(|| format!("key of metadata entry {i}")),
+        Ok(span) => {
+            let key = span.get(cur.buf()).unwrap_or_default();
+            e.what(|| format!("type of metadata key {key:?}"))
+        }
+    }
 }
 
 fn check_alignment(value: &Value<'_>, offset: usize) -> Result<u64> {

@@ -118,6 +118,23 @@ struct Parsed {
     tensors: IndexMap<Box<str>, TensorEntry>,
 }
 
+/// Adds `entry` under `name` unless the name is taken (then the error
+/// `duplicate` builds): the one duplicate check of keys and tensor names.
+fn insert_unique<E>(
+    map: &mut IndexMap<Box<str>, E>,
+    name: &str,
+    entry: E,
+    duplicate: impl FnOnce() -> Error,
+) -> Result<()> {
+    match map.entry(Box::from(name)) {
+        indexmap::map::Entry::Occupied(_) => Err(duplicate()),
+        indexmap::map::Entry::Vacant(v) => {
+            v.insert(entry);
+            Ok(())
+        }
+    }
+}
+
 /// Parses the header region from `buf`, the first bytes of a file of
 /// `file_len` bytes, in spec order: header, metadata, tensor infos, data.
 fn parse(buf: &[u8], file_len: u64, limits: &Limits) -> Result<Parsed> {

@@ -1,13 +1,14 @@
 //! The tensor infos: name, shape, type and data offset of each tensor, and
 //! the checks that their data ranges are sane.
 
-use indexmap::map::Entry;
 use indexmap::IndexMap;
 
+use super::insert_unique;
+use super::metadata::borrow;
 use crate::error::{Error, Result};
 use crate::format::cursor::Cursor;
 use crate::format::layout::{element_count, tensor_nbytes, SizeError};
-use crate::format::{GgmlType, MAX_DIMS};
+use crate::format::{GgmlType, StrSpan, TensorInfoWire, MAX_DIMS};
 
 /// One tensor info as read, with its size when the type is known.
 #[derive(Debug, Clone)]
@@ -48,27 +49,18 @@ pub(crate) fn read_tensor_infos(
     let mut tensors = IndexMap::with_capacity(count.min(65536).min(fits) as usize);
     for i in 0..count {
         let info_offset = cur.pos();
-        let name = cur.str(|| format!("name of tensor info {i}"))?;
-        let what = || format!("tensor info of {name:?}");
-        let n_dims_at = cur.pos();
-        let n_dims = cur.u32(what)?;
-        if n_dims as usize > MAX_DIMS {
-            return Err(Error::TooManyDims {
-                offset: n_dims_at as u64,
-                tensor: name.into(),
-                n_dims,
-            });
-        }
-        let dims_at = cur.pos();
-        let mut dims = [1u64; MAX_DIMS];
-        for d in dims.iter_mut().take(n_dims as usize) {
-            *d = cur.count(what)?;
-        }
-        let ty = GgmlType::from_id(cur.u32(what)?);
-        let offset = cur.u64(what)?;
+        let info: TensorInfoWire<StrSpan> = cur
+            .wire(cur.ctx())
+            .map_err(|e| tensor_info_error(cur, info_offset, i, e))?;
+        let name = borrow(cur, info.name, || format!("name of tensor info {i}"))?;
+        let n_dims = info.n_dims;
+        let dims_at = info.name.end() + 4;
+        let dims = info.dims.padded();
+        let ty = GgmlType::from_id(info.ggml_type);
+        let offset = info.offset;
         let shape = &dims[..n_dims as usize];
         let overflow = || Error::ElementCountOverflow {
-            offset: dims_at as u64,
+            offset: dims_at,
             tensor: name.into(),
             shape: shape.to_vec(),
         };
@@ -104,19 +96,32 @@ pub(crate) fn read_tensor_infos(
             offset,
             nbytes,
         };
-        match tensors.entry(Box::from(name)) {
-            Entry::Occupied(_) => {
-                return Err(Error::DuplicateTensor {
-                    offset: info_offset as u64,
-                    tensor: name.into(),
-                })
-            }
-            Entry::Vacant(v) => {
-                v.insert(entry);
-            }
-        }
+        insert_unique(&mut tensors, name, entry, || Error::DuplicateTensor {
+            offset: info_offset as u64,
+            tensor: name.into(),
+        })?;
     }
     Ok(tensors)
+}
+
+/// Names what failed in a tensor info: the name, or the rest of a named info.
+#[cold]
+fn tensor_info_error(cur: &Cursor<'_>, at: usize, i: u64, e: Error) -> Error {
+    let mut name_only = cur.clone();
+    name_only.set_pos(at);
+    let span = match name_only.wire::<StrSpan>(cur.ctx()) {
+        Err(e) => return e.what(|| format!("name of tensor info {i}")),
+        Ok(span) => span,
+    };
+    let name = span.get(cur.buf()).unwrap_or_default();
+    match e {
+        Error::TooManyDims { n_dims, .. } => Error::TooManyDims {
+            offset: span.end(),
+            tensor: name.into(),
+            n_dims,
+        },
+        e => e.what(|| format!("tensor info of {name:?}")),
+    }
 }
 
 /// Checks alignment, bounds and overlap of every tensor's data.

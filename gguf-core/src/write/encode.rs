@@ -2,8 +2,11 @@
 //! infos, in a given version and byte order.
 //!
 //! The fixed framing goes through the derive-generated wire codecs
-//! (`HeaderWire`, `KvHeaderWire`, `ArrayHeaderWire`, `TensorInfoWire`);
-//! values are appended directly, since they are the bulk of the bytes.
+//! (`HeaderWire`, `KvHeaderWire`, `ArrayHeaderWire`, `TensorInfoWire`),
+//! with borrowed names (`GgufStr`) and inline dimensions (`Dims`), so
+//! framing an entry copies nothing; values are appended directly, since
+//! they are the bulk of the bytes, by one encoder for [`Value`] that owned
+//! values go through too.
 
 use std::io::Cursor;
 
@@ -11,10 +14,10 @@ use binrw::BinWrite;
 
 use crate::error::{Error, Result};
 use crate::format::{
-    ArrayHeaderWire, ArrayView, Count, Ctx, Endian, GgufString, HeaderWire, KvHeaderWire,
-    TensorInfoWire, Value, ValueType, MAGIC,
+    ArrayHeaderWire, ArrayView, Count, Ctx, Dims, Endian, GgufStr, HeaderWire, KvHeaderWire,
+    OwnedArray, OwnedValue, TensorInfoWire, Value, ValueType, MAGIC, MAX_DIMS,
 };
-use crate::write::value::{MetaValue, OwnedArray, OwnedValue};
+use crate::write::value::MetaValue;
 
 /// Appends encoded fields to a byte buffer.
 pub(crate) struct Encoder {
@@ -69,7 +72,7 @@ impl Encoder {
             .map_err(wire_err)
     }
 
-    put_num!(u8: u8, i8: i8, u16: u16, i16: i16, u32: u32, i32: i32, u64: u64, i64: i64, f32: f32, f64: f64);
+    put_num!(u8: u8, i8: i8, u16: u16, i16: i16, u32: u32, i32: i32, u64: u64, i64: i64);
 
     fn count(&mut self, n: u64) -> Result<()> {
         self.wire(&Count(n))
@@ -92,12 +95,12 @@ impl Encoder {
 
     pub(crate) fn kv(&mut self, key: &str, value: &MetaValue<'_>) -> Result<()> {
         self.wire(&KvHeaderWire {
-            key: GgufString(key.into()),
+            key: GgufStr(key),
             value_type: value.value_type().id(),
         })?;
         match value {
             MetaValue::Owned(v) => self.owned(v),
-            MetaValue::Borrowed(v) => self.borrowed(v),
+            MetaValue::Borrowed(v) => self.value(v),
         }
     }
 
@@ -108,10 +111,14 @@ impl Encoder {
         type_id: u32,
         offset: u64,
     ) -> Result<()> {
+        let dims = Dims::new(shape).ok_or_else(|| Error::InvalidTensor {
+            tensor: name.into(),
+            reason: format!("{} dimensions, at most {MAX_DIMS} allowed", shape.len()),
+        })?;
         self.wire(&TensorInfoWire {
-            name: GgufString(name.into()),
+            name: GgufStr(name),
             n_dims: shape.len() as u32,
-            dims: shape.iter().map(|&d| Count(d)).collect(),
+            dims,
             ggml_type: type_id,
             offset,
         })
@@ -123,56 +130,39 @@ impl Encoder {
         self.out.set_position((len + n) as u64);
     }
 
+    /// An owned value: through [`value`](Self::value) as a borrowed
+    /// [`Value`], arrays element by element.
     fn owned(&mut self, v: &OwnedValue) -> Result<()> {
         match v {
-            OwnedValue::U8(x) => self.u8(*x),
-            OwnedValue::I8(x) => self.i8(*x),
-            OwnedValue::U16(x) => self.u16(*x),
-            OwnedValue::I16(x) => self.i16(*x),
-            OwnedValue::U32(x) => self.u32(*x),
-            OwnedValue::I32(x) => self.i32(*x),
-            OwnedValue::F32(x) => self.f32(*x),
-            OwnedValue::Bool(x) => self.u8(u8::from(*x)),
-            OwnedValue::U64(x) => self.u64(*x),
-            OwnedValue::I64(x) => self.i64(*x),
-            OwnedValue::F64(x) => self.f64(*x),
-            OwnedValue::String(s) => self.str(s)?,
-            OwnedValue::Array(a) => self.owned_array(a)?,
+            OwnedValue::Array(a) => self.owned_array(a),
+            other => other.as_value().map_or(Ok(()), |v| self.value(&v)),
         }
-        Ok(())
     }
 
     fn owned_array(&mut self, a: &OwnedArray) -> Result<()> {
-        self.wire(&ArrayHeaderWire {
-            element_type: a.element_type().id(),
-            len: Count(a.len() as u64),
-        })?;
+        self.array_header(a.element_type(), a.len())?;
         macro_rules! each {
-            ($v:expr, $put:ident) => {
-                for x in $v {
-                    self.$put(*x);
+            ($v:expr, $variant:ident) => {
+                for &x in $v {
+                    self.value(&Value::$variant(x))?;
                 }
             };
         }
         match a {
             OwnedArray::U8(v) => self.raw(v),
-            OwnedArray::I8(v) => each!(v, i8),
-            OwnedArray::U16(v) => each!(v, u16),
-            OwnedArray::I16(v) => each!(v, i16),
-            OwnedArray::U32(v) => each!(v, u32),
-            OwnedArray::I32(v) => each!(v, i32),
-            OwnedArray::F32(v) => each!(v, f32),
-            OwnedArray::U64(v) => each!(v, u64),
-            OwnedArray::I64(v) => each!(v, i64),
-            OwnedArray::F64(v) => each!(v, f64),
-            OwnedArray::Bool(v) => {
-                for x in v {
-                    self.u8(u8::from(*x));
-                }
-            }
+            OwnedArray::I8(v) => each!(v, I8),
+            OwnedArray::U16(v) => each!(v, U16),
+            OwnedArray::I16(v) => each!(v, I16),
+            OwnedArray::U32(v) => each!(v, U32),
+            OwnedArray::I32(v) => each!(v, I32),
+            OwnedArray::F32(v) => each!(v, F32),
+            OwnedArray::U64(v) => each!(v, U64),
+            OwnedArray::I64(v) => each!(v, I64),
+            OwnedArray::F64(v) => each!(v, F64),
+            OwnedArray::Bool(v) => each!(v, Bool),
             OwnedArray::String(v) => {
                 for s in v {
-                    self.str(s)?;
+                    self.value(&Value::String(s))?;
                 }
             }
             OwnedArray::Array(v) => {
@@ -184,7 +174,16 @@ impl Encoder {
         Ok(())
     }
 
-    fn borrowed(&mut self, v: &Value<'_>) -> Result<()> {
+    fn array_header(&mut self, element_type: ValueType, len: usize) -> Result<()> {
+        self.wire(&ArrayHeaderWire {
+            element_type: element_type.id(),
+            len: Count(len as u64),
+        })
+    }
+
+    /// The one value encoder: scalars, strings, and arrays viewed in a
+    /// file (their bytes copied as they are when the layout is the same).
+    fn value(&mut self, v: &Value<'_>) -> Result<()> {
         match *v {
             Value::U8(x) => self.u8(x),
             Value::I8(x) => self.i8(x),
@@ -199,37 +198,20 @@ impl Encoder {
             Value::U64(x) => self.u64(x),
             Value::I64(x) => self.i64(x),
             Value::String(s) => self.str(s)?,
-            Value::Array(a) => self.borrowed_array(&a)?,
+            Value::Array(a) => self.array_view(&a)?,
         }
         Ok(())
     }
 
-    fn borrowed_array(&mut self, a: &ArrayView<'_>) -> Result<()> {
-        self.wire(&ArrayHeaderWire {
-            element_type: a.element_type().id(),
-            len: Count(a.len() as u64),
-        })?;
+    fn array_view(&mut self, a: &ArrayView<'_>) -> Result<()> {
+        self.array_header(a.element_type(), a.len())?;
         // Same layout: the validated bytes are already what we would write.
         if a.ctx() == self.ctx || (a.element_type().fixed_size() == Some(1)) {
             self.raw(a.raw_bytes());
             return Ok(());
         }
-        match a.element_type() {
-            ValueType::String => {
-                for s in a.strings().into_iter().flatten() {
-                    self.str(s)?;
-                }
-            }
-            ValueType::Array => {
-                for inner in a.iter().filter_map(|v| v.as_array()) {
-                    self.borrowed_array(&inner)?;
-                }
-            }
-            _ => {
-                for v in a.iter() {
-                    self.borrowed(&v)?;
-                }
-            }
+        for v in a.iter() {
+            self.value(&v)?;
         }
         Ok(())
     }
@@ -238,12 +220,17 @@ impl Encoder {
 /// Encoded size of a value in `ctx`, without encoding it.
 pub(crate) fn value_len(v: &MetaValue<'_>, ctx: Ctx) -> u64 {
     match v {
-        MetaValue::Owned(OwnedValue::String(s)) => ctx.count_width() as u64 + s.len() as u64,
         MetaValue::Owned(OwnedValue::Array(a)) => owned_array_len(a, ctx),
-        MetaValue::Owned(o) => o.value_type().fixed_size().unwrap_or(0) as u64,
-        MetaValue::Borrowed(Value::String(s)) => ctx.count_width() as u64 + s.len() as u64,
-        MetaValue::Borrowed(Value::Array(a)) => borrowed_array_len(a, ctx),
-        MetaValue::Borrowed(b) => b.value_type().fixed_size().unwrap_or(0) as u64,
+        MetaValue::Owned(o) => o.as_value().map_or(0, |v| borrowed_len(&v, ctx)),
+        MetaValue::Borrowed(b) => borrowed_len(b, ctx),
+    }
+}
+
+fn borrowed_len(v: &Value<'_>, ctx: Ctx) -> u64 {
+    match v {
+        Value::String(s) => ctx.count_width() as u64 + s.len() as u64,
+        Value::Array(a) => array_view_len(a, ctx),
+        other => other.value_type().fixed_size().unwrap_or(0) as u64,
     }
 }
 
@@ -257,22 +244,12 @@ fn owned_array_len(a: &OwnedArray, ctx: Ctx) -> u64 {
     4 + w + body
 }
 
-fn borrowed_array_len(a: &ArrayView<'_>, ctx: Ctx) -> u64 {
-    let w = ctx.count_width() as u64;
+fn array_view_len(a: &ArrayView<'_>, ctx: Ctx) -> u64 {
     let body = if a.ctx().version == ctx.version || a.element_type().fixed_size().is_some() {
         // Byte order does not change sizes; only v1's narrower counts do.
         a.raw_bytes().len() as u64
-    } else if a.element_type() == ValueType::String {
-        a.strings()
-            .into_iter()
-            .flatten()
-            .map(|s| w + s.len() as u64)
-            .sum()
     } else {
-        a.iter()
-            .filter_map(|v| v.as_array())
-            .map(|inner| borrowed_array_len(&inner, ctx))
-            .sum()
+        a.iter().map(|v| borrowed_len(&v, ctx)).sum()
     };
-    4 + w + body
+    4 + ctx.count_width() as u64 + body
 }

@@ -7,13 +7,28 @@ use super::parse::{CodecField, CodecStruct, FieldKind};
 
 pub fn generate(s: &CodecStruct) -> TokenStream {
     let name = &s.name;
-    let (impl_generics, ty_generics, where_clause) = s.generics.split_for_impl();
+    let (impl_generics, ty_generics, _) = s.generics.split_for_impl();
+    let read_where = where_clause(s, |f| match &f.kind {
+        FieldKind::Contextual => Some(quote!(
+            ::binrw::BinRead<Args<'__x> = ::gguf_core::format::Ctx>
+        )),
+        FieldKind::CountedBy { .. } => Some(quote!(
+            ::binrw::BinRead<Args<'__x> = (::gguf_core::format::Ctx, u64)>
+        )),
+        _ => None,
+    });
+    let write_where = where_clause(s, |f| match &f.kind {
+        FieldKind::Contextual | FieldKind::CountedBy { .. } => Some(quote!(
+            ::binrw::BinWrite<Args<'__x> = ::gguf_core::format::Ctx>
+        )),
+        _ => None,
+    });
     let reads = s.fields.iter().map(read_field);
     let writes = s.fields.iter().map(write_field);
     let names = s.fields.iter().map(|f| &f.name);
     let names_w = s.fields.iter().map(|f| &f.name);
     quote! {
-        impl #impl_generics ::binrw::BinRead for #name #ty_generics #where_clause {
+        impl #impl_generics ::binrw::BinRead for #name #ty_generics #read_where {
             type Args<'__a> = ::gguf_core::format::Ctx;
 
             fn read_options<R: ::std::io::Read + ::std::io::Seek>(
@@ -27,7 +42,7 @@ pub fn generate(s: &CodecStruct) -> TokenStream {
             }
         }
 
-        impl #impl_generics ::binrw::BinWrite for #name #ty_generics #where_clause {
+        impl #impl_generics ::binrw::BinWrite for #name #ty_generics #write_where {
             type Args<'__a> = ::gguf_core::format::Ctx;
 
             fn write_options<W: ::std::io::Write + ::std::io::Seek>(
@@ -45,14 +60,59 @@ pub fn generate(s: &CodecStruct) -> TokenStream {
     }
 }
 
+/// The struct's where clause plus, when it has type parameters, a bound
+/// `FieldType: bound` for each field that needs one: a field of type `S`
+/// reads only if `S` does (e.g. a string form that can only be written).
+fn where_clause(
+    s: &CodecStruct,
+    bound: impl Fn(&CodecField) -> Option<TokenStream>,
+) -> TokenStream {
+    let own = s
+        .generics
+        .where_clause
+        .as_ref()
+        .map(|w| w.predicates.iter().map(|p| quote!(#p)).collect::<Vec<_>>())
+        .unwrap_or_default();
+    let fields: Vec<TokenStream> = if s.generics.type_params().next().is_some() {
+        s.fields
+            .iter()
+            .filter_map(|f| {
+                let ty = &f.ty;
+                bound(f).map(|b| quote!(#ty: for<'__x> #b))
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if own.is_empty() && fields.is_empty() {
+        return TokenStream::new();
+    }
+    quote!(where #( #own, )* #( #fields, )*)
+}
+
 fn read_field(f: &CodecField) -> TokenStream {
     let (name, ty) = (&f.name, &f.ty);
     match &f.kind {
+        // One read for a byte array, so a short input fails at the field's
+        // start with the whole field missing, not at one of its bytes.
+        FieldKind::Primitive if byte_array_len(ty).is_some() => {
+            let len = byte_array_len(ty);
+            quote! {
+            let #name = {
+                let mut bytes = [0u8; #len];
+                ::std::io::Read::read_exact(reader, &mut bytes)?;
+                bytes
+            };
+            }
+        }
         FieldKind::Primitive => quote! {
             let #name = <#ty as ::binrw::BinRead>::read_options(reader, endian, ())?;
         },
         FieldKind::Contextual => quote! {
             let #name = <#ty as ::binrw::BinRead>::read_options(reader, endian, ctx)?;
+        },
+        FieldKind::CountedBy { count } => quote! {
+            let #name = <#ty as ::binrw::BinRead>::read_options(reader, endian, (ctx, (#count) as u64))?;
         },
         FieldKind::Counted {
             elem,
@@ -80,13 +140,23 @@ fn read_field(f: &CodecField) -> TokenStream {
     }
 }
 
+/// The length expression of a `[u8; N]` type.
+fn byte_array_len(ty: &syn::Type) -> Option<&syn::Expr> {
+    match ty {
+        syn::Type::Array(a) if matches!(&*a.elem, syn::Type::Path(p) if p.path.is_ident("u8")) => {
+            Some(&a.len)
+        }
+        _ => None,
+    }
+}
+
 fn write_field(f: &CodecField) -> TokenStream {
     let name = &f.name;
     match &f.kind {
         FieldKind::Primitive => quote! {
             ::binrw::BinWrite::write_options(#name, writer, endian, ())?;
         },
-        FieldKind::Contextual => quote! {
+        FieldKind::Contextual | FieldKind::CountedBy { .. } => quote! {
             ::binrw::BinWrite::write_options(#name, writer, endian, ctx)?;
         },
         FieldKind::Counted { elem_primitive, .. } => {

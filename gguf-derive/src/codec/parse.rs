@@ -27,6 +27,8 @@ pub enum FieldKind {
         elem_primitive: bool,
         count: Box<Expr>,
     },
+    /// A type that reads `count` elements itself, taking `(Ctx, count)`.
+    CountedBy { count: Box<Expr> },
 }
 
 pub fn parse(input: &DeriveInput) -> syn::Result<CodecStruct> {
@@ -53,6 +55,9 @@ pub fn parse(input: &DeriveInput) -> syn::Result<CodecStruct> {
             (Some(count), Some(elem)) => FieldKind::Counted {
                 elem_primitive: is_primitive(&elem),
                 elem: Box::new(elem),
+                count: Box::new(count),
+            },
+            (Some(count), None) if !is_primitive(&field.ty) => FieldKind::CountedBy {
                 count: Box::new(count),
             },
             (Some(_), None) => {
