@@ -10,6 +10,7 @@ mod integration {
     pub mod edit_crash;
     pub mod edit_fixtures;
     pub mod edit_interop;
+    pub mod fuzz_regressions;
     pub mod gguf_py;
     pub mod hostile;
     pub mod interop_read;
