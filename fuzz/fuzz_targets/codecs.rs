@@ -47,7 +47,9 @@ fn bound(ty: GgmlType) -> Option<(f32, f32)> {
 
 fn bits(v: &[f32]) -> Vec<u32> {
     // NaN sign and payload are free (see the tensor module's docs).
-    v.iter().map(|x| if x.is_nan() { u32::MAX } else { x.to_bits() }).collect()
+    v.iter()
+        .map(|x| if x.is_nan() { u32::MAX } else { x.to_bits() })
+        .collect()
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -68,7 +70,11 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(v.len(), blocks * bs);
         let mut par = vec![0f32; v.len()];
         tensor::dequantize_par(ty, endian, &block_bytes, &mut par).expect("parallel decode");
-        assert_eq!(bits(&v), bits(&par), "{ty} {endian:?}: parallel decode differs");
+        assert_eq!(
+            bits(&v),
+            bits(&par),
+            "{ty} {endian:?}: parallel decode differs"
+        );
         // Partial blocks are an error, not a panic.
         if ts > 1 {
             assert!(tensor::dequantize_to_vec(ty, endian, &block_bytes[1..]).is_err());
@@ -114,7 +120,10 @@ fuzz_target!(|data: &[u8]| {
                     err <= rel * amax + abs
                 }
             };
-            assert!(ok, "{ty} block {i} element {j}: {a} came back as {b} (block amax {amax})");
+            assert!(
+                ok,
+                "{ty} block {i} element {j}: {a} came back as {b} (block amax {amax})"
+            );
         }
     }
 });

@@ -25,7 +25,12 @@ fuzz_target!(|data: &[u8]| {
     let mut kvs: Vec<(String, Vec<u8>)> = before.kvs.clone();
     let mut tensors: Vec<(String, Vec<u8>)> = file
         .tensors()
-        .map(|t| (t.name().to_owned(), t.data().map(<[u8]>::to_vec).unwrap_or_default()))
+        .map(|t| {
+            (
+                t.name().to_owned(),
+                t.data().map(<[u8]>::to_vec).unwrap_or_default(),
+            )
+        })
         .collect();
 
     let dir = tempfile::Builder::new()
@@ -94,22 +99,36 @@ fuzz_target!(|data: &[u8]| {
         // A refused commit (a value the writer cannot encode, say) must
         // leave the file as it was.
         assert!(std::fs::read(&path).expect("read back") == file_bytes);
-        assert!(!journal_path(&path).exists(), "journal left after a failed commit");
+        assert!(
+            !journal_path(&path).exists(),
+            "journal left after a failed commit"
+        );
         return;
     }
     assert!(!journal_path(&path).exists(), "journal left after commit");
     let after = GgufFile::open(&path).expect("edited file opens");
     let got = summary(&after, false);
     let no_slack = |kvs: &[(String, Vec<u8>)]| {
-        kvs.iter().filter(|(k, _)| k != SLACK_KEY).cloned().collect::<Vec<_>>()
+        kvs.iter()
+            .filter(|(k, _)| k != SLACK_KEY)
+            .cloned()
+            .collect::<Vec<_>>()
     };
-    assert_eq!(no_slack(&got.kvs), no_slack(&kvs), "metadata after the edit");
+    assert_eq!(
+        no_slack(&got.kvs),
+        no_slack(&kvs),
+        "metadata after the edit"
+    );
     assert_eq!(got.tensors.len(), tensors.len());
-    for ((name, bytes), (info, old)) in tensors.iter().zip(got.tensors.iter().zip(&before.tensors)) {
+    for ((name, bytes), (info, old)) in tensors.iter().zip(got.tensors.iter().zip(&before.tensors))
+    {
         assert_eq!(&info.name, name);
         assert_eq!((info.type_id, &info.shape), (old.type_id, &old.shape));
         let t = after.tensor(name).expect("renamed tensor present");
-        assert!(t.data().map(<[u8]>::to_vec).unwrap_or_default() == *bytes, "data of {name} changed");
+        assert!(
+            t.data().map(<[u8]>::to_vec).unwrap_or_default() == *bytes,
+            "data of {name} changed"
+        );
     }
 });
 
@@ -126,7 +145,11 @@ fn key(ops: &mut Bytes<'_>, kvs: &[(String, Vec<u8>)]) -> String {
 /// A value of a type and size chosen by the fuzz bytes.
 fn value(ops: &mut Bytes<'_>, depth: u32) -> OwnedValue {
     let t = ops.u8();
-    let len = if t & 0x80 != 0 { ops.u64_of(2) as usize } else { ops.u8() as usize };
+    let len = if t & 0x80 != 0 {
+        ops.u64_of(2) as usize
+    } else {
+        ops.u8() as usize
+    };
     match t % 13 {
         0 => OwnedValue::U8(ops.u8()),
         1 => OwnedValue::I8(ops.u8() as i8),
@@ -177,7 +200,10 @@ fn array(ops: &mut Bytes<'_>, len: usize, depth: u32) -> OwnedArray {
         ),
         10 => OwnedArray::U64(vec![u64::from(fill) << 56; len]),
         11 => OwnedArray::I64(vec![i64::MIN + i64::from(fill); len]),
-        _ => OwnedArray::F64(vec![f64::from_bits(u64::from(fill) * 0x0101_0101_0101_0101); len]),
+        _ => OwnedArray::F64(vec![
+            f64::from_bits(u64::from(fill) * 0x0101_0101_0101_0101);
+            len
+        ]),
     }
 }
 

@@ -22,7 +22,10 @@ fuzz_target!(|data: &[u8]| {
             // The builder refuses what it cannot write (unknown tensor
             // types, for one); every mode must refuse alike.
             Err(e) => {
-                assert!(written.is_none(), "{mode:?} failed after another mode wrote: {e}");
+                assert!(
+                    written.is_none(),
+                    "{mode:?} failed after another mode wrote: {e}"
+                );
                 continue;
             }
         };
@@ -34,7 +37,8 @@ fuzz_target!(|data: &[u8]| {
     let Some(out) = written else {
         return;
     };
-    let again = GgufFile::from_bytes(&out).unwrap_or_else(|e| panic!("our output does not parse: {e}"));
+    let again =
+        GgufFile::from_bytes(&out).unwrap_or_else(|e| panic!("our output does not parse: {e}"));
     assert_eq!(summary(&file, false), summary(&again, false));
     for (a, b) in file.tensors().zip(again.tensors()) {
         assert_eq!(a.data().ok(), b.data().ok(), "data of {}", a.name());
@@ -47,7 +51,10 @@ fuzz_target!(|data: &[u8]| {
     let same_layout = data.len() == out.len()
         && file.header_len() == again.header_len()
         && file.data_offset() == again.data_offset()
-        && file.tensors().zip(again.tensors()).all(|(a, b)| a.offset() == b.offset());
+        && file
+            .tensors()
+            .zip(again.tensors())
+            .all(|(a, b)| a.offset() == b.offset());
     if same_layout {
         let mut input = data.to_vec();
         let header_len = file.header_len() as usize;
@@ -55,17 +62,28 @@ fuzz_target!(|data: &[u8]| {
         input[header_len..data_offset].fill(0);
         let mut ends: Vec<(u64, u64)> = file
             .tensors()
-            .map(|t| (t.file_offset(), t.file_offset() + t.byte_size().unwrap_or(0)))
+            .map(|t| {
+                (
+                    t.file_offset(),
+                    t.file_offset() + t.byte_size().unwrap_or(0),
+                )
+            })
             .collect();
         ends.sort_unstable();
         // Zero every byte of the data section outside tensor data.
         let mut pos = data_offset as u64;
-        for (start, end) in ends.into_iter().chain([(input.len() as u64, input.len() as u64)]) {
+        for (start, end) in ends
+            .into_iter()
+            .chain([(input.len() as u64, input.len() as u64)])
+        {
             if start > pos {
                 input[pos as usize..start as usize].fill(0);
             }
             pos = pos.max(end);
         }
-        assert!(input == out, "a canonically laid-out input was not reproduced");
+        assert!(
+            input == out,
+            "a canonically laid-out input was not reproduced"
+        );
     }
 });

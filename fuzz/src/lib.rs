@@ -118,7 +118,11 @@ pub fn summary(file: &GgufFile<'_>, offsets: bool) -> Summary {
 }
 
 /// The write modes every file is written in.
-pub const MODES: [WriteMode; 3] = [WriteMode::Single, WriteMode::MetadataFirst, WriteMode::Reserve];
+pub const MODES: [WriteMode; 3] = [
+    WriteMode::Single,
+    WriteMode::MetadataFirst,
+    WriteMode::Reserve,
+];
 
 /// Writes `b` in `mode` to memory. The one place the fuzz targets call
 /// the builder's write entry points.

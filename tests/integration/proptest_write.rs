@@ -35,7 +35,11 @@ fn write_in(b: &mut Builder<'_>, mode: WriteMode) -> Vec<u8> {
             b.write(&mut out).unwrap();
             out
         }
-        WriteMode::MetadataFirst => b.write_metadata_first(Vec::new()).unwrap().finish().unwrap(),
+        WriteMode::MetadataFirst => b
+            .write_metadata_first(Vec::new())
+            .unwrap()
+            .finish()
+            .unwrap(),
         WriteMode::Reserve => {
             let mut out = Cursor::new(Vec::new());
             b.write_reserved(&mut out).unwrap();
@@ -182,7 +186,10 @@ fn file_case() -> impl Strategy<Value = FileCase> {
     )
         .prop_map(|(version, big, align_log, kvs, tensors)| {
             let mut seen = std::collections::HashSet::new();
-            let kvs = kvs.into_iter().filter(|(k, _)| seen.insert(k.clone())).collect();
+            let kvs = kvs
+                .into_iter()
+                .filter(|(k, _)| seen.insert(k.clone()))
+                .collect();
             let mut seen = std::collections::HashSet::new();
             let tensors = tensors
                 .into_iter()
