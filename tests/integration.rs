@@ -17,10 +17,12 @@ mod integration {
     pub mod edit_interop;
     pub mod endian;
     pub mod estimate;
+    pub mod fuzz_regressions;
     pub mod gguf_py;
     pub mod hostile;
     pub mod interop_read;
     pub mod memory;
+    pub mod proptest_write;
     pub mod round_trip;
     pub mod tensor_api;
     pub mod truncation;

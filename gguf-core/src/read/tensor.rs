@@ -75,9 +75,11 @@ impl<'f> Tensor<'f> {
         self.entry.offset
     }
 
-    /// Absolute offset of the data in the file.
+    /// Absolute offset of the data in the file (at most the file's length,
+    /// or the data section's start for an empty tensor of a file whose
+    /// header is not padded: checked at open).
     pub fn file_offset(&self) -> u64 {
-        self.file.data_offset() + self.entry.offset
+        self.file.data_offset().saturating_add(self.entry.offset)
     }
 
     /// Offset of this tensor's info in the file.
@@ -101,14 +103,20 @@ impl<'f> Tensor<'f> {
                 tensor: self.name.into(),
             });
         }
-        let start = self.file_offset() as usize;
-        // Bounds were checked at open.
-        self.file
-            .range(start, nbytes as usize)
+        if nbytes == 0 {
+            return Ok(&[]);
+        }
+        // Bounds were checked at open; checked again, without overflow.
+        let start = self.file_offset();
+        let end = start.saturating_add(nbytes);
+        usize::try_from(start)
+            .ok()
+            .zip(usize::try_from(nbytes).ok())
+            .and_then(|(s, n)| self.file.range(s, n))
             .ok_or_else(|| Error::TensorOutOfBounds {
                 tensor: self.name.into(),
-                offset: start as u64,
-                end: start as u64 + nbytes,
+                offset: start,
+                end,
                 file_len: self.file.file_len(),
             })
     }
@@ -133,6 +141,7 @@ impl<'f> Tensor<'f> {
         mut f: impl FnMut(&[u8], &mut dyn std::io::Write) -> std::io::Result<()>,
     ) -> Result<()> {
         let data = self.data()?;
+        // `data` is in memory, so its offset fits in `usize`.
         let start = self.file_offset() as usize;
         let mut done = 0;
         for chunk in data.chunks(crate::write::CHUNK) {

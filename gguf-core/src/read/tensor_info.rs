@@ -75,10 +75,11 @@ pub(crate) fn read_tensor_infos(
             Err(SizeError::RowNotBlockMultiple { block }) => {
                 return Err(Error::RowNotBlockMultiple {
                     tensor: name.into(),
-                    row: shape[0],
+                    // No dimensions: a scalar, one element.
+                    row: shape.first().copied().unwrap_or(1),
                     ty,
                     block,
-                })
+                });
             }
             Err(SizeError::ByteSizeOverflow) => {
                 return Err(Error::ByteSizeOverflow {
@@ -157,8 +158,16 @@ pub(crate) fn check_data_ranges(
             continue;
         };
         let end = start.checked_add(nbytes);
+        // An empty tensor holds no bytes, but its offset must still point
+        // into the data section, so that offsets stay within the file (the
+        // section may start past a file whose header is not padded).
+        let limit = if nbytes == 0 {
+            file_len.max(data_offset)
+        } else {
+            file_len
+        };
         match end {
-            Some(end) if end <= file_len || nbytes == 0 => {}
+            Some(end) if end <= limit => {}
             _ => {
                 return Err(Error::TensorOutOfBounds {
                     tensor: name.to_string(),

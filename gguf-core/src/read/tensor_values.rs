@@ -124,6 +124,11 @@ impl<'f> Tensor<'f> {
     /// [`Iterator`] it yields each row as a new `Vec<f32>`;
     /// [`RowIter::next_row`] lends the buffer instead, without allocating.
     ///
+    /// A tensor with no elements (a dimension of 0) has no rows, whatever
+    /// its other dimensions: `[0, 3]` yields nothing rather than three
+    /// empty rows, so that a shape such as `[0, 2^62]`, legal and free to
+    /// store, cannot make a caller loop over 2^62 empty rows.
+    ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
@@ -145,8 +150,6 @@ impl<'f> Tensor<'f> {
         let ty = self.ggml_type();
         let shape = self.shape();
         let row_len = shape.first().copied().unwrap_or(1);
-        let n_rows: u64 = shape.iter().skip(1).product();
-        // Validated at open: whole blocks per row, sizes that fit in memory.
         let (bs, ts) = match (ty.block_size(), ty.type_size()) {
             (Some(bs), Some(ts)) => (bs, ts),
             _ => {
@@ -156,21 +159,31 @@ impl<'f> Tensor<'f> {
                 })
             }
         };
-        let row_bytes = row_len / bs * ts;
-        if row_bytes.checked_mul(n_rows) != Some(data.len() as u64) {
+        // Checked at open: the element count and the byte size fit, and
+        // rows are whole blocks. A tensor of no elements has no rows.
+        let n_rows = match self.element_count() {
+            0 => 0,
+            n => n / row_len,
+        };
+        // At most the tensor's byte size when it has rows.
+        let row_bytes = (row_len / bs).saturating_mul(ts);
+        if n_rows > 0 && row_bytes.checked_mul(n_rows) != Some(data.len() as u64) {
             return Err(self.codec_err(Error::LengthMismatch {
                 what: format!("data of {n_rows} rows of {row_len} {ty} elements"),
                 expected: row_bytes.saturating_mul(n_rows),
                 actual: data.len() as u64,
             }));
         }
+        // With rows, one row is part of the data held in memory, so its
+        // lengths fit in `usize`; the buffer grows on the first row.
         Ok(RowIter {
             name: self.name(),
             ty,
             endian: self.file_endian(),
             data,
-            row_bytes: row_bytes as usize,
-            buf: vec![0f32; row_len as usize],
+            row_len: usize::try_from(row_len).unwrap_or(usize::MAX),
+            row_bytes: if n_rows > 0 { row_bytes as usize } else { 0 },
+            buf: Vec::new(),
             next: 0,
             n_rows: n_rows as usize,
         })
@@ -208,6 +221,7 @@ pub struct RowIter<'f> {
     ty: GgmlType,
     endian: Endian,
     data: &'f [u8],
+    row_len: usize,
     row_bytes: usize,
     buf: Vec<f32>,
     next: usize,
@@ -227,7 +241,7 @@ impl std::fmt::Debug for RowIter<'_> {
 impl RowIter<'_> {
     /// Elements per row (`shape()[0]`).
     pub fn row_len(&self) -> usize {
-        self.buf.len()
+        self.row_len
     }
 
     /// Decodes the next row into the iterator's buffer and lends it.
@@ -238,6 +252,7 @@ impl RowIter<'_> {
         let start = self.next * self.row_bytes;
         self.next += 1;
         let bytes = &self.data[start..start + self.row_bytes];
+        self.buf.resize(self.row_len, 0.0);
         Some(
             match tensor::dequantize(self.ty, self.endian, bytes, &mut self.buf) {
                 Ok(()) => Ok(&self.buf[..]),

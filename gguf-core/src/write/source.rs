@@ -173,7 +173,11 @@ impl TensorData<'_> {
                 let n = t.element_count() as usize;
                 let plan = EncodePlan::new(name, ty, nbytes, endian, n, row_len)?;
                 let src_row_bytes = match (src_ty.block_size(), src_ty.type_size()) {
-                    (Some(bs), Some(ts)) => plan.row_len / bs as usize * ts as usize,
+                    // Saturating: a tensor of no elements may declare a
+                    // row longer than memory; it has no rows to convert.
+                    (Some(bs), Some(ts)) => {
+                        (plan.row_len / bs as usize).saturating_mul(ts as usize)
+                    }
                     _ => {
                         return Err(Error::UnknownTensorType {
                             tensor: t.name().into(),
@@ -183,7 +187,7 @@ impl TensorData<'_> {
                 };
                 let (mut buf, mut out) = (Vec::new(), Vec::new());
                 let rows_per_chunk = plan.chunk_elems() / plan.row_len;
-                for bytes in data.chunks((rows_per_chunk * src_row_bytes).max(1)) {
+                for bytes in data.chunks(rows_per_chunk.saturating_mul(src_row_bytes).max(1)) {
                     let rows = bytes.len().checked_div(src_row_bytes).unwrap_or(0);
                     buf.resize(rows * plan.row_len, 0.0);
                     crate::tensor::dequantize_par(src_ty, t.file_endian(), bytes, &mut buf)

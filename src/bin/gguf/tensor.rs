@@ -135,7 +135,9 @@ fn write_npy(t: &Tensor<'_>, out: &std::path::Path) -> Result<(), Box<dyn std::e
     let mut w = std::io::BufWriter::new(std::fs::File::create(out)?);
     let result = (|| -> Result<(), Box<dyn std::error::Error>> {
         w.write_all(&npy_header(&numpy_shape(t)))?;
-        let mut bytes = Vec::with_capacity(rows.row_len() * 4);
+        // Sized by the first row: a tensor of no elements may declare a
+        // huge row length.
+        let mut bytes = Vec::new();
         while let Some(row) = rows.next_row() {
             bytes.clear();
             bytes.extend(row?.iter().flat_map(|x| x.to_le_bytes()));

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing: runs every target of fuzz/ in turn for SECONDS
+# each (default 60), showing libFuzzer's own output, and exits non-zero on
+# any crash (its input is kept in fuzz/artifacts/TARGET/).
+#
+#   bash scripts/fuzz.sh [SECONDS] [TARGET ...]
+#
+# Installs what it needs: cargo-fuzz, built for the nightly toolchain that
+# is installed (libFuzzer's instrumentation needs nightly; this script does
+# not download toolchains). Targets are built optimised, with debug
+# assertions, overflow checks and AddressSanitizer (cargo-fuzz's
+# default). Seeds come from fuzz/seeds.py; the corpus grows in
+# fuzz/corpus/TARGET (not committed). FUZZ_JOBS=N runs N workers each.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds="${1:-60}"
+shift || true
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+    targets=(parse reader_agree round_trip edit codecs)
+fi
+
+if ! rustup run nightly rustc --version >/dev/null 2>&1; then
+    echo "fuzz.sh: no nightly toolchain installed (rustup toolchain list)" >&2
+    exit 2
+fi
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "fuzz.sh: installing cargo-fuzz" >&2
+    cargo install --locked cargo-fuzz
+fi
+
+python3 fuzz/seeds.py fuzz/corpus
+cargo +nightly fuzz build
+
+status=0
+for t in "${targets[@]}"; do
+    echo "=== fuzz target $t: ${seconds}s ==="
+    mkdir -p "fuzz/corpus/$t"
+    # -rss_limit_mb: a target that allocates beyond what its input
+    # justifies fails; -max_len covers the seeds (the sample's metadata).
+    if ! cargo +nightly fuzz run "$t" "fuzz/corpus/$t" -- \
+        -max_total_time="$seconds" -dict=fuzz/gguf.dict -max_len=65536 \
+        -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 \
+        ${FUZZ_JOBS:+-jobs=$FUZZ_JOBS -workers=$FUZZ_JOBS}; then
+        echo "fuzz.sh: target $t FAILED (reproducer in fuzz/artifacts/$t/)" >&2
+        status=1
+    fi
+done
+exit $status

@@ -1,0 +1,192 @@
+//! Reproducers of what fuzzing found, each a small hand-made file, checked
+//! through the library and through the `gguf` tool (`inspect`, `tensor`,
+//! `rewrite`, `convert`).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use gguf::{Error, GgmlType, GgufFile};
+
+use super::util::{accept, raw, reject, Raw};
+
+/// A v3 file with one tensor info and no metadata, padded to 32.
+fn one_tensor(name: &str, dims: &[u64], ty: GgmlType, offset: u64) -> Raw {
+    let mut r = raw();
+    r.header(1, 0).tensor_info(name, dims, ty.id(), offset);
+    r.pad(32);
+    r
+}
+
+fn gguf(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gguf"))
+        .args(args.iter().map(|a| a.as_ref()))
+        .output()
+        .expect("run gguf")
+}
+
+/// Runs `gguf` on `bytes` saved as a file: every subcommand that reads
+/// tensors must end with a status and never crash (a panic exits 101, an
+/// abort dies by a signal).
+fn cli_survives(bytes: &[u8], tensor: &str) -> Vec<Output> {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.gguf");
+    std::fs::write(&input, bytes).unwrap();
+    let npy = dir.path().join("t.npy");
+    let out = dir.path().join("out.gguf");
+    let conv = dir.path().join("conv.gguf");
+    let runs = vec![
+        gguf(&[&"inspect", &input]),
+        gguf(&[&"tensor", &input, &tensor]),
+        gguf(&[&"tensor", &input, &tensor, &"--npy", &npy]),
+        gguf(&[&"rewrite", &input, &out]),
+        gguf(&[&"convert", &input, &conv, &"--type", &"Q8_0"]),
+    ];
+    for o in &runs {
+        assert!(
+            o.status.code().is_some_and(|c| c == 0 || c == 1),
+            "gguf crashed ({:?}): {}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
+    }
+    runs
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "gguf failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn quantized_tensor_without_dimensions_is_rejected() {
+    // n_dims 0: one element, which is not a whole Q4_0 block.
+    let r = one_tensor("q", &[], GgmlType::Q4_0, 0);
+    let e = reject(&r.buf);
+    assert!(
+        matches!(&e, Error::RowNotBlockMultiple { tensor, row: 1, block: 32, .. } if tensor == "q"),
+        "{e:?}"
+    );
+    let o = cli_survives(&r.buf, "q");
+    assert!(String::from_utf8_lossy(&o[0].stderr).contains("block"));
+    // A plain type without dimensions is a scalar.
+    let mut r = raw();
+    r.header(1, 0).tensor_info("s", &[], GgmlType::F32.id(), 0);
+    r.pad(32).f32(2.5);
+    let f = accept(&r.buf);
+    let t = f.tensor("s").unwrap();
+    assert_eq!((t.element_count(), t.to_f32().unwrap()), (1, vec![2.5]));
+    assert_eq!(
+        t.rows().unwrap().collect::<Result<Vec<_>, _>>().unwrap(),
+        [vec![2.5]]
+    );
+}
+
+#[test]
+fn empty_tensor_offset_past_the_end_is_rejected() {
+    for offset in [u64::MAX - 31, 1 << 62, 64] {
+        let r = one_tensor("e", &[0, 4], GgmlType::F32, offset);
+        let e = reject(&r.buf);
+        assert!(
+            matches!(&e, Error::TensorOutOfBounds { tensor, end, .. } if tensor == "e" && *end >= 32),
+            "{offset}: {e:?}"
+        );
+        cli_survives(&r.buf, "e");
+    }
+}
+
+#[test]
+fn empty_tensor_at_the_end_of_the_file_is_accepted() {
+    // The offset just past the data: where a writer puts an empty tensor
+    // that comes last.
+    let mut r = raw();
+    r.header(2, 0)
+        .tensor_info("w", &[8], GgmlType::F32.id(), 0)
+        .tensor_info("e", &[0], GgmlType::Q8_0.id(), 32);
+    r.pad(32).bytes(&[0; 32]);
+    let f = accept(&r.buf);
+    let t = f.tensor("e").unwrap();
+    assert_eq!(t.file_offset(), f.file_len());
+    assert!(t.data().unwrap().is_empty());
+    // No padding after the infos: the data section starts past the end,
+    // and an empty tensor at its start is still accepted.
+    let mut r = raw();
+    r.header(1, 0)
+        .tensor_info("e", &[0, 3], GgmlType::F16.id(), 0);
+    let f = accept(&r.buf);
+    let t = f.tensor("e").unwrap();
+    assert!(t.data().unwrap().is_empty());
+    assert_eq!(t.rows().unwrap().len(), 0);
+}
+
+#[test]
+fn empty_tensor_rows_are_bounded() {
+    // A huge row length (no buffer of 4 TiB), and other dimensions whose
+    // product overflows or is astronomically large (no 10^19 empty rows).
+    let shapes: [&[u64]; 5] = [
+        &[1 << 40, 0],
+        &[0, 5, 1 << 62],
+        &[0, 3, 1 << 62],
+        &[0, 1 << 62],
+        &[1 << 62, 0, 1 << 62, 2],
+    ];
+    for shape in shapes {
+        for ty in [GgmlType::F32, GgmlType::Q8_0, GgmlType::Q4_K] {
+            let r = one_tensor("e.weight", shape, ty, 0);
+            let f = GgufFile::from_bytes(&r.buf).unwrap_or_else(|e| panic!("{shape:?} {ty}: {e}"));
+            let t = f.tensor("e.weight").unwrap();
+            assert_eq!(t.element_count(), 0);
+            let rows = t.rows().unwrap();
+            assert_eq!(
+                rows.len(),
+                0,
+                "{shape:?}: a tensor of no elements has no rows"
+            );
+            assert_eq!(rows.row_len() as u64, shape[0]);
+            assert_eq!(rows.count(), 0);
+            let mut calls = 0;
+            t.for_each_row(|_, _| calls += 1).unwrap();
+            assert_eq!(calls, 0);
+            assert!(t.to_f32().unwrap().is_empty());
+            assert!(t.to_f16().unwrap().is_empty());
+
+            let o = cli_survives(&r.buf, "e.weight");
+            let summary = ok(&o[1]);
+            assert!(summary.contains("elements: 0"), "{summary}");
+            ok(&o[2]);
+            ok(&o[3]);
+            ok(&o[4]);
+        }
+    }
+}
+
+#[test]
+fn empty_tensors_survive_rewrite_and_convert() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.gguf");
+    let mut r = raw();
+    r.header(3, 0)
+        .tensor_info("a.weight", &[1 << 40, 0], GgmlType::F32.id(), 0)
+        .tensor_info("b.weight", &[64, 2], GgmlType::F32.id(), 0)
+        .tensor_info("c.weight", &[0, 3, 1 << 61], GgmlType::F16.id(), 512);
+    r.pad(32).bytes(&[0; 512]);
+    std::fs::write(&input, &r.buf).unwrap();
+    let out = dir.path().join("out.gguf");
+    ok(&gguf(&[&"rewrite", &input, &out]));
+    assert!(std::fs::read(&out).unwrap() == r.buf);
+    let conv = dir.path().join("conv.gguf");
+    ok(&gguf(&[&"convert", &input, &conv, &"--type", &"Q8_0"]));
+    let f = GgufFile::open(&conv).unwrap();
+    assert_eq!(f.tensor("b.weight").unwrap().ggml_type(), GgmlType::Q8_0);
+    for name in ["a.weight", "c.weight"] {
+        let t = f.tensor(name).unwrap();
+        assert_eq!((t.element_count(), t.data().unwrap().len()), (0, 0));
+    }
+    let npy = dir.path().join("a.npy");
+    ok(&gguf(&[&"tensor", &input, &"a.weight", &"--npy", &npy]));
+    assert!(Path::new(&npy).exists());
+}
