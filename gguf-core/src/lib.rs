@@ -20,6 +20,7 @@ pub mod edit;
 pub mod error;
 pub mod format;
 pub mod metadata;
+pub mod naming;
 pub mod read;
 pub mod tensor;
 #[doc(hidden)]
