@@ -7,12 +7,14 @@ mod encode;
 mod layout;
 mod modes;
 mod source;
+mod split;
 mod value;
 
 pub use builder::{Builder, MAX_TENSOR_NAME};
 pub use layout::{Layout, TensorSlot};
 pub use modes::{MetadataFirst, Progress, WriteMode};
 pub use source::{TensorData, TensorElement, WriteFn};
+pub use split::{ShardPlan, SplitOptions};
 pub use value::{MetaValue, OwnedArray, OwnedValue};
 
 #[allow(unused_imports)] // used by the editor
