@@ -15,6 +15,7 @@ mod integration {
     pub mod interop_read;
     pub mod memory;
     pub mod round_trip;
+    pub mod split;
     pub mod tensor_api;
     pub mod truncation;
     pub mod util;
