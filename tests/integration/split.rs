@@ -594,3 +594,74 @@ fn a_failed_split_leaves_no_file_behind() {
         2
     );
 }
+
+#[test]
+fn editing_a_split_model_stays_in_place_and_renames_across_shards() {
+    use gguf::edit::Commit;
+    use gguf::model::ModelEditor;
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = Builder::new();
+    b.set("general.architecture", "llama").unwrap();
+    b.reserve_metadata(512).unwrap();
+    for (i, t) in ["a", "b", "c"].iter().enumerate() {
+        b.add_tensor(*t, GgmlType::I8, &[4], vec![i as u8; 4])
+            .unwrap();
+    }
+    let shards = b
+        .write_split(
+            dir.path().join("m.gguf"),
+            &SplitOptions::default().max_tensors(1),
+        )
+        .unwrap();
+    let before: Vec<Vec<u8>> = shards
+        .iter()
+        .map(|s| std::fs::read(&s.path).unwrap())
+        .collect();
+
+    let mut ed = ModelEditor::open(&shards[2].path).unwrap();
+    ed.set("general.name", "edited").unwrap();
+    ed.remove("general.architecture").unwrap();
+    assert!(matches!(
+        ed.rename_tensor("a", "c"),
+        Err(Error::TensorExists { .. })
+    ));
+    assert!(matches!(
+        ed.rename_tensor("zz", "y"),
+        Err(Error::TensorNotFound { .. })
+    ));
+    for key in ["split.no", "split.count", "split.tensors.count"] {
+        assert!(
+            matches!(ed.set(key, 1u16), Err(Error::InvalidKey { .. })),
+            "{key}"
+        );
+        assert!(ed.remove(key).is_err());
+    }
+    ed.rename_tensor("c", "output.weight").unwrap();
+    ed.rename_tensor("a", "c").unwrap(); // free again
+    let done = ed.commit().unwrap();
+    assert_eq!(
+        done.len(),
+        2,
+        "first and last shards change, the middle one does not"
+    );
+    assert_eq!(done[0].0, shards[0].path);
+    assert!(
+        matches!(done[0].1, Commit::InPlace { .. }),
+        "{:?}",
+        done[0].1
+    );
+    assert_eq!(std::fs::read(&shards[1].path).unwrap(), before[1]);
+    for (s, old) in shards.iter().zip(&before) {
+        assert_eq!(std::fs::metadata(&s.path).unwrap().len(), old.len() as u64);
+    }
+
+    let m = Model::open(&shards[1].path).unwrap();
+    assert_eq!(m.get_str("general.name").unwrap(), "edited");
+    assert!(!m.contains_key("general.architecture"));
+    assert_eq!(
+        m.tensors().map(|t| t.name()).collect::<Vec<_>>(),
+        ["c", "b", "output.weight"]
+    );
+    assert_eq!(m.tensor("output.weight").unwrap().data().unwrap(), &[2; 4]);
+    assert_eq!(m.split().unwrap().count, 3);
+}

@@ -17,7 +17,12 @@
 //! tensor total equal to `split.tensors.count`. Each failure is an
 //! [`Error`] naming the file.
 
+#[cfg(unix)]
+mod edit;
 mod open;
+
+#[cfg(unix)]
+pub use edit::ModelEditor;
 
 use std::path::{Path, PathBuf};
 
