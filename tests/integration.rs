@@ -5,6 +5,7 @@ mod integration {
     pub mod cli;
     pub mod cli_edit;
     pub mod cli_rewrite;
+    pub mod cli_split;
     pub mod cli_tensor;
     pub mod edit;
     pub mod edit_crash;

@@ -87,6 +87,12 @@ impl ModelEditor {
         })
     }
 
+    /// The first file as it is on disk (without the queued edits): the
+    /// model's metadata.
+    pub fn metadata_file(&mut self) -> Result<&crate::read::GgufFile<'static>> {
+        Ok(self.editor(0)?.file())
+    }
+
     fn model_key(key: &str) -> Result<()> {
         if is_split_key(key) {
             return Err(Error::InvalidKey {

@@ -291,10 +291,11 @@ impl<'a> Builder<'a> {
     }
 
     /// A builder holding a whole model, one file or split: the first
-    /// file's metadata without the split keys, and every tensor of every
-    /// shard in order, data borrowed from the shards' maps. Writing it
-    /// merges a split model into one file, the same bytes as writing the
-    /// same model unsplit.
+    /// file's metadata (without the split keys when the model is split),
+    /// and every tensor of every shard in order, data borrowed from the
+    /// shards' maps. Writing it merges a split model into one file, the
+    /// same bytes as writing the same model unsplit; for a model of one
+    /// file it is [`from_file`](Self::from_file).
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
@@ -320,7 +321,9 @@ impl<'a> Builder<'a> {
             return Ok(Builder::new());
         };
         let mut b = Builder::from_file(first.file())?;
-        b.kvs.retain(|k, _| !is_split_key(k));
+        if model.is_split() {
+            b.kvs.retain(|k, _| !is_split_key(k));
+        }
         for shard in shards {
             for t in shard.file().tensors() {
                 b.tensors.insert(

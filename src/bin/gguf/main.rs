@@ -8,8 +8,10 @@ mod convert;
 mod edit;
 mod inspect;
 mod json;
+mod merge;
 mod progress;
 mod rewrite;
+mod split;
 mod tensor;
 
 /// Inspect, rewrite and edit GGUF model files.
@@ -41,6 +43,11 @@ enum Command {
     /// Re-encode the floating-point weight matrices to another type
     /// (norms, biases and other tensors are kept byte for byte).
     Convert(convert::Args),
+    /// Split a model into shards (NAME-00001-of-0000N.gguf, ...) by size
+    /// and/or tensor count, as gguf-py's writer splits.
+    Split(split::Args),
+    /// Merge the shards of a split model into one file.
+    Merge(merge::Args),
 }
 
 /// Writes a command's output; a closed pipe (`gguf inspect f | head`) is
@@ -65,6 +72,8 @@ fn main() -> ExitCode {
         Command::Rewrite(args) => rewrite::run(args),
         Command::Tensor(args) => tensor::run(args),
         Command::Convert(args) => convert::run(args),
+        Command::Split(args) => split::run(args),
+        Command::Merge(args) => merge::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
