@@ -1,28 +1,6 @@
 //! Writing a model as shards, and a split model back as one builder.
 //!
-//! The shards are what gguf-py's `GGUFWriter(split_max_tensors=...,
-//! split_max_size=..., small_first_shard=...)` writes for the same content,
-//! byte for byte:
-//! - tensors go to shards in order; a new shard starts when the current one
-//!   holds `max_tensors` tensors, or when the sum of its tensors' unpadded
-//!   sizes plus the next tensor's would exceed `max_size` (a shard always
-//!   takes at least one tensor, so a tensor larger than the limit gets a
-//!   shard of its own); with `metadata_only_first` the first shard holds no
-//!   tensor;
-//! - the first shard holds every metadata entry, then `split.no` (u16),
-//!   `split.count` (u16) and `split.tensors.count` (i32); the other shards
-//!   hold only those three;
-//! - shard `k` of `n` of the output `dir/name.gguf` is
-//!   `dir/name-{k:05}-of-{n:05}.gguf`; when everything fits in one shard,
-//!   the output is the plain file `dir/name.gguf` without split keys;
-//! - each shard is laid out by the builder's own [`Layout`]: header padded
-//!   to the alignment, every tensor padded, a metadata-only shard padded to
-//!   the alignment.
-//!
-//! One deliberate difference: with a `general.alignment` other than 32,
-//! every shard carries that key (before the split keys). gguf-py writes it
-//! in the first shard only but pads the other shards' data to it, so their
-//! readers, which assume 32 without the key, misread them.
+//! The rules are on [`SplitOptions`].
 
 use std::fs::File;
 use std::ops::Range;
@@ -38,6 +16,30 @@ use crate::write::modes::{Progress, WriteMode};
 use crate::write::source::TensorData;
 
 /// Limits for [`Builder::write_split`]; 0 means no limit.
+///
+/// The shards are what gguf-py's `GGUFWriter(split_max_tensors=...,
+/// split_max_size=..., small_first_shard=...)` writes for the same content,
+/// byte for byte:
+/// - tensors go to shards in order; a new shard starts when the current one
+///   holds `max_tensors` tensors, or when the sum of its tensors' unpadded
+///   sizes plus the next tensor's would exceed `max_size` (a shard always
+///   takes at least one tensor, so a tensor larger than the limit gets a
+///   shard of its own); with `metadata_only_first` the first shard holds no
+///   tensor;
+/// - the first shard holds every metadata entry, then `split.no` (u16),
+///   `split.count` (u16) and `split.tensors.count` (i32); the other shards
+///   hold only those three;
+/// - shard `k` of `n` of the output `dir/name.gguf` is
+///   `dir/name-{k:05}-of-{n:05}.gguf`; when everything fits in one shard,
+///   the output is the plain file `dir/name.gguf` without split keys;
+/// - each shard is laid out by the builder's own [`Layout`]: header padded
+///   to the alignment, every tensor padded, a metadata-only shard padded to
+///   the alignment.
+///
+/// One deliberate difference: with a `general.alignment` other than 32,
+/// every shard carries that key (before the split keys). gguf-py writes it
+/// in the first shard only but pads the other shards' data to it, so their
+/// readers, which assume 32 without the key, misread them.
 ///
 /// ```
 /// use gguf_core::write::SplitOptions;
@@ -208,7 +210,7 @@ impl<'a> Builder<'a> {
     }
 
     /// Writes the model as shards beside `path` (see the
-    /// [module docs](self) for names, limits and metadata), the same bytes
+    /// [`SplitOptions`] for names, limits and metadata), the same bytes
     /// gguf-py writes for the same content and limits. Shards are written
     /// one after the other, each as [`write`](Self::write) would (memory
     /// stays bounded the same way), into temporary files renamed to their
