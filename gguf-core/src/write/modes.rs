@@ -161,6 +161,13 @@ impl<'p> WriteOptions<'p> {
         self
     }
 
+    /// The mode, the progress callback (a no-op when none was set) and the
+    /// temporary directory.
+    pub(crate) fn into_parts(self) -> (WriteMode, Box<dyn FnMut(u64, u64) + 'p>, Option<PathBuf>) {
+        let progress = self.progress.unwrap_or_else(|| Box::new(|_, _| {}));
+        (self.mode, progress, self.temp_dir)
+    }
+
     /// Creates the temporary file of a path write in `dir` instead of
     /// beside the target. `dir` must be on the same file system as the
     /// target, since the final rename cannot cross file systems.
@@ -415,7 +422,7 @@ impl<'a> Builder<'a> {
 
     /// Writes to an open file from its current position, buffered, with
     /// kernel-side copies of mapped tensors.
-    fn write_file(
+    pub(crate) fn write_file(
         &mut self,
         file: &mut File,
         mode: WriteMode,

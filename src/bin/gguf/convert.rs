@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use gguf::write::{Builder, WriteMode};
-use gguf::{tensor, GgmlType, GgufFile, Tensor};
+use gguf::{tensor, GgmlType, Model, Tensor};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -87,9 +87,8 @@ pub fn converts(t: &Tensor<'_>, ty: GgmlType) -> bool {
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let input =
-        GgufFile::open(&args.input).map_err(|e| format!("{}: {e}", args.input.display()))?;
-    let mut b = Builder::from_file(&input)?;
+    let input = Model::open(&args.input).map_err(|e| format!("{}: {e}", args.input.display()))?;
+    let mut b = Builder::from_model(&input)?;
     let mut converted = 0usize;
     for t in input.tensors() {
         if converts(&t, args.ty) {

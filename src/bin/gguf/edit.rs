@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use gguf::edit::{Commit, Editor};
+use gguf::edit::Commit;
+use gguf::model::ModelEditor;
 use gguf::write::{OwnedArray, OwnedValue};
 use gguf::{Value, ValueType};
 
@@ -209,10 +210,14 @@ fn report(path: &std::path::Path, commit: Commit, dry_run: bool) -> CliResult {
     crate::print(&text)
 }
 
-fn finish(ed: Editor, dry_run: bool) -> CliResult {
-    let path = ed.path().to_path_buf();
-    let commit = if dry_run { ed.plan()? } else { ed.commit()? };
-    report(&path, commit, dry_run)
+/// Commits (or plans) the edit of every file of the model that changes:
+/// the first shard for metadata, the tensor's shard for a rename.
+fn finish(ed: ModelEditor, dry_run: bool) -> CliResult {
+    let done = if dry_run { ed.plan()? } else { ed.commit()? };
+    for (path, commit) in done {
+        report(&path, commit, dry_run)?;
+    }
+    Ok(())
 }
 
 pub fn set(args: SetArgs) -> CliResult {
@@ -224,8 +229,9 @@ pub fn set(args: SetArgs) -> CliResult {
         (None, None) => return Err("a value or --from-file is required".into()),
     };
     let given = args.ty.as_deref().map(parse_type).transpose()?;
-    let mut ed = Editor::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
-    let ty = match (given, ed.file().value(&args.key)) {
+    let mut ed =
+        ModelEditor::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let ty = match (given, ed.metadata_file()?.value(&args.key)) {
         (Some(t), _) => t,
         (None, Some(existing)) => existing_type(&existing)?,
         (None, None) => {
@@ -241,19 +247,19 @@ pub fn set(args: SetArgs) -> CliResult {
 }
 
 pub fn rm(args: RmArgs) -> CliResult {
-    let mut ed = Editor::open(&args.file)?;
+    let mut ed = ModelEditor::open(&args.file)?;
     ed.remove(args.key)?;
     finish(ed, args.dry_run)
 }
 
 pub fn mv(args: MvArgs) -> CliResult {
-    let mut ed = Editor::open(&args.file)?;
+    let mut ed = ModelEditor::open(&args.file)?;
     ed.rename_key(args.old, args.new)?;
     finish(ed, args.dry_run)
 }
 
 pub fn rename_tensor(args: MvArgs) -> CliResult {
-    let mut ed = Editor::open(&args.file)?;
+    let mut ed = ModelEditor::open(&args.file)?;
     ed.rename_tensor(args.old, args.new)?;
     finish(ed, args.dry_run)
 }
