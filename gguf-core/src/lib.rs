@@ -8,6 +8,8 @@
 //! - [`write`](mod@write): [`write::Builder`] and [`write::Layout`], three write modes;
 //! - [`metadata`]: typed metadata structs, `#[derive(Metadata)]` and the
 //!   shipped [`General`], [`LlamaHyperParams`] and [`Tokenizer`];
+//! - `remote` (cargo feature `remote`): files behind URLs and in object
+//!   stores, read at the cost of their header;
 //! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
 //! - [`Error`]: the one error type, which always says what and where.
 #![deny(missing_docs)]
@@ -21,6 +23,8 @@ pub mod error;
 pub mod format;
 pub mod metadata;
 pub mod read;
+#[cfg(feature = "remote")]
+pub mod remote;
 pub mod tensor;
 #[doc(hidden)]
 pub mod testing;

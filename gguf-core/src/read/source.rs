@@ -13,6 +13,13 @@ pub(crate) enum Source<'a> {
     Mmap(Mmap, File),
     /// Only the header region, read from a stream.
     Header(Vec<u8>),
+    /// The header region, and the bytes of the file at `start..` fetched
+    /// on their own (one tensor's data read from a remote file).
+    Window {
+        header: Vec<u8>,
+        start: u64,
+        data: Vec<u8>,
+    },
 }
 
 impl Source<'_> {
@@ -57,7 +64,22 @@ impl Source<'_> {
         match self {
             Source::Borrowed(b) => b,
             Source::Mmap(m, _) => m,
-            Source::Header(v) => v,
+            Source::Header(v) | Source::Window { header: v, .. } => v,
         }
+    }
+
+    /// File bytes `start..start + len`, when held.
+    pub(crate) fn range(&self, start: u64, len: u64) -> Option<&[u8]> {
+        let end = start.checked_add(len)?;
+        let (bytes, base) = match self {
+            Source::Header(_) => return None,
+            Source::Window {
+                start: base, data, ..
+            } => (&data[..], *base),
+            _ => (self.bytes(), 0),
+        };
+        let from = usize::try_from(start.checked_sub(base)?).ok()?;
+        let to = usize::try_from(end - base).ok()?;
+        bytes.get(from..to)
     }
 }

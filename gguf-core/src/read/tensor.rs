@@ -96,21 +96,12 @@ impl<'f> Tensor<'f> {
     /// The data, borrowed from the file (or map) without copying.
     pub fn data(&self) -> Result<&'f [u8]> {
         let nbytes = self.byte_size()?;
-        if !self.file.has_data() {
-            return Err(Error::DataNotLoaded {
-                tensor: self.name.into(),
-            });
-        }
-        let start = self.file_offset() as usize;
-        // Bounds were checked at open.
+        let start = self.file_offset();
+        // Bounds were checked at open: a miss means the bytes are not held.
         self.file
-            .bytes()
-            .get(start..start + nbytes as usize)
-            .ok_or_else(|| Error::TensorOutOfBounds {
+            .data_range(start, nbytes)
+            .ok_or_else(|| Error::DataNotLoaded {
                 tensor: self.name.into(),
-                start: start as u64,
-                end: start as u64 + nbytes,
-                file_len: self.file.file_len(),
             })
     }
 
