@@ -9,15 +9,20 @@ use crate::json;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The GGUF file.
+    /// The GGUF file: a path, or a URL or object-store path (https://,
+    /// hf://OWNER/REPO/FILE[@REVISION], s3://, gs://, az://).
     file: PathBuf,
     /// Print everything as JSON: every value in full, every tensor.
     #[arg(long)]
     json: bool,
+    /// For a remote file, print to stderr how it was fetched (requests,
+    /// bytes, time).
+    #[arg(long, short)]
+    verbose: bool,
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let file = GgufFile::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let file = crate::open::open(&args.file, None, args.verbose)?;
     let out = if args.json {
         to_json(&file)
     } else {

@@ -8,6 +8,7 @@ mod convert;
 mod edit;
 mod inspect;
 mod json;
+mod open;
 mod progress;
 mod rewrite;
 mod tensor;
