@@ -14,6 +14,7 @@ mod integration {
     pub mod hostile;
     pub mod interop_read;
     pub mod memory;
+    pub mod remote;
     pub mod round_trip;
     pub mod tensor_api;
     pub mod truncation;

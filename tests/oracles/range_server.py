@@ -74,10 +74,10 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json({})
         fault = None
         parts = path.lstrip("/").split("/")
-        if parts[0] == "fault" and len(parts) >= 3:
-            fault, parts = parts[1], parts[2:]
         if len(parts) >= 5 and parts[2] == "resolve":
             parts = parts[4:]
+        if parts[0] == "fault" and len(parts) >= 3:
+            fault, parts = parts[1], parts[2:]
         name = "/".join(parts)
         with LOCK:
             STATS["requests"] += 1

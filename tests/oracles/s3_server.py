@@ -11,6 +11,7 @@ stdout, then reads commands from stdin until it closes:
   put KEY PATH    uploads PATH as KEY (a new ETag), answers "ok"
 """
 
+import logging
 import os
 import socket
 import sys
@@ -30,6 +31,7 @@ def free_port():
 
 def main():
     bucket, files = sys.argv[1], sys.argv[2:]
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
     port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
