@@ -22,7 +22,11 @@ use super::util::{assert_same_index, raw, tiny_file};
 fn oracle(script: &str) -> Command {
     let python = std::env::var("GGUF_PYTHON").unwrap_or_else(|_| "python3".into());
     let mut c = Command::new(python);
-    c.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracles").join(script));
+    c.arg(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/oracles")
+            .join(script),
+    );
     c
 }
 
@@ -70,7 +74,11 @@ impl Server {
     /// A plain GET on the server's own endpoints (`/_stats`, `/_reset`).
     fn get(&self, path: &str) -> serde_json::Value {
         let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
         let mut resp = String::new();
         s.read_to_string(&mut resp).unwrap();
         let body = resp.split_once("\r\n\r\n").map_or("", |(_, b)| b);
@@ -81,7 +89,10 @@ impl Server {
     fn take_stats(&self) -> (u64, u64) {
         let s = self.get("/_stats");
         self.get("/_reset");
-        (s["requests"].as_u64().unwrap(), s["bytes"].as_u64().unwrap())
+        (
+            s["requests"].as_u64().unwrap(),
+            s["bytes"].as_u64().unwrap(),
+        )
     }
 
     /// Sends one command line to the server and waits for its answer.
@@ -213,7 +224,10 @@ fn http_reads_every_test_file_as_local() {
         let local = GgufFile::open(dir.path().join(name)).unwrap();
         let remote = RemoteFile::open(&server.url(name)).unwrap();
         let (requests, bytes) = server.take_stats();
-        assert_eq!((requests, bytes), (remote.stats().requests, remote.stats().bytes));
+        assert_eq!(
+            (requests, bytes),
+            (remote.stats().requests, remote.stats().bytes)
+        );
         check_against_local(&remote, &local, DEFAULT_CHUNK);
         server.take_stats();
         // The same with small chunks: more reads, the same result, and
@@ -263,24 +277,45 @@ fn bad_servers_are_precise_errors() {
 
     // A server ignoring Range: stop at once, never download the file.
     let e = open_err(&server, "fault/ignore-range/m.gguf", &default);
-    assert!(matches!(e, Error::RangeIgnored { total: Some(n), .. } if n == bytes.len() as u64), "{e}");
+    assert!(
+        matches!(e, Error::RangeIgnored { total: Some(n), .. } if n == bytes.len() as u64),
+        "{e}"
+    );
     let (_, served) = server.take_stats();
-    assert!(served < bytes.len() as u64 / 2, "{served} bytes sent before stopping");
+    assert!(
+        served < bytes.len() as u64 / 2,
+        "{served} bytes sent before stopping"
+    );
     // ... but a whole file no longer than the first read is fine.
     let tiny = RemoteFile::open(&server.url("fault/ignore-range/tiny.gguf")).unwrap();
     assert_eq!(tiny.file().tensor_count(), 2);
 
     let e = open_err(&server, "fault/no-content-range/m.gguf", &default);
-    assert!(matches!(e, Error::BadContentRange { found: None, .. }), "{e}");
+    assert!(
+        matches!(e, Error::BadContentRange { found: None, .. }),
+        "{e}"
+    );
     let e = open_err(&server, "fault/wrong-content-range/m.gguf", &default);
-    assert!(matches!(e, Error::BadContentRange { found: Some(_), .. }), "{e}");
+    assert!(
+        matches!(e, Error::BadContentRange { found: Some(_), .. }),
+        "{e}"
+    );
     let e = open_err(&server, "fault/short-body/m.gguf", &default);
-    assert!(matches!(e, Error::ShortBody { got, expected, .. } if got == expected / 2), "{e}");
+    assert!(
+        matches!(e, Error::ShortBody { got, expected, .. } if got == expected / 2),
+        "{e}"
+    );
     let e = open_err(&server, "fault/drop/m.gguf", &default);
-    assert!(matches!(e, Error::Network { ref message, .. } if message.contains("connection lost after")), "{e}");
+    assert!(
+        matches!(e, Error::Network { ref message, .. } if message.contains("connection lost after")),
+        "{e}"
+    );
     for status in [403u16, 404, 500, 503] {
         let e = open_err(&server, &format!("fault/status-{status}/m.gguf"), &default);
-        assert!(matches!(e, Error::HttpStatus { status: s, .. } if s == status), "{e}");
+        assert!(
+            matches!(e, Error::HttpStatus { status: s, .. } if s == status),
+            "{e}"
+        );
     }
     let e = open_err(&server, "missing.gguf", &default);
     assert!(matches!(e, Error::HttpStatus { status: 404, .. }), "{e}");
@@ -294,9 +329,21 @@ fn bad_servers_are_precise_errors() {
 
     // A file that changes between reads (header over several reads).
     let e = open_err(&server, "fault/changing/m.gguf", &default);
-    assert!(matches!(e, Error::RemoteChanged { what: "ETag", .. }), "{e}");
+    assert!(
+        matches!(e, Error::RemoteChanged { what: "ETag", .. }),
+        "{e}"
+    );
     let e = open_err(&server, "fault/changing-lm/m.gguf", &default);
-    assert!(matches!(e, Error::RemoteChanged { what: "Last-Modified", .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::RemoteChanged {
+                what: "Last-Modified",
+                ..
+            }
+        ),
+        "{e}"
+    );
     // ... or between the header and a tensor.
     let tiny = RemoteFile::open(&server.url("fault/changing/tiny.gguf")).unwrap();
     let e = tiny.tensor_bytes("output.weight").unwrap_err();
@@ -327,7 +374,11 @@ fn remote_shards_are_found_by_name() {
         std::fs::write(dir.path().join(format!("m-{k:05}-of-00003.gguf")), bytes).unwrap();
     }
     let server = Server::http(dir.path());
-    let shards = open_shards(&server.url("m-00002-of-00003.gguf"), &RemoteOptions::default()).unwrap();
+    let shards = open_shards(
+        &server.url("m-00002-of-00003.gguf"),
+        &RemoteOptions::default(),
+    )
+    .unwrap();
     let names: Vec<_> = shards
         .iter()
         .map(|f| f.tensor_at(0).unwrap().name().to_owned())
@@ -361,7 +412,10 @@ fn hf_urls_send_the_token_to_the_hub_and_nowhere_else() {
     let hub = Server::http(dir.path());
     let cdn = Server::http(dir.path());
     let (local, _) = run(gguf().arg("inspect").arg(&sample).arg("--json"));
-    let url = format!("hf://owner/repo/fault/redirect-{}/tiny-llama.gguf@v1", cdn.port);
+    let url = format!(
+        "hf://owner/repo/fault/redirect-{}/tiny-llama.gguf@v1",
+        cdn.port
+    );
     let (json, stderr) = run(gguf()
         .args(["inspect", &url, "--json", "--verbose"])
         .env("HF_ENDPOINT", format!("http://127.0.0.1:{}", hub.port))
@@ -383,14 +437,24 @@ fn cli_reads_urls_like_local_files() {
     let (local, _) = run(gguf().arg("inspect").arg(&sample).arg("--json"));
     let (remote, stderr) = run(gguf().args(["inspect", &url, "--json", "--verbose"]));
     assert_eq!(remote, local);
-    assert!(stderr.contains("requests") && stderr.contains("bytes"), "{stderr}");
+    assert!(
+        stderr.contains("requests") && stderr.contains("bytes"),
+        "{stderr}"
+    );
     let (text_local, _) = run(gguf().arg("inspect").arg(&sample));
     let (text_remote, _) = run(gguf().args(["inspect", &url]));
     assert_eq!(text_local, text_remote);
     let (a, b) = (dir.path().join("a.npy"), dir.path().join("b.npy"));
-    run(gguf().arg("tensor").arg(&sample).arg("blk.0.attn_v.weight").arg("--npy").arg(&a));
+    run(gguf()
+        .arg("tensor")
+        .arg(&sample)
+        .arg("blk.0.attn_v.weight")
+        .arg("--npy")
+        .arg(&a));
     server.take_stats();
-    run(gguf().args(["tensor", &url, "blk.0.attn_v.weight", "--npy"]).arg(&b));
+    run(gguf()
+        .args(["tensor", &url, "blk.0.attn_v.weight", "--npy"])
+        .arg(&b));
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     assert_eq!(server.take_stats().0, 2, "header, then the tensor");
     let (s1, _) = run(gguf().arg("tensor").arg(&sample).arg("output.weight"));
@@ -412,7 +476,10 @@ fn s3_env(c: &mut Command, port: u16) -> &mut Command {
 /// The number before `unit` in the `--verbose` header line ("N range
 /// requests", "M bytes").
 fn counted(stderr: &str, unit: &str) -> u64 {
-    let line = stderr.lines().find(|l| l.contains(": header ")).expect(stderr);
+    let line = stderr
+        .lines()
+        .find(|l| l.contains(": header "))
+        .expect(stderr);
     let words: Vec<&str> = line.split([' ', ',']).filter(|w| !w.is_empty()).collect();
     let at = words
         .iter()
@@ -433,21 +500,34 @@ fn s3_reads_every_test_file_as_local() {
         let local = GgufFile::open(path).unwrap();
         let url = format!("s3://models/{name}");
         let (json_local, _) = run(gguf().arg("inspect").arg(path).arg("--json"));
-        let (json, stderr) = run(s3_env(&mut gguf(), s3.port).args(["inspect", &url, "--json", "--verbose"]));
+        let (json, stderr) =
+            run(s3_env(&mut gguf(), s3.port).args(["inspect", &url, "--json", "--verbose"]));
         assert_eq!(json, json_local, "{name}");
         assert!(counted(&stderr, "range") <= 3, "{stderr}");
         assert!(stderr.contains("+ 1 HEAD"), "{stderr}");
-        assert!(counted(&stderr, "bytes") <= local.header_len() + DEFAULT_CHUNK, "{stderr}");
+        assert!(
+            counted(&stderr, "bytes") <= local.header_len() + DEFAULT_CHUNK,
+            "{stderr}"
+        );
         let tensor = local
             .tensors()
             .find(|t| t.byte_size().is_ok_and(|n| n > 0) && t.to_f32().is_ok());
         if let Some(t) = tensor {
             let (a, b) = (dir.path().join("a.npy"), dir.path().join("b.npy"));
-            run(gguf().arg("tensor").arg(path).arg(t.name()).arg("--npy").arg(&a));
+            run(gguf()
+                .arg("tensor")
+                .arg(path)
+                .arg(t.name())
+                .arg("--npy")
+                .arg(&a));
             let (_, stderr) = run(s3_env(&mut gguf(), s3.port)
                 .args(["tensor", &url, t.name(), "--verbose", "--npy"])
                 .arg(&b));
-            assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap(), "{name}");
+            assert_eq!(
+                std::fs::read(&a).unwrap(),
+                std::fs::read(&b).unwrap(),
+                "{name}"
+            );
             assert!(stderr.contains("tensor data: 1 range request"), "{stderr}");
         }
     }
@@ -457,8 +537,15 @@ fn s3_reads_every_test_file_as_local() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("404"));
-    s3.command(&format!("put tiny.gguf {}", dir.path().join("tiny-llama.gguf").display()));
-    let (json, _) = run(s3_env(&mut gguf(), s3.port).args(["inspect", "s3://models/tiny.gguf", "--json"]));
-    let (json_local, _) = run(gguf().arg("inspect").arg(dir.path().join("tiny-llama.gguf")).arg("--json"));
+    s3.command(&format!(
+        "put tiny.gguf {}",
+        dir.path().join("tiny-llama.gguf").display()
+    ));
+    let (json, _) =
+        run(s3_env(&mut gguf(), s3.port).args(["inspect", "s3://models/tiny.gguf", "--json"]));
+    let (json_local, _) = run(gguf()
+        .arg("inspect")
+        .arg(dir.path().join("tiny-llama.gguf"))
+        .arg("--json"));
     assert_eq!(json, json_local);
 }

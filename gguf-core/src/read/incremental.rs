@@ -146,10 +146,14 @@ impl ReadAt for std::fs::File {
         let mut done = 0;
         while done < buf.len() {
             #[cfg(unix)]
-            let n = std::os::unix::fs::FileExt::read_at(self, &mut buf[done..], offset + done as u64);
-            #[cfg(windows)]
             let n =
-                std::os::windows::fs::FileExt::seek_read(self, &mut buf[done..], offset + done as u64);
+                std::os::unix::fs::FileExt::read_at(self, &mut buf[done..], offset + done as u64);
+            #[cfg(windows)]
+            let n = std::os::windows::fs::FileExt::seek_read(
+                self,
+                &mut buf[done..],
+                offset + done as u64,
+            );
             match n {
                 Ok(0) => break,
                 Ok(n) => done += n,
@@ -609,7 +613,10 @@ mod tests {
             let lb = min_header_end(&bytes[..cut], bytes.len() as u64);
             assert!(lb <= end, "cut {cut}: bound {lb} > header end {end}");
         }
-        assert_eq!(min_header_end(&bytes[..end as usize], bytes.len() as u64), end);
+        assert_eq!(
+            min_header_end(&bytes[..end as usize], bytes.len() as u64),
+            end
+        );
     }
 
     #[test]
@@ -624,7 +631,12 @@ mod tests {
         let file = read_header(&src, &ReadOptions::default().chunk(CHUNK)).unwrap();
         let local = GgufFile::from_bytes(&bytes).unwrap();
         assert_eq!(file.header_len(), local.header_len());
-        assert_eq!(file.get_strings("tokenizer.ggml.tokens").unwrap().nth(39_999), Some("tok39999"));
+        assert_eq!(
+            file.get_strings("tokenizer.ggml.tokens")
+                .unwrap()
+                .nth(39_999),
+            Some("tok39999")
+        );
         assert!(src.max_end.get() <= file.header_len() + CHUNK);
         // A header of three chunks in three reads, not four.
         assert!(file.header_len() > 3 * CHUNK);
@@ -636,7 +648,10 @@ mod tests {
         let bytes = vocab_file(40_000, 16);
         let options = ReadOptions::default().chunk(4096).max_header_len(100_000);
         let err = read_header(&bytes[..], &options).unwrap_err();
-        assert!(matches!(err, Error::HeaderTooLarge { limit: 100_000, .. }), "{err:?}");
+        assert!(
+            matches!(err, Error::HeaderTooLarge { limit: 100_000, .. }),
+            "{err:?}"
+        );
     }
 
     #[test]

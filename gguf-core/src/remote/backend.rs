@@ -123,7 +123,11 @@ impl Backend {
             after: b,
         };
         if before.size != now.size {
-            return Err(changed("size", before.size.to_string(), now.size.to_string()));
+            return Err(changed(
+                "size",
+                before.size.to_string(),
+                now.size.to_string(),
+            ));
         }
         let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(none)".into());
         if before.etag != now.etag {

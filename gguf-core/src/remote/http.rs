@@ -89,7 +89,10 @@ impl HttpSource {
                     end,
                     found: found.clone(),
                 };
-                let (first, last, total) = found.as_deref().and_then(parse_content_range).ok_or_else(bad)?;
+                let (first, last, total) = found
+                    .as_deref()
+                    .and_then(parse_content_range)
+                    .ok_or_else(bad)?;
                 // The range asked, clamped to the file's end.
                 if first != offset || last + 1 != end.min(total) || last < first {
                     return Err(bad());
@@ -114,7 +117,8 @@ impl HttpSource {
                 len.saturating_add(1)
             }
             StatusCode::RANGE_NOT_SATISFIABLE
-                if offset == 0 && header(&headers, CONTENT_RANGE).as_deref() == Some("bytes */0") =>
+                if offset == 0
+                    && header(&headers, CONTENT_RANGE).as_deref() == Some("bytes */0") =>
             {
                 // An empty file: no range of it exists.
                 return Ok((Vec::new(), identity));
@@ -127,10 +131,11 @@ impl HttpSource {
             }
         };
         let mut body = Vec::new();
-        body.try_reserve_exact(expected.min(len) as usize).map_err(|_| Error::HeaderTooLarge {
-            needed: expected,
-            limit: isize::MAX as u64,
-        })?;
+        body.try_reserve_exact(expected.min(len) as usize)
+            .map_err(|_| Error::HeaderTooLarge {
+                needed: expected,
+                limit: isize::MAX as u64,
+            })?;
         while (body.len() as u64) < expected {
             let chunk = match tokio::time::timeout(self.read_timeout, resp.chunk()).await {
                 Err(_) => return Err(timeout("reading the response body")),

@@ -24,7 +24,10 @@ pub fn is_remote(s: &str) -> bool {
     match s.split_once("://") {
         Some((scheme, _)) => {
             let scheme = scheme.to_ascii_lowercase();
-            scheme == "http" || scheme == "https" || scheme == "hf" || STORE_SCHEMES.contains(&scheme.as_str())
+            scheme == "http"
+                || scheme == "https"
+                || scheme == "hf"
+                || STORE_SCHEMES.contains(&scheme.as_str())
         }
         None => false,
     }
@@ -61,7 +64,12 @@ impl Location {
             "http" | "https" => Ok(Location::Http { url, token: None }),
             "hf" => hf(s, options),
             scheme if STORE_SCHEMES.contains(&scheme) => Ok(Location::Store { url }),
-            scheme => Err(bad(s, format!("unsupported scheme {scheme:?} (use http(s)://, hf://, s3://, gs:// or az://)"))),
+            scheme => Err(bad(
+                s,
+                format!(
+                    "unsupported scheme {scheme:?} (use http(s)://, hf://, s3://, gs:// or az://)"
+                ),
+            )),
         }
     }
 
@@ -99,7 +107,10 @@ impl Location {
     /// The last path segment, decoded.
     pub(crate) fn file_name(&self) -> String {
         let (Location::Http { url, .. } | Location::Store { url }) = self;
-        let last = url.path_segments().and_then(|mut s| s.next_back()).unwrap_or("");
+        let last = url
+            .path_segments()
+            .and_then(|mut s| s.next_back())
+            .unwrap_or("");
         percent_decode(last)
     }
 }
@@ -166,12 +177,17 @@ fn hf(s: &str, options: &RemoteOptions) -> Result<Location> {
         .ok()
         .filter(|e| !e.is_empty())
         .unwrap_or_else(|| "https://huggingface.co".into());
-    let mut url = Url::parse(&endpoint).map_err(|e| bad(&endpoint, format!("HF_ENDPOINT is not a URL: {e}")))?;
+    let mut url = Url::parse(&endpoint)
+        .map_err(|e| bad(&endpoint, format!("HF_ENDPOINT is not a URL: {e}")))?;
     {
         let mut seg = url
             .path_segments_mut()
             .map_err(|()| bad(&endpoint, "HF_ENDPOINT cannot have a path"))?;
-        seg.pop_if_empty().push(owner).push(repo).push("resolve").push(revision);
+        seg.pop_if_empty()
+            .push(owner)
+            .push(repo)
+            .push("resolve")
+            .push(revision);
         seg.extend(file.split('/'));
     }
     Ok(Location::Http {
@@ -185,7 +201,9 @@ mod tests {
     use super::*;
 
     fn resolve(s: &str) -> String {
-        let Location::Http { url, .. } = Location::parse(s, &RemoteOptions::default().hf_token(None)).unwrap() else {
+        let Location::Http { url, .. } =
+            Location::parse(s, &RemoteOptions::default().hf_token(None)).unwrap()
+        else {
             panic!("not http")
         };
         url.to_string()
@@ -210,7 +228,11 @@ mod tests {
 
     #[test]
     fn messages_never_show_credentials() {
-        let l = Location::parse("https://user:secret@h.example/a.gguf?sig=abc", &RemoteOptions::default()).unwrap();
+        let l = Location::parse(
+            "https://user:secret@h.example/a.gguf?sig=abc",
+            &RemoteOptions::default(),
+        )
+        .unwrap();
         assert!(!l.display().contains("secret"));
         assert!(!l.display().contains("abc"));
         let e = Location::parse("ftp://user:secret@h/a", &RemoteOptions::default()).unwrap_err();
@@ -219,8 +241,15 @@ mod tests {
 
     #[test]
     fn sibling_names() {
-        let l = Location::parse("s3://b/dir/m-00001-of-00002.gguf", &RemoteOptions::default()).unwrap();
+        let l = Location::parse(
+            "s3://b/dir/m-00001-of-00002.gguf",
+            &RemoteOptions::default(),
+        )
+        .unwrap();
         assert_eq!(l.file_name(), "m-00001-of-00002.gguf");
-        assert_eq!(l.with_file_name("m-00002-of-00002.gguf").unwrap().display(), "s3://b/dir/m-00002-of-00002.gguf");
+        assert_eq!(
+            l.with_file_name("m-00002-of-00002.gguf").unwrap().display(),
+            "s3://b/dir/m-00002-of-00002.gguf"
+        );
     }
 }

@@ -162,7 +162,10 @@ impl AsyncRemoteFile {
         Self::open_backend(backend, options).await
     }
 
-    pub(crate) async fn open_backend(backend: Arc<Backend>, options: &RemoteOptions) -> Result<Self> {
+    pub(crate) async fn open_backend(
+        backend: Arc<Backend>,
+        options: &RemoteOptions,
+    ) -> Result<Self> {
         let mut parser = HeaderParser::new(options.read);
         loop {
             match parser.step()? {
@@ -293,7 +296,10 @@ fn row_bytes(t: &crate::Tensor<'_>, rows: &Range<u64>) -> Result<(Range<u64>, us
     if rows.start > rows.end || rows.end > n_rows {
         return Err(Error::InvalidTensor {
             tensor: t.name().into(),
-            reason: format!("rows {}..{} are outside its {n_rows} rows", rows.start, rows.end),
+            reason: format!(
+                "rows {}..{} are outside its {n_rows} rows",
+                rows.start, rows.end
+            ),
         });
     }
     let row_size = size.checked_div(n_rows).unwrap_or(0);

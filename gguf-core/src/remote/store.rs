@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use object_store::path::Path;
-use object_store::{ClientConfigKey, GetOptions, GetRange, ObjectStore, ObjectStoreExt, RetryConfig};
+use object_store::{
+    ClientConfigKey, GetOptions, GetRange, ObjectStore, ObjectStoreExt, RetryConfig,
+};
 use url::Url;
 
 use crate::error::{Error, Result};
@@ -37,7 +39,10 @@ impl StoreSource {
         let total = format!("{}ms", options.read_timeout.as_millis());
         let err = |e: object_store::Error| Error::BadUrl {
             url: redact(url),
-            reason: format!("cannot configure the object store: {}", super::http::chain(&e)),
+            reason: format!(
+                "cannot configure the object store: {}",
+                super::http::chain(&e)
+            ),
         };
         let store: Arc<dyn ObjectStore> = match url.scheme() {
             "s3" | "s3a" => {
@@ -131,7 +136,11 @@ impl StoreSource {
                 url: display.into(),
                 offset,
                 end,
-                found: Some(format!("bytes {}-{}", result.range.start, result.range.end.saturating_sub(1))),
+                found: Some(format!(
+                    "bytes {}-{}",
+                    result.range.start,
+                    result.range.end.saturating_sub(1)
+                )),
             });
         }
         let expected = end - offset;
@@ -141,7 +150,10 @@ impl StoreSource {
             let chunk = chunk.map_err(|e| {
                 let mut err = store_error(display, e);
                 if let Error::Network { message, .. } = &mut err {
-                    *message = format!("connection lost after {} of {expected} bytes: {message}", body.len());
+                    *message = format!(
+                        "connection lost after {} of {expected} bytes: {message}",
+                        body.len()
+                    );
                 }
                 err
             })?;

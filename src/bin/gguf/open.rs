@@ -54,7 +54,10 @@ pub fn open(name: &Path, tensor: Option<&str>, verbose: bool) -> Result<GgufFile
             s.requests + s.head_requests,
             s.bytes,
             started.elapsed().as_secs_f64() * 1e3,
-            remote.etag().map(|e| format!(", ETag {e}")).unwrap_or_default(),
+            remote
+                .etag()
+                .map(|e| format!(", ETag {e}"))
+                .unwrap_or_default(),
         );
     }
     Ok(with_tensor.unwrap_or_else(|| remote.into_file()))
