@@ -367,7 +367,7 @@ fn remote_shards_are_found_by_name() {
         let mut b = Builder::new();
         b.set("split.no", k - 1).unwrap();
         b.set("split.count", 3u16).unwrap();
-        b.add_tensor(&format!("t{k}"), GgmlType::F32, &[4], vec![0u8; 16])
+        b.add_tensor(format!("t{k}"), GgmlType::F32, &[4], vec![0u8; 16])
             .unwrap();
         let mut bytes = Vec::new();
         b.write(&mut bytes).unwrap();
