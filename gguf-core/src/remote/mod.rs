@@ -15,7 +15,7 @@
 //!   `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, `AWS_REGION`,
 //!   `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, ...).
 //!
-//! What it costs: the header is parsed by [`HeaderParser`](crate::read::HeaderParser)
+//! What it costs: the header is parsed by [`HeaderParser`]
 //! from range reads, the first one [`ReadOptions::chunk`] bytes (2 MiB),
 //! later ones only as the header needs them; a tensor (or a byte range of
 //! it, or some of its rows) is one more range read. Object stores add one
@@ -31,7 +31,7 @@
 //!
 //! Timeouts ([`RemoteOptions`]): 10 s to connect, 30 s of silence while
 //! waiting for a response or between two pieces of a body; a stalled
-//! server is a [`Error::Timeout`](crate::Error::Timeout), not a hang.
+//! server is a [`Error::Timeout`], not a hang.
 //!
 //! ```no_run
 //! # fn main() -> gguf_core::Result<()> {
