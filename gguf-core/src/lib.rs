@@ -12,6 +12,8 @@
 //!   shipped [`General`], [`LlamaHyperParams`] and [`Tokenizer`];
 //! - [`estimate`]: the memory llama.cpp allocates to run a model;
 //! - [`summary`]: what a model is, from its header ([`summary::ModelSummary`]);
+//! - `remote` (cargo feature `remote`): files behind URLs and in object
+//!   stores, read at the cost of their header;
 //! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
 //! - [`Error`]: the one error type, which always says what and where.
 #![deny(missing_docs)]
@@ -32,6 +34,8 @@ pub mod metadata;
 pub mod model;
 pub mod naming;
 pub mod read;
+#[cfg(feature = "remote")]
+pub mod remote;
 pub mod summary;
 pub mod tensor;
 #[cfg(any(test, feature = "testing"))]

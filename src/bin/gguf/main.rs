@@ -14,6 +14,7 @@ mod hash;
 mod inspect;
 mod json;
 mod merge;
+mod open;
 mod progress;
 mod rewrite;
 mod split;

@@ -4,11 +4,12 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use gguf::{Model, Tensor};
+use gguf::Tensor;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The GGUF file.
+    /// The GGUF file: a path, or a URL or object-store path (only the
+    /// header and this tensor's bytes are fetched).
     file: PathBuf,
     /// The tensor's name.
     name: String,
@@ -16,10 +17,13 @@ pub struct Args {
     /// NumPy order: the reverse of ggml's) instead of printing a summary.
     #[arg(long, value_name = "OUT")]
     npy: Option<PathBuf>,
+    /// For a remote file, print to stderr how it was fetched.
+    #[arg(long, short)]
+    verbose: bool,
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let file = Model::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let file = crate::open::open_model(&args.file, Some(&args.name), args.verbose)?;
     let t = file
         .tensor(&args.name)
         .map_err(|e| format!("{}: {e}", args.file.display()))?;
