@@ -264,7 +264,18 @@ fn convert_q8_0_quantizes_weights_and_keeps_everything_else() {
     ]);
     let summary = ok(&out);
     assert!(summary.contains("4 of 9 tensors"), "{summary}");
-    assert!(out.stderr.is_empty(), "progress drawn on a pipe");
+    assert!(
+        summary.contains("kept 1 (1 F32): rows not a whole number of Q8_0 blocks of 32"),
+        "{summary}"
+    );
+    // On a pipe: no progress bar, only the warning about the odd weight.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("gguf: warning: 1 weight tensor NOT converted to Q8_0")
+            && err.contains("blk.0.odd.weight"),
+        "{err}"
+    );
 
     let src = GgufFile::open(&input).unwrap();
     let conv = GgufFile::open(&output).unwrap();
@@ -451,4 +462,357 @@ fn convert_sets_the_file_type_of_each_target_and_refuses_what_it_cannot_do() {
             t.name()
         );
     }
+}
+
+/// A model whose weights are already quantized (rows of 256: whole blocks
+/// of every type), plus an F16 matrix, a norm and an integer tensor.
+fn quantized_model(path: &Path) -> Vec<Spec> {
+    let specs: Vec<(&str, GgmlType, Vec<u64>)> = vec![
+        ("token_embd.weight", GgmlType::Q8_0, vec![256, 6]),
+        ("blk.0.attn_norm.weight", GgmlType::F32, vec![256]),
+        ("blk.0.attn_q.weight", GgmlType::Q4_K, vec![256, 4]),
+        ("blk.0.attn_v.weight", GgmlType::Q6_K, vec![256, 4]),
+        ("blk.0.ffn_up.weight", GgmlType::Q5_0, vec![256, 3]),
+        ("blk.0.ffn_down.weight", GgmlType::F16, vec![256, 2]),
+        ("blk.0.pos.weight", GgmlType::I32, vec![4, 4]),
+    ];
+    let mut b = Builder::new();
+    b.set("general.architecture", "llama").unwrap();
+    b.set("general.file_type", 15u32).unwrap();
+    let mut tensors = Vec::new();
+    for (i, (name, ty, shape)) in specs.into_iter().enumerate() {
+        let n = shape.iter().product::<u64>() as usize;
+        let bytes = if ty == GgmlType::I32 {
+            (0..n as i32)
+                .flat_map(|v| (v * 7919 - 50).to_le_bytes())
+                .collect()
+        } else {
+            encode(ty, &randoms(300 + i as u64, n), &shape)
+        };
+        b.add_tensor(name, ty, &shape, bytes.clone()).unwrap();
+        tensors.push((name.to_owned(), ty, shape, bytes));
+    }
+    b.write_to_path(path).unwrap();
+    tensors
+}
+
+fn convert(input: &Path, output: &Path, ty: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        OsStr::new("convert"),
+        input.as_os_str(),
+        output.as_os_str(),
+        OsStr::new("--type"),
+        OsStr::new(ty),
+    ];
+    args.extend(extra.iter().map(OsStr::new));
+    gguf(&args)
+}
+
+fn sha256_hex(data: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Checks gguf-py's GGUFReader reads each file with the tensors, bytes and
+/// values we read (tests/oracles/values_with_gguf_py.py); values of the
+/// `only` tensors (comma-separated) when given.
+fn assert_gguf_py_reads(paths: &[&Path], only: Option<&str>) {
+    let mut args: Vec<&OsStr> = Vec::new();
+    if let Some(only) = only {
+        args.extend([OsStr::new("--tensors"), OsStr::new(only)]);
+    }
+    args.extend(paths.iter().map(|p| p.as_os_str()));
+    let out = super::util::python("values_with_gguf_py.py", &args);
+    let views: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(views.len(), paths.len());
+    for (path, view) in paths.iter().zip(&views) {
+        let file = GgufFile::open(path).unwrap();
+        assert_eq!(
+            view.as_object().unwrap().len(),
+            file.tensor_count(),
+            "{}",
+            path.display()
+        );
+        for t in file.tensors() {
+            let what = format!("{}: {}", path.display(), t.name());
+            let v = &view[t.name()];
+            assert_eq!(
+                v["type"].as_u64(),
+                Some(u64::from(t.ggml_type().id())),
+                "{what}"
+            );
+            assert_eq!(v["shape"], serde_json::json!(t.shape()), "{what}");
+            assert_eq!(
+                v["sha256"].as_str(),
+                Some(sha256_hex(t.data().unwrap()).as_str()),
+                "{what}"
+            );
+            let Some(hex) = v["values"].as_str() else {
+                // Quantized blocks of a big-endian file, or not asked for:
+                // bytes compared above.
+                assert!(
+                    file.endian() == Endian::Big || only.is_some(),
+                    "{what}: no values"
+                );
+                continue;
+            };
+            let theirs: Vec<f64> = (0..hex.len())
+                .step_by(16)
+                .map(|i| {
+                    f64::from_bits(
+                        u64::from_str_radix(&hex[i..i + 16], 16)
+                            .unwrap()
+                            .swap_bytes(),
+                    )
+                })
+                .collect();
+            let ours: Vec<f64> = match t.ggml_type() {
+                GgmlType::I32 => t
+                    .data()
+                    .unwrap()
+                    .chunks_exact(4)
+                    .map(|c| {
+                        let b = c.try_into().unwrap();
+                        f64::from(match file.endian() {
+                            Endian::Little => i32::from_le_bytes(b),
+                            Endian::Big => i32::from_be_bytes(b),
+                        })
+                    })
+                    .collect(),
+                _ => t.to_f32().unwrap().into_iter().map(f64::from).collect(),
+            };
+            assert_eq!(theirs.len(), ours.len(), "{what}");
+            for (i, (a, b)) in theirs.iter().zip(&ours).enumerate() {
+                assert!(
+                    a.to_bits() == b.to_bits() || (a - b).abs() <= 1e-6 * b.abs().max(1.0),
+                    "{what}[{i}]: gguf-py {a}, ours {b}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn convert_keeps_quantized_weights_unless_allowed_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.gguf");
+    let tensors = quantized_model(&input);
+    let quantized = [
+        "blk.0.attn_q.weight",
+        "blk.0.attn_v.weight",
+        "blk.0.ffn_up.weight",
+    ];
+
+    // Without --allow-requantize: the F16 matrix only, and a warning naming
+    // the quantized weights kept.
+    let kept = dir.path().join("kept.gguf");
+    let out = convert(&input, &kept, "Q8_0", &[]);
+    let summary = ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        summary.contains("1 of 7 tensors converted to Q8_0"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("kept 3 (1 Q4_K, 1 Q5_0, 1 Q6_K): already quantized"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("kept 1 (1 Q8_0): already Q8_0"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("kept 2 (1 F32, 1 I32): not weight matrices"),
+        "{summary}"
+    );
+    assert!(
+        err.contains("warning: 3 weight tensors NOT converted"),
+        "{err}"
+    );
+    assert!(err.contains("--allow-requantize"), "{err}");
+    for name in quantized {
+        assert!(err.contains(name), "{name} not named: {err}");
+    }
+
+    // With it: every weight matrix not already Q8_0, decoded and encoded.
+    let requant = dir.path().join("requant.gguf");
+    let out = convert(&input, &requant, "Q8_0", &["--allow-requantize"]);
+    let summary = ok(&out);
+    assert!(
+        summary.contains("4 of 7 tensors converted to Q8_0"),
+        "{summary}"
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // A float target converts quantized weights without the flag.
+    let f16 = dir.path().join("f16.gguf");
+    let out = convert(&input, &f16, "F16", &[]);
+    let summary = ok(&out);
+    assert!(
+        summary.contains("4 of 7 tensors converted to F16"),
+        "{summary}"
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let kept_f = GgufFile::open(&kept).unwrap();
+    let requant_f = GgufFile::open(&requant).unwrap();
+    let f16_f = GgufFile::open(&f16).unwrap();
+    for (name, ty, shape, bytes) in &tensors {
+        let values = || tensor::dequantize_to_vec(*ty, Endian::Little, bytes).unwrap();
+        let matrix = shape.len() == 2 && *ty != GgmlType::I32;
+        // kept.gguf: only the F16 matrix changed.
+        let t = kept_f.tensor(name).unwrap();
+        if *ty == GgmlType::F16 {
+            assert_eq!(t.ggml_type(), GgmlType::Q8_0, "{name}");
+        } else {
+            assert_eq!(
+                (t.ggml_type(), t.data().unwrap()),
+                (*ty, &bytes[..]),
+                "{name}"
+            );
+        }
+        // requant.gguf: every matrix is Q8_0 of the decoded values.
+        let t = requant_f.tensor(name).unwrap();
+        if matrix && *ty != GgmlType::Q8_0 {
+            let want = tensor::quantize(GgmlType::Q8_0, &values(), shape).unwrap();
+            assert_eq!(t.ggml_type(), GgmlType::Q8_0, "{name}");
+            assert!(t.data().unwrap() == want, "{name}");
+        } else {
+            assert_eq!(
+                (t.ggml_type(), t.data().unwrap()),
+                (*ty, &bytes[..]),
+                "{name}"
+            );
+        }
+        // f16.gguf: every matrix is F16 of the decoded values.
+        let t = f16_f.tensor(name).unwrap();
+        if matrix {
+            assert_eq!(t.ggml_type(), GgmlType::F16, "{name}");
+            let want: Vec<f32> = values()
+                .iter()
+                .map(|&x| half::f16::from_f32(x).to_f32())
+                .collect();
+            assert_eq!(t.to_f32().unwrap(), want, "{name}");
+        } else {
+            assert_eq!(
+                (t.ggml_type(), t.data().unwrap()),
+                (*ty, &bytes[..]),
+                "{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn gguf_py_reads_every_output_of_convert_and_rewrite_endian() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain.gguf");
+    llama_like(&plain);
+    let quant = dir.path().join("quant.gguf");
+    quantized_model(&quant);
+    let mut outputs = vec![plain.clone(), quant.clone()];
+    for (src, ty, extra) in [
+        (&plain, "Q8_0", &[][..]),
+        (&plain, "Q4_0", &[][..]),
+        (&plain, "BF16", &[][..]),
+        (&quant, "Q8_0", &["--allow-requantize"][..]),
+        (&quant, "Q6_K", &["--allow-requantize"][..]),
+        (&quant, "F16", &[][..]),
+        (&quant, "F32", &[][..]),
+    ] {
+        let out = dir.path().join(format!(
+            "{}-{ty}.gguf",
+            src.file_stem().unwrap().to_string_lossy()
+        ));
+        ok(&convert(src, &out, ty, extra));
+        outputs.push(out);
+    }
+    for src in outputs.clone() {
+        let stem = src.file_stem().unwrap().to_string_lossy().into_owned();
+        let be = dir.path().join(format!("{stem}-be.gguf"));
+        let le = dir.path().join(format!("{stem}-be-le.gguf"));
+        ok(&gguf(&[
+            OsStr::new("rewrite"),
+            src.as_os_str(),
+            be.as_os_str(),
+            OsStr::new("--endian"),
+            OsStr::new("big"),
+        ]));
+        ok(&gguf(&[
+            OsStr::new("rewrite"),
+            be.as_os_str(),
+            le.as_os_str(),
+            OsStr::new("--endian"),
+            OsStr::new("little"),
+        ]));
+        assert!(
+            std::fs::read(&le).unwrap() == std::fs::read(&src).unwrap(),
+            "{stem}: little -> big -> little"
+        );
+        outputs.push(be);
+    }
+    let paths: Vec<&Path> = outputs.iter().map(|p| p.as_path()).collect();
+    assert_gguf_py_reads(&paths, None);
+}
+
+/// Opt-in (`GGUF_TEST_GEMMA=/path/to/gemma-3-270m-q4_k_m.gguf`): a real
+/// Q4_K_M model converted to Q8_0, without and with --allow-requantize.
+#[test]
+fn real_q4_k_m_model_converts_to_q8_0_only_when_allowed() {
+    let Some(model) = std::env::var_os("GGUF_TEST_GEMMA") else {
+        eprintln!("skipped: set GGUF_TEST_GEMMA to a Gemma 3 270M Q4_K_M .gguf to run");
+        return;
+    };
+    let model = Path::new(&model);
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let src = GgufFile::open(model).unwrap();
+    let n = src.tensor_count();
+    let quantized = src
+        .tensors()
+        .filter(|t| !t.ggml_type().is_plain() && t.ggml_type() != GgmlType::Q8_0)
+        .count();
+    assert!(quantized > 0, "not a quantized model");
+
+    let kept = dir.path().join("kept.gguf");
+    let out = convert(model, &kept, "Q8_0", &[]);
+    let summary = ok(&out);
+    assert!(summary.contains(&format!("0 of {n} tensors")), "{summary}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "warning: {quantized} weight tensors NOT converted"
+        )),
+        "{err}"
+    );
+
+    let q8 = dir.path().join("q8.gguf");
+    let summary = ok(&convert(model, &q8, "Q8_0", &["--allow-requantize"]));
+    assert!(
+        summary.contains(&format!("{quantized} of {n} tensors")),
+        "{summary}"
+    );
+    let out = GgufFile::open(&q8).unwrap();
+    for t in src.tensors() {
+        let u = out.tensor(t.name()).unwrap();
+        if t.ggml_type().is_plain() {
+            assert_eq!(u.data().unwrap(), t.data().unwrap(), "{}", t.name());
+        } else {
+            assert_eq!(u.ggml_type(), GgmlType::Q8_0, "{}", t.name());
+        }
+    }
+    assert_gguf_py_reads(
+        &[&q8],
+        Some("blk.0.attn_q.weight,blk.0.ffn_down.weight,output_norm.weight"),
+    );
 }

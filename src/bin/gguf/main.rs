@@ -62,8 +62,10 @@ enum Command {
     /// Print a tensor's summary (type, shape, min/max/mean/std of its
     /// values), or export it as a NumPy .npy file.
     Tensor(tensor::Args),
-    /// Re-encode the floating-point weight matrices to another type
-    /// (norms, biases and other tensors are kept byte for byte).
+    /// Re-encode the weight matrices to another type, as llama-quantize
+    /// selects them (norms, biases and other tensors are kept byte for
+    /// byte; already-quantized weights only with --allow-requantize or a
+    /// float target). Prints what it converted and what it kept, and why.
     Convert(convert::Args),
     /// Estimate the memory llama.cpp allocates to run a model (weights, KV
     /// cache, output and compute buffers, per device); flags as llama.cpp's.
