@@ -146,12 +146,13 @@ fn missing_or_undecodable_tensors_fail_with_a_message() {
     }
 }
 
-/// Loads `npy` with NumPy and returns (dtype, shape, little-endian bytes hex).
+/// Loads `npy` with NumPy and returns (dtype, shape, the values as
+/// little-endian bytes of that dtype).
 fn numpy_load(npy: &Path) -> (String, Vec<u64>, Vec<u8>) {
     let script = "import sys, json, numpy\n\
                   a = numpy.load(sys.argv[1])\n\
                   print(json.dumps({'dtype': a.dtype.str, 'shape': list(a.shape), \
-                  'hex': a.astype('<f4').tobytes().hex()}))";
+                  'hex': a.astype(a.dtype.newbyteorder('<')).tobytes().hex()}))";
     let out = Command::new("python3")
         .args(["-c", script])
         .arg(npy)
@@ -194,19 +195,139 @@ fn npy_export_reads_back_in_numpy() {
         ]);
         ok(&out);
         let (dtype, shape, bytes) = numpy_load(&npy);
-        assert_eq!(dtype, "<f4", "{}", t.name());
+        // F16 keeps its type; BF16 and quantized types become float32.
+        let f16 = t.ggml_type() == GgmlType::F16;
+        assert_eq!(dtype, if f16 { "<f2" } else { "<f4" }, "{}", t.name());
         let reversed: Vec<u64> = t.shape().iter().rev().copied().collect();
         assert_eq!(shape, reversed, "{}", t.name());
-        let want: Vec<u8> = t
-            .to_f32()
-            .unwrap()
-            .iter()
-            .flat_map(|x| x.to_le_bytes())
-            .collect();
+        let want: Vec<u8> = if f16 {
+            t.data().unwrap().to_vec()
+        } else {
+            t.to_f32()
+                .unwrap()
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect()
+        };
         assert!(bytes == want, "values of {}", t.name());
         // The header is padded so the data starts 64-byte aligned.
         let raw = std::fs::read(&npy).unwrap();
         assert_eq!((raw.len() - want.len()) % 64, 0, "{}", t.name());
+    }
+}
+
+#[test]
+fn npy_keeps_integer_and_float_types_exactly_in_either_byte_order() {
+    use gguf::write::TensorData;
+    let dir = tempfile::tempdir().unwrap();
+    let f16: Vec<half::f16> = [1.5f32, -0.25, 65504.0, 1e-7]
+        .map(half::f16::from_f32)
+        .to_vec();
+    // name, type, shape, NumPy dtype, data, little-endian bytes.
+    let cases: Vec<(&str, GgmlType, Vec<u64>, &str, TensorData<'static>, Vec<u8>)> = vec![
+        {
+            let v = vec![-128i8, -1, 0, 1, 127];
+            let b = v.iter().map(|&x| x as u8).collect::<Vec<_>>();
+            ("i8", GgmlType::I8, vec![5], "|i1", TensorData::from(v), b)
+        },
+        {
+            let v = vec![-32768i16, -2, 0, 3, 1000, 32767];
+            let b = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            (
+                "i16",
+                GgmlType::I16,
+                vec![3, 2],
+                "<i2",
+                TensorData::from(v),
+                b,
+            )
+        },
+        {
+            let v = vec![517605183i32, i32::MIN, -1, i32::MAX];
+            let b = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            ("i32", GgmlType::I32, vec![4], "<i4", TensorData::from(v), b)
+        },
+        {
+            let v = vec![(1i64 << 53) + 1, i64::MIN];
+            let b = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            ("i64", GgmlType::I64, vec![2], "<i8", TensorData::from(v), b)
+        },
+        {
+            let v = vec![0.1f64, 1e300, -0.0];
+            let b = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            ("f64", GgmlType::F64, vec![3], "<f8", TensorData::from(v), b)
+        },
+        {
+            let b = f16.iter().flat_map(|x| x.to_le_bytes()).collect();
+            (
+                "f16",
+                GgmlType::F16,
+                vec![2, 2],
+                "<f2",
+                TensorData::from(f16),
+                b,
+            )
+        },
+        {
+            let v = vec![0.1f32, -3.4e38];
+            let b = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            ("f32", GgmlType::F32, vec![2], "<f4", TensorData::from(v), b)
+        },
+    ];
+    let mut builders = [Builder::new(), Builder::new()];
+    builders[1].endian(Endian::Big);
+    let mut expected = Vec::new();
+    for (name, ty, shape, dtype, data, bytes) in cases {
+        let copy = match &data {
+            TensorData::Native { bytes, elem_size } => TensorData::Native {
+                bytes: bytes.clone(),
+                elem_size: *elem_size,
+            },
+            _ => unreachable!(),
+        };
+        builders[0].add_tensor(name, ty, &shape, data).unwrap();
+        builders[1].add_tensor(name, ty, &shape, copy).unwrap();
+        expected.push((name, shape, dtype, bytes));
+    }
+    for (b, order) in builders.iter_mut().zip(["le", "be"]) {
+        let path = dir.path().join(format!("{order}.gguf"));
+        b.write_to_path(&path).unwrap();
+        for (name, shape, dtype, bytes) in &expected {
+            let npy = dir.path().join(format!("{order}-{name}.npy"));
+            let out = ok(&gguf(&[
+                OsStr::new("tensor"),
+                path.as_os_str(),
+                OsStr::new(name),
+                OsStr::new("--npy"),
+                npy.as_os_str(),
+            ]));
+            let (got_dtype, got_shape, got) = numpy_load(&npy);
+            assert_eq!(got_dtype, *dtype, "{order} {name}");
+            let reversed: Vec<u64> = shape.iter().rev().copied().collect();
+            assert_eq!(got_shape, reversed, "{order} {name}");
+            assert_eq!(got, *bytes, "{order} {name}: values");
+            let n: u64 = shape.iter().product();
+            assert!(out.contains(&format!(" {n} ")), "{order} {name}: {out}");
+        }
+        // The summary reads integers exactly too.
+        let s = ok(&gguf(&[
+            OsStr::new("tensor"),
+            path.as_os_str(),
+            OsStr::new("i32"),
+        ]));
+        assert_eq!(field(&s, "max"), Some("2147483647"), "{order}: {s}");
+        assert_eq!(field(&s, "min"), Some("-2147483648"), "{order}: {s}");
+        let s = ok(&gguf(&[
+            OsStr::new("tensor"),
+            path.as_os_str(),
+            OsStr::new("i64"),
+        ]));
+        assert_eq!(
+            field(&s, "min"),
+            Some("-9223372036854775808"),
+            "{order}: {s}"
+        );
+        assert_eq!(field(&s, "max"), Some("9007199254740993"), "{order}: {s}");
     }
 }
 
