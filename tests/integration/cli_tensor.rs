@@ -216,6 +216,16 @@ fn npy_export_reads_back_in_numpy() {
     }
 }
 
+/// name, type, shape, NumPy dtype, data, little-endian bytes.
+type NpyCase = (
+    &'static str,
+    GgmlType,
+    Vec<u64>,
+    &'static str,
+    gguf::write::TensorData<'static>,
+    Vec<u8>,
+);
+
 #[test]
 fn npy_keeps_integer_and_float_types_exactly_in_either_byte_order() {
     use gguf::write::TensorData;
@@ -223,8 +233,7 @@ fn npy_keeps_integer_and_float_types_exactly_in_either_byte_order() {
     let f16: Vec<half::f16> = [1.5f32, -0.25, 65504.0, 1e-7]
         .map(half::f16::from_f32)
         .to_vec();
-    // name, type, shape, NumPy dtype, data, little-endian bytes.
-    let cases: Vec<(&str, GgmlType, Vec<u64>, &str, TensorData<'static>, Vec<u8>)> = vec![
+    let cases: Vec<NpyCase> = vec![
         {
             let v = vec![-128i8, -1, 0, 1, 127];
             let b = v.iter().map(|&x| x as u8).collect::<Vec<_>>();
