@@ -194,11 +194,19 @@ fn parse_array(elem: ValueType, text: &str) -> CliResult<OwnedValue> {
     Ok(OwnedValue::Array(array))
 }
 
-fn report(path: &std::path::Path, commit: Commit, dry_run: bool) -> CliResult {
+fn report(path: &std::path::Path, old_header: u64, commit: Commit, dry_run: bool) -> CliResult {
     let verb = if dry_run { "would be" } else { "was" };
     let text = match commit {
         Commit::InPlace { header_bytes } => format!(
             "{}: edit {verb} made in place ({header_bytes} header bytes, tensor data untouched)",
+            path.display()
+        ),
+        Commit::Rewritten {
+            file_bytes,
+            header_bytes,
+        } if header_bytes < old_header => format!(
+            "{}: file {verb} rewritten ({file_bytes} bytes): the header shrank from {old_header} \
+             to {header_bytes} bytes, more than alignment padding absorbs, so the tensor data moved",
             path.display()
         ),
         Commit::Rewritten { file_bytes, .. } => format!(
@@ -211,8 +219,9 @@ fn report(path: &std::path::Path, commit: Commit, dry_run: bool) -> CliResult {
 
 fn finish(ed: Editor, dry_run: bool) -> CliResult {
     let path = ed.path().to_path_buf();
+    let old_header = ed.file().data_offset();
     let commit = if dry_run { ed.plan()? } else { ed.commit()? };
-    report(&path, commit, dry_run)
+    report(&path, old_header, commit, dry_run)
 }
 
 pub fn set(args: SetArgs) -> CliResult {
@@ -236,24 +245,36 @@ pub fn set(args: SetArgs) -> CliResult {
         CliType::Scalar(t) => parse_scalar(t, &text)?,
         CliType::Array(t) => parse_array(t, &text)?,
     };
-    ed.set(args.key, value)?;
-    finish(ed, args.dry_run)
+    let path = args.file.display();
+    ed.set(args.key, value)
+        .map_err(|e| format!("{path}: {e}"))?;
+    finish(ed, args.dry_run).map_err(|e| format!("{path}: {e}").into())
+}
+
+/// Runs an edit of `path`; its errors name the file.
+fn edit_file(
+    path: &std::path::Path,
+    dry_run: bool,
+    edit: impl FnOnce(&mut Editor) -> gguf::Result<()>,
+) -> CliResult {
+    let named = |e: gguf::Error| format!("{}: {e}", path.display());
+    let mut ed = Editor::open(path).map_err(named)?;
+    edit(&mut ed).map_err(named)?;
+    finish(ed, dry_run).map_err(|e| format!("{}: {e}", path.display()).into())
 }
 
 pub fn rm(args: RmArgs) -> CliResult {
-    let mut ed = Editor::open(&args.file)?;
-    ed.remove(args.key)?;
-    finish(ed, args.dry_run)
+    edit_file(&args.file, args.dry_run, |ed| ed.remove(args.key).map(drop))
 }
 
 pub fn mv(args: MvArgs) -> CliResult {
-    let mut ed = Editor::open(&args.file)?;
-    ed.rename_key(args.old, args.new)?;
-    finish(ed, args.dry_run)
+    edit_file(&args.file, args.dry_run, |ed| {
+        ed.rename_key(args.old, args.new).map(drop)
+    })
 }
 
 pub fn rename_tensor(args: MvArgs) -> CliResult {
-    let mut ed = Editor::open(&args.file)?;
-    ed.rename_tensor(args.old, args.new)?;
-    finish(ed, args.dry_run)
+    edit_file(&args.file, args.dry_run, |ed| {
+        ed.rename_tensor(args.old, args.new).map(drop)
+    })
 }
