@@ -19,7 +19,14 @@ mod tensor;
 
 /// Inspect, rewrite and edit GGUF model files.
 #[derive(Parser)]
-#[command(name = "gguf", version, about)]
+#[command(
+    name = "gguf",
+    version,
+    about,
+    after_help = "Exit status: 0 on success; 1 on an error (the message on stderr names the \
+                  file); 2 on a usage error. `diff`: 0 equal, 1 different, 2 error. `check`: \
+                  1 when it finds a problem. `get`: 1 when the key is missing."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
