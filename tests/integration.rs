@@ -10,6 +10,7 @@ mod integration {
     pub mod cli_hash;
     pub mod cli_rewrite;
     pub mod cli_rough_edges;
+    pub mod cli_split;
     pub mod cli_tensor;
     pub mod edit;
     pub mod edit_crash;
@@ -24,6 +25,7 @@ mod integration {
     pub mod memory;
     pub mod proptest_write;
     pub mod round_trip;
+    pub mod split;
     pub mod tensor_api;
     pub mod truncation;
     pub mod util;

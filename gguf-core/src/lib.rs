@@ -4,6 +4,8 @@
 //! - [`format`](mod@format): wire types and the size arithmetic shared by every part
 //!   ([`GgmlType`], [`format::Value`], [`format::align_up`], ...);
 //! - [`read`]: [`GgufFile`], a validated zero-copy view of a file;
+//! - [`model`]: [`Model`], a model in one file or split into shards, seen as one;
+//! - [`naming`]: the GGUF file-name convention and shard names;
 //! - [`edit`]: [`edit::Editor`], metadata edits in place or by atomic rewrite;
 //! - [`write`](mod@write): [`write::Builder`] and [`write::Layout`], three write modes;
 //! - [`metadata`]: typed metadata structs, `#[derive(Metadata)]` and the
@@ -27,6 +29,8 @@ pub mod error;
 pub mod estimate;
 pub mod format;
 pub mod metadata;
+pub mod model;
+pub mod naming;
 pub mod read;
 pub mod summary;
 pub mod tensor;
@@ -37,4 +41,5 @@ pub mod write;
 pub use error::{Error, Result};
 pub use format::{ArrayView, Ctx, Endian, GgmlType, Value, ValueType};
 pub use metadata::{FromMetadata, General, LlamaHyperParams, Metadata, ToMetadata, Tokenizer};
+pub use model::Model;
 pub use read::{GgufFile, LintIssue, Tensor};

@@ -2,14 +2,9 @@
 //! type names in `gguf set`, shell completions, bad inputs named in errors,
 //! exit statuses in `--help`.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn gguf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf"))
-        .args(args)
-        .output()
-        .expect("run gguf")
-}
+use super::util::gguf;
 
 fn ok(out: Output) -> String {
     assert!(

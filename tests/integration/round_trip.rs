@@ -23,7 +23,7 @@ fn u16_bytes(r: &mut Raw, v: u16) {
 /// A canonical file of version and byte order `c`: metadata of several
 /// types (strings, arrays, a nested array), an F32, an F16 and an I8
 /// tensor, contiguous, each padded to `alignment`.
-fn raw_file(c: Ctx, alignment: u32) -> Vec<u8> {
+pub fn raw_file(c: Ctx, alignment: u32) -> Vec<u8> {
     let custom = alignment != 32;
     let mut r = Raw::new(c);
     r.header(3, 9 + u64::from(custom));

@@ -122,9 +122,10 @@ def quant_tensors(rng):
     return out
 
 
-def write_case(outdir, name, *, endian, alignment, kvs_fn, tensors):
+def write_case(outdir, name, *, endian, alignment, kvs_fn, tensors, **writer_args):
+    """Writes one case; `writer_args` go to GGUFWriter (split limits)."""
     path = outdir / f"{name}.gguf"
-    w = GGUFWriter(path, "llama", endianess=endian)
+    w = GGUFWriter(path, "llama", endianess=endian, **writer_args)
     kvs = [{"key": "general.architecture", "type": "string", "value": "llama"}]
     if alignment is not None:
         w.add_custom_alignment(alignment)
@@ -166,8 +167,9 @@ def write_case(outdir, name, *, endian, alignment, kvs_fn, tensors):
     }
 
 
-def main():
-    outdir = Path(sys.argv[1])
+def write_cases(outdir, **writer_args):
+    """Writes every case into outdir; returns their descriptions.
+    `writer_args` go to every GGUFWriter (split_with_gguf_py.py)."""
     outdir.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(42)
     LE, BE = GGUFEndian.LITTLE, GGUFEndian.BIG
@@ -175,27 +177,33 @@ def main():
     quant = quant_tensors(rng)
     cases = [
         write_case(outdir, "le_all", endian=LE, alignment=None, kvs_fn=every_value,
-                   tensors=plain + quant),
+                   tensors=plain + quant, **writer_args),
         write_case(outdir, "le_align1", endian=LE, alignment=1, kvs_fn=every_value,
-                   tensors=plain[:3] + quant[:2]),
+                   tensors=plain[:3] + quant[:2], **writer_args),
         write_case(outdir, "le_align64", endian=LE, alignment=64, kvs_fn=every_value,
-                   tensors=plain + quant[:4]),
+                   tensors=plain + quant[:4], **writer_args),
         write_case(outdir, "le_align4096", endian=LE, alignment=4096, kvs_fn=None,
-                   tensors=plain[:2]),
+                   tensors=plain[:2], **writer_args),
         write_case(outdir, "le_no_tensors", endian=LE, alignment=None, kvs_fn=every_value,
-                   tensors=[]),
+                   tensors=[], **writer_args),
         # Big-endian: plain types only. GGUFWriter(endianess=BIG) leaves
         # the f16 scales inside quantized blocks little-endian, which our
         # rule (DESIGN.md section 3) does not reproduce (ORACLES.md).
         write_case(outdir, "be_all", endian=BE, alignment=None, kvs_fn=every_value,
-                   tensors=plain),
+                   tensors=plain, **writer_args),
         # The little-endian twin of be_all (same content), for the
         # byte-order conversion tests.
         write_case(outdir, "le_plain", endian=LE, alignment=None, kvs_fn=every_value,
-                   tensors=plain),
+                   tensors=plain, **writer_args),
         write_case(outdir, "be_align64", endian=BE, alignment=64, kvs_fn=every_value,
-                   tensors=plain),
+                   tensors=plain, **writer_args),
     ]
+    return cases
+
+
+def main():
+    outdir = Path(sys.argv[1])
+    cases = write_cases(outdir)
     (outdir / "cases.json").write_text(json.dumps(cases, ensure_ascii=False, indent=1))
 
 

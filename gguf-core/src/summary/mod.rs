@@ -94,6 +94,22 @@ impl ModelHeader for GgufFile<'_> {
     }
 }
 
+impl ModelHeader for crate::model::Model<'_> {
+    fn metadata(&self) -> &GgufFile<'_> {
+        self.metadata_file()
+    }
+
+    fn tensor_descs(&self) -> Box<dyn Iterator<Item = TensorDesc<'_>> + '_> {
+        Box::new(self.tensors_with_shard().map(|(shard, t)| TensorDesc {
+            name: t.name(),
+            ty: t.ggml_type(),
+            shape: t.shape(),
+            shard,
+            file_offset: t.file_offset(),
+        }))
+    }
+}
+
 /// A model at a glance: identity, size and the hyper-parameters that
 /// decide its memory.
 #[derive(Debug, Clone, PartialEq)]

@@ -15,6 +15,7 @@ mod layout;
 mod modes;
 pub(crate) mod slack;
 mod source;
+mod split;
 mod value;
 
 pub use builder::Builder;
@@ -22,6 +23,7 @@ pub use layout::{Layout, TensorSlot};
 pub use modes::{MetadataFirst, Output, WriteMode, WriteOptions};
 pub use slack::SLACK_KEY;
 pub use source::{TensorData, WriteFn};
+pub use split::{ShardPlan, SplitOptions};
 pub use value::{MetaValue, OwnedArray, OwnedValue};
 
 #[allow(unused_imports)] // used by the editor

@@ -89,6 +89,9 @@ fn write_source(
 /// [`WriteOptions::progress`]).
 pub(crate) type Progress<'p> = &'p mut dyn FnMut(u64, u64);
 
+/// A progress callback as [`WriteOptions`] holds it.
+type ProgressFn<'p> = Box<dyn FnMut(u64, u64) + 'p>;
+
 /// How a whole file goes out; both modes produce the same bytes. The third
 /// way of writing, metadata first with each tensor's data supplied later,
 /// is a handle of its own: [`Builder::write_metadata_first`].
@@ -126,7 +129,7 @@ pub enum WriteMode {
 #[derive(Default)]
 pub struct WriteOptions<'p> {
     mode: WriteMode,
-    progress: Option<Box<dyn FnMut(u64, u64) + 'p>>,
+    progress: Option<ProgressFn<'p>>,
     temp_dir: Option<PathBuf>,
 }
 
@@ -159,6 +162,13 @@ impl<'p> WriteOptions<'p> {
     pub fn progress(mut self, progress: impl FnMut(u64, u64) + 'p) -> Self {
         self.progress = Some(Box::new(progress));
         self
+    }
+
+    /// The mode, the progress callback (a no-op when none was set) and the
+    /// temporary directory.
+    pub(crate) fn into_parts(self) -> (WriteMode, ProgressFn<'p>, Option<PathBuf>) {
+        let progress = self.progress.unwrap_or_else(|| Box::new(|_, _| {}));
+        (self.mode, progress, self.temp_dir)
     }
 
     /// Creates the temporary file of a path write in `dir` instead of
@@ -415,7 +425,7 @@ impl<'a> Builder<'a> {
 
     /// Writes to an open file from its current position, buffered, with
     /// kernel-side copies of mapped tensors.
-    fn write_file(
+    pub(crate) fn write_file(
         &mut self,
         file: &mut File,
         mode: WriteMode,

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use gguf::write::{Builder, WriteMode};
-use gguf::{tensor, GgmlType, Tensor};
+use gguf::{tensor, GgmlType, Model, Tensor};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -145,8 +145,8 @@ pub fn plan(t: &Tensor<'_>, ty: GgmlType, allow_requantize: bool) -> Result<(), 
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let input = crate::open(&args.input)?;
-    let mut b = Builder::from_file(&input)?;
+    let input = Model::open(&args.input).map_err(|e| format!("{}: {e}", args.input.display()))?;
+    let mut b = Builder::from_model(&input)?;
     let mut converted = 0usize;
     // Reason -> (source type -> count), and the first few names.
     let mut kept: BTreeMap<Kept, (BTreeMap<String, usize>, Vec<String>)> = BTreeMap::new();

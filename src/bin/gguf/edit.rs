@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use gguf::edit::{Commit, Editor};
+use gguf::edit::Commit;
+use gguf::model::ModelEditor;
 use gguf::write::{OwnedArray, OwnedValue};
 use gguf::{Value, ValueType};
 
@@ -217,11 +218,24 @@ fn report(path: &std::path::Path, old_header: u64, commit: Commit, dry_run: bool
     crate::print(&text)
 }
 
-fn finish(ed: Editor, dry_run: bool) -> CliResult {
-    let path = ed.path().to_path_buf();
-    let old_header = ed.file().data_offset();
-    let commit = if dry_run { ed.plan()? } else { ed.commit()? };
-    report(&path, old_header, commit, dry_run)
+/// Commits (or plans) the edit of every file of the model that changes:
+/// the first shard for metadata, the tensor's shard for a rename.
+fn finish(ed: ModelEditor, dry_run: bool) -> CliResult {
+    // Header sizes before the edit, to say why a file is rewritten.
+    let old_headers: Vec<(std::path::PathBuf, u64)> = ed
+        .paths()
+        .iter()
+        .filter_map(|p| Some((p.clone(), gguf::GgufFile::open(p).ok()?.data_offset())))
+        .collect();
+    let done = if dry_run { ed.plan()? } else { ed.commit()? };
+    for (path, commit) in done {
+        let old = old_headers
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map_or(0, |(_, h)| *h);
+        report(&path, old, commit, dry_run)?;
+    }
+    Ok(())
 }
 
 pub fn set(args: SetArgs) -> CliResult {
@@ -233,8 +247,12 @@ pub fn set(args: SetArgs) -> CliResult {
         (None, None) => return Err("a value or --from-file is required".into()),
     };
     let given = args.ty.as_deref().map(parse_type).transpose()?;
-    let mut ed = Editor::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
-    let ty = match (given, ed.file().value(&args.key)) {
+    let mut ed =
+        ModelEditor::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let metadata = ed
+        .metadata_file()
+        .map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let ty = match (given, metadata.value(&args.key)) {
         (Some(t), _) => t,
         (None, Some(existing)) => existing_type(&existing)?,
         (None, None) => {
@@ -255,10 +273,10 @@ pub fn set(args: SetArgs) -> CliResult {
 fn edit_file(
     path: &std::path::Path,
     dry_run: bool,
-    edit: impl FnOnce(&mut Editor) -> gguf::Result<()>,
+    edit: impl FnOnce(&mut ModelEditor) -> gguf::Result<()>,
 ) -> CliResult {
     let named = |e: gguf::Error| format!("{}: {e}", path.display());
-    let mut ed = Editor::open(path).map_err(named)?;
+    let mut ed = ModelEditor::open(path).map_err(named)?;
     edit(&mut ed).map_err(named)?;
     finish(ed, dry_run).map_err(|e| format!("{}: {e}", path.display()).into())
 }

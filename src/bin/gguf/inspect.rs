@@ -1,16 +1,17 @@
-//! `gguf inspect FILE [--json]`.
+//! `gguf inspect FILE [--json]`: FILE may be any shard of a split model,
+//! which is then described whole (every tensor, and a table of shards).
 
 use std::path::PathBuf;
 
 use gguf::summary::{ModelSummary, PerLayer};
-use gguf::GgufFile;
+use gguf::Model;
 use serde_json::json;
 
 use crate::json;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The GGUF file.
+    /// The GGUF file, or any shard of a split model.
     file: PathBuf,
     /// Print everything as JSON: every value in full, every tensor.
     #[arg(long)]
@@ -70,60 +71,83 @@ impl Filter<'_> {
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let file = crate::open(&args.file)?;
+    let model = Model::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
     let filter = Filter {
         keys: args.keys.as_deref(),
         tensors: !args.no_tensors,
     };
     let out = if args.json {
-        to_json(&file, &filter)
+        to_json(&model, &filter)
     } else {
-        to_text(&file, &filter)
+        to_text(&model, &filter)
     };
     crate::print(&out)
 }
 
-fn to_json(file: &GgufFile<'_>, filter: &Filter<'_>) -> String {
-    let metadata: Vec<_> = file
+/// The whole model: header facts of the first file, the model's metadata
+/// (split keys apart, under `split`), every tensor of every shard in order
+/// (with its shard's index when split), and the shards.
+fn to_json(model: &Model<'_>, filter: &Filter<'_>) -> String {
+    let file = model.metadata_file();
+    let split = model.is_split();
+    let metadata: Vec<_> = model
         .metadata()
         .filter(|(k, _)| filter.key(k))
         .map(|(k, v)| json::entry(k, &v))
         .collect();
-    let tensors: Vec<_> = file
-        .tensors()
-        .map(|t| {
-            json!({
-                "name": t.name(),
-                "type": t.ggml_type().to_string(),
-                "type_id": t.ggml_type().id(),
-                "shape": t.shape(),
-                "offset": t.offset(),
-                "bytes": t.byte_size().ok(),
-            })
-        })
-        .collect();
     let mut doc = json!({
-        "summary": summary_json(file),
+        "summary": summary_json(model),
         "version": file.version(),
         "endian": file.endian().to_string(),
         "alignment": file.alignment(),
         "data_offset": file.data_offset(),
         "file_size": file.file_len(),
         "metadata": metadata,
-        "tensors": tensors,
     });
-    if !filter.tensors {
-        if let Some(obj) = doc.as_object_mut() {
-            obj.remove("tensors");
-        }
+    if filter.tensors {
+        let tensors: Vec<_> = model
+            .tensors_with_shard()
+            .map(|(shard, t)| {
+                let mut v = json!({
+                    "name": t.name(),
+                    "type": t.ggml_type().to_string(),
+                    "type_id": t.ggml_type().id(),
+                    "shape": t.shape(),
+                    "offset": t.offset(),
+                    "bytes": t.byte_size().ok(),
+                });
+                if split {
+                    v["shard"] = json!(shard);
+                }
+                v
+            })
+            .collect();
+        doc["tensors"] = json!(tensors);
+    }
+    if let Some(info) = model.split() {
+        doc["split"] = json!({"count": info.count, "tensors_count": info.tensors_count});
+    }
+    if split {
+        doc["shards"] = model
+            .shards()
+            .iter()
+            .map(|s| {
+                json!({
+                    "file": s.path().display().to_string(),
+                    "tensors": s.file().tensor_count(),
+                    "bytes": s.file().file_len(),
+                })
+            })
+            .collect();
     }
     serde_json::to_string_pretty(&doc).unwrap_or_default()
 }
 
-fn to_text(file: &GgufFile<'_>, filter: &Filter<'_>) -> String {
+fn to_text(model: &Model<'_>, filter: &Filter<'_>) -> String {
     use std::fmt::Write;
+    let file = model.metadata_file();
     let mut s = String::new();
-    summary_text(&mut s, file);
+    summary_text(&mut s, model);
     let _ = writeln!(
         s,
         "GGUF v{}, {}-endian, alignment {}, data offset {}, {} bytes",
@@ -133,43 +157,78 @@ fn to_text(file: &GgufFile<'_>, filter: &Filter<'_>) -> String {
         file.data_offset(),
         file.file_len()
     );
+    shard_table(&mut s, model);
     match filter.keys {
         Some(p) => {
-            let n = file.keys().filter(|k| filter.key(k)).count();
+            let n = model.keys().filter(|k| filter.key(k)).count();
             let _ = writeln!(
                 s,
                 "\nMetadata ({n} of {} entries match {p:?}):",
-                file.kv_count()
+                model.kv_count()
             );
         }
         None => {
-            let _ = writeln!(s, "\nMetadata ({} entries):", file.kv_count());
+            let _ = writeln!(s, "\nMetadata ({} entries):", model.kv_count());
         }
     }
-    let width = file
+    let width = model
         .keys()
         .filter(|k| filter.key(k))
         .map(str::len)
         .max()
         .unwrap_or(0);
-    for (key, value) in file.metadata().filter(|(k, _)| filter.key(k)) {
+    for (key, value) in model.metadata().filter(|(k, _)| filter.key(k)) {
         let ty = value.value_type().name();
         let _ = writeln!(s, "  {key:width$}  {ty:6}  {}", json::short(&value, 5));
     }
     if filter.tensors {
-        tensor_table(&mut s, file);
+        tensor_table(&mut s, model);
     }
-    for issue in file.lint_llama_cpp() {
-        let _ = writeln!(s, "note: llama.cpp would refuse this file: {issue}");
+    for sh in model.shards() {
+        for issue in sh.file().lint_llama_cpp() {
+            let _ = writeln!(s, "note: llama.cpp would refuse this file: {issue}");
+        }
     }
     s.pop();
     s
 }
 
-fn tensor_table(s: &mut String, file: &GgufFile<'_>) {
+/// The files of a split model, or a note on a single file that carries
+/// split keys.
+fn shard_table(s: &mut String, model: &Model<'_>) {
     use std::fmt::Write;
-    let _ = writeln!(s, "\nTensors ({}):", file.tensor_count());
-    let width = file
+    if model.is_split() {
+        let _ = writeln!(
+            s,
+            "\nSplit model: {} shards, {} bytes",
+            model.shard_count(),
+            model.total_len()
+        );
+        let width = model
+            .shards()
+            .iter()
+            .map(|sh| sh.path().display().to_string().len())
+            .max()
+            .unwrap_or(4);
+        let _ = writeln!(s, "  {:width$}  {:>8}  {:>14}", "file", "tensors", "bytes");
+        for sh in model.shards() {
+            let _ = writeln!(
+                s,
+                "  {:width$}  {:>8}  {:>14}",
+                sh.path().display().to_string(),
+                sh.file().tensor_count(),
+                sh.file().file_len()
+            );
+        }
+    } else if let Some(info) = model.split() {
+        let _ = writeln!(s, "split.count {} (a single file)", info.count);
+    }
+}
+
+fn tensor_table(s: &mut String, model: &Model<'_>) {
+    use std::fmt::Write;
+    let _ = writeln!(s, "\nTensors ({}):", model.tensor_count());
+    let width = model
         .tensors()
         .map(|t| t.name().len())
         .max()
@@ -180,7 +239,7 @@ fn tensor_table(s: &mut String, file: &GgufFile<'_>) {
         "  {:width$}  {:8}  {:24}  {:>12}  {:>12}",
         "name", "type", "shape", "offset", "bytes"
     );
-    for t in file.tensors() {
+    for t in model.tensors() {
         let shape = format!("{:?}", t.shape());
         let bytes = t
             .byte_size()
@@ -199,8 +258,8 @@ fn tensor_table(s: &mut String, file: &GgufFile<'_>) {
 }
 
 /// The model summary as JSON (`null` fields where the model has no value).
-fn summary_json(file: &GgufFile<'_>) -> serde_json::Value {
-    let Ok(m) = ModelSummary::of(file) else {
+fn summary_json(model: &Model<'_>) -> serde_json::Value {
+    let Ok(m) = ModelSummary::of(model) else {
         return serde_json::Value::Null;
     };
     let per_layer = |v: &Option<PerLayer>| match v {
@@ -241,9 +300,9 @@ fn summary_json(file: &GgufFile<'_>) -> serde_json::Value {
 }
 
 /// The model summary as the first lines of `gguf inspect`.
-fn summary_text(s: &mut String, file: &GgufFile<'_>) {
+fn summary_text(s: &mut String, model: &Model<'_>) {
     use std::fmt::Write;
-    let Ok(m) = ModelSummary::of(file) else {
+    let Ok(m) = ModelSummary::of(model) else {
         return;
     };
     let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());

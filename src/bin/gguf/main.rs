@@ -13,8 +13,10 @@ mod get;
 mod hash;
 mod inspect;
 mod json;
+mod merge;
 mod progress;
 mod rewrite;
+mod split;
 mod tensor;
 
 /// Inspect, rewrite and edit GGUF model files.
@@ -77,6 +79,11 @@ enum Command {
     /// Estimate the memory llama.cpp allocates to run a model (weights, KV
     /// cache, output and compute buffers, per device); flags as llama.cpp's.
     Estimate(estimate::Args),
+    /// Split a model into shards (NAME-00001-of-0000N.gguf, ...) by size
+    /// and/or tensor count, as gguf-py's writer splits.
+    Split(split::Args),
+    /// Merge the shards of a split model into one file.
+    Merge(merge::Args),
 }
 
 /// Writes a command's output; a closed pipe (`gguf inspect f | head`) is
@@ -133,6 +140,8 @@ fn main() -> ExitCode {
         Command::Tensor(args) => tensor::run(args),
         Command::Convert(args) => convert::run(args),
         Command::Estimate(args) => estimate::run(args),
+        Command::Split(args) => split::run(args),
+        Command::Merge(args) => merge::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

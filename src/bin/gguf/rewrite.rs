@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use gguf::write::{Builder, WriteMode};
-use gguf::{Endian, GgufFile};
+use gguf::{Endian, Model};
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Mode {
@@ -71,9 +71,8 @@ fn parse_size(s: &str) -> Result<u64, String> {
 /// next to OUT and renamed over it, so OUT is never left half-written and
 /// OUT may be IN (whose map stays valid until the rename).
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let input =
-        GgufFile::open(&args.input).map_err(|e| format!("{}: {e}", args.input.display()))?;
-    let mut b = Builder::from_file(&input)?;
+    let input = Model::open(&args.input).map_err(|e| format!("{}: {e}", args.input.display()))?;
+    let mut b = Builder::from_model(&input)?;
     if let Some(alignment) = args.alignment {
         b.alignment(alignment)?;
     }

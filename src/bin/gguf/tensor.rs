@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use gguf::{Endian, GgmlType, GgufFile, Tensor};
+use gguf::{Endian, GgmlType, Model, Tensor};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -23,7 +23,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let file = GgufFile::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let file = Model::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
     let t = file
         .tensor(&args.name)
         .map_err(|e| format!("{}: {e}", args.file.display()))?;

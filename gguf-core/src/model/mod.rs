@@ -1,0 +1,312 @@
+//! [`Model`]: one model, in one file or split into shards
+//! (`name-00001-of-00003.gguf`, ...), seen as a whole.
+//!
+//! A split model is N complete GGUF files. The first holds every metadata
+//! entry; each carries `split.no` (u16, its 0-based position),
+//! `split.count` (u16, N) and `split.tensors.count` (i32, the model's
+//! tensor total), and each holds some of the tensors, with offsets relative
+//! to its own data section. [`Model`] maps every shard and presents one
+//! model: the first shard's metadata without the split keys (they are
+//! reported apart by [`Model::split`]), every tensor in order with O(1)
+//! lookup by name, and each tensor's data borrowed from its own shard's
+//! map, as the same [`Tensor`] type a single file hands out.
+//!
+//! Opening validates the set as llama.cpp's loader does, and more: every
+//! shard present, each `split.no` equal to the shard's position, the same
+//! `split.count` everywhere, tensor names unique across shards, and the
+//! tensor total equal to `split.tensors.count`. Each failure is an
+//! [`Error`] naming the file.
+
+#[cfg(unix)]
+mod edit;
+mod open;
+
+#[cfg(unix)]
+pub use edit::ModelEditor;
+
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+
+use crate::error::{Error, Result};
+use crate::format::{ArrayView, Ctx, Scalar, StrIter, TypedIter, Value};
+use crate::read::{GgufFile, Tensor};
+
+/// Key of a shard's 0-based position (u16).
+pub const SPLIT_NO: &str = "split.no";
+/// Key of the number of shards (u16).
+pub const SPLIT_COUNT: &str = "split.count";
+/// Key of the model's total tensor count (i32).
+pub const SPLIT_TENSORS_COUNT: &str = "split.tensors.count";
+
+/// True for the three keys that describe a shard rather than the model.
+///
+/// ```
+/// assert!(gguf_core::model::is_split_key("split.count"));
+/// assert!(!gguf_core::model::is_split_key("general.name"));
+/// ```
+pub fn is_split_key(key: &str) -> bool {
+    matches!(key, SPLIT_NO | SPLIT_COUNT | SPLIT_TENSORS_COUNT)
+}
+
+/// The split keys of a model's first file, as read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SplitInfo {
+    /// `split.count`: the number of shards (0 or 1 for a single file that
+    /// carries the keys anyway).
+    pub count: u16,
+    /// `split.tensors.count`, when present.
+    pub tensors_count: Option<i32>,
+}
+
+/// One file of a [`Model`].
+pub struct Shard<'a> {
+    path: PathBuf,
+    file: GgufFile<'a>,
+}
+
+impl<'a> Shard<'a> {
+    /// Where the file is (as given or as derived from a sibling's name).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file itself, split keys included.
+    pub fn file(&self) -> &GgufFile<'a> {
+        &self.file
+    }
+}
+
+impl std::fmt::Debug for Shard<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shard")
+            .field("path", &self.path)
+            .field("tensor_count", &self.file.tensor_count())
+            .field("file_len", &self.file.file_len())
+            .finish()
+    }
+}
+
+/// A model in one file or in shards, seen as one (see the
+/// [module docs](self)).
+///
+/// ```
+/// # fn main() -> gguf_core::Result<()> {
+/// use gguf_core::{model::Model, write::{Builder, SplitOptions}, GgmlType};
+/// let dir = tempfile::tempdir()?;
+/// let mut b = Builder::new();
+/// b.set("general.architecture", "llama")?;
+/// for i in 0..3 {
+///     b.add_tensor(format!("t{i}"), GgmlType::I8, &[4], vec![i as u8; 4])?;
+/// }
+/// // One tensor per shard: model-00001-of-00003.gguf ... -00003-of-00003.gguf
+/// b.write_split(dir.path().join("model.gguf"), &SplitOptions::default().max_tensors(1))?;
+///
+/// let model = Model::open(dir.path().join("model-00002-of-00003.gguf"))?; // any shard
+/// assert_eq!(model.shard_count(), 3);
+/// assert_eq!(model.get_str("general.architecture")?, "llama");
+/// assert!(model.value("split.count").is_none()); // reported by split() instead
+/// assert_eq!(model.split().map(|s| s.count), Some(3));
+/// assert_eq!(model.tensor("t2")?.data()?, &[2, 2, 2, 2]);
+/// assert_eq!(model.tensors().map(|t| t.name()).collect::<Vec<_>>(), ["t0", "t1", "t2"]);
+/// # Ok(()) }
+/// ```
+pub struct Model<'a> {
+    shards: Vec<Shard<'a>>,
+    /// Name -> (shard, position in that shard), in model order; empty for a
+    /// model of one file, whose own index answers.
+    index: IndexMap<Box<str>, (u32, u32)>,
+    split: Option<SplitInfo>,
+}
+
+impl std::fmt::Debug for Model<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("shards", &self.shards)
+            .field("split", &self.split)
+            .field("tensor_count", &self.tensor_count())
+            .finish()
+    }
+}
+
+impl<'a> Model<'a> {
+    // ---- shards ----
+
+    /// The files of the model, in order (one for an unsplit model).
+    pub fn shards(&self) -> &[Shard<'a>] {
+        &self.shards
+    }
+
+    /// Number of files.
+    pub fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// True when the model spans more than one file.
+    pub fn is_split(&self) -> bool {
+        self.shards.len() > 1
+    }
+
+    /// The split keys of the first file, when it has `split.count`.
+    pub fn split(&self) -> Option<SplitInfo> {
+        self.split
+    }
+
+    /// The first file: it holds the model's metadata (and the split keys).
+    pub fn metadata_file(&self) -> &GgufFile<'a> {
+        &self.shards[0].file
+    }
+
+    /// Version and byte order of the first file.
+    pub fn ctx(&self) -> Ctx {
+        self.metadata_file().ctx()
+    }
+
+    /// Total bytes of all files.
+    pub fn total_len(&self) -> u64 {
+        self.shards.iter().map(|s| s.file.file_len()).sum()
+    }
+
+    // ---- metadata (the first file's, without the split keys) ----
+
+    /// The model's metadata entries in file order, without the split keys.
+    pub fn metadata(&self) -> impl Iterator<Item = (&str, Value<'_>)> + '_ {
+        self.metadata_file()
+            .metadata()
+            .filter(|(k, _)| !is_split_key(k))
+    }
+
+    /// The model's metadata keys in file order, without the split keys.
+    pub fn keys(&self) -> impl Iterator<Item = &str> + '_ {
+        self.metadata_file().keys().filter(|k| !is_split_key(k))
+    }
+
+    /// Number of the model's metadata entries (split keys not counted).
+    pub fn kv_count(&self) -> usize {
+        let file = self.metadata_file();
+        file.kv_count()
+            - [SPLIT_NO, SPLIT_COUNT, SPLIT_TENSORS_COUNT]
+                .iter()
+                .filter(|k| file.contains_key(k))
+                .count()
+    }
+
+    /// True when the model has the key (never for a split key).
+    pub fn contains_key(&self, key: &str) -> bool {
+        !is_split_key(key) && self.metadata_file().contains_key(key)
+    }
+
+    /// The value of `key`, or `None` (always for a split key). O(1).
+    pub fn value(&self, key: &str) -> Option<Value<'_>> {
+        if is_split_key(key) {
+            return None;
+        }
+        self.metadata_file().value(key)
+    }
+
+    /// The value of `key`, or [`Error::KeyNotFound`].
+    pub fn require(&self, key: &str) -> Result<Value<'_>> {
+        self.value(key)
+            .ok_or_else(|| Error::KeyNotFound { key: key.into() })
+    }
+
+    fn model_key(&self, key: &str) -> Result<&GgufFile<'a>> {
+        if is_split_key(key) {
+            return Err(Error::KeyNotFound { key: key.into() });
+        }
+        Ok(self.metadata_file())
+    }
+
+    /// A scalar of exactly type `T` (see [`GgufFile::get`]).
+    pub fn get<T: Scalar>(&self, key: &str) -> Result<T> {
+        self.model_key(key)?.get(key)
+    }
+
+    /// A string value.
+    pub fn get_str(&self, key: &str) -> Result<&str> {
+        self.model_key(key)?.get_str(key)
+    }
+
+    /// An array value.
+    pub fn get_array(&self, key: &str) -> Result<ArrayView<'_>> {
+        self.model_key(key)?.get_array(key)
+    }
+
+    /// An array of strings.
+    pub fn get_strings(&self, key: &str) -> Result<StrIter<'_>> {
+        self.model_key(key)?.get_strings(key)
+    }
+
+    /// An array of scalars of exactly type `T`.
+    pub fn get_array_of<T: Scalar>(&self, key: &str) -> Result<TypedIter<'_, T>> {
+        self.model_key(key)?.get_array_of(key)
+    }
+
+    // ---- tensors ----
+
+    /// Number of tensors of the whole model.
+    pub fn tensor_count(&self) -> usize {
+        match self.shards.as_slice() {
+            [one] => one.file.tensor_count(),
+            _ => self.index.len(),
+        }
+    }
+
+    /// Every tensor of the model in order: the first shard's, then the
+    /// second's, ...
+    pub fn tensors(&self) -> impl Iterator<Item = Tensor<'_>> + '_ {
+        self.shards.iter().flat_map(|s| s.file.tensors())
+    }
+
+    /// Every tensor with the index of the shard that holds it.
+    pub fn tensors_with_shard(&self) -> impl Iterator<Item = (usize, Tensor<'_>)> + '_ {
+        self.shards
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| s.file.tensors().map(move |t| (i, t)))
+    }
+
+    /// The tensor named `name`, from whichever shard holds it, or
+    /// [`Error::TensorNotFound`]. O(1).
+    pub fn tensor(&self, name: &str) -> Result<Tensor<'_>> {
+        self.locate(name)
+            .map(|(_, t)| t)
+            .ok_or_else(|| Error::TensorNotFound {
+                tensor: name.into(),
+            })
+    }
+
+    /// The tensor at position `index` of the model's order.
+    pub fn tensor_at(&self, index: usize) -> Option<Tensor<'_>> {
+        match self.shards.as_slice() {
+            [one] => one.file.tensor_at(index),
+            _ => {
+                let (_, &(shard, pos)) = self.index.get_index(index)?;
+                self.shards
+                    .get(shard as usize)?
+                    .file
+                    .tensor_at(pos as usize)
+            }
+        }
+    }
+
+    /// Index of the shard holding tensor `name`.
+    pub fn tensor_shard(&self, name: &str) -> Option<usize> {
+        self.locate(name).map(|(i, _)| i)
+    }
+
+    fn locate(&self, name: &str) -> Option<(usize, Tensor<'_>)> {
+        match self.shards.as_slice() {
+            [one] => one.file.tensor(name).ok().map(|t| (0, t)),
+            _ => {
+                let &(shard, pos) = self.index.get(name)?;
+                let t = self
+                    .shards
+                    .get(shard as usize)?
+                    .file
+                    .tensor_at(pos as usize)?;
+                Some((shard as usize, t))
+            }
+        }
+    }
+}
