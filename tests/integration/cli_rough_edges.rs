@@ -33,8 +33,8 @@ fn set_accepts_gguf_py_type_names() {
         ("a.d", "float64", "2.25", "f64"),
         ("a.l", "[uint16]", "[1, 2]", "array"),
     ] {
-        ok(gguf(&["set", p, key, value, "--type", ty]));
-        let doc: serde_json::Value = serde_json::from_str(&ok(gguf(&[
+        ok(gguf(["set", p, key, value, "--type", ty]));
+        let doc: serde_json::Value = serde_json::from_str(&ok(gguf([
             "inspect",
             p,
             "--json",
@@ -45,9 +45,9 @@ fn set_accepts_gguf_py_type_names() {
         .unwrap();
         assert_eq!(doc["metadata"][0]["type"], json_type, "{ty}");
     }
-    assert_eq!(ok(gguf(&["get", p, "a.s"])), "hi there\n");
-    assert_eq!(ok(gguf(&["get", p, "a.l"])), "[1,2]\n");
-    let out = gguf(&["set", p, "a.x", "1", "--type", "nonsense"]);
+    assert_eq!(ok(gguf(["get", p, "a.s"])), "hi there\n");
+    assert_eq!(ok(gguf(["get", p, "a.l"])), "[1,2]\n");
+    let out = gguf(["set", p, "a.x", "1", "--type", "nonsense"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown type \"nonsense\""));
 }
@@ -55,14 +55,14 @@ fn set_accepts_gguf_py_type_names() {
 #[test]
 fn completions_name_every_subcommand() {
     for shell in ["bash", "zsh", "fish"] {
-        let script = ok(gguf(&["completions", shell]));
+        let script = ok(gguf(["completions", shell]));
         for cmd in [
             "inspect", "get", "hash", "diff", "check", "rewrite", "convert",
         ] {
             assert!(script.contains(cmd), "{shell} completions lack {cmd}");
         }
     }
-    assert!(!gguf(&["completions", "nosuchshell"]).status.success());
+    assert!(!gguf(["completions", "nosuchshell"]).status.success());
 }
 
 /// Every command given a missing file, a directory, a truncated file or
@@ -146,12 +146,12 @@ fn bad_inputs_fail_with_a_message_naming_the_file() {
 
 #[test]
 fn help_documents_the_exit_statuses() {
-    let help = ok(gguf(&["--help"]));
+    let help = ok(gguf(["--help"]));
     assert!(help.contains("Exit status: 0 on success"), "{help}");
     assert!(
         help.contains("`diff`: 0 equal, 1 different, 2 error"),
         "{help}"
     );
-    let out = gguf(&["tensor"]);
+    let out = gguf(["tensor"]);
     assert_eq!(out.status.code(), Some(2), "usage error");
 }

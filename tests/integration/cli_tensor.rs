@@ -72,7 +72,7 @@ fn summary_matches_statistics_of_to_f32() {
 
     let file = GgufFile::open(&path).unwrap();
     for t in file.tensors() {
-        let out = gguf(&[OsStr::new("tensor"), path.as_os_str(), OsStr::new(t.name())]);
+        let out = gguf([OsStr::new("tensor"), path.as_os_str(), OsStr::new(t.name())]);
         let s = ok(&out);
         assert_eq!(field(&s, "name"), Some(t.name()), "{s}");
         assert_eq!(field(&s, "type"), Some(t.ggml_type().to_string().as_str()));
@@ -103,7 +103,7 @@ fn summary_matches_statistics_of_to_f32() {
     }
     assert_eq!(
         num(
-            &ok(&gguf(&[
+            &ok(&gguf([
                 OsStr::new("tensor"),
                 path.as_os_str(),
                 OsStr::new("nans")
@@ -181,7 +181,7 @@ fn npy_export_reads_back_in_numpy() {
     let file = GgufFile::open(&path).unwrap();
     for t in file.tensors() {
         let npy = dir.path().join(format!("{}.npy", t.name()));
-        let out = gguf(&[
+        let out = gguf([
             OsStr::new("tensor"),
             path.as_os_str(),
             OsStr::new(t.name()),
@@ -298,7 +298,7 @@ fn npy_keeps_integer_and_float_types_exactly_in_either_byte_order() {
         b.write_to_path(&path).unwrap();
         for (name, shape, dtype, bytes) in &expected {
             let npy = dir.path().join(format!("{order}-{name}.npy"));
-            let out = ok(&gguf(&[
+            let out = ok(&gguf([
                 OsStr::new("tensor"),
                 path.as_os_str(),
                 OsStr::new(name),
@@ -314,14 +314,14 @@ fn npy_keeps_integer_and_float_types_exactly_in_either_byte_order() {
             assert!(out.contains(&format!(" {n} ")), "{order} {name}: {out}");
         }
         // The summary reads integers exactly too.
-        let s = ok(&gguf(&[
+        let s = ok(&gguf([
             OsStr::new("tensor"),
             path.as_os_str(),
             OsStr::new("i32"),
         ]));
         assert_eq!(field(&s, "max"), Some("2147483647"), "{order}: {s}");
         assert_eq!(field(&s, "min"), Some("-2147483648"), "{order}: {s}");
-        let s = ok(&gguf(&[
+        let s = ok(&gguf([
             OsStr::new("tensor"),
             path.as_os_str(),
             OsStr::new("i64"),
@@ -380,7 +380,7 @@ fn convert_q8_0_quantizes_weights_and_keeps_everything_else() {
     let input = dir.path().join("in.gguf");
     let output = dir.path().join("out.gguf");
     let tensors = llama_like(&input);
-    let out = gguf(&[
+    let out = gguf([
         OsStr::new("convert"),
         input.as_os_str(),
         output.as_os_str(),
@@ -485,7 +485,7 @@ fn convert_sets_the_file_type_of_each_target_and_refuses_what_it_cannot_do() {
     let input = dir.path().join("in.gguf");
     llama_like(&input);
     let run = |ty: &str, out: &Path| {
-        gguf(&[
+        gguf([
             OsStr::new("convert"),
             input.as_os_str(),
             out.as_os_str(),
@@ -537,7 +537,7 @@ fn convert_sets_the_file_type_of_each_target_and_refuses_what_it_cannot_do() {
         assert!(String::from_utf8_lossy(&out.stderr).contains(ty), "{ty}");
     }
     let be = dir.path().join("be.gguf");
-    let out = gguf(&[
+    let out = gguf([
         OsStr::new("rewrite"),
         input.as_os_str(),
         be.as_os_str(),
@@ -545,7 +545,7 @@ fn convert_sets_the_file_type_of_each_target_and_refuses_what_it_cannot_do() {
         OsStr::new("big"),
     ]);
     ok(&out);
-    let out = gguf(&[
+    let out = gguf([
         OsStr::new("convert"),
         be.as_os_str(),
         dir.path().join("y.gguf").as_os_str(),
@@ -558,7 +558,7 @@ fn convert_sets_the_file_type_of_each_target_and_refuses_what_it_cannot_do() {
     assert_eq!(y.endian(), Endian::Big);
     assert!(y.tensors().any(|t| t.ggml_type() == GgmlType::Q8_0));
     // Big-endian to F16 works: plain types are swapped.
-    let out = gguf(&[
+    let out = gguf([
         OsStr::new("convert"),
         be.as_os_str(),
         dir.path().join("z.gguf").as_os_str(),
@@ -867,14 +867,14 @@ fn gguf_py_reads_every_output_of_convert_and_rewrite_endian() {
         let stem = src.file_stem().unwrap().to_string_lossy().into_owned();
         let be = dir.path().join(format!("{stem}-be.gguf"));
         let le = dir.path().join(format!("{stem}-be-le.gguf"));
-        ok(&gguf(&[
+        ok(&gguf([
             OsStr::new("rewrite"),
             src.as_os_str(),
             be.as_os_str(),
             OsStr::new("--endian"),
             OsStr::new("big"),
         ]));
-        ok(&gguf(&[
+        ok(&gguf([
             OsStr::new("rewrite"),
             be.as_os_str(),
             le.as_os_str(),
