@@ -16,7 +16,7 @@
 #                      are not.
 # Each sanitizer builds in its own directory, so switching does not
 # rebuild the other. Seeds come from fuzz/seeds.py (and, for `split`, from
-# the builder's split writer, fuzz/src/bin/split_seeds.rs); the corpus
+# the builder's split writer: fuzz/src/split_seeds.rs); the corpus
 # grows in fuzz/corpus/TARGET (not committed). FUZZ_JOBS=N runs N workers
 # each.
 set -euo pipefail
@@ -48,9 +48,10 @@ fi
 host="$(rustup run nightly rustc -vV | sed -n 's/^host: //p')"
 
 python3 fuzz/seeds.py fuzz/corpus
-# One build of every target (and of the split seeds writer).
+# One build of every target.
 cargo +nightly fuzz build "${build[@]}"
-"$target_dir/$host/release/split_seeds" fuzz/corpus/split fuzz/corpus/base/*
+GGUF_FUZZ_SPLIT_SEEDS=fuzz/corpus/base:fuzz/corpus/split \
+    "$target_dir/$host/release/split"
 
 status=0
 for t in "${targets[@]}"; do

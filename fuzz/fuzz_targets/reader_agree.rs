@@ -57,6 +57,9 @@ fn as_model(file: GgufFile<'_>) {
     for (i, (t, info)) in model.tensors().zip(&s.tensors).enumerate() {
         assert_eq!(t.name(), info.name);
         assert_eq!(model.tensor_at(i).map(|t| t.offset()), info.offset);
-        assert_eq!(model.tensor(&info.name).map(|t| t.offset()).ok(), info.offset);
+        assert_eq!(
+            model.tensor(&info.name).map(|t| t.offset()).ok(),
+            info.offset
+        );
     }
 }

@@ -20,10 +20,10 @@
 
 use std::path::Path;
 
+use gguf_core::format::ALIGNMENT_KEY;
 use gguf_core::model::{is_split_key, Model, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
 use gguf_core::naming::{parse_shard_name, shard_file_name};
 use gguf_core::write::{Builder, OwnedValue};
-use gguf_core::format::ALIGNMENT_KEY;
 use gguf_core::GgufFile;
 use gguf_fuzz::{canon_value, shard_set, Bytes, MAX_SHARDS};
 use libfuzzer_sys::fuzz_target;
@@ -31,7 +31,7 @@ use libfuzzer_sys::fuzz_target;
 /// Tensors up to this many elements are decoded.
 const DECODE_LIMIT: u64 = 1 << 10;
 
-fuzz_target!(|data: &[u8]| {
+fuzz_target!(init: gguf_fuzz::split_seeds::write_if_asked(), |data: &[u8]| {
     let (control, files) = shard_set(data);
     let files = if control & 0x10 != 0 {
         match structured(control, &files) {

@@ -3,6 +3,8 @@
 //! compared, NaN payloads included), the write modes, and a small reader
 //! of fuzz bytes.
 
+pub mod split_seeds;
+
 use gguf_core::format::{Ctx, Endian, Value};
 use gguf_core::write::{Builder, WriteMode, WriteOptions};
 use gguf_core::{GgufFile, Result};
