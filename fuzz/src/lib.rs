@@ -1,7 +1,8 @@
 //! Helpers shared by the fuzz targets: a canonical, bit-exact summary of a
 //! parsed file (so that two readings, or a file and its rewrite, can be
-//! compared, NaN payloads included), the write modes, and a small reader
-//! of fuzz bytes.
+//! compared, NaN payloads included), the write modes, a small reader of
+//! fuzz bytes, and the `split` target's input format ([`shard_set`]) and
+//! seeds ([`split_seeds`]).
 
 pub mod split_seeds;
 
