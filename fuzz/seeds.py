@@ -12,7 +12,9 @@ Seeds, each a few KiB at most:
   - the gguf-py fixtures of tests/oracles/make_fixtures.py, when gguf-py is
     installed (skipped with a message otherwise).
 The `edit` target reads an edit script first: its seeds are prefixed with
-one; `codecs` gets blocks of every type.
+one; `codecs` gets blocks of every type. The plain files also go to
+CORPUS_DIR/base, from which fuzz/src/bin/split_seeds.rs makes the `split`
+target's seeds with the library's own split writer.
 Deterministic: two runs write identical files.
 """
 
@@ -205,7 +207,7 @@ def main():
     sample, _ = sample_seeds()
     files.update(sample)
     files.update(fixture_seeds())
-    for target in TARGETS:
+    for target in TARGETS + ["base"]:
         d = os.path.join(out, target)
         os.makedirs(d, exist_ok=True)
         for name, data in sorted(files.items()):

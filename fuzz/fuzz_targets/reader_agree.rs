@@ -1,8 +1,11 @@
 //! `from_bytes` and `from_reader` (which reads the header region in
 //! growing chunks) agree on arbitrary bytes: both fail with the same
-//! error, or both succeed with equal metadata and tensor infos.
+//! error, or both succeed with equal metadata and tensor infos. A file
+//! that parses is also a one-file `Model` with the same content (its split
+//! keys aside), unless its `split.count` says otherwise.
 #![no_main]
 
+use gguf_core::model::{is_split_key, Model, SPLIT_COUNT};
 use gguf_core::GgufFile;
 use gguf_fuzz::summary;
 use libfuzzer_sys::fuzz_target;
@@ -19,6 +22,7 @@ fuzz_target!(|data: &[u8]| {
             for t in b.tensors() {
                 assert!(t.data().is_err(), "from_reader holds no data");
             }
+            as_model(a);
         }
         (Err(a), Err(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
         (a, b) => panic!(
@@ -28,3 +32,34 @@ fuzz_target!(|data: &[u8]| {
         ),
     }
 });
+
+/// `file` as a one-file model: the same metadata without the split keys,
+/// the same tensors in the same order; refused only for its split keys.
+fn as_model(file: GgufFile<'_>) {
+    let s = summary(&file, true);
+    let has_split_count = file.contains_key(SPLIT_COUNT);
+    let model = match Model::from_files(vec![("in.gguf".into(), file)]) {
+        Ok(m) => m,
+        Err(e) => {
+            assert!(has_split_count, "one file without split keys refused: {e}");
+            return;
+        }
+    };
+    let kvs: Vec<&str> = s
+        .kvs
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .filter(|k| !is_split_key(k))
+        .collect();
+    assert_eq!(model.keys().collect::<Vec<_>>(), kvs);
+    assert_eq!(model.kv_count(), kvs.len());
+    assert_eq!(model.tensor_count(), s.tensors.len());
+    for (i, (t, info)) in model.tensors().zip(&s.tensors).enumerate() {
+        assert_eq!(t.name(), info.name);
+        assert_eq!(model.tensor_at(i).map(|t| t.offset()), info.offset);
+        assert_eq!(
+            model.tensor(&info.name).map(|t| t.offset()).ok(),
+            info.offset
+        );
+    }
+}

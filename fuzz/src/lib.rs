@@ -1,7 +1,10 @@
 //! Helpers shared by the fuzz targets: a canonical, bit-exact summary of a
 //! parsed file (so that two readings, or a file and its rewrite, can be
-//! compared, NaN payloads included), the write modes, and a small reader
-//! of fuzz bytes.
+//! compared, NaN payloads included), the write modes, a small reader of
+//! fuzz bytes, and the `split` target's input format ([`shard_set`]) and
+//! seeds ([`split_seeds`]).
+
+pub mod split_seeds;
 
 use gguf_core::format::{Ctx, Endian, Value};
 use gguf_core::write::{Builder, WriteMode, WriteOptions};
@@ -29,8 +32,8 @@ pub fn canon_value(v: &Value<'_>, out: &mut Vec<u8>) {
         Value::F64(x) => out.extend(x.to_bits().to_le_bytes()),
         Value::Array(a) => {
             out.push(a.element_type() as u8);
-            out.extend(a.len().to_le_bytes());
-            let mut n = 0u64;
+            out.extend((a.len() as u64).to_le_bytes());
+            let mut n = 0usize;
             for e in a.iter() {
                 canon_value(&e, out);
                 n += 1;
@@ -38,7 +41,7 @@ pub fn canon_value(v: &Value<'_>, out: &mut Vec<u8>) {
             assert_eq!(n, a.len(), "array iterator ended early");
             // The typed views agree with the generic iterator.
             if let Some(s) = a.strings() {
-                assert_eq!(s.len() as u64, a.len());
+                assert_eq!(s.len(), a.len());
                 for (x, e) in s.zip(a.iter()) {
                     assert_eq!(Some(x), e.as_str());
                 }
@@ -52,7 +55,7 @@ fn check_typed(a: &gguf_core::ArrayView<'_>) {
     macro_rules! typed {
         ($($t:ty => $v:ident),*) => {$(
             if let Some(it) = a.typed::<$t>() {
-                assert_eq!(it.len() as u64, a.len());
+                assert_eq!(it.len(), a.len());
                 for (x, e) in it.zip(a.iter()) {
                     let (mut c, mut d) = (Vec::new(), Vec::new());
                     canon_value(&Value::$v(x), &mut c);
@@ -181,4 +184,45 @@ impl<'a> Bytes<'a> {
             Endian::Big
         }
     }
+}
+
+/// Separates the files of a shard set in the `split` target's input (see
+/// [`shard_set`]); also in the dictionary.
+pub const SHARD_SEP: &[u8] = b"#gguf-shard#";
+
+/// Most files of one shard set.
+pub const MAX_SHARDS: usize = 4;
+
+/// The `split` target's input: one control byte, then up to
+/// [`MAX_SHARDS`] files separated by [`SHARD_SEP`] (the last takes the
+/// rest, separators included). Always at least one file.
+pub fn shard_set(data: &[u8]) -> (u8, Vec<&[u8]>) {
+    let (control, mut rest) = match data.split_first() {
+        Some((&c, rest)) => (c, rest),
+        None => (0, data),
+    };
+    let mut files = Vec::new();
+    while files.len() + 1 < MAX_SHARDS {
+        match rest.windows(SHARD_SEP.len()).position(|w| w == SHARD_SEP) {
+            Some(i) => {
+                files.push(&rest[..i]);
+                rest = &rest[i + SHARD_SEP.len()..];
+            }
+            None => break,
+        }
+    }
+    files.push(rest);
+    (control, files)
+}
+
+/// The inverse of [`shard_set`].
+pub fn join_shard_set(control: u8, files: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = vec![control];
+    for (i, f) in files.iter().enumerate() {
+        if i > 0 {
+            out.extend_from_slice(SHARD_SEP);
+        }
+        out.extend_from_slice(f);
+    }
+    out
 }
