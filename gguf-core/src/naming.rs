@@ -363,56 +363,7 @@ pub fn shard_path(path: &Path, index: u32, count: u32) -> PathBuf {
 
 // ---- the converter's name ----
 
-/// The encoding llama.cpp's converter writes for a `general.file_type`
-/// value: the name of gguf-py's `LlamaFileType` member after its first `_`
-/// (`MOSTLY_Q4_K_M` -> `Q4_K_M`); `None` for values it does not define.
-///
-/// ```
-/// use gguf_core::naming::file_type_encoding;
-/// assert_eq!(file_type_encoding(15), Some("Q4_K_M"));
-/// assert_eq!(file_type_encoding(0), Some("F32"));
-/// assert_eq!(file_type_encoding(4), None);
-/// ```
-pub fn file_type_encoding(file_type: u32) -> Option<&'static str> {
-    Some(match file_type {
-        0 => "F32",
-        1 => "F16",
-        2 => "Q4_0",
-        3 => "Q4_1",
-        7 => "Q8_0",
-        8 => "Q5_0",
-        9 => "Q5_1",
-        10 => "Q2_K",
-        11 => "Q3_K_S",
-        12 => "Q3_K_M",
-        13 => "Q3_K_L",
-        14 => "Q4_K_S",
-        15 => "Q4_K_M",
-        16 => "Q5_K_S",
-        17 => "Q5_K_M",
-        18 => "Q6_K",
-        19 => "IQ2_XXS",
-        20 => "IQ2_XS",
-        21 => "Q2_K_S",
-        22 => "IQ3_XS",
-        23 => "IQ3_XXS",
-        24 => "IQ1_S",
-        25 => "IQ4_NL",
-        26 => "IQ3_S",
-        27 => "IQ3_M",
-        28 => "IQ2_S",
-        29 => "IQ2_M",
-        30 => "IQ4_XS",
-        31 => "IQ1_M",
-        32 => "BF16",
-        36 => "TQ1_0",
-        37 => "TQ2_0",
-        38 => "MXFP4_MOE",
-        39 => "NVFP4",
-        40 => "Q1_0",
-        _ => return None,
-    })
-}
+pub use crate::format::file_type_encoding;
 
 /// Parameter counts as gguf-py's `GGUFWriter.get_total_parameter_count`
 /// computes them from tensor shapes: (total, shared, expert, expert count);
