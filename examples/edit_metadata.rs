@@ -31,8 +31,8 @@ fn main() -> gguf::Result<()> {
     report("rename", ed.plan()?, ed.commit()?);
 
     // A long one: a chat template of a few kilobytes needs a rewrite.
-    let template = "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
-        .repeat(40);
+    let template =
+        "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}".repeat(40);
     let mut ed = Editor::open(&path)?;
     ed.set("tokenizer.chat_template", template.as_str())?;
     report("chat template", ed.plan()?, ed.commit()?);

@@ -15,9 +15,9 @@ use gguf::Model;
 
 fn main() -> gguf::Result<()> {
     let mut args = std::env::args().skip(1);
-    let path = args.next().unwrap_or_else(|| {
-        concat!(env!("CARGO_MANIFEST_DIR"), "/samples/tiny-llama.gguf").into()
-    });
+    let path = args
+        .next()
+        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/samples/tiny-llama.gguf").into());
     let contexts: Vec<u32> = match args.next() {
         Some(n) => vec![n.parse().map_err(|_| {
             std::io::Error::new(std::io::ErrorKind::InvalidInput, "context length: a number")

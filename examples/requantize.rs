@@ -11,9 +11,9 @@ use gguf::write::Builder;
 use gguf::{tensor, GgmlType, GgufFile};
 
 fn main() -> gguf::Result<()> {
-    let path = std::env::args().nth(1).unwrap_or_else(|| {
-        concat!(env!("CARGO_MANIFEST_DIR"), "/samples/tiny-llama.gguf").into()
-    });
+    let path = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/samples/tiny-llama.gguf").into());
     let file = GgufFile::open(&path)?;
     let target = GgmlType::Q8_0;
     // Values for a new tensor; the builder borrows them until it writes.
@@ -25,7 +25,10 @@ fn main() -> gguf::Result<()> {
     let mut b = Builder::from_file(&file)?;
     let mut converted = Vec::new();
     for t in file.tensors() {
-        let float = matches!(t.ggml_type(), GgmlType::F32 | GgmlType::F16 | GgmlType::BF16);
+        let float = matches!(
+            t.ggml_type(),
+            GgmlType::F32 | GgmlType::F16 | GgmlType::BF16
+        );
         let block = target.block_size().unwrap_or(1);
         if float && t.shape().len() == 2 && t.shape()[0] % block == 0 {
             b.requantize_tensor(t.name(), target)?;
@@ -57,7 +60,12 @@ fn main() -> gguf::Result<()> {
     }
 
     // The same encoders work on plain slices.
-    for ty in [GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::Q4_K, GgmlType::Q2_K] {
+    for ty in [
+        GgmlType::Q8_0,
+        GgmlType::Q6_K,
+        GgmlType::Q4_K,
+        GgmlType::Q2_K,
+    ] {
         let q = tensor::quantize(ty, &values, &[256, 4])?;
         let mut back = vec![0f32; values.len()];
         tensor::dequantize(ty, gguf::Endian::Little, &q, &mut back)?;
@@ -70,7 +78,10 @@ fn main() -> gguf::Result<()> {
         );
     }
     let extra = new.tensor("extra.weight")?;
-    assert_eq!(extra.data()?, tensor::quantize(GgmlType::Q4_K, &values, &[256, 4])?);
+    assert_eq!(
+        extra.data()?,
+        tensor::quantize(GgmlType::Q4_K, &values, &[256, 4])?
+    );
     Ok(())
 }
 

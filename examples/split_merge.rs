@@ -13,9 +13,9 @@ use gguf::write::{Builder, SplitOptions};
 use gguf::{GgufFile, Model};
 
 fn main() -> gguf::Result<()> {
-    let path = std::env::args().nth(1).unwrap_or_else(|| {
-        concat!(env!("CARGO_MANIFEST_DIR"), "/samples/tiny-llama.gguf").into()
-    });
+    let path = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/samples/tiny-llama.gguf").into());
     let dir = tempfile::tempdir()?;
     let file = GgufFile::open(&path)?;
 

@@ -10,9 +10,9 @@ use gguf::summary::ModelSummary;
 use gguf::Model;
 
 fn main() -> gguf::Result<()> {
-    let path = std::env::args().nth(1).unwrap_or_else(|| {
-        concat!(env!("CARGO_MANIFEST_DIR"), "/samples/tiny-llama.gguf").into()
-    });
+    let path = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/samples/tiny-llama.gguf").into());
     // `Model` reads a single file or every shard of a split model as one.
     let model = Model::open(&path)?;
     let s = ModelSummary::of(&model)?;
