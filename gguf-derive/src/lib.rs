@@ -37,8 +37,17 @@ mod metadata;
 /// `BinRead` (`BinWrite`) bound on the impl, so one definition can read a
 /// zero-copy string span and write a borrowed `&str`.
 ///
-/// ```ignore
-/// #[derive(GgufCodec)]
+/// The generated code names `::binrw` and `::gguf_core::format::Ctx`, so
+/// the crate using the derive depends on both (it is meant for gguf-core's
+/// own wire structs and for crates extending the format).
+///
+/// ```
+/// use binrw::{BinRead, BinWrite};
+/// use gguf_core::format::{Ctx, Dims, GgufStr, GgufString};
+/// use gguf_core::Endian;
+/// use gguf_derive::GgufCodec;
+///
+/// #[derive(Debug, PartialEq, GgufCodec)]
 /// struct TensorInfoWire<S> {
 ///     name: S,
 ///     n_dims: u32,
@@ -47,6 +56,25 @@ mod metadata;
 ///     ggml_type: u32,
 ///     offset: u64,
 /// }
+///
+/// # fn main() -> binrw::BinResult<()> {
+/// let dims = Dims::new(&[4, 8]).expect("at most 4 dimensions");
+/// let info = TensorInfoWire { name: GgufStr("w"), n_dims: 2, dims, ggml_type: 0, offset: 64 };
+/// // Version 1 stores the string length and the dimensions as u32.
+/// for (version, len) in [(1, 4 + 1 + 4 + 2 * 4 + 4 + 8), (3, 8 + 1 + 4 + 2 * 8 + 4 + 8)] {
+///     let ctx = Ctx { version, endian: Endian::Big };
+///     let mut out = std::io::Cursor::new(Vec::new());
+///     info.write_options(&mut out, binrw::Endian::Big, ctx)?;
+///     let bytes = out.into_inner();
+///     assert_eq!(bytes.len(), len);
+///     let back = TensorInfoWire::<GgufString>::read_options(
+///         &mut std::io::Cursor::new(&bytes),
+///         binrw::Endian::Big,
+///         ctx,
+///     )?;
+///     assert_eq!((back.name.0.as_str(), back.dims.as_slice()), ("w", &[4u64, 8][..]));
+/// }
+/// # Ok(()) }
 /// ```
 #[proc_macro_derive(GgufCodec, attributes(gguf))]
 pub fn derive_gguf_codec(input: TokenStream) -> TokenStream {

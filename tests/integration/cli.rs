@@ -1,15 +1,6 @@
 //! The `gguf` command-line tool, run as a child process.
 
-use std::process::Command;
-
-use super::util::{tiny_file, Raw};
-
-fn gguf(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf"))
-        .args(args)
-        .output()
-        .expect("run gguf")
-}
+use super::util::{gguf, tiny_file, Raw};
 
 #[test]
 fn inspect_json_lists_every_entry_and_tensor() {

@@ -1,17 +1,11 @@
 //! `gguf diff`: exit status as diff(1), metadata/tensor changes, values.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use gguf::write::{Builder, OwnedArray, OwnedValue};
 use gguf::{Endian, GgmlType};
 
-fn gguf(args: &[&std::ffi::OsStr]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf"))
-        .args(args)
-        .output()
-        .expect("run gguf")
-}
+use super::util::gguf;
 
 fn diff(a: &Path, b: &Path, extra: &[&str]) -> (Option<i32>, String) {
     let mut args = vec!["diff".as_ref(), a.as_os_str(), b.as_os_str()];

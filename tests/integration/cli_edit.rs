@@ -1,7 +1,7 @@
 //! `gguf set`, `gguf rm`, `gguf mv`, `gguf rename-tensor` as a user runs them.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::SystemTime;
 
 use gguf::write::{OwnedArray, OwnedValue};
@@ -9,12 +9,7 @@ use gguf::GgufFile;
 
 use super::edit_fixtures::{metadata, model, put, tensor_hashes, Spec};
 
-fn gguf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf"))
-        .args(args)
-        .output()
-        .expect("run gguf")
-}
+use super::util::gguf;
 
 fn ok(out: &Output) -> String {
     assert!(

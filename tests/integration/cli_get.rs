@@ -1,13 +1,8 @@
 //! `gguf get` and `gguf inspect --no-tensors --keys`.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn gguf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf"))
-        .args(args)
-        .output()
-        .expect("run gguf")
-}
+use super::util::gguf;
 
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/tiny-llama.gguf");
 

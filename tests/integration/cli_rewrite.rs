@@ -1,18 +1,11 @@
 //! `gguf rewrite`, run as a child process.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use gguf::{Endian, GgufFile};
 
-use super::util::{ctx, rich, tiny_file, Content, Mode, Src};
-
-fn gguf(args: &[&Path]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf"))
-        .args(args)
-        .output()
-        .expect("run gguf")
-}
+use super::util::{ctx, gguf, rich, tiny_file, Content, Mode, Src};
 
 fn ok(out: &Output) {
     assert!(

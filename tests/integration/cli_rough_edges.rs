@@ -1,14 +1,9 @@
 //! Small fixes found by trying the tool as a new user would: gguf-py's
 //! type names in `gguf set`, shell completions.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn gguf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf"))
-        .args(args)
-        .output()
-        .expect("run gguf")
-}
+use super::util::gguf;
 
 fn ok(out: Output) -> String {
     assert!(

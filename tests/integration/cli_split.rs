@@ -2,17 +2,11 @@
 //! split model and act on the whole model.
 
 use std::path::Path;
-use std::process::Command;
 
 use gguf::write::Builder;
 use gguf::Model;
 
-fn gguf(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf"))
-        .args(args)
-        .output()
-        .expect("run gguf")
-}
+use super::util::gguf;
 
 #[track_caller]
 fn ok(args: &[&str]) -> String {

@@ -9,12 +9,7 @@ use gguf::{tensor, Endian, GgmlType, GgufFile};
 
 use super::tensor_api::{encode, multi_type_file, randoms};
 
-fn gguf<S: AsRef<OsStr>>(args: &[S]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf"))
-        .args(args)
-        .output()
-        .expect("run gguf")
-}
+use super::util::gguf;
 
 #[track_caller]
 fn ok(out: &Output) -> String {

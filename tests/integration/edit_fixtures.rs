@@ -50,32 +50,7 @@ impl Spec {
     }
 }
 
-/// Deterministic pseudo-random bytes (splitmix64).
-pub fn noise(seed: u64, n: usize) -> Vec<u8> {
-    let mut rng = Rng(seed);
-    let mut out = Vec::with_capacity(n + 8);
-    while out.len() < n {
-        out.extend_from_slice(&rng.next().to_le_bytes());
-    }
-    out.truncate(n);
-    out
-}
-
-/// A small seeded RNG (splitmix64) so that test runs are reproducible.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+pub use super::util::{noise, Rng};
 
 /// The chat template used in the fixtures (about 300 bytes).
 pub const TEMPLATE: &str = "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";

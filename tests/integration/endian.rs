@@ -11,10 +11,7 @@ use gguf::{Endian, GgmlType, GgufFile};
 use super::util::{ctx, Content, Mode, Src, TensorSpec};
 
 fn gguf(args: &[&std::ffi::OsStr]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gguf"))
-        .args(args)
-        .output()
-        .expect("run gguf");
+    let out = super::util::gguf(args);
     assert!(
         out.status.success(),
         "{}",

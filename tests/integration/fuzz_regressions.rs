@@ -3,11 +3,11 @@
 //! `rewrite`, `convert`).
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use gguf::{Error, GgmlType, GgufFile};
 
-use super::util::{accept, raw, reject, Raw};
+use super::util::{accept, gguf, raw, reject, Raw};
 
 /// A v3 file with one tensor info and no metadata, padded to 32.
 fn one_tensor(name: &str, dims: &[u64], ty: GgmlType, offset: u64) -> Raw {
@@ -15,13 +15,6 @@ fn one_tensor(name: &str, dims: &[u64], ty: GgmlType, offset: u64) -> Raw {
     r.header(1, 0).tensor_info(name, dims, ty.id(), offset);
     r.pad(32);
     r
-}
-
-fn gguf(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf"))
-        .args(args.iter().map(|a| a.as_ref()))
-        .output()
-        .expect("run gguf")
 }
 
 /// Runs `gguf` on `bytes` saved as a file: every subcommand that reads
@@ -34,12 +27,20 @@ fn cli_survives(bytes: &[u8], tensor: &str) -> Vec<Output> {
     let npy = dir.path().join("t.npy");
     let out = dir.path().join("out.gguf");
     let conv = dir.path().join("conv.gguf");
+    let (input, npy, out, conv) = (
+        input.as_os_str(),
+        npy.as_os_str(),
+        out.as_os_str(),
+        conv.as_os_str(),
+    );
+    let tensor = std::ffi::OsStr::new(tensor);
+    let arg = std::ffi::OsStr::new;
     let runs = vec![
-        gguf(&[&"inspect", &input]),
-        gguf(&[&"tensor", &input, &tensor]),
-        gguf(&[&"tensor", &input, &tensor, &"--npy", &npy]),
-        gguf(&[&"rewrite", &input, &out]),
-        gguf(&[&"convert", &input, &conv, &"--type", &"Q8_0"]),
+        gguf([arg("inspect"), input]),
+        gguf([arg("tensor"), input, tensor]),
+        gguf([arg("tensor"), input, tensor, arg("--npy"), npy]),
+        gguf([arg("rewrite"), input, out]),
+        gguf([arg("convert"), input, conv, arg("--type"), arg("Q8_0")]),
     ];
     for o in &runs {
         assert!(
@@ -176,10 +177,20 @@ fn empty_tensors_survive_rewrite_and_convert() {
     r.pad(32).bytes(&[0; 512]);
     std::fs::write(&input, &r.buf).unwrap();
     let out = dir.path().join("out.gguf");
-    ok(&gguf(&[&"rewrite", &input, &out]));
+    ok(&gguf([
+        std::ffi::OsStr::new("rewrite"),
+        input.as_os_str(),
+        out.as_os_str(),
+    ]));
     assert!(std::fs::read(&out).unwrap() == r.buf);
     let conv = dir.path().join("conv.gguf");
-    ok(&gguf(&[&"convert", &input, &conv, &"--type", &"Q8_0"]));
+    ok(&gguf([
+        std::ffi::OsStr::new("convert"),
+        input.as_os_str(),
+        conv.as_os_str(),
+        std::ffi::OsStr::new("--type"),
+        std::ffi::OsStr::new("Q8_0"),
+    ]));
     let f = GgufFile::open(&conv).unwrap();
     assert_eq!(f.tensor("b.weight").unwrap().ggml_type(), GgmlType::Q8_0);
     for name in ["a.weight", "c.weight"] {
@@ -187,6 +198,12 @@ fn empty_tensors_survive_rewrite_and_convert() {
         assert_eq!((t.element_count(), t.data().unwrap().len()), (0, 0));
     }
     let npy = dir.path().join("a.npy");
-    ok(&gguf(&[&"tensor", &input, &"a.weight", &"--npy", &npy]));
+    ok(&gguf([
+        std::ffi::OsStr::new("tensor"),
+        input.as_os_str(),
+        std::ffi::OsStr::new("a.weight"),
+        std::ffi::OsStr::new("--npy"),
+        npy.as_os_str(),
+    ]));
     assert!(Path::new(&npy).exists());
 }

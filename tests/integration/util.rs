@@ -7,6 +7,18 @@ pub use gguf::testing::{tiny_file, Raw};
 use gguf::write::{Builder, OwnedArray, OwnedValue, TensorData, WriteMode, WriteOptions};
 use gguf::{Ctx, Endian, Error, GgmlType, GgufFile};
 
+/// Runs the `gguf` binary built for these tests with `args`.
+pub fn gguf<I, S>(args: I) -> std::process::Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    std::process::Command::new(env!("CARGO_BIN_EXE_gguf"))
+        .args(args)
+        .output()
+        .expect("run gguf")
+}
+
 /// Context for a version and byte order.
 pub fn ctx(version: u32, endian: Endian) -> Ctx {
     Ctx { version, endian }

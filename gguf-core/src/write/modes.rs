@@ -89,6 +89,9 @@ fn write_source(
 /// [`WriteOptions::progress`]).
 pub(crate) type Progress<'p> = &'p mut dyn FnMut(u64, u64);
 
+/// A progress callback as [`WriteOptions`] holds it.
+type ProgressFn<'p> = Box<dyn FnMut(u64, u64) + 'p>;
+
 /// How a whole file goes out; both modes produce the same bytes. The third
 /// way of writing, metadata first with each tensor's data supplied later,
 /// is a handle of its own: [`Builder::write_metadata_first`].
@@ -126,7 +129,7 @@ pub enum WriteMode {
 #[derive(Default)]
 pub struct WriteOptions<'p> {
     mode: WriteMode,
-    progress: Option<Box<dyn FnMut(u64, u64) + 'p>>,
+    progress: Option<ProgressFn<'p>>,
     temp_dir: Option<PathBuf>,
 }
 
@@ -163,7 +166,7 @@ impl<'p> WriteOptions<'p> {
 
     /// The mode, the progress callback (a no-op when none was set) and the
     /// temporary directory.
-    pub(crate) fn into_parts(self) -> (WriteMode, Box<dyn FnMut(u64, u64) + 'p>, Option<PathBuf>) {
+    pub(crate) fn into_parts(self) -> (WriteMode, ProgressFn<'p>, Option<PathBuf>) {
         let progress = self.progress.unwrap_or_else(|| Box::new(|_, _| {}));
         (self.mode, progress, self.temp_dir)
     }
