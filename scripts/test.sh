@@ -4,9 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -r tests/oracles/requirements.txt
-# A library user (default features off) compiles none of the CLI's dependencies.
-if cargo tree -e normal --no-default-features --prefix none | grep -E '^(clap|clap_complete|indicatif|serde_json) '; then
-    echo "error: the library without default features depends on CLI crates (listed above)" >&2
+# A library user (default features off) compiles none of the CLI's
+# dependencies and no network stack.
+if cargo tree -e normal --no-default-features --prefix none | grep -E '^(clap|clap_complete|indicatif|serde_json|object_store|reqwest|tokio|hyper) '; then
+    echo "error: the library without default features depends on CLI or network crates (listed above)" >&2
     exit 1
 fi
 cargo test --workspace --all-targets

@@ -24,6 +24,7 @@ mod integration {
     pub mod interop_read;
     pub mod memory;
     pub mod proptest_write;
+    pub mod remote;
     pub mod round_trip;
     pub mod split;
     pub mod tensor_api;

@@ -12,6 +12,8 @@
 //!   shipped [`General`], [`LlamaHyperParams`] and [`Tokenizer`];
 //! - [`estimate`]: the memory llama.cpp allocates to run a model;
 //! - [`summary`]: what a model is, from its header ([`summary::ModelSummary`]);
+//! - `remote` (cargo feature `remote`): files behind URLs and in object
+//!   stores, read at the cost of their header;
 //! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
 //! - [`Error`]: the one error type, which always says what and where.
 //!
@@ -20,6 +22,10 @@
 //!
 //! # Cargo features
 //!
+//! - `remote` (off): the `remote` module, reading headers and tensors of
+//!   files behind `http(s)://`, `hf://`, `s3://`, `gs://` and `az://`
+//!   URLs by range requests. Pulls in object_store, reqwest (rustls),
+//!   tokio, futures, bytes and url.
 //! - `testing` (off): hooks for this workspace's own integration tests
 //!   (a `testing` module of byte-level fixture builders, and
 //!   `edit::Editor::commit_with_hook` with its `edit::Step`, for fault
@@ -43,6 +49,8 @@ pub mod metadata;
 pub mod model;
 pub mod naming;
 pub mod read;
+#[cfg(feature = "remote")]
+pub mod remote;
 pub mod summary;
 pub mod tensor;
 #[cfg(any(test, feature = "testing"))]

@@ -141,12 +141,13 @@ fn missing_or_undecodable_tensors_fail_with_a_message() {
     }
 }
 
-/// Loads `npy` with NumPy and returns (dtype, shape, little-endian bytes hex).
+/// Loads `npy` with NumPy and returns (dtype, shape, the values as
+/// little-endian bytes of that dtype).
 fn numpy_load(npy: &Path) -> (String, Vec<u64>, Vec<u8>) {
     let script = "import sys, json, numpy\n\
                   a = numpy.load(sys.argv[1])\n\
                   print(json.dumps({'dtype': a.dtype.str, 'shape': list(a.shape), \
-                  'hex': a.astype('<f4').tobytes().hex()}))";
+                  'hex': a.astype(a.dtype.newbyteorder('<')).tobytes().hex()}))";
     let out = Command::new("python3")
         .args(["-c", script])
         .arg(npy)
@@ -189,19 +190,148 @@ fn npy_export_reads_back_in_numpy() {
         ]);
         ok(&out);
         let (dtype, shape, bytes) = numpy_load(&npy);
-        assert_eq!(dtype, "<f4", "{}", t.name());
+        // F16 keeps its type; BF16 and quantized types become float32.
+        let f16 = t.ggml_type() == GgmlType::F16;
+        assert_eq!(dtype, if f16 { "<f2" } else { "<f4" }, "{}", t.name());
         let reversed: Vec<u64> = t.shape().iter().rev().copied().collect();
         assert_eq!(shape, reversed, "{}", t.name());
-        let want: Vec<u8> = t
-            .to_f32()
-            .unwrap()
-            .iter()
-            .flat_map(|x| x.to_le_bytes())
-            .collect();
+        let want: Vec<u8> = if f16 {
+            t.data().unwrap().to_vec()
+        } else {
+            t.to_f32()
+                .unwrap()
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect()
+        };
         assert!(bytes == want, "values of {}", t.name());
         // The header is padded so the data starts 64-byte aligned.
         let raw = std::fs::read(&npy).unwrap();
         assert_eq!((raw.len() - want.len()) % 64, 0, "{}", t.name());
+    }
+}
+
+/// name, type, shape, NumPy dtype, data, little-endian bytes.
+type NpyCase = (
+    &'static str,
+    GgmlType,
+    Vec<u64>,
+    &'static str,
+    gguf::write::TensorData<'static>,
+    Vec<u8>,
+);
+
+#[test]
+fn npy_keeps_integer_and_float_types_exactly_in_either_byte_order() {
+    use gguf::write::TensorData;
+    let dir = tempfile::tempdir().unwrap();
+    let f16: Vec<half::f16> = [1.5f32, -0.25, 65504.0, 1e-7]
+        .map(half::f16::from_f32)
+        .to_vec();
+    let cases: Vec<NpyCase> = vec![
+        {
+            let v = vec![-128i8, -1, 0, 1, 127];
+            let b = v.iter().map(|&x| x as u8).collect::<Vec<_>>();
+            ("i8", GgmlType::I8, vec![5], "|i1", TensorData::from(v), b)
+        },
+        {
+            let v = vec![-32768i16, -2, 0, 3, 1000, 32767];
+            let b = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            (
+                "i16",
+                GgmlType::I16,
+                vec![3, 2],
+                "<i2",
+                TensorData::from(v),
+                b,
+            )
+        },
+        {
+            let v = vec![517605183i32, i32::MIN, -1, i32::MAX];
+            let b = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            ("i32", GgmlType::I32, vec![4], "<i4", TensorData::from(v), b)
+        },
+        {
+            let v = vec![(1i64 << 53) + 1, i64::MIN];
+            let b = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            ("i64", GgmlType::I64, vec![2], "<i8", TensorData::from(v), b)
+        },
+        {
+            let v = vec![0.1f64, 1e300, -0.0];
+            let b = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            ("f64", GgmlType::F64, vec![3], "<f8", TensorData::from(v), b)
+        },
+        {
+            let b = f16.iter().flat_map(|x| x.to_le_bytes()).collect();
+            (
+                "f16",
+                GgmlType::F16,
+                vec![2, 2],
+                "<f2",
+                TensorData::from(f16),
+                b,
+            )
+        },
+        {
+            let v = vec![0.1f32, -3.4e38];
+            let b = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            ("f32", GgmlType::F32, vec![2], "<f4", TensorData::from(v), b)
+        },
+    ];
+    let mut builders = [Builder::new(), Builder::new()];
+    builders[1].endian(Endian::Big);
+    let mut expected = Vec::new();
+    for (name, ty, shape, dtype, data, bytes) in cases {
+        let copy = match &data {
+            TensorData::Native { bytes, elem_size } => TensorData::Native {
+                bytes: bytes.clone(),
+                elem_size: *elem_size,
+            },
+            _ => unreachable!(),
+        };
+        builders[0].add_tensor(name, ty, &shape, data).unwrap();
+        builders[1].add_tensor(name, ty, &shape, copy).unwrap();
+        expected.push((name, shape, dtype, bytes));
+    }
+    for (b, order) in builders.iter_mut().zip(["le", "be"]) {
+        let path = dir.path().join(format!("{order}.gguf"));
+        b.write_to_path(&path).unwrap();
+        for (name, shape, dtype, bytes) in &expected {
+            let npy = dir.path().join(format!("{order}-{name}.npy"));
+            let out = ok(&gguf(&[
+                OsStr::new("tensor"),
+                path.as_os_str(),
+                OsStr::new(name),
+                OsStr::new("--npy"),
+                npy.as_os_str(),
+            ]));
+            let (got_dtype, got_shape, got) = numpy_load(&npy);
+            assert_eq!(got_dtype, *dtype, "{order} {name}");
+            let reversed: Vec<u64> = shape.iter().rev().copied().collect();
+            assert_eq!(got_shape, reversed, "{order} {name}");
+            assert_eq!(got, *bytes, "{order} {name}: values");
+            let n: u64 = shape.iter().product();
+            assert!(out.contains(&format!(" {n} ")), "{order} {name}: {out}");
+        }
+        // The summary reads integers exactly too.
+        let s = ok(&gguf(&[
+            OsStr::new("tensor"),
+            path.as_os_str(),
+            OsStr::new("i32"),
+        ]));
+        assert_eq!(field(&s, "max"), Some("2147483647"), "{order}: {s}");
+        assert_eq!(field(&s, "min"), Some("-2147483648"), "{order}: {s}");
+        let s = ok(&gguf(&[
+            OsStr::new("tensor"),
+            path.as_os_str(),
+            OsStr::new("i64"),
+        ]));
+        assert_eq!(
+            field(&s, "min"),
+            Some("-9223372036854775808"),
+            "{order}: {s}"
+        );
+        assert_eq!(field(&s, "max"), Some("9007199254740993"), "{order}: {s}");
     }
 }
 
@@ -259,7 +389,18 @@ fn convert_q8_0_quantizes_weights_and_keeps_everything_else() {
     ]);
     let summary = ok(&out);
     assert!(summary.contains("4 of 9 tensors"), "{summary}");
-    assert!(out.stderr.is_empty(), "progress drawn on a pipe");
+    assert!(
+        summary.contains("kept 1 (1 F32): rows not a whole number of Q8_0 blocks of 32"),
+        "{summary}"
+    );
+    // On a pipe: no progress bar, only the warning about the odd weight.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("gguf: warning: 1 weight tensor NOT converted to Q8_0")
+            && err.contains("blk.0.odd.weight"),
+        "{err}"
+    );
 
     let src = GgufFile::open(&input).unwrap();
     let conv = GgufFile::open(&output).unwrap();
@@ -446,4 +587,357 @@ fn convert_sets_the_file_type_of_each_target_and_refuses_what_it_cannot_do() {
             t.name()
         );
     }
+}
+
+/// A model whose weights are already quantized (rows of 256: whole blocks
+/// of every type), plus an F16 matrix, a norm and an integer tensor.
+fn quantized_model(path: &Path) -> Vec<Spec> {
+    let specs: Vec<(&str, GgmlType, Vec<u64>)> = vec![
+        ("token_embd.weight", GgmlType::Q8_0, vec![256, 6]),
+        ("blk.0.attn_norm.weight", GgmlType::F32, vec![256]),
+        ("blk.0.attn_q.weight", GgmlType::Q4_K, vec![256, 4]),
+        ("blk.0.attn_v.weight", GgmlType::Q6_K, vec![256, 4]),
+        ("blk.0.ffn_up.weight", GgmlType::Q5_0, vec![256, 3]),
+        ("blk.0.ffn_down.weight", GgmlType::F16, vec![256, 2]),
+        ("blk.0.pos.weight", GgmlType::I32, vec![4, 4]),
+    ];
+    let mut b = Builder::new();
+    b.set("general.architecture", "llama").unwrap();
+    b.set("general.file_type", 15u32).unwrap();
+    let mut tensors = Vec::new();
+    for (i, (name, ty, shape)) in specs.into_iter().enumerate() {
+        let n = shape.iter().product::<u64>() as usize;
+        let bytes = if ty == GgmlType::I32 {
+            (0..n as i32)
+                .flat_map(|v| (v * 7919 - 50).to_le_bytes())
+                .collect()
+        } else {
+            encode(ty, &randoms(300 + i as u64, n), &shape)
+        };
+        b.add_tensor(name, ty, &shape, bytes.clone()).unwrap();
+        tensors.push((name.to_owned(), ty, shape, bytes));
+    }
+    b.write_to_path(path).unwrap();
+    tensors
+}
+
+fn convert(input: &Path, output: &Path, ty: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        OsStr::new("convert"),
+        input.as_os_str(),
+        output.as_os_str(),
+        OsStr::new("--type"),
+        OsStr::new(ty),
+    ];
+    args.extend(extra.iter().map(OsStr::new));
+    gguf(&args)
+}
+
+fn sha256_hex(data: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Checks gguf-py's GGUFReader reads each file with the tensors, bytes and
+/// values we read (tests/oracles/values_with_gguf_py.py); values of the
+/// `only` tensors (comma-separated) when given.
+fn assert_gguf_py_reads(paths: &[&Path], only: Option<&str>) {
+    let mut args: Vec<&OsStr> = Vec::new();
+    if let Some(only) = only {
+        args.extend([OsStr::new("--tensors"), OsStr::new(only)]);
+    }
+    args.extend(paths.iter().map(|p| p.as_os_str()));
+    let out = super::util::python("values_with_gguf_py.py", &args);
+    let views: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(views.len(), paths.len());
+    for (path, view) in paths.iter().zip(&views) {
+        let file = GgufFile::open(path).unwrap();
+        assert_eq!(
+            view.as_object().unwrap().len(),
+            file.tensor_count(),
+            "{}",
+            path.display()
+        );
+        for t in file.tensors() {
+            let what = format!("{}: {}", path.display(), t.name());
+            let v = &view[t.name()];
+            assert_eq!(
+                v["type"].as_u64(),
+                Some(u64::from(t.ggml_type().id())),
+                "{what}"
+            );
+            assert_eq!(v["shape"], serde_json::json!(t.shape()), "{what}");
+            assert_eq!(
+                v["sha256"].as_str(),
+                Some(sha256_hex(t.data().unwrap()).as_str()),
+                "{what}"
+            );
+            let Some(hex) = v["values"].as_str() else {
+                // Quantized blocks of a big-endian file, or not asked for:
+                // bytes compared above.
+                assert!(
+                    file.endian() == Endian::Big || only.is_some(),
+                    "{what}: no values"
+                );
+                continue;
+            };
+            let theirs: Vec<f64> = (0..hex.len())
+                .step_by(16)
+                .map(|i| {
+                    f64::from_bits(
+                        u64::from_str_radix(&hex[i..i + 16], 16)
+                            .unwrap()
+                            .swap_bytes(),
+                    )
+                })
+                .collect();
+            let ours: Vec<f64> = match t.ggml_type() {
+                GgmlType::I32 => t
+                    .data()
+                    .unwrap()
+                    .chunks_exact(4)
+                    .map(|c| {
+                        let b = c.try_into().unwrap();
+                        f64::from(match file.endian() {
+                            Endian::Little => i32::from_le_bytes(b),
+                            Endian::Big => i32::from_be_bytes(b),
+                        })
+                    })
+                    .collect(),
+                _ => t.to_f32().unwrap().into_iter().map(f64::from).collect(),
+            };
+            assert_eq!(theirs.len(), ours.len(), "{what}");
+            for (i, (a, b)) in theirs.iter().zip(&ours).enumerate() {
+                assert!(
+                    a.to_bits() == b.to_bits() || (a - b).abs() <= 1e-6 * b.abs().max(1.0),
+                    "{what}[{i}]: gguf-py {a}, ours {b}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn convert_keeps_quantized_weights_unless_allowed_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.gguf");
+    let tensors = quantized_model(&input);
+    let quantized = [
+        "blk.0.attn_q.weight",
+        "blk.0.attn_v.weight",
+        "blk.0.ffn_up.weight",
+    ];
+
+    // Without --allow-requantize: the F16 matrix only, and a warning naming
+    // the quantized weights kept.
+    let kept = dir.path().join("kept.gguf");
+    let out = convert(&input, &kept, "Q8_0", &[]);
+    let summary = ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        summary.contains("1 of 7 tensors converted to Q8_0"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("kept 3 (1 Q4_K, 1 Q5_0, 1 Q6_K): already quantized"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("kept 1 (1 Q8_0): already Q8_0"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("kept 2 (1 F32, 1 I32): not weight matrices"),
+        "{summary}"
+    );
+    assert!(
+        err.contains("warning: 3 weight tensors NOT converted"),
+        "{err}"
+    );
+    assert!(err.contains("--allow-requantize"), "{err}");
+    for name in quantized {
+        assert!(err.contains(name), "{name} not named: {err}");
+    }
+
+    // With it: every weight matrix not already Q8_0, decoded and encoded.
+    let requant = dir.path().join("requant.gguf");
+    let out = convert(&input, &requant, "Q8_0", &["--allow-requantize"]);
+    let summary = ok(&out);
+    assert!(
+        summary.contains("4 of 7 tensors converted to Q8_0"),
+        "{summary}"
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // A float target converts quantized weights without the flag.
+    let f16 = dir.path().join("f16.gguf");
+    let out = convert(&input, &f16, "F16", &[]);
+    let summary = ok(&out);
+    assert!(
+        summary.contains("4 of 7 tensors converted to F16"),
+        "{summary}"
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let kept_f = GgufFile::open(&kept).unwrap();
+    let requant_f = GgufFile::open(&requant).unwrap();
+    let f16_f = GgufFile::open(&f16).unwrap();
+    for (name, ty, shape, bytes) in &tensors {
+        let values = || tensor::dequantize_to_vec(*ty, Endian::Little, bytes).unwrap();
+        let matrix = shape.len() == 2 && *ty != GgmlType::I32;
+        // kept.gguf: only the F16 matrix changed.
+        let t = kept_f.tensor(name).unwrap();
+        if *ty == GgmlType::F16 {
+            assert_eq!(t.ggml_type(), GgmlType::Q8_0, "{name}");
+        } else {
+            assert_eq!(
+                (t.ggml_type(), t.data().unwrap()),
+                (*ty, &bytes[..]),
+                "{name}"
+            );
+        }
+        // requant.gguf: every matrix is Q8_0 of the decoded values.
+        let t = requant_f.tensor(name).unwrap();
+        if matrix && *ty != GgmlType::Q8_0 {
+            let want = tensor::quantize(GgmlType::Q8_0, &values(), shape).unwrap();
+            assert_eq!(t.ggml_type(), GgmlType::Q8_0, "{name}");
+            assert!(t.data().unwrap() == want, "{name}");
+        } else {
+            assert_eq!(
+                (t.ggml_type(), t.data().unwrap()),
+                (*ty, &bytes[..]),
+                "{name}"
+            );
+        }
+        // f16.gguf: every matrix is F16 of the decoded values.
+        let t = f16_f.tensor(name).unwrap();
+        if matrix {
+            assert_eq!(t.ggml_type(), GgmlType::F16, "{name}");
+            let want: Vec<f32> = values()
+                .iter()
+                .map(|&x| half::f16::from_f32(x).to_f32())
+                .collect();
+            assert_eq!(t.to_f32().unwrap(), want, "{name}");
+        } else {
+            assert_eq!(
+                (t.ggml_type(), t.data().unwrap()),
+                (*ty, &bytes[..]),
+                "{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn gguf_py_reads_every_output_of_convert_and_rewrite_endian() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain.gguf");
+    llama_like(&plain);
+    let quant = dir.path().join("quant.gguf");
+    quantized_model(&quant);
+    let mut outputs = vec![plain.clone(), quant.clone()];
+    for (src, ty, extra) in [
+        (&plain, "Q8_0", &[][..]),
+        (&plain, "Q4_0", &[][..]),
+        (&plain, "BF16", &[][..]),
+        (&quant, "Q8_0", &["--allow-requantize"][..]),
+        (&quant, "Q6_K", &["--allow-requantize"][..]),
+        (&quant, "F16", &[][..]),
+        (&quant, "F32", &[][..]),
+    ] {
+        let out = dir.path().join(format!(
+            "{}-{ty}.gguf",
+            src.file_stem().unwrap().to_string_lossy()
+        ));
+        ok(&convert(src, &out, ty, extra));
+        outputs.push(out);
+    }
+    for src in outputs.clone() {
+        let stem = src.file_stem().unwrap().to_string_lossy().into_owned();
+        let be = dir.path().join(format!("{stem}-be.gguf"));
+        let le = dir.path().join(format!("{stem}-be-le.gguf"));
+        ok(&gguf(&[
+            OsStr::new("rewrite"),
+            src.as_os_str(),
+            be.as_os_str(),
+            OsStr::new("--endian"),
+            OsStr::new("big"),
+        ]));
+        ok(&gguf(&[
+            OsStr::new("rewrite"),
+            be.as_os_str(),
+            le.as_os_str(),
+            OsStr::new("--endian"),
+            OsStr::new("little"),
+        ]));
+        assert!(
+            std::fs::read(&le).unwrap() == std::fs::read(&src).unwrap(),
+            "{stem}: little -> big -> little"
+        );
+        outputs.push(be);
+    }
+    let paths: Vec<&Path> = outputs.iter().map(|p| p.as_path()).collect();
+    assert_gguf_py_reads(&paths, None);
+}
+
+/// Opt-in (`GGUF_TEST_GEMMA=/path/to/gemma-3-270m-q4_k_m.gguf`): a real
+/// Q4_K_M model converted to Q8_0, without and with --allow-requantize.
+#[test]
+fn real_q4_k_m_model_converts_to_q8_0_only_when_allowed() {
+    let Some(model) = std::env::var_os("GGUF_TEST_GEMMA") else {
+        eprintln!("skipped: set GGUF_TEST_GEMMA to a Gemma 3 270M Q4_K_M .gguf to run");
+        return;
+    };
+    let model = Path::new(&model);
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let src = GgufFile::open(model).unwrap();
+    let n = src.tensor_count();
+    let quantized = src
+        .tensors()
+        .filter(|t| !t.ggml_type().is_plain() && t.ggml_type() != GgmlType::Q8_0)
+        .count();
+    assert!(quantized > 0, "not a quantized model");
+
+    let kept = dir.path().join("kept.gguf");
+    let out = convert(model, &kept, "Q8_0", &[]);
+    let summary = ok(&out);
+    assert!(summary.contains(&format!("0 of {n} tensors")), "{summary}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "warning: {quantized} weight tensors NOT converted"
+        )),
+        "{err}"
+    );
+
+    let q8 = dir.path().join("q8.gguf");
+    let summary = ok(&convert(model, &q8, "Q8_0", &["--allow-requantize"]));
+    assert!(
+        summary.contains(&format!("{quantized} of {n} tensors")),
+        "{summary}"
+    );
+    let out = GgufFile::open(&q8).unwrap();
+    for t in src.tensors() {
+        let u = out.tensor(t.name()).unwrap();
+        if t.ggml_type().is_plain() {
+            assert_eq!(u.data().unwrap(), t.data().unwrap(), "{}", t.name());
+        } else {
+            assert_eq!(u.ggml_type(), GgmlType::Q8_0, "{}", t.name());
+        }
+    }
+    assert_gguf_py_reads(
+        &[&q8],
+        Some("blk.0.attn_q.weight,blk.0.ffn_down.weight,output_norm.weight"),
+    );
 }

@@ -36,11 +36,11 @@ fn cli_survives(bytes: &[u8], tensor: &str) -> Vec<Output> {
     let tensor = std::ffi::OsStr::new(tensor);
     let arg = std::ffi::OsStr::new;
     let runs = vec![
-        gguf([arg("inspect"), input]),
-        gguf([arg("tensor"), input, tensor]),
-        gguf([arg("tensor"), input, tensor, arg("--npy"), npy]),
-        gguf([arg("rewrite"), input, out]),
-        gguf([arg("convert"), input, conv, arg("--type"), arg("Q8_0")]),
+        gguf(&[arg("inspect"), input]),
+        gguf(&[arg("tensor"), input, tensor]),
+        gguf(&[arg("tensor"), input, tensor, arg("--npy"), npy]),
+        gguf(&[arg("rewrite"), input, out]),
+        gguf(&[arg("convert"), input, conv, arg("--type"), arg("Q8_0")]),
     ];
     for o in &runs {
         assert!(
@@ -177,14 +177,14 @@ fn empty_tensors_survive_rewrite_and_convert() {
     r.pad(32).bytes(&[0; 512]);
     std::fs::write(&input, &r.buf).unwrap();
     let out = dir.path().join("out.gguf");
-    ok(&gguf([
+    ok(&gguf(&[
         std::ffi::OsStr::new("rewrite"),
         input.as_os_str(),
         out.as_os_str(),
     ]));
     assert!(std::fs::read(&out).unwrap() == r.buf);
     let conv = dir.path().join("conv.gguf");
-    ok(&gguf([
+    ok(&gguf(&[
         std::ffi::OsStr::new("convert"),
         input.as_os_str(),
         conv.as_os_str(),
@@ -198,7 +198,7 @@ fn empty_tensors_survive_rewrite_and_convert() {
         assert_eq!((t.element_count(), t.data().unwrap().len()), (0, 0));
     }
     let npy = dir.path().join("a.npy");
-    ok(&gguf([
+    ok(&gguf(&[
         std::ffi::OsStr::new("tensor"),
         input.as_os_str(),
         std::ffi::OsStr::new("a.weight"),

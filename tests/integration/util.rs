@@ -8,11 +8,7 @@ use gguf::write::{Builder, OwnedArray, OwnedValue, TensorData, WriteMode, WriteO
 use gguf::{Ctx, Endian, Error, GgmlType, GgufFile};
 
 /// Runs the `gguf` binary built for these tests with `args`.
-pub fn gguf<I, S>(args: I) -> std::process::Output
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<std::ffi::OsStr>,
-{
+pub fn gguf<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_gguf"))
         .args(args)
         .output()

@@ -6,6 +6,7 @@
 //! decoded on lookup from the borrowed bytes.
 
 mod header;
+mod incremental;
 mod lint;
 mod metadata;
 mod source;
@@ -13,7 +14,7 @@ mod tensor;
 mod tensor_info;
 mod tensor_values;
 
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Seek};
 use std::path::Path;
 
 use indexmap::IndexMap;
@@ -25,6 +26,10 @@ use crate::format::{
     align_up, ArrayView, Ctx, Endian, Scalar, StrIter, TypedIter, Value, ValueType,
 };
 
+pub use incremental::{
+    read_header, HeaderParser, ReadAt, ReadOptions, SeekReader, Step, DEFAULT_CHUNK,
+    DEFAULT_MAX_HEADER_LEN,
+};
 pub use lint::LintIssue;
 pub use tensor::Tensor;
 pub use tensor_values::RowIter;
@@ -260,33 +265,13 @@ impl GgufFile<'static> {
     }
 
     /// [`from_reader`](Self::from_reader) with explicit [`Limits`].
-    pub fn from_reader_with<R: Read + Seek>(mut reader: R, limits: Limits) -> Result<Self> {
-        let start = reader.stream_position()?;
-        let end = reader.seek(SeekFrom::End(0))?;
-        reader.seek(SeekFrom::Start(start))?;
-        let file_len = end.saturating_sub(start);
-        // Read in growing chunks and re-parse until the header region is
-        // complete: never more than the stream holds, never past the infos
-        // by more than one chunk.
-        let mut buf = Vec::new();
-        let mut want = file_len.min(1 << 16);
-        loop {
-            let have = buf.len() as u64;
-            (&mut reader).take(want - have).read_to_end(&mut buf)?;
-            if (buf.len() as u64) < want {
-                return Err(Error::Io(std::io::ErrorKind::UnexpectedEof.into()));
-            }
-            match parse(&buf, file_len, &limits) {
-                Err(Error::Truncated { offset, needed, .. }) if want < file_len => {
-                    want = (want * 2).max(offset.saturating_add(needed)).min(file_len);
-                }
-                Err(e) => return Err(e),
-                Ok(parsed) => {
-                    buf.truncate(parsed.header_len as usize);
-                    return Ok(Self::assemble(Source::Header(buf), file_len, parsed));
-                }
-            }
-        }
+    ///
+    /// Reads 64 KiB first, then, if the header region is longer, what it
+    /// needs in a few large steps ([`read_header`]): never more than the
+    /// header region plus 64 KiB.
+    pub fn from_reader_with<R: Read + Seek>(reader: R, limits: Limits) -> Result<Self> {
+        let options = ReadOptions::default().chunk(1 << 16).limits(limits);
+        read_header(&SeekReader::new(reader)?, &options)
     }
 }
 
@@ -387,8 +372,32 @@ impl<'a> GgufFile<'a> {
     }
 
     /// True when tensor data is available ([`Tensor::data`] works).
+    /// False for a header read alone, and for a header given one tensor's
+    /// bytes (remote reading), where only that tensor's data works.
     pub fn has_data(&self) -> bool {
         self.source.has_data()
+    }
+
+    /// A copy of this header-only file that also holds the file's bytes
+    /// `start..start + data.len()` (one tensor's data, fetched remotely).
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
+    pub(crate) fn with_window(&self, start: usize, data: Vec<u8>) -> GgufFile<'static> {
+        let header = self.source.header();
+        let header_len = usize::try_from(self.header_len).unwrap_or(usize::MAX);
+        GgufFile {
+            source: Source::Window {
+                header: header.get(..header_len).unwrap_or(header).to_vec(),
+                start,
+                data,
+            },
+            file_len: self.file_len,
+            ctx: self.ctx,
+            alignment: self.alignment,
+            header_len: self.header_len,
+            data_offset: self.data_offset,
+            kvs: self.kvs.clone(),
+            tensors: self.tensors.clone(),
+        }
     }
 
     // ---- metadata ----

@@ -58,6 +58,13 @@ pub(crate) enum Source<'a> {
     File(Mapped),
     /// Only the header region, read from a stream.
     Header(Vec<u8>),
+    /// The header region, and the file's bytes at `start..` fetched on
+    /// their own (one tensor's data read from a remote file).
+    Window {
+        header: Vec<u8>,
+        start: usize,
+        data: Vec<u8>,
+    },
 }
 
 /// A file opened by path: its header region copied, its data section mapped.
@@ -198,7 +205,7 @@ impl Source<'_> {
         match self {
             Source::Borrowed(b) => b,
             Source::File(m) => &m.header,
-            Source::Header(v) => v,
+            Source::Header(v) | Source::Window { header: v, .. } => v,
         }
     }
 
@@ -209,6 +216,14 @@ impl Source<'_> {
         match self {
             Source::Borrowed(b) => b.get(start..end),
             Source::Header(v) => v.get(start..end),
+            Source::Window {
+                header,
+                start: base,
+                data,
+            } => match start.checked_sub(*base) {
+                Some(rel) => data.get(rel..rel + len),
+                None => header.get(start..end),
+            },
             Source::File(m) => match start.checked_sub(m.data_offset) {
                 Some(rel) => m.data.as_deref().unwrap_or(&[]).get(rel..rel + len),
                 None => m.header.get(start..end),
@@ -226,13 +241,13 @@ impl Source<'_> {
                     .unwrap_or(&[]),
             ),
             Source::File(m) => Some(m.data.as_deref().unwrap_or(&[])),
-            Source::Header(_) => None,
+            Source::Header(_) | Source::Window { .. } => None,
         }
     }
 
-    /// True when tensor data is held.
+    /// True when all tensor data is held.
     pub(crate) fn has_data(&self) -> bool {
-        !matches!(self, Source::Header(_))
+        !matches!(self, Source::Header(_) | Source::Window { .. })
     }
 
     /// Tells the kernel that file bytes `start..start + len` of the data

@@ -98,27 +98,26 @@ impl<'f> Tensor<'f> {
     /// The data, borrowed from the file (or map) without copying.
     pub fn data(&self) -> Result<&'f [u8]> {
         let nbytes = self.byte_size()?;
-        if !self.file.has_data() {
-            return Err(Error::DataNotLoaded {
-                tensor: self.name.into(),
-            });
-        }
-        if nbytes == 0 {
-            return Ok(&[]);
-        }
-        // Bounds were checked at open; checked again, without overflow.
         let start = self.file_offset();
-        let end = start.saturating_add(nbytes);
-        usize::try_from(start)
+        let held = usize::try_from(start)
             .ok()
             .zip(usize::try_from(nbytes).ok())
-            .and_then(|(s, n)| self.file.range(s, n))
-            .ok_or_else(|| Error::TensorOutOfBounds {
+            .and_then(|(s, n)| self.file.range(s, n));
+        match held {
+            _ if nbytes == 0 => Ok(&[]),
+            Some(bytes) => Ok(bytes),
+            // A header-only file, or a window holding another tensor.
+            None if !self.file.has_data() => Err(Error::DataNotLoaded {
+                tensor: self.name.into(),
+            }),
+            // Bounds were checked at open; checked again, without overflow.
+            None => Err(Error::TensorOutOfBounds {
                 tensor: self.name.into(),
                 offset: start,
-                end,
+                end: start.saturating_add(nbytes),
                 file_len: self.file.file_len(),
-            })
+            }),
+        }
     }
 
     /// Byte order of the file the tensor belongs to.

@@ -195,11 +195,19 @@ fn parse_array(elem: ValueType, text: &str) -> CliResult<OwnedValue> {
     Ok(OwnedValue::Array(array))
 }
 
-fn report(path: &std::path::Path, commit: Commit, dry_run: bool) -> CliResult {
+fn report(path: &std::path::Path, old_header: u64, commit: Commit, dry_run: bool) -> CliResult {
     let verb = if dry_run { "would be" } else { "was" };
     let text = match commit {
         Commit::InPlace { header_bytes } => format!(
             "{}: edit {verb} made in place ({header_bytes} header bytes, tensor data untouched)",
+            path.display()
+        ),
+        Commit::Rewritten {
+            file_bytes,
+            header_bytes,
+        } if header_bytes < old_header => format!(
+            "{}: file {verb} rewritten ({file_bytes} bytes): the header shrank from {old_header} \
+             to {header_bytes} bytes, more than alignment padding absorbs, so the tensor data moved",
             path.display()
         ),
         Commit::Rewritten { file_bytes, .. } => format!(
@@ -213,9 +221,19 @@ fn report(path: &std::path::Path, commit: Commit, dry_run: bool) -> CliResult {
 /// Commits (or plans) the edit of every file of the model that changes:
 /// the first shard for metadata, the tensor's shard for a rename.
 fn finish(ed: ModelEditor, dry_run: bool) -> CliResult {
+    // Header sizes before the edit, to say why a file is rewritten.
+    let old_headers: Vec<(std::path::PathBuf, u64)> = ed
+        .paths()
+        .iter()
+        .filter_map(|p| Some((p.clone(), gguf::GgufFile::open(p).ok()?.data_offset())))
+        .collect();
     let done = if dry_run { ed.plan()? } else { ed.commit()? };
     for (path, commit) in done {
-        report(&path, commit, dry_run)?;
+        let old = old_headers
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map_or(0, |(_, h)| *h);
+        report(&path, old, commit, dry_run)?;
     }
     Ok(())
 }
@@ -231,7 +249,10 @@ pub fn set(args: SetArgs) -> CliResult {
     let given = args.ty.as_deref().map(parse_type).transpose()?;
     let mut ed =
         ModelEditor::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
-    let ty = match (given, ed.metadata_file()?.value(&args.key)) {
+    let metadata = ed
+        .metadata_file()
+        .map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let ty = match (given, metadata.value(&args.key)) {
         (Some(t), _) => t,
         (None, Some(existing)) => existing_type(&existing)?,
         (None, None) => {
@@ -242,24 +263,36 @@ pub fn set(args: SetArgs) -> CliResult {
         CliType::Scalar(t) => parse_scalar(t, &text)?,
         CliType::Array(t) => parse_array(t, &text)?,
     };
-    ed.set(args.key, value)?;
-    finish(ed, args.dry_run)
+    let path = args.file.display();
+    ed.set(args.key, value)
+        .map_err(|e| format!("{path}: {e}"))?;
+    finish(ed, args.dry_run).map_err(|e| format!("{path}: {e}").into())
+}
+
+/// Runs an edit of `path`; its errors name the file.
+fn edit_file(
+    path: &std::path::Path,
+    dry_run: bool,
+    edit: impl FnOnce(&mut ModelEditor) -> gguf::Result<()>,
+) -> CliResult {
+    let named = |e: gguf::Error| format!("{}: {e}", path.display());
+    let mut ed = ModelEditor::open(path).map_err(named)?;
+    edit(&mut ed).map_err(named)?;
+    finish(ed, dry_run).map_err(|e| format!("{}: {e}", path.display()).into())
 }
 
 pub fn rm(args: RmArgs) -> CliResult {
-    let mut ed = ModelEditor::open(&args.file)?;
-    ed.remove(args.key)?;
-    finish(ed, args.dry_run)
+    edit_file(&args.file, args.dry_run, |ed| ed.remove(args.key).map(drop))
 }
 
 pub fn mv(args: MvArgs) -> CliResult {
-    let mut ed = ModelEditor::open(&args.file)?;
-    ed.rename_key(args.old, args.new)?;
-    finish(ed, args.dry_run)
+    edit_file(&args.file, args.dry_run, |ed| {
+        ed.rename_key(args.old, args.new).map(drop)
+    })
 }
 
 pub fn rename_tensor(args: MvArgs) -> CliResult {
-    let mut ed = ModelEditor::open(&args.file)?;
-    ed.rename_tensor(args.old, args.new)?;
-    finish(ed, args.dry_run)
+    edit_file(&args.file, args.dry_run, |ed| {
+        ed.rename_tensor(args.old, args.new).map(drop)
+    })
 }

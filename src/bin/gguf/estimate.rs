@@ -128,7 +128,7 @@ fn mib(b: u64) -> String {
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let file = GgufFile::open(&args.model).map_err(|e| format!("{}: {e}", args.model.display()))?;
     let s = settings(&args)?;
-    let est = Estimate::of(&file, &s)?;
+    let est = Estimate::of(&file, &s).map_err(|e| format!("{}: {e}", args.model.display()))?;
     let fitted = match &args.fit {
         Some(size) => Some((parse_size(size)?, fit(&file, &s, parse_size(size)?)?)),
         None => None,

@@ -11,7 +11,9 @@ use crate::json;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The GGUF file, or any shard of a split model.
+    /// The GGUF file or any shard of a split model: a path, or a URL or
+    /// object-store path (https://, hf://OWNER/REPO/FILE[@REVISION], s3://,
+    /// gs://, az://).
     file: PathBuf,
     /// Print everything as JSON: every value in full, every tensor.
     #[arg(long)]
@@ -25,6 +27,10 @@ pub struct Args {
     /// `tokenizer.ggml.*_token_id`.
     #[arg(long, value_name = "PATTERN")]
     keys: Option<String>,
+    /// For a remote file, print to stderr how it was fetched (requests,
+    /// bytes, time).
+    #[arg(long, short)]
+    verbose: bool,
 }
 
 /// Whether `text` matches the glob `pattern` (`*` any run, `?` any one
@@ -71,7 +77,7 @@ impl Filter<'_> {
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let model = Model::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let model = crate::open::open_model(&args.file, None, args.verbose)?;
     let filter = Filter {
         keys: args.keys.as_deref(),
         tensors: !args.no_tensors,

@@ -14,6 +14,7 @@ mod hash;
 mod inspect;
 mod json;
 mod merge;
+mod open;
 mod progress;
 mod rewrite;
 mod split;
@@ -21,7 +22,14 @@ mod tensor;
 
 /// Inspect, rewrite and edit GGUF model files.
 #[derive(Parser)]
-#[command(name = "gguf", version, about)]
+#[command(
+    name = "gguf",
+    version,
+    about,
+    after_help = "Exit status: 0 on success; 1 on an error (the message on stderr names the \
+                  file); 2 on a usage error. `diff`: 0 equal, 1 different, 2 error. `check`: \
+                  1 when it finds a problem. `get`: 1 when the key is missing."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -64,8 +72,10 @@ enum Command {
     /// Print a tensor's summary (type, shape, min/max/mean/std of its
     /// values), or export it as a NumPy .npy file.
     Tensor(tensor::Args),
-    /// Re-encode the floating-point weight matrices to another type
-    /// (norms, biases and other tensors are kept byte for byte).
+    /// Re-encode the weight matrices to another type, as llama-quantize
+    /// selects them (norms, biases and other tensors are kept byte for
+    /// byte; already-quantized weights only with --allow-requantize or a
+    /// float target). Prints what it converted and what it kept, and why.
     Convert(convert::Args),
     /// Estimate the memory llama.cpp allocates to run a model (weights, KV
     /// cache, output and compute buffers, per device); flags as llama.cpp's.

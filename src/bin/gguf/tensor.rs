@@ -4,22 +4,30 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use gguf::{Model, Tensor};
+use gguf::{Endian, GgmlType, Tensor};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The GGUF file.
+    /// The GGUF file: a path, or a URL or object-store path (only the
+    /// header and this tensor's bytes are fetched).
     file: PathBuf,
     /// The tensor's name.
     name: String,
-    /// Write the dequantized values to this `.npy` file (float32, shape in
-    /// NumPy order: the reverse of ggml's) instead of printing a summary.
+    /// Write the values to this `.npy` file (little-endian, shape in NumPy
+    /// order: the reverse of ggml's) instead of printing a summary. F32,
+    /// F16, F64, I8, I16, I32 and I64 keep their type (float32, float16,
+    /// float64, int8, ...); BF16 becomes float32 (NumPy has no bfloat16,
+    /// and every BF16 value is exact in float32); quantized types become
+    /// their dequantized float32 values.
     #[arg(long, value_name = "OUT")]
     npy: Option<PathBuf>,
+    /// For a remote file, print to stderr how it was fetched.
+    #[arg(long, short)]
+    verbose: bool,
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let file = Model::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let file = crate::open::open_model(&args.file, Some(&args.name), args.verbose)?;
     let t = file
         .tensor(&args.name)
         .map_err(|e| format!("{}: {e}", args.file.display()))?;
@@ -27,9 +35,12 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         Some(out) => {
             write_npy(&t, out).map_err(|e| format!("{}: {e}", out.display()))?;
             crate::print(&format!(
-                "{}: {} float32 values, shape {:?}",
+                "{}: {} {} values of {} {}, shape {:?}",
                 out.display(),
                 t.element_count(),
+                NpyType::of(t.ggml_type()).name,
+                t.ggml_type(),
+                t.name(),
                 numpy_shape(&t)
             ))
         }
@@ -50,12 +61,11 @@ struct Stats {
 }
 
 impl Stats {
-    fn add(&mut self, x: f32) {
+    fn add(&mut self, x: f64) {
         if x.is_nan() {
             self.nan += 1;
             return;
         }
-        let x = f64::from(x);
         if self.count == 0 {
             self.min = x;
             self.max = x;
@@ -80,16 +90,39 @@ impl Stats {
 fn summary(t: &Tensor<'_>) -> Result<String, Box<dyn std::error::Error>> {
     use std::fmt::Write;
     let mut stats = Stats::default();
-    t.for_each_row(|_, row| row.iter().for_each(|&x| stats.add(x)))?;
+    // Integer min/max exactly: an i64 may not fit an f64.
+    let mut int_range: Option<(i64, i64)> = None;
+    match NpyType::of(t.ggml_type()).kept {
+        // Integers and F64 from their own values: through f32, an I32
+        // 517605183 would read 517605184.
+        Some(size) if !matches!(t.ggml_type(), GgmlType::F32 | GgmlType::F16) => {
+            for e in t.data()?.chunks_exact(size) {
+                match plain_value(t.ggml_type(), t.file_endian(), e) {
+                    Plain::Int(i) => {
+                        let (lo, hi) = int_range.get_or_insert((i, i));
+                        (*lo, *hi) = ((*lo).min(i), (*hi).max(i));
+                        stats.add(i as f64);
+                    }
+                    Plain::Float(x) => stats.add(x),
+                }
+            }
+        }
+        _ => t.for_each_row(|_, row| row.iter().for_each(|&x| stats.add(f64::from(x))))?,
+    }
     let mut s = String::new();
     let _ = writeln!(s, "name:     {}", t.name());
     let _ = writeln!(s, "type:     {}", t.ggml_type());
     let _ = writeln!(s, "shape:    {:?}", t.shape());
     let _ = writeln!(s, "elements: {}", t.element_count());
     let _ = writeln!(s, "bytes:    {}", t.byte_size()?);
-    if stats.count > 0 {
+    if let Some((lo, hi)) = int_range {
+        let _ = writeln!(s, "min:      {lo}");
+        let _ = writeln!(s, "max:      {hi}");
+    } else if stats.count > 0 {
         let _ = writeln!(s, "min:      {}", stats.min);
         let _ = writeln!(s, "max:      {}", stats.max);
+    }
+    if stats.count > 0 {
         let _ = writeln!(s, "mean:     {}", stats.mean);
         let _ = writeln!(s, "std:      {}", stats.std());
     }
@@ -103,10 +136,77 @@ fn numpy_shape(t: &Tensor<'_>) -> Vec<u64> {
     t.shape().iter().rev().copied().collect()
 }
 
-/// The `.npy` v1.0 header for little-endian float32 values of `shape`:
+/// What `--npy` writes for a tensor type.
+struct NpyType {
+    /// NumPy's `descr`: always little-endian.
+    descr: &'static str,
+    /// NumPy's name of the type, for the report.
+    name: &'static str,
+    /// `Some(element size)` when the tensor's own numbers are written (in
+    /// little-endian order); `None` when its values are decoded to float32.
+    kept: Option<usize>,
+}
+
+impl NpyType {
+    fn of(ty: GgmlType) -> NpyType {
+        let (descr, name, size) = match ty {
+            GgmlType::F32 => ("<f4", "float32", 4),
+            GgmlType::F16 => ("<f2", "float16", 2),
+            GgmlType::F64 => ("<f8", "float64", 8),
+            GgmlType::I8 => ("|i1", "int8", 1),
+            GgmlType::I16 => ("<i2", "int16", 2),
+            GgmlType::I32 => ("<i4", "int32", 4),
+            GgmlType::I64 => ("<i8", "int64", 8),
+            _ => {
+                return NpyType {
+                    descr: "<f4",
+                    name: "float32",
+                    kept: None,
+                }
+            }
+        };
+        NpyType {
+            descr,
+            name,
+            kept: Some(size),
+        }
+    }
+}
+
+/// An element of F64 or an integer type.
+enum Plain {
+    Int(i64),
+    Float(f64),
+}
+
+/// One F64 or integer element, stored in `endian` order.
+fn plain_value(ty: GgmlType, endian: Endian, bytes: &[u8]) -> Plain {
+    let mut b = [0u8; 8];
+    let n = bytes.len().min(8);
+    b[..n].copy_from_slice(&bytes[..n]);
+    if endian == Endian::Big {
+        b[..n].reverse();
+    }
+    let le = |k: usize| -> [u8; 8] {
+        // Sign-extended to 8 bytes for integers.
+        let fill = if b[k - 1] & 0x80 != 0 { 0xff } else { 0 };
+        let mut w = [fill; 8];
+        w[..k].copy_from_slice(&b[..k]);
+        w
+    };
+    match ty {
+        GgmlType::F64 => Plain::Float(f64::from_le_bytes(b)),
+        GgmlType::I8 | GgmlType::I16 | GgmlType::I32 | GgmlType::I64 => {
+            Plain::Int(i64::from_le_bytes(le(n)))
+        }
+        _ => Plain::Float(f64::NAN),
+    }
+}
+
+/// The `.npy` v1.0 header for little-endian values of `descr` and `shape`:
 /// magic, version, header length, then a Python dict literal padded with
 /// spaces and a newline to a multiple of 64 bytes.
-fn npy_header(shape: &[u64]) -> Vec<u8> {
+fn npy_header(descr: &str, shape: &[u64]) -> Vec<u8> {
     let dims = match shape {
         [d] => format!("({d},)"),
         _ => format!(
@@ -118,7 +218,7 @@ fn npy_header(shape: &[u64]) -> Vec<u8> {
                 .join(", ")
         ),
     };
-    let mut dict = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {dims}, }}");
+    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {dims}, }}");
     let unpadded = 10 + dict.len() + 1;
     dict.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
     dict.push('\n');
@@ -129,16 +229,35 @@ fn npy_header(shape: &[u64]) -> Vec<u8> {
     h
 }
 
-/// Streams the tensor into `out` one row at a time.
+/// Streams the tensor into `out`: its own numbers a chunk at a time, or
+/// its decoded values one row at a time.
 fn write_npy(t: &Tensor<'_>, out: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
-    let mut rows = t.rows()?;
+    let npy = NpyType::of(t.ggml_type());
+    // Checked before creating `out`: an undecodable tensor leaves nothing.
+    let mut rows = match npy.kept {
+        Some(_) => None,
+        None => Some(t.rows()?),
+    };
+    let data = t.data()?;
     let mut w = std::io::BufWriter::new(std::fs::File::create(out)?);
     let result = (|| -> Result<(), Box<dyn std::error::Error>> {
-        w.write_all(&npy_header(&numpy_shape(t)))?;
-        // Sized by the first row: a tensor of no elements may declare a
-        // huge row length.
+        w.write_all(&npy_header(npy.descr, &numpy_shape(t)))?;
+        // Sized by the first row or chunk: a tensor of no elements may
+        // declare a huge row length.
         let mut bytes = Vec::new();
-        while let Some(row) = rows.next_row() {
+        if let Some(size) = npy.kept {
+            const CHUNK: usize = 1 << 20;
+            let swap = size > 1 && t.file_endian() == Endian::Big;
+            for chunk in data.chunks(CHUNK - CHUNK % size) {
+                bytes.clear();
+                bytes.extend_from_slice(chunk);
+                if swap {
+                    bytes.chunks_exact_mut(size).for_each(<[u8]>::reverse);
+                }
+                w.write_all(&bytes)?;
+            }
+        }
+        while let Some(row) = rows.as_mut().and_then(|r| r.next_row()) {
             bytes.clear();
             bytes.extend(row?.iter().flat_map(|x| x.to_le_bytes()));
             w.write_all(&bytes)?;

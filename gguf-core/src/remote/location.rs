@@ -1,0 +1,255 @@
+//! Which backend a URL goes to, and `hf://` to the Hub's resolve URL.
+
+use url::Url;
+
+use crate::error::{Error, Result};
+
+use super::RemoteOptions;
+
+/// Schemes handled by `object_store`.
+const STORE_SCHEMES: &[&str] = &["s3", "s3a", "gs", "az", "abfs", "abfss", "adl", "azure"];
+
+/// True when `s` is a URL this module reads (`http(s)://`, `hf://` or an
+/// object-store scheme), false for a local path.
+///
+/// ```
+/// use gguf_core::remote::is_remote;
+/// assert!(is_remote("https://example.com/m.gguf"));
+/// assert!(is_remote("s3://bucket/m.gguf"));
+/// assert!(is_remote("hf://owner/repo/m.gguf"));
+/// assert!(!is_remote("models/m.gguf"));
+/// assert!(!is_remote("C:/models/m.gguf"));
+/// ```
+pub fn is_remote(s: &str) -> bool {
+    match s.split_once("://") {
+        Some((scheme, _)) => {
+            let scheme = scheme.to_ascii_lowercase();
+            scheme == "http"
+                || scheme == "https"
+                || scheme == "hf"
+                || STORE_SCHEMES.contains(&scheme.as_str())
+        }
+        None => false,
+    }
+}
+
+/// A parsed remote location. Its `Debug` shows the redacted URL only:
+/// it may hold a token.
+#[derive(Clone)]
+pub(crate) enum Location {
+    /// Range requests with reqwest; `token` is sent as a bearer token
+    /// (to this host only: reqwest drops it on a redirect to another).
+    Http { url: Url, token: Option<String> },
+    /// An object store.
+    Store { url: Url },
+}
+
+impl std::fmt::Debug for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.display())
+    }
+}
+
+fn bad(url: &str, reason: impl Into<String>) -> Error {
+    Error::BadUrl {
+        url: redact_str(url),
+        reason: reason.into(),
+    }
+}
+
+impl Location {
+    pub(crate) fn parse(s: &str, options: &RemoteOptions) -> Result<Self> {
+        let url = Url::parse(s).map_err(|e| bad(s, format!("not a URL: {e}")))?;
+        match url.scheme() {
+            "http" | "https" => Ok(Location::Http { url, token: None }),
+            "hf" => hf(s, options),
+            scheme if STORE_SCHEMES.contains(&scheme) => Ok(Location::Store { url }),
+            scheme => Err(bad(
+                s,
+                format!(
+                    "unsupported scheme {scheme:?} (use http(s)://, hf://, s3://, gs:// or az://)"
+                ),
+            )),
+        }
+    }
+
+    /// The URL without user name, password or query (which may carry
+    /// signatures), for messages.
+    pub(crate) fn display(&self) -> String {
+        match self {
+            Location::Http { url, .. } | Location::Store { url } => redact(url),
+        }
+    }
+
+    /// The same location with the file name replaced.
+    pub(crate) fn with_file_name(&self, name: &str) -> Result<Self> {
+        let mut out = self.clone();
+        match &mut out {
+            Location::Http { url, .. } | Location::Store { url } => {
+                let mut segments: Vec<String> = url
+                    .path_segments()
+                    .map(|s| s.map(str::to_owned).collect())
+                    .unwrap_or_default();
+                match segments.last_mut() {
+                    Some(last) => *last = name.to_owned(),
+                    None => segments.push(name.to_owned()),
+                }
+                let shown = url.as_str().to_owned();
+                url.path_segments_mut()
+                    .map_err(|()| bad(&shown, "the URL has no path"))?
+                    .clear()
+                    .extend(&segments);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The last path segment, decoded.
+    pub(crate) fn file_name(&self) -> String {
+        let (Location::Http { url, .. } | Location::Store { url }) = self;
+        let last = url
+            .path_segments()
+            .and_then(|mut s| s.next_back())
+            .unwrap_or("");
+        percent_decode(last)
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+pub(crate) fn redact(url: &Url) -> String {
+    let mut u = url.clone();
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
+    if u.query().is_some() {
+        u.set_query(Some("…"));
+    }
+    u.to_string()
+}
+
+fn redact_str(s: &str) -> String {
+    match Url::parse(s) {
+        Ok(u) => redact(&u),
+        // Not a URL: cut anything that could be user info.
+        Err(_) => match s.rsplit_once('@') {
+            Some((_, rest)) if s.contains("://") => format!("…@{rest}"),
+            _ => s.to_owned(),
+        },
+    }
+}
+
+/// `hf://OWNER/REPO/PATH[@REVISION]` to
+/// `{HF_ENDPOINT or https://huggingface.co}/OWNER/REPO/resolve/REVISION/PATH`.
+fn hf(s: &str, options: &RemoteOptions) -> Result<Location> {
+    let rest = &s["hf://".len()..];
+    // A revision follows the last '@' when no '/' comes after it.
+    let (path, revision) = match rest.rfind('@') {
+        Some(at) if rest.rfind('/').is_none_or(|slash| at > slash) => {
+            (&rest[..at], &rest[at + 1..])
+        }
+        _ => (rest, "main"),
+    };
+    let mut parts = path.splitn(3, '/');
+    let (Some(owner), Some(repo), Some(file)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(bad(s, "expected hf://OWNER/REPO/PATH[@REVISION]"));
+    };
+    if owner.is_empty() || repo.is_empty() || file.is_empty() || revision.is_empty() {
+        return Err(bad(s, "expected hf://OWNER/REPO/PATH[@REVISION]"));
+    }
+    let endpoint = std::env::var("HF_ENDPOINT")
+        .ok()
+        .filter(|e| !e.is_empty())
+        .unwrap_or_else(|| "https://huggingface.co".into());
+    let mut url = Url::parse(&endpoint)
+        .map_err(|e| bad(&endpoint, format!("HF_ENDPOINT is not a URL: {e}")))?;
+    {
+        let mut seg = url
+            .path_segments_mut()
+            .map_err(|()| bad(&endpoint, "HF_ENDPOINT cannot have a path"))?;
+        seg.pop_if_empty()
+            .push(owner)
+            .push(repo)
+            .push("resolve")
+            .push(revision);
+        seg.extend(file.split('/'));
+    }
+    Ok(Location::Http {
+        url,
+        token: options.hf_token.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(s: &str) -> String {
+        let Location::Http { url, .. } =
+            Location::parse(s, &RemoteOptions::default().hf_token(None)).unwrap()
+        else {
+            panic!("not http")
+        };
+        url.to_string()
+    }
+
+    #[test]
+    fn hf_urls_map_to_resolve_urls() {
+        if std::env::var("HF_ENDPOINT").is_ok() {
+            eprintln!("skipped: HF_ENDPOINT is set");
+            return;
+        }
+        assert_eq!(
+            resolve("hf://Qwen/Qwen3-0.6B-GGUF/Qwen3-0.6B-Q8_0.gguf"),
+            "https://huggingface.co/Qwen/Qwen3-0.6B-GGUF/resolve/main/Qwen3-0.6B-Q8_0.gguf"
+        );
+        assert_eq!(
+            resolve("hf://o/r/sub/dir/m.gguf@v1.0"),
+            "https://huggingface.co/o/r/resolve/v1.0/sub/dir/m.gguf"
+        );
+        assert!(Location::parse("hf://o/m.gguf", &RemoteOptions::default()).is_err());
+    }
+
+    #[test]
+    fn messages_never_show_credentials() {
+        let l = Location::parse(
+            "https://user:secret@h.example/a.gguf?sig=abc",
+            &RemoteOptions::default(),
+        )
+        .unwrap();
+        assert!(!l.display().contains("secret"));
+        assert!(!l.display().contains("abc"));
+        let e = Location::parse("ftp://user:secret@h/a", &RemoteOptions::default()).unwrap_err();
+        assert!(!e.to_string().contains("secret"), "{e}");
+    }
+
+    #[test]
+    fn sibling_names() {
+        let l = Location::parse(
+            "s3://b/dir/m-00001-of-00002.gguf",
+            &RemoteOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(l.file_name(), "m-00001-of-00002.gguf");
+        assert_eq!(
+            l.with_file_name("m-00002-of-00002.gguf").unwrap().display(),
+            "s3://b/dir/m-00002-of-00002.gguf"
+        );
+    }
+}

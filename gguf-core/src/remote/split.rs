@@ -1,0 +1,77 @@
+//! Split models remotely: from one shard's URL, every shard's header,
+//! fetched concurrently.
+
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::read::GgufFile;
+
+use super::backend::Backend;
+use super::location::Location;
+use super::{AsyncRemoteFile, RemoteOptions};
+
+/// The file names of every shard of the split model that `name` (a file
+/// name `{prefix}-{k:05}-of-{n:05}.gguf`) belongs to, in order; `None`
+/// when `name` is not a shard's name.
+///
+/// ```
+/// use gguf_core::remote::shard_file_names;
+/// assert_eq!(
+///     shard_file_names("m-00002-of-00003.gguf").unwrap(),
+///     ["m-00001-of-00003.gguf", "m-00002-of-00003.gguf", "m-00003-of-00003.gguf"]
+/// );
+/// assert_eq!(shard_file_names("m.gguf"), None);
+/// ```
+pub fn shard_file_names(name: &str) -> Option<Vec<String>> {
+    let stem = name.strip_suffix(".gguf")?;
+    let (rest, count) = stem.rsplit_once("-of-")?;
+    let (prefix, index) = rest.rsplit_once('-')?;
+    let digits = |s: &str| s.len() == 5 && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(count) || !digits(index) {
+        return None;
+    }
+    let n: u32 = count.parse().ok()?;
+    let k: u32 = index.parse().ok()?;
+    if n == 0 || k == 0 || k > n {
+        return None;
+    }
+    Some(
+        (1..=n)
+            .map(|i| format!("{prefix}-{i:05}-of-{n:05}.gguf"))
+            .collect(),
+    )
+}
+
+/// Every shard of the split model that the file at `url` belongs to, in
+/// shard order, their headers fetched concurrently. A URL whose name is
+/// not a shard's gives just that file.
+pub async fn open_shards_async(url: &str, options: &RemoteOptions) -> Result<Vec<AsyncRemoteFile>> {
+    let first = Location::parse(url, options)?;
+    let locations = match shard_file_names(&first.file_name()) {
+        Some(names) => names
+            .iter()
+            .map(|n| first.with_file_name(n))
+            .collect::<Result<Vec<_>>>()?,
+        None => vec![first],
+    };
+    let opens = locations.iter().map(|l| async move {
+        let backend = Arc::new(Backend::new(l, options)?);
+        AsyncRemoteFile::open_backend(backend, options).await
+    });
+    futures::future::try_join_all(opens).await
+}
+
+/// Blocking [`open_shards_async`]: every shard's header, in order.
+///
+/// ```no_run
+/// # fn main() -> gguf_core::Result<()> {
+/// use gguf_core::remote::{open_shards, RemoteOptions};
+/// let shards = open_shards("s3://models/big-00001-of-00003.gguf", &RemoteOptions::default())?;
+/// assert_eq!(shards.len(), 3);
+/// # Ok(()) }
+/// ```
+pub fn open_shards(url: &str, options: &RemoteOptions) -> Result<Vec<GgufFile<'static>>> {
+    let rt = super::runtime()?;
+    let files = rt.block_on(open_shards_async(url, options))?;
+    Ok(files.into_iter().map(|f| f.file).collect())
+}
