@@ -4,10 +4,12 @@
 //! Q8_0.
 //!
 //! ```sh
-//! cargo run --example build_model -- [OUTPUT]   # default samples/tiny-llama.gguf
+//! cargo run --example build_model                                 # writes to a temp dir
+//! cargo run --example build_model -- samples/tiny-llama.gguf      # regenerates the sample
 //! ```
 //!
-//! Its output is the bundled sample `samples/tiny-llama.gguf`.
+//! Its output is byte for byte the bundled sample `samples/tiny-llama.gguf`
+//! (CI checks it).
 
 use gguf::write::Builder;
 use gguf::{GgmlType, LlamaHyperParams, Tokenizer};
@@ -23,9 +25,11 @@ const N_LAYER: u32 = 2;
 const QK8_0: usize = 32;
 
 fn main() -> gguf::Result<()> {
-    let out = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "samples/tiny-llama.gguf".into());
+    let dir = tempfile::tempdir()?;
+    let out = match std::env::args().nth(1) {
+        Some(path) => path.into(),
+        None => dir.path().join("tiny-llama.gguf"),
+    };
 
     let tokenizer = vocabulary();
     let n_vocab = tokenizer.tokens.len() as u64;
@@ -145,7 +149,8 @@ fn main() -> gguf::Result<()> {
 
     let layout = b.write_to_path(&out)?;
     println!(
-        "wrote {out}: {} tokens, {} tensors, {} bytes",
+        "wrote {}: {} tokens, {} tensors, {} bytes",
+        out.display(),
         n_vocab,
         b.tensor_names().count(),
         layout.file_len()

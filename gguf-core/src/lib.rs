@@ -16,6 +16,21 @@
 //!   stores, read at the cost of their header;
 //! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
 //! - [`Error`]: the one error type, which always says what and where.
+//!
+//! Most users depend on the facade package `gguf-kit`, which re-exports
+//! this crate as `gguf` and adds the `gguf` command-line tool.
+//!
+//! # Cargo features
+//!
+//! - `remote` (off): the `remote` module, reading headers and tensors of
+//!   files behind `http(s)://`, `hf://`, `s3://`, `gs://` and `az://`
+//!   URLs by range requests. Pulls in object_store, reqwest (rustls),
+//!   tokio, futures, bytes and url.
+//! - `testing` (off): hooks for this workspace's own integration tests
+//!   (a `testing` module of byte-level fixture builders, and
+//!   `edit::Editor::commit_with_hook` with its `edit::Step`, for fault
+//!   injection). It pulls in no dependency; it is not a stable API and
+//!   not documented on docs.rs.
 #![deny(missing_docs)]
 // Unsafe code is confined to a few marked sites (memory maps, CPU-feature
 // dispatch of the SIMD kernels, `copy_file_range`), each with `allow` and a

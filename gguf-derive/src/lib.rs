@@ -12,6 +12,7 @@
 //! Each derive is split like binrw's own: `parse` turns the input and its
 //! `#[gguf(...)]` attributes into a small typed IR, `codegen` emits code
 //! from the IR.
+#![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 use proc_macro::TokenStream;

@@ -11,8 +11,19 @@
 //!
 //! ```
 //! # fn main() -> gguf_core::Result<()> {
-//! use gguf_core::{estimate::{Estimate, Settings}, GgufFile};
-//! let file = GgufFile::open(concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/tiny-llama.gguf"))?;
+//! use gguf_core::{estimate::{Estimate, Settings}, write::Builder, GgmlType, GgufFile};
+//! // A llama-shaped header: 2 layers, 64 wide, 4 query heads, 2 KV heads.
+//! let mut b = Builder::new();
+//! b.set("general.architecture", "llama")?;
+//! for (key, v) in [("context_length", 256u32), ("embedding_length", 64), ("block_count", 2),
+//!                  ("feed_forward_length", 128), ("attention.head_count", 4),
+//!                  ("attention.head_count_kv", 2)] {
+//!     b.set(format!("llama.{key}"), v)?;
+//! }
+//! b.set("llama.attention.layer_norm_rms_epsilon", 1e-5f32)?;
+//! b.add_tensor("token_embd.weight", GgmlType::F32, &[64, 8], vec![0u8; 64 * 8 * 4])?;
+//! let bytes = b.to_vec()?;
+//! let file = GgufFile::from_bytes(&bytes)?;
 //! let e = Estimate::of(&file, &Settings { n_ctx: 300, ..Settings::default() })?;
 //! assert_eq!(e.n_ctx, 512); // padded to a multiple of 256
 //! // 2 layers x 2 KV heads x 16-wide heads x 512 cells x f16, K and V.

@@ -232,13 +232,17 @@ fn default_crate() -> syn::Path {
         Ok(FoundCrate::Itself) => named("gguf_core"),
         Ok(FoundCrate::Name(name)) => named(&name),
         Err(_) => match crate_name(FACADE_PACKAGE) {
-            Ok(FoundCrate::Name(name)) => named(&name),
+            // `proc-macro-crate` answers with the dependency's key; a key
+            // equal to the package name (`gguf-kit = "0.1"`) means the
+            // library's own name, `gguf`; any other key is a rename.
+            Ok(FoundCrate::Name(name)) if name != FACADE_PACKAGE.replace('-', "_") => named(&name),
             // The facade itself and anything we cannot see: its library
             // name, which `extern crate self as gguf` makes valid inside it.
-            Ok(FoundCrate::Itself) | Err(_) => named("gguf"),
+            Ok(FoundCrate::Name(_) | FoundCrate::Itself) | Err(_) => named("gguf"),
         },
     }
 }
 
-/// The package name of the facade crate (its library is imported as `gguf`).
-const FACADE_PACKAGE: &str = "gguf";
+/// The package name of the facade crate on crates.io (its library is
+/// imported as `gguf`).
+const FACADE_PACKAGE: &str = "gguf-kit";
