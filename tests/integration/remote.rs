@@ -504,7 +504,7 @@ fn s3_reads_every_test_file_as_local() {
             run(s3_env(&mut gguf(), s3.port).args(["inspect", &url, "--json", "--verbose"]));
         assert_eq!(json, json_local, "{name}");
         assert!(counted(&stderr, "range") <= 3, "{stderr}");
-        assert!(stderr.contains("+ 1 HEAD"), "{stderr}");
+        assert!(stderr.contains("+ 1 metadata"), "{stderr}");
         assert!(
             counted(&stderr, "bytes") <= local.header_len() + DEFAULT_CHUNK,
             "{stderr}"
