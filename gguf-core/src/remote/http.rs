@@ -264,7 +264,14 @@ pub(crate) async fn get_small(
     loop {
         let chunk = match tokio::time::timeout(options.read_timeout, resp.chunk()).await {
             Err(_) => return Err(timeout("reading the response body")),
-            Ok(Err(e)) => return Err(network(&display, e, "reading the response", source.timeouts)),
+            Ok(Err(e)) => {
+                return Err(network(
+                    &display,
+                    e,
+                    "reading the response",
+                    source.timeouts,
+                ))
+            }
             Ok(Ok(None)) => return Ok(body),
             Ok(Ok(Some(c))) => c,
         };

@@ -112,7 +112,10 @@ impl Location {
         let mut out = self.clone();
         match &mut out {
             Location::Ollama { .. } => {
-                return Err(bad(&self.display(), "an Ollama model is not split into files"))
+                return Err(bad(
+                    &self.display(),
+                    "an Ollama model is not split into files",
+                ))
             }
             Location::Http { url, .. } | Location::Store { url } => {
                 let mut segments: Vec<String> = url
@@ -258,8 +261,8 @@ impl Hub {
             .ok()
             .filter(|e| !e.is_empty())
             .unwrap_or_else(|| self.default_endpoint.into());
-        let mut url =
-            Url::parse(&endpoint).map_err(|e| bad(&endpoint, format!("{var} is not a URL: {e}")))?;
+        let mut url = Url::parse(&endpoint)
+            .map_err(|e| bad(&endpoint, format!("{var} is not a URL: {e}")))?;
         {
             let mut seg = url
                 .path_segments_mut()

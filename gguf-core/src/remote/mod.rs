@@ -72,8 +72,8 @@ use crate::read::{GgufFile, HeaderParser, ReadOptions, Step};
 
 use backend::Backend;
 pub use location::is_remote;
-pub use ollama::{is_ollama_store, ollama_model_path, MODEL_MEDIA_TYPE};
 use location::Location;
+pub use ollama::{is_ollama_store, ollama_model_path, MODEL_MEDIA_TYPE};
 pub use split::{open_shards, open_shards_async, shard_file_names};
 
 /// How remote files are read.

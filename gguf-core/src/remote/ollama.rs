@@ -157,7 +157,10 @@ pub fn ollama_model_path(s: &str) -> Result<PathBuf> {
     let manifest = read_limited(&manifest_path).map_err(|e| Error::BadManifest {
         source_name: shown.clone(),
         reason: if e.kind() == std::io::ErrorKind::NotFound {
-            format!("no such model in the Ollama store {} (is it pulled?)", dir.display())
+            format!(
+                "no such model in the Ollama store {} (is it pulled?)",
+                dir.display()
+            )
         } else {
             format!("cannot read it: {e}")
         },
@@ -250,7 +253,11 @@ pub(crate) fn registry_location(s: &str) -> Result<Location> {
 
 /// The blob URL of the model layer of the manifest at `repo`'s tag `tag`
 /// (one GET).
-pub(crate) async fn resolve_registry(repo: &Url, tag: &str, options: &RemoteOptions) -> Result<Url> {
+pub(crate) async fn resolve_registry(
+    repo: &Url,
+    tag: &str,
+    options: &RemoteOptions,
+) -> Result<Url> {
     let manifest_url = repo
         .join(&format!("manifests/{tag}"))
         .map_err(|e| bad(repo.as_str(), e.to_string()))?;
@@ -278,7 +285,12 @@ mod tests {
     fn names_take_ollamas_defaults() {
         let n = name("ollama:gemma3").unwrap();
         assert_eq!(
-            (n.registry.as_str(), n.namespace.as_str(), n.model.as_str(), n.tag.as_str()),
+            (
+                n.registry.as_str(),
+                n.namespace.as_str(),
+                n.model.as_str(),
+                n.tag.as_str()
+            ),
             ("registry.ollama.ai", "library", "gemma3", "latest")
         );
         let n = name("ollama:me/m:q4").unwrap();
@@ -287,7 +299,12 @@ mod tests {
         assert_eq!(n.registry, "hf.co");
         let n = name("ollama://127.0.0.1:5000/m:1b").unwrap();
         assert_eq!(
-            (n.registry.as_str(), n.namespace.as_str(), n.model.as_str(), n.tag.as_str()),
+            (
+                n.registry.as_str(),
+                n.namespace.as_str(),
+                n.model.as_str(),
+                n.tag.as_str()
+            ),
             ("127.0.0.1:5000", "library", "m", "1b")
         );
         for bad in [
@@ -332,7 +349,9 @@ mod tests {
             "{}".to_string(),
             "[".to_string(),
             r#"{"layers":[]}"#.to_string(),
-            format!(r#"{{"layers":[{{"mediaType":"{MODEL_MEDIA_TYPE}","digest":"sha256:../x"}}]}}"#),
+            format!(
+                r#"{{"layers":[{{"mediaType":"{MODEL_MEDIA_TYPE}","digest":"sha256:../x"}}]}}"#
+            ),
         ] {
             assert!(model_digest("m", bad.as_bytes()).is_err(), "{bad}");
         }
