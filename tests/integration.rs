@@ -26,6 +26,7 @@ mod integration {
     pub mod proptest_write;
     pub mod remote;
     pub mod round_trip;
+    pub mod sources;
     pub mod split;
     pub mod tensor_api;
     pub mod truncation;

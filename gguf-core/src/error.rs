@@ -512,6 +512,15 @@ pub enum Error {
         /// Bytes received.
         got: u64,
     },
+    /// An Ollama manifest (local or from a registry) that is missing or
+    /// names no usable model blob.
+    #[error("Ollama manifest {source_name}: {reason}")]
+    BadManifest {
+        /// The manifest's path or URL.
+        source_name: String,
+        /// Why.
+        reason: String,
+    },
     /// A URL or object-store path that cannot be used.
     #[error("{url}: {reason}")]
     BadUrl {

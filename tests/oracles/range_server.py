@@ -10,6 +10,12 @@ stdout, and serves the files of DIR until stdin closes.
   GET /NAME                   the file, honouring `Range: bytes=A-B`, with
                               ETag and Last-Modified
   GET /O/R/resolve/REV/NAME   the same (the Hub's resolve URLs, hf://)
+  GET /models/O/R/resolve/REV/NAME  the same (ModelScope's, ms://)
+  GET /v2/NS/M/manifests/TAG  an OCI registry's manifest (ollama://): the
+                              file manifests/registry.ollama.ai/NS/M/TAG of
+                              DIR laid out as an Ollama store, whole, and
+                              only to a client that Accepts its media type
+  GET /v2/NS/M/blobs/sha256:HEX  the store's blobs/sha256-HEX, with Range
   GET /_stats                 {"requests": N, "bytes": M, "auth": [...]}
                               for the file requests so far; /_reset zeroes it
   GET /fault/KIND/NAME        NAME served with a fault:
@@ -41,6 +47,7 @@ ROOT = os.path.abspath(sys.argv[1])
 LOCK = threading.Lock()
 STATS = {"requests": 0, "bytes": 0, "auth": []}
 COUNTER = [0]
+MANIFEST_TYPE = "application/vnd.docker.distribution.manifest.v2+json"
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -74,8 +81,18 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json({})
         fault = None
         parts = path.lstrip("/").split("/")
-        if len(parts) >= 5 and parts[2] == "resolve":
+        if len(parts) >= 6 and parts[0] == "models" and parts[3] == "resolve":
+            parts = parts[5:]
+        elif len(parts) >= 5 and parts[2] == "resolve":
             parts = parts[4:]
+        manifest = False
+        if len(parts) == 5 and parts[0] == "v2" and parts[3] == "manifests":
+            if MANIFEST_TYPE not in self.headers.get("Accept", ""):
+                return self.status(406)
+            manifest = True
+            parts = ["manifests", "registry.ollama.ai", parts[1], parts[2], parts[4]]
+        elif len(parts) == 5 and parts[0] == "v2" and parts[3] == "blobs":
+            parts = ["blobs", parts[4].replace(":", "-", 1)]
         if parts[0] == "fault" and len(parts) >= 3:
             fault, parts = parts[1], parts[2:]
         name = "/".join(parts)
@@ -87,6 +104,14 @@ class Handler(BaseHTTPRequestHandler):
         full = os.path.normpath(os.path.join(ROOT, name))
         if not full.startswith(ROOT + os.sep) or not os.path.isfile(full):
             return self.status(404)
+        if manifest:
+            with open(full, "rb") as f:
+                body = f.read()
+            self.send_response(200)
+            self.send_header("Content-Type", MANIFEST_TYPE)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            return self.write(body)
         try:
             self.serve(full, fault, serial)
         except (BrokenPipeError, ConnectionResetError):

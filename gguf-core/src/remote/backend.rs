@@ -43,6 +43,12 @@ impl Backend {
                 Kind::Http(HttpSource::new(url.clone(), token.clone(), options)?)
             }
             Location::Store { url } => Kind::Store(StoreSource::new(url, options)?),
+            Location::Ollama { .. } => {
+                return Err(Error::BadUrl {
+                    url: location.display(),
+                    reason: "the Ollama manifest must be read first (Location::resolve)".into(),
+                })
+            }
         };
         Ok(Backend {
             display: location.display(),
@@ -53,6 +59,12 @@ impl Backend {
             bytes: AtomicU64::new(0),
             nanos: AtomicU64::new(0),
         })
+    }
+
+    /// Counts `n` metadata requests made before this backend existed (an
+    /// Ollama manifest).
+    pub(crate) fn count_metadata_requests(&self, n: u64) {
+        self.heads.fetch_add(n, Ordering::Relaxed);
     }
 
     /// The URL without credentials, for messages.

@@ -229,3 +229,58 @@ fn network(display: &str, e: reqwest::Error, what: &str, timeouts: (Duration, Du
         message: format!("{what}: {}", chain(&e)),
     }
 }
+
+/// One plain `GET` of a small document (an Ollama manifest): status 200,
+/// at most `limit` bytes, within the read timeout.
+pub(crate) async fn get_small(
+    url: &Url,
+    accept: &str,
+    limit: u64,
+    options: &RemoteOptions,
+) -> Result<Vec<u8>> {
+    let display = super::location::redact(url);
+    let source = HttpSource::new(url.clone(), None, options)?;
+    let timeout = |what| Error::Timeout {
+        url: display.clone(),
+        what,
+        after: options.read_timeout,
+    };
+    let req = source
+        .client
+        .get(url.clone())
+        .header(reqwest::header::ACCEPT, accept);
+    let mut resp = match tokio::time::timeout(options.read_timeout, req.send()).await {
+        Err(_) => return Err(timeout("waiting for the response")),
+        Ok(Err(e)) => return Err(network(&display, e, "request failed", source.timeouts)),
+        Ok(Ok(r)) => r,
+    };
+    if resp.status() != StatusCode::OK {
+        return Err(Error::HttpStatus {
+            url: display,
+            status: resp.status().as_u16(),
+        });
+    }
+    let mut body = Vec::new();
+    loop {
+        let chunk = match tokio::time::timeout(options.read_timeout, resp.chunk()).await {
+            Err(_) => return Err(timeout("reading the response body")),
+            Ok(Err(e)) => {
+                return Err(network(
+                    &display,
+                    e,
+                    "reading the response",
+                    source.timeouts,
+                ))
+            }
+            Ok(Ok(None)) => return Ok(body),
+            Ok(Ok(Some(c))) => c,
+        };
+        if (body.len() + chunk.len()) as u64 > limit {
+            return Err(Error::BadManifest {
+                source_name: display,
+                reason: format!("larger than {limit} bytes: not a manifest"),
+            });
+        }
+        body.extend_from_slice(&chunk);
+    }
+}

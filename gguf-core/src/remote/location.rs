@@ -9,14 +9,19 @@ use super::RemoteOptions;
 /// Schemes handled by `object_store`.
 const STORE_SCHEMES: &[&str] = &["s3", "s3a", "gs", "az", "abfs", "abfss", "adl", "azure"];
 
-/// True when `s` is a URL this module reads (`http(s)://`, `hf://` or an
-/// object-store scheme), false for a local path.
+/// True when `s` is a URL this module reads (`http(s)://`, `hf://`,
+/// `ms://`, `ollama://` or an object-store scheme), false for a local path
+/// (and for `ollama:NAME`, a model of the local Ollama store: see
+/// [`ollama_model_path`](super::ollama_model_path)).
 ///
 /// ```
 /// use gguf_core::remote::is_remote;
 /// assert!(is_remote("https://example.com/m.gguf"));
 /// assert!(is_remote("s3://bucket/m.gguf"));
 /// assert!(is_remote("hf://owner/repo/m.gguf"));
+/// assert!(is_remote("ms://owner/repo/m.gguf"));
+/// assert!(is_remote("ollama://registry.ollama.ai/library/gemma3:270m"));
+/// assert!(!is_remote("ollama:gemma3:270m"));
 /// assert!(!is_remote("models/m.gguf"));
 /// assert!(!is_remote("C:/models/m.gguf"));
 /// ```
@@ -27,6 +32,8 @@ pub fn is_remote(s: &str) -> bool {
             scheme == "http"
                 || scheme == "https"
                 || scheme == "hf"
+                || scheme == "ms"
+                || scheme == "ollama"
                 || STORE_SCHEMES.contains(&scheme.as_str())
         }
         None => false,
@@ -42,6 +49,9 @@ pub(crate) enum Location {
     Http { url: Url, token: Option<String> },
     /// An object store.
     Store { url: Url },
+    /// A model in an Ollama registry, before its manifest is read:
+    /// `repo` is `…/v2/NAMESPACE/MODEL/` (see [`Location::resolve`]).
+    Ollama { repo: Url, tag: String },
 }
 
 impl std::fmt::Debug for Location {
@@ -63,13 +73,28 @@ impl Location {
         match url.scheme() {
             "http" | "https" => Ok(Location::Http { url, token: None }),
             "hf" => hf(s, options),
+            "ms" => modelscope(s),
+            "ollama" => super::ollama::registry_location(s),
             scheme if STORE_SCHEMES.contains(&scheme) => Ok(Location::Store { url }),
             scheme => Err(bad(
                 s,
                 format!(
-                    "unsupported scheme {scheme:?} (use http(s)://, hf://, s3://, gs:// or az://)"
+                    "unsupported scheme {scheme:?} (use http(s)://, hf://, ms://, ollama://, s3://, gs:// or az://)"
                 ),
             )),
+        }
+    }
+
+    /// The location files can be read from: an Ollama model becomes its
+    /// blob's URL, by reading its manifest. Also returns the number of
+    /// requests that took (0 or 1).
+    pub(crate) async fn resolve(self, options: &RemoteOptions) -> Result<(Self, u64)> {
+        match self {
+            Location::Ollama { repo, tag } => {
+                let url = super::ollama::resolve_registry(&repo, &tag, options).await?;
+                Ok((Location::Http { url, token: None }, 1))
+            }
+            other => Ok((other, 0)),
         }
     }
 
@@ -78,6 +103,7 @@ impl Location {
     pub(crate) fn display(&self) -> String {
         match self {
             Location::Http { url, .. } | Location::Store { url } => redact(url),
+            Location::Ollama { repo, tag } => format!("{}manifests/{tag}", redact(repo)),
         }
     }
 
@@ -85,6 +111,12 @@ impl Location {
     pub(crate) fn with_file_name(&self, name: &str) -> Result<Self> {
         let mut out = self.clone();
         match &mut out {
+            Location::Ollama { .. } => {
+                return Err(bad(
+                    &self.display(),
+                    "an Ollama model is not split into files",
+                ))
+            }
             Location::Http { url, .. } | Location::Store { url } => {
                 let mut segments: Vec<String> = url
                     .path_segments()
@@ -106,7 +138,10 @@ impl Location {
 
     /// The last path segment, decoded.
     pub(crate) fn file_name(&self) -> String {
-        let (Location::Http { url, .. } | Location::Store { url }) = self;
+        let url = match self {
+            Location::Http { url, .. } | Location::Store { url } => url,
+            Location::Ollama { tag, .. } => return tag.clone(),
+        };
         let last = url
             .path_segments()
             .and_then(|mut s| s.next_back())
@@ -155,45 +190,90 @@ fn redact_str(s: &str) -> String {
     }
 }
 
+/// A model hub whose files have resolve URLs of the form
+/// `{endpoint}{prefix}/OWNER/REPO/resolve/REVISION/PATH`.
+struct Hub {
+    scheme: &'static str,
+    /// Path segment before `OWNER` (`models` on ModelScope), if any.
+    prefix: Option<&'static str>,
+    endpoint_var: &'static str,
+    default_endpoint: &'static str,
+    default_revision: &'static str,
+}
+
+/// Hugging Face Hub: `hf://OWNER/REPO/PATH[@REVISION]`.
+const HF: Hub = Hub {
+    scheme: "hf",
+    prefix: None,
+    endpoint_var: "HF_ENDPOINT",
+    default_endpoint: "https://huggingface.co",
+    default_revision: "main",
+};
+
+/// ModelScope: `ms://OWNER/REPO/PATH[@REVISION]`.
+const MODELSCOPE: Hub = Hub {
+    scheme: "ms",
+    prefix: Some("models"),
+    endpoint_var: "MODELSCOPE_ENDPOINT",
+    default_endpoint: "https://modelscope.cn",
+    default_revision: "master",
+};
+
 /// `hf://OWNER/REPO/PATH[@REVISION]` to
 /// `{HF_ENDPOINT or https://huggingface.co}/OWNER/REPO/resolve/REVISION/PATH`.
 fn hf(s: &str, options: &RemoteOptions) -> Result<Location> {
-    let rest = &s["hf://".len()..];
-    // A revision follows the last '@' when no '/' comes after it.
-    let (path, revision) = match rest.rfind('@') {
-        Some(at) if rest.rfind('/').is_none_or(|slash| at > slash) => {
-            (&rest[..at], &rest[at + 1..])
-        }
-        _ => (rest, "main"),
-    };
-    let mut parts = path.splitn(3, '/');
-    let (Some(owner), Some(repo), Some(file)) = (parts.next(), parts.next(), parts.next()) else {
-        return Err(bad(s, "expected hf://OWNER/REPO/PATH[@REVISION]"));
-    };
-    if owner.is_empty() || repo.is_empty() || file.is_empty() || revision.is_empty() {
-        return Err(bad(s, "expected hf://OWNER/REPO/PATH[@REVISION]"));
-    }
-    let endpoint = std::env::var("HF_ENDPOINT")
-        .ok()
-        .filter(|e| !e.is_empty())
-        .unwrap_or_else(|| "https://huggingface.co".into());
-    let mut url = Url::parse(&endpoint)
-        .map_err(|e| bad(&endpoint, format!("HF_ENDPOINT is not a URL: {e}")))?;
-    {
-        let mut seg = url
-            .path_segments_mut()
-            .map_err(|()| bad(&endpoint, "HF_ENDPOINT cannot have a path"))?;
-        seg.pop_if_empty()
-            .push(owner)
-            .push(repo)
-            .push("resolve")
-            .push(revision);
-        seg.extend(file.split('/'));
-    }
     Ok(Location::Http {
-        url,
+        url: HF.resolve(s)?,
         token: options.hf_token.clone(),
     })
+}
+
+/// `ms://OWNER/REPO/PATH[@REVISION]` to
+/// `{MODELSCOPE_ENDPOINT or https://modelscope.cn}/models/OWNER/REPO/resolve/REVISION/PATH`.
+fn modelscope(s: &str) -> Result<Location> {
+    Ok(Location::Http {
+        url: MODELSCOPE.resolve(s)?,
+        token: None,
+    })
+}
+
+impl Hub {
+    fn resolve(&self, s: &str) -> Result<Url> {
+        let form = || format!("expected {}://OWNER/REPO/PATH[@REVISION]", self.scheme);
+        let rest = &s[self.scheme.len() + "://".len()..];
+        // A revision follows the last '@' when no '/' comes after it.
+        let (path, revision) = match rest.rfind('@') {
+            Some(at) if rest.rfind('/').is_none_or(|slash| at > slash) => {
+                (&rest[..at], &rest[at + 1..])
+            }
+            _ => (rest, self.default_revision),
+        };
+        let mut parts = path.splitn(3, '/');
+        let (Some(owner), Some(repo), Some(file)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(bad(s, form()));
+        };
+        if owner.is_empty() || repo.is_empty() || file.is_empty() || revision.is_empty() {
+            return Err(bad(s, form()));
+        }
+        let var = self.endpoint_var;
+        let endpoint = std::env::var(var)
+            .ok()
+            .filter(|e| !e.is_empty())
+            .unwrap_or_else(|| self.default_endpoint.into());
+        let mut url = Url::parse(&endpoint)
+            .map_err(|e| bad(&endpoint, format!("{var} is not a URL: {e}")))?;
+        {
+            let mut seg = url
+                .path_segments_mut()
+                .map_err(|()| bad(&endpoint, format!("{var} cannot have a path")))?;
+            seg.pop_if_empty();
+            seg.extend(self.prefix);
+            seg.push(owner).push(repo).push("resolve").push(revision);
+            seg.extend(file.split('/'));
+        }
+        Ok(url)
+    }
 }
 
 #[cfg(test)]
@@ -224,6 +304,23 @@ mod tests {
             "https://huggingface.co/o/r/resolve/v1.0/sub/dir/m.gguf"
         );
         assert!(Location::parse("hf://o/m.gguf", &RemoteOptions::default()).is_err());
+    }
+
+    #[test]
+    fn ms_urls_map_to_resolve_urls() {
+        if std::env::var("MODELSCOPE_ENDPOINT").is_ok() {
+            eprintln!("skipped: MODELSCOPE_ENDPOINT is set");
+            return;
+        }
+        assert_eq!(
+            resolve("ms://Qwen/Qwen3-0.6B-GGUF/Qwen3-0.6B-Q8_0.gguf"),
+            "https://modelscope.cn/models/Qwen/Qwen3-0.6B-GGUF/resolve/master/Qwen3-0.6B-Q8_0.gguf"
+        );
+        assert_eq!(
+            resolve("ms://o/r/Q8_0/m.gguf@v2"),
+            "https://modelscope.cn/models/o/r/resolve/v2/Q8_0/m.gguf"
+        );
+        assert!(Location::parse("ms://o/m.gguf", &RemoteOptions::default()).is_err());
     }
 
     #[test]

@@ -13,7 +13,20 @@
 //!   `object_store` crate, configured from the environment as its
 //!   `from_env` builders read it (for S3: `AWS_ENDPOINT` or
 //!   `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, `AWS_REGION`,
-//!   `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, ...).
+//!   `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, ...);
+//! - `ms://OWNER/REPO/PATH[@REVISION]`: a file of a ModelScope repository
+//!   (`https://modelscope.cn/models/OWNER/REPO/resolve/REVISION/PATH`,
+//!   revision `master` by default; the host can be changed with
+//!   `MODELSCOPE_ENDPOINT`);
+//! - `ollama://HOST/[NAMESPACE/]MODEL[:TAG]`: a model in an Ollama (OCI
+//!   distribution) registry, e.g.
+//!   `ollama://registry.ollama.ai/library/gemma3:270m` (namespace
+//!   `library` and tag `latest` by default): one GET of its manifest, then
+//!   range reads of its model blob; HTTPS, plain HTTP only to a loopback
+//!   host; anonymous access only.
+//!
+//! A model pulled into the local Ollama store is a local file:
+//! [`ollama_model_path`] finds it (`ollama:NAME[:TAG]`).
 //!
 //! What it costs: the header is parsed by [`HeaderParser`]
 //! from range reads, the first one [`ReadOptions::chunk`] bytes (2 MiB),
@@ -46,6 +59,7 @@
 mod backend;
 mod http;
 mod location;
+mod ollama;
 mod split;
 mod store;
 
@@ -59,6 +73,7 @@ use crate::read::{GgufFile, HeaderParser, ReadOptions, Step};
 use backend::Backend;
 pub use location::is_remote;
 use location::Location;
+pub use ollama::{is_ollama_store, ollama_model_path, MODEL_MEDIA_TYPE};
 pub use split::{open_shards, open_shards_async, shard_file_names};
 
 /// How remote files are read.
@@ -127,7 +142,8 @@ impl RemoteOptions {
 pub struct Stats {
     /// Range requests sent (including ones that failed).
     pub requests: u64,
-    /// Metadata requests (`HEAD`) sent.
+    /// Metadata requests sent: an object store's `HEAD`, an Ollama
+    /// registry's manifest.
     pub head_requests: u64,
     /// Body bytes received.
     pub bytes: u64,
@@ -157,8 +173,9 @@ impl AsyncRemoteFile {
     /// Reads the header region of the file at `url` (see the [module
     /// docs](self) for the URL forms).
     pub async fn open(url: &str, options: &RemoteOptions) -> Result<Self> {
-        let location = Location::parse(url, options)?;
+        let (location, lookups) = Location::parse(url, options)?.resolve(options).await?;
         let backend = Arc::new(Backend::new(&location, options)?);
+        backend.count_metadata_requests(lookups);
         Self::open_backend(backend, options).await
     }
 
@@ -328,7 +345,8 @@ fn row_bytes(t: &crate::Tensor<'_>, rows: &Range<u64>) -> Result<(Range<u64>, us
 /// # Ok(()) }
 /// ```
 pub struct RemoteFile {
-    runtime: tokio::runtime::Runtime,
+    /// Shared by the shards of one model.
+    runtime: Arc<tokio::runtime::Runtime>,
     inner: AsyncRemoteFile,
 }
 
@@ -354,7 +372,33 @@ impl RemoteFile {
     pub fn open_with(url: &str, options: &RemoteOptions) -> Result<Self> {
         let runtime = runtime()?;
         let inner = runtime.block_on(AsyncRemoteFile::open(url, options))?;
-        Ok(RemoteFile { runtime, inner })
+        Ok(RemoteFile {
+            runtime: Arc::new(runtime),
+            inner,
+        })
+    }
+
+    /// The file at `url` or, when its name is a shard's
+    /// (`…-00002-of-00005.gguf`), every shard of its split model in order,
+    /// their headers fetched concurrently (see [`open_shards_async`]).
+    ///
+    /// ```no_run
+    /// # fn main() -> gguf_core::Result<()> {
+    /// use gguf_core::remote::{RemoteFile, RemoteOptions};
+    /// let shards = RemoteFile::open_model("s3://models/big-00001-of-00003.gguf", &RemoteOptions::default())?;
+    /// let bytes = shards[2].tensor_bytes("output.weight")?;
+    /// # Ok(()) }
+    /// ```
+    pub fn open_model(url: &str, options: &RemoteOptions) -> Result<Vec<Self>> {
+        let runtime = Arc::new(runtime()?);
+        let files = runtime.block_on(open_shards_async(url, options))?;
+        Ok(files
+            .into_iter()
+            .map(|inner| RemoteFile {
+                runtime: runtime.clone(),
+                inner,
+            })
+            .collect())
     }
 
     /// The async file underneath.

@@ -46,7 +46,7 @@ pub fn shard_file_names(name: &str) -> Option<Vec<String>> {
 /// shard order, their headers fetched concurrently. A URL whose name is
 /// not a shard's gives just that file.
 pub async fn open_shards_async(url: &str, options: &RemoteOptions) -> Result<Vec<AsyncRemoteFile>> {
-    let first = Location::parse(url, options)?;
+    let (first, lookups) = Location::parse(url, options)?.resolve(options).await?;
     let locations = match shard_file_names(&first.file_name()) {
         Some(names) => names
             .iter()
@@ -54,8 +54,11 @@ pub async fn open_shards_async(url: &str, options: &RemoteOptions) -> Result<Vec
             .collect::<Result<Vec<_>>>()?,
         None => vec![first],
     };
-    let opens = locations.iter().map(|l| async move {
+    let opens = locations.iter().enumerate().map(|(k, l)| async move {
         let backend = Arc::new(Backend::new(l, options)?);
+        if k == 0 {
+            backend.count_metadata_requests(lookups);
+        }
         AsyncRemoteFile::open_backend(backend, options).await
     });
     futures::future::try_join_all(opens).await

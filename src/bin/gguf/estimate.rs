@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use gguf::estimate::{fit, Device, Estimate, FlashAttn, Settings};
-use gguf::{GgmlType, GgufFile};
+use gguf::GgmlType;
 use serde_json::json;
 
 /// Flags carry llama.cpp's names and defaults so they can be pasted from a
@@ -11,8 +11,13 @@ use serde_json::json;
 #[derive(clap::Args)]
 #[command(allow_negative_numbers = true)]
 pub struct Args {
-    /// The GGUF model.
+    /// The model: a path (any shard of a split model), ollama:NAME[:TAG],
+    /// or a URL (http(s)://, hf://, ms://, ollama://, s3://, gs://, az://),
+    /// of which only the header is read.
     model: PathBuf,
+    /// Say how a remote model was fetched (requests, bytes, time).
+    #[arg(long, short)]
+    verbose: bool,
     /// Context size; 0 takes the model's training context.
     #[arg(short = 'c', long = "ctx-size", default_value_t = 0)]
     ctx_size: u32,
@@ -126,7 +131,7 @@ fn mib(b: u64) -> String {
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let file = GgufFile::open(&args.model).map_err(|e| format!("{}: {e}", args.model.display()))?;
+    let file = crate::open::open_model(&args.model, None, args.verbose)?;
     let s = settings(&args)?;
     let est = Estimate::of(&file, &s).map_err(|e| format!("{}: {e}", args.model.display()))?;
     let fitted = match &args.fit {

@@ -64,7 +64,11 @@ impl Algo {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The GGUF file. Printed as given, so manifests name it the same way.
+    /// The model, printed as given so manifests name it the same way: a
+    /// path (any shard of a split model hashes the whole model),
+    /// ollama:NAME[:TAG], or a URL (http(s)://, hf://, ms://, ollama://,
+    /// s3://, gs://, az://). A remote model is downloaded tensor by tensor
+    /// (one range read each): all of its data crosses the network.
     file: PathBuf,
     /// Print only the whole-model hashes, not one line per tensor.
     #[arg(long)]
@@ -323,7 +327,7 @@ pub fn run(args: Args) -> crate::CliResult {
     algos.sort();
     algos.dedup();
 
-    let file = crate::open(&args.file)?;
+    let opened = crate::open::open_source(&args.file, false)?;
     let fname = args.file.to_string_lossy();
     let mut printer = Printer {
         manifest: manifest.as_ref(),
@@ -335,16 +339,19 @@ pub fn run(args: Args) -> crate::CliResult {
     } else {
         algos.iter().copied().filter(|&a| a != Algo::Uuid).collect()
     };
-    let tensors: Vec<_> = file
-        .tensors()
-        .filter(|t| !SKIPPED_SUFFIXES.iter().any(|s| t.name().ends_with(s)))
+    let files = opened.files();
+    let tensors: Vec<_> = files
+        .iter()
+        .enumerate()
+        .flat_map(|(k, f)| f.tensors().map(move |t| (k, t)))
+        .filter(|(_, t)| !SKIPPED_SUFFIXES.iter().any(|s| t.name().ends_with(s)))
         .collect();
-    let total: u64 = tensors.iter().filter_map(|t| t.byte_size().ok()).sum();
+    let total: u64 = tensors.iter().filter_map(|(_, t)| t.byte_size().ok()).sum();
     let bar = crate::progress::Bar::new();
     let mut done = 0u64;
-    for t in &tensors {
-        let data = t
-            .data()
+    for (k, t) in &tensors {
+        let data = opened
+            .tensor_data(*k, t)
             .map_err(|e| format!("{}: {e}", args.file.display()))?;
         let mut layer: Vec<(Algo, State)> =
             layer_algos.iter().map(|&a| (a, State::new(a))).collect();
@@ -354,7 +361,7 @@ pub fn run(args: Args) -> crate::CliResult {
                 .chain(layer.iter_mut())
                 .map(|(_, s)| s)
                 .collect();
-            feed(&mut states, data);
+            feed(&mut states, &data);
         }
         done += data.len() as u64;
         bar.update(done, total);

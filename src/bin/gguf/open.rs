@@ -1,104 +1,145 @@
-//! Opening a model named on the command line: a local path, or a URL or
-//! object-store path (`https://`, `hf://`, `s3://`, `gs://`, `az://`).
+//! Opening a model named on the command line. Sources:
+//! - a local path (any shard of a split model opens the whole model);
+//! - `ollama:NAME[:TAG]`: a model of the local Ollama store;
+//! - a URL: `http(s)://`, `hf://`, `ms://`, `ollama://`, `s3://`, `gs://`,
+//!   `az://` (see `gguf::remote`), read at the cost of their headers.
 
-use std::path::Path;
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use std::path::PathBuf;
-
-use gguf::remote::{is_remote, open_shards, shard_file_names, RemoteFile, RemoteOptions};
-use gguf::{GgufFile, Model};
+use gguf::remote::{is_ollama_store, is_remote, ollama_model_path, RemoteFile, RemoteOptions};
+use gguf::{GgufFile, Model, Tensor};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
-/// The model at `name`, any shard of a split model included: local files
-/// memory-mapped; remote files read at the cost of their headers, plus the
-/// data of `tensor` when one is named (one more range read). With
-/// `verbose`, how a remote file was fetched goes to stderr.
-pub fn open_model(name: &Path, tensor: Option<&str>, verbose: bool) -> Result<Model<'static>> {
-    let shown = name.display();
-    let url = name.to_str().filter(|s| is_remote(s));
-    let Some(url) = url else {
-        return Ok(Model::open(name).map_err(|e| format!("{shown}: {e}"))?);
-    };
-    let file_name = url.rsplit('/').next().unwrap_or(url);
-    if shard_file_names(file_name).is_none() {
-        let file = open(name, tensor, verbose)?;
-        return Ok(Model::from_files(vec![(PathBuf::from(url), file)])?);
-    }
-    // A shard of a split model: every shard's header, fetched concurrently.
-    let started = Instant::now();
-    let files = open_shards(url, &RemoteOptions::default())?;
-    let (dir, _) = url.rsplit_once('/').unwrap_or(("", url));
-    let names = shard_file_names(file_name).unwrap_or_default();
-    let urls: Vec<String> = names.iter().map(|n| format!("{dir}/{n}")).collect();
-    if verbose {
-        eprintln!(
-            "{url}: {} shard headers in {:.1} ms",
-            files.len(),
-            started.elapsed().as_secs_f64() * 1e3
-        );
-    }
-    let mut shards: Vec<(PathBuf, GgufFile<'static>)> =
-        urls.iter().map(PathBuf::from).zip(files).collect();
-    // The named tensor's data: one more range read, from its own shard.
-    let holder = tensor.and_then(|t| shards.iter().position(|(_, f)| f.tensor(t).is_ok()));
-    if let (Some(k), Some(url)) = (holder, holder.and_then(|k| urls.get(k))) {
-        shards[k].1 = open(Path::new(url), tensor, verbose)?;
-    }
-    Ok(Model::from_files(shards)?)
+/// A model as opened: memory-mapped files, or remote headers with their
+/// connections kept for fetching tensor data.
+pub enum Opened {
+    /// Local files.
+    Local(Model<'static>),
+    /// Remote files, one per shard, in order, with the URLs to show.
+    Remote(Vec<(PathBuf, RemoteFile)>),
 }
 
-/// The file at `name`: memory-mapped when local; when remote, its header
-/// region, plus the data of `tensor` when one is named (one more range
-/// read). With `verbose`, how a remote file was fetched goes to stderr.
-pub fn open(name: &Path, tensor: Option<&str>, verbose: bool) -> Result<GgufFile<'static>> {
+impl Opened {
+    /// The header of every file, in shard order.
+    pub fn files(&self) -> Vec<&GgufFile<'static>> {
+        match self {
+            Opened::Local(m) => m.shards().iter().map(|s| s.file()).collect(),
+            Opened::Remote(r) => r.iter().map(|(_, f)| f.file()).collect(),
+        }
+    }
+
+    /// The data of tensor `t` of file `shard`: borrowed from the map when
+    /// local, one range read when remote.
+    pub fn tensor_data<'s>(&'s self, shard: usize, t: &Tensor<'s>) -> Result<Cow<'s, [u8]>> {
+        match self {
+            Opened::Local(_) => Ok(Cow::Borrowed(t.data()?)),
+            Opened::Remote(r) => {
+                let (_, remote) = r.get(shard).ok_or("no such shard")?;
+                Ok(Cow::Owned(remote.tensor_bytes(t.name())?))
+            }
+        }
+    }
+
+    /// The model, with the data of `tensor` (when named) fetched if
+    /// remote: one more range read, from its own shard.
+    pub fn into_model(self, tensor: Option<&str>, verbose: bool) -> Result<Model<'static>> {
+        let remote = match self {
+            Opened::Local(m) => return Ok(m),
+            Opened::Remote(r) => r,
+        };
+        let mut files = Vec::with_capacity(remote.len());
+        for (url, file) in remote {
+            // A tensor the file lacks is reported by the caller, as for a
+            // local file.
+            let held = tensor.filter(|t| file.file().tensor(t).is_ok());
+            let Some(t) = held else {
+                files.push((url, file.into_file()));
+                continue;
+            };
+            let before = file.stats();
+            let with = file.with_tensor(t)?;
+            if verbose {
+                let s = file.stats();
+                eprintln!(
+                    "{}: tensor data: {} range request, {} bytes",
+                    file.url(),
+                    s.requests - before.requests,
+                    s.bytes - before.bytes,
+                );
+            }
+            files.push((url, with));
+        }
+        Ok(Model::from_files(files)?)
+    }
+}
+
+/// The model at `name` (see the module docs for the sources), any shard
+/// of a split model included: local files memory-mapped, remote ones read
+/// at the cost of their headers. With `verbose`, how a remote model was
+/// fetched goes to stderr.
+pub fn open_source(name: &Path, verbose: bool) -> Result<Opened> {
     let shown = name.display();
-    let remote_url = name.to_str().filter(|s| is_remote(s));
-    let Some(url) = remote_url else {
-        return Ok(GgufFile::open(name).map_err(|e| format!("{shown}: {e}"))?);
+    let text = name.to_str();
+    if let Some(s) = text.filter(|s| is_ollama_store(s)) {
+        let path = ollama_model_path(s)?;
+        if verbose {
+            eprintln!("{s}: {}", path.display());
+        }
+        return Ok(Opened::Local(
+            Model::open(&path).map_err(|e| format!("{s}: {e}"))?,
+        ));
+    }
+    let Some(url) = text.filter(|s| is_remote(s)) else {
+        return Ok(Opened::Local(
+            Model::open(name).map_err(|e| format!("{shown}: {e}"))?,
+        ));
     };
     let started = Instant::now();
     // Errors name the URL themselves (without credentials).
-    let remote = RemoteFile::open(url)?;
-    let header_time = started.elapsed();
-    let header_stats = remote.stats();
-    // A tensor the file lacks is reported by the caller, as for a local file.
-    let tensor = tensor.filter(|t| remote.file().tensor(t).is_ok());
-    let with_tensor = tensor.map(|t| remote.with_tensor(t)).transpose()?;
+    let files = RemoteFile::open_model(url, &RemoteOptions::default())?;
     if verbose {
-        let s = remote.stats();
-        eprintln!(
-            "{}: header {} bytes: {} range requests{}, {} bytes in {:.1} ms",
-            remote.url(),
-            remote.file().header_len(),
-            header_stats.requests,
-            match header_stats.head_requests {
-                0 => String::new(),
-                n => format!(" + {n} HEAD"),
-            },
-            header_stats.bytes,
-            header_time.as_secs_f64() * 1e3,
-        );
-        if tensor.is_some() {
+        for f in &files {
+            let s = f.stats();
             eprintln!(
-                "{}: tensor data: {} range request, {} bytes",
-                remote.url(),
-                s.requests - header_stats.requests,
-                s.bytes - header_stats.bytes,
+                "{}: header {} bytes: {} range requests{}, {} bytes, ETag {}",
+                f.url(),
+                f.file().header_len(),
+                s.requests,
+                match s.head_requests {
+                    0 => String::new(),
+                    n => format!(" + {n} metadata"),
+                },
+                s.bytes,
+                f.etag().as_deref().unwrap_or("(none)"),
             );
         }
         eprintln!(
-            "{}: total {} requests, {} bytes, {:.1} ms{}",
-            remote.url(),
-            s.requests + s.head_requests,
-            s.bytes,
+            "{url}: {} file(s), total {} requests, {} bytes in {:.1} ms",
+            files.len(),
+            files
+                .iter()
+                .map(|f| f.stats().requests + f.stats().head_requests)
+                .sum::<u64>(),
+            files.iter().map(|f| f.stats().bytes).sum::<u64>(),
             started.elapsed().as_secs_f64() * 1e3,
-            remote
-                .etag()
-                .map(|e| format!(", ETag {e}"))
-                .unwrap_or_default(),
         );
     }
-    Ok(with_tensor.unwrap_or_else(|| remote.into_file()))
+    let named = files
+        .into_iter()
+        .map(|f| (PathBuf::from(f.url()), f))
+        .collect::<Vec<_>>();
+    // A single file keeps the name it was given (hf://, ollama://, ...).
+    Ok(Opened::Remote(match <[_; 1]>::try_from(named) {
+        Ok([(_, f)]) => vec![(PathBuf::from(url), f)],
+        Err(named) => named,
+    }))
+}
+
+/// [`open_source`] as a [`Model`], with the data of `tensor` when one is
+/// named (one more range read when remote).
+pub fn open_model(name: &Path, tensor: Option<&str>, verbose: bool) -> Result<Model<'static>> {
+    open_source(name, verbose)?.into_model(tensor, verbose)
 }
