@@ -207,3 +207,29 @@ fn empty_tensors_survive_rewrite_and_convert() {
     ]));
     assert!(Path::new(&npy).exists());
 }
+
+/// Found by the `reader_agree` fuzz target: a header-only file
+/// (`from_reader`) answered `Ok(&[])` for an empty tensor's data, unlike
+/// every other tensor of such a file. Data it does not hold is
+/// `DataNotLoaded`, empty or not; a whole file gives the empty slice.
+#[test]
+fn header_only_file_holds_no_data_even_for_empty_tensors() {
+    let mut b = gguf::write::Builder::new();
+    b.add_tensor("empty", GgmlType::F32, &[0], Vec::<u8>::new())
+        .unwrap();
+    b.add_tensor("one", GgmlType::F32, &[1], vec![0u8; 4])
+        .unwrap();
+    let bytes = b.to_vec().unwrap();
+    let whole = GgufFile::from_bytes(&bytes).unwrap();
+    assert_eq!(whole.tensor("empty").unwrap().data().unwrap(), &[] as &[u8]);
+    let header = GgufFile::from_reader(std::io::Cursor::new(&bytes)).unwrap();
+    for name in ["empty", "one"] {
+        assert!(
+            matches!(
+                header.tensor(name).unwrap().data(),
+                Err(Error::DataNotLoaded { .. })
+            ),
+            "{name}"
+        );
+    }
+}

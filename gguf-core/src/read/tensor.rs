@@ -103,15 +103,17 @@ impl<'f> Tensor<'f> {
             .ok()
             .zip(usize::try_from(nbytes).ok())
             .and_then(|(s, n)| self.file.range(s, n));
+        if nbytes == 0 && self.file.has_data() {
+            return Ok(&[]);
+        }
         match held {
-            _ if nbytes == 0 => Ok(&[]),
-            Some(bytes) => Ok(bytes),
+            Some(bytes) if nbytes > 0 => Ok(bytes),
             // A header-only file, or a window holding another tensor.
-            None if !self.file.has_data() => Err(Error::DataNotLoaded {
+            _ if !self.file.has_data() => Err(Error::DataNotLoaded {
                 tensor: self.name.into(),
             }),
             // Bounds were checked at open; checked again, without overflow.
-            None => Err(Error::TensorOutOfBounds {
+            _ => Err(Error::TensorOutOfBounds {
                 tensor: self.name.into(),
                 offset: start,
                 end: start.saturating_add(nbytes),
