@@ -65,10 +65,12 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def write(self, data):
-        self.wfile.write(data)
-        self.wfile.flush()
+        # Counted before sending: a client that has its bytes may ask for
+        # /_stats at once, before this thread would run again.
         with LOCK:
             STATS["bytes"] += len(data)
+        self.wfile.write(data)
+        self.wfile.flush()
 
     def do_GET(self):
         path = self.path.split("?", 1)[0]
