@@ -137,7 +137,7 @@ impl<'a> Model<'a> {
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = gguf_core::testing::tiny_file();
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// use gguf_core::{model::Model, GgufFile};
     /// let file = GgufFile::from_bytes(&bytes)?;
     /// let model = Model::from_files(vec![("tiny.gguf".into(), file)])?;

@@ -251,7 +251,7 @@ pub enum Step {
 ///
 /// ```
 /// use gguf_core::read::{HeaderParser, ReadAt, ReadOptions, Step};
-/// # let bytes = gguf_core::testing::tiny_file();
+/// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// let source: &[u8] = &bytes; // any source of positional reads
 /// let mut parser = HeaderParser::new(ReadOptions::default());
 /// let file = loop {
@@ -377,7 +377,7 @@ impl HeaderParser {
 ///
 /// ```
 /// use gguf_core::read::{read_header, ReadOptions};
-/// # let bytes = gguf_core::testing::tiny_file();
+/// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// let file = read_header(&bytes[..], &ReadOptions::default())?;
 /// assert_eq!(file.get_str("general.architecture")?, "llama");
 /// # Ok::<(), gguf_core::Error>(())

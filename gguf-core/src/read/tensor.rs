@@ -163,7 +163,7 @@ impl<'f> Tensor<'f> {
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = gguf_core::testing::tiny_file();
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
     /// let t = file.tensor("token_embd.weight")?;
     /// let values: &[f32] = t.as_slice()?;

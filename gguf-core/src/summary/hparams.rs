@@ -15,7 +15,7 @@ use super::PerLayer;
 ///
 /// ```
 /// # fn main() -> gguf_core::Result<()> {
-/// # let bytes = gguf_core::testing::tiny_file();
+/// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// use gguf_core::{summary::ArchParams, FromMetadata, GgufFile};
 /// let file = GgufFile::from_bytes(&bytes)?;
 /// let hp = ArchParams::from_gguf(&file)?;

@@ -7,7 +7,7 @@
 //!
 //! ```
 //! # fn main() -> gguf_core::Result<()> {
-//! # let bytes = gguf_core::testing::tiny_file();
+//! # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 //! use gguf_core::{summary::ModelSummary, GgufFile};
 //! let file = GgufFile::from_bytes(&bytes)?;
 //! let s = ModelSummary::of(&file)?;
@@ -64,7 +64,7 @@ impl TensorDesc<'_> {
 ///
 /// ```
 /// # fn main() -> gguf_core::Result<()> {
-/// # let bytes = gguf_core::testing::tiny_file();
+/// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// use gguf_core::{summary::ModelHeader, GgufFile};
 /// let file = GgufFile::from_bytes(&bytes)?;
 /// assert_eq!(file.tensor_descs().count(), 2);
