@@ -97,14 +97,7 @@ fn swap_blocks(data: &mut [u8], ts: usize, fields: Fields) {
 /// ```
 pub fn swap_byte_order(ty: GgmlType, data: &mut [u8]) -> Result<()> {
     let (ts, f) = block_bytes(ty)?;
-    if !data.len().is_multiple_of(ts) {
-        return Err(Error::PartialBlock {
-            ty,
-            what: "tensor data bytes",
-            len: data.len() as u64,
-            unit: ts as u64,
-        });
-    }
+    super::check_whole_blocks(ty, data.len(), ts)?;
     swap_blocks(data, ts, f);
     Ok(())
 }

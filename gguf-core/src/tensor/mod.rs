@@ -256,17 +256,23 @@ fn geometry(ty: GgmlType, operation: &'static str) -> Result<(usize, usize)> {
     }
 }
 
+/// Fails unless `len` bytes are whole blocks of `ts` bytes.
+pub(crate) fn check_whole_blocks(ty: GgmlType, len: usize, ts: usize) -> Result<()> {
+    if len.is_multiple_of(ts) {
+        return Ok(());
+    }
+    Err(Error::PartialBlock {
+        ty,
+        what: "tensor data bytes",
+        len: len as u64,
+        unit: ts as u64,
+    })
+}
+
 /// Checks `data` holds whole blocks and returns the element count.
 fn element_count(ty: GgmlType, data: &[u8], operation: &'static str) -> Result<usize> {
     let (bs, ts) = geometry(ty, operation)?;
-    if !data.len().is_multiple_of(ts) {
-        return Err(Error::PartialBlock {
-            ty,
-            what: "tensor data bytes",
-            len: data.len() as u64,
-            unit: ts as u64,
-        });
-    }
+    check_whole_blocks(ty, data.len(), ts)?;
     (data.len() / ts)
         .checked_mul(bs)
         .ok_or_else(|| Error::LengthMismatch {
