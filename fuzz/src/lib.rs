@@ -146,6 +146,55 @@ pub fn write_in(b: &mut Builder<'_>, mode: Mode) -> Result<Vec<u8>> {
     }
 }
 
+/// A `Write + Seek` that keeps nothing: how far the writer got.
+#[derive(Default)]
+struct Measure {
+    pos: u64,
+    end: u64,
+}
+
+impl std::io::Write for Measure {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pos += buf.len() as u64;
+        self.end = self.end.max(self.pos);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl std::io::Seek for Measure {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.pos = match to {
+            std::io::SeekFrom::Start(p) => p,
+            std::io::SeekFrom::End(d) => self.end.checked_add_signed(d).unwrap(),
+            std::io::SeekFrom::Current(d) => self.pos.checked_add_signed(d).unwrap(),
+        };
+        Ok(self.pos)
+    }
+}
+
+impl gguf_core::write::Output for Measure {}
+
+/// Writes `b` in `mode` and keeps only the length: for files too large to
+/// hold (a tiny header with a 1 GiB alignment is padded to 1 GiB).
+pub fn written_len(b: &mut Builder<'_>, mode: Mode) -> Result<u64> {
+    let mut out = Measure::default();
+    match mode {
+        Mode::Single => {
+            b.write(&mut out)?;
+        }
+        Mode::MetadataFirst => {
+            b.write_metadata_first(&mut out)?.finish()?;
+        }
+        Mode::Reserve => {
+            b.write_with(&mut out, WriteOptions::new().mode(WriteMode::Reserve))?;
+        }
+    }
+    Ok(out.end)
+}
+
 /// Reads fuzz bytes as a stream of small decisions; runs dry as zeros.
 pub struct Bytes<'a>(pub &'a [u8]);
 

@@ -90,5 +90,5 @@ fn an_invalid_file_is_a_problem_too() {
     let (code, json) = check(&path, true);
     assert_eq!(code, Some(1));
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(doc["problems"][0]["check"], "valid");
+    assert_eq!(doc["problems"][0]["check"], "format");
 }

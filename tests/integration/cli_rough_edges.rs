@@ -111,10 +111,14 @@ fn bad_inputs_fail_with_a_message_naming_the_file() {
             let out = gguf(&args);
             let err = String::from_utf8_lossy(&out.stderr);
             let stdout = String::from_utf8_lossy(&out.stdout);
-            // `check` reports on stdout, as for any other problem.
-            let msg = if args[0] == "check" { &stdout } else { &err };
+            // `check` reports a malformed file on stdout, as any other
+            // problem; a file it cannot read is an error on stderr.
+            let msg = format!("{err}{stdout}");
             assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
             assert!(msg.contains(bad) && msg.contains(why), "{args:?}: {msg}");
+            // Named once: the model's errors carry the path, and the tool
+            // used to add it again ("gguf: m.gguf: m.gguf: ...").
+            assert_eq!(msg.matches(bad).count(), 1, "{args:?}: {msg}");
             if args[0] != "check" {
                 assert!(stdout.is_empty(), "{args:?}: {stdout}");
             }

@@ -1,7 +1,7 @@
 //! [`Editor`]: queued metadata edits, committed in place or by rewrite.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -273,7 +273,11 @@ impl Editor {
         let mut b = self.builder()?;
         match self.fit_in_place(&mut b)? {
             Some(layout) => {
-                let header = b.encode_header(&layout)?;
+                // In place, the padding overwrites what the old header
+                // left there; it is shorter than the alignment, and the
+                // header region of this file is already held in memory.
+                let mut header = b.encode_header(&layout)?;
+                header.resize(layout.data_offset() as usize, 0);
                 self.write_in_place(out, &header, hook)?;
                 Ok(Commit::InPlace {
                     header_bytes: header.len() as u64,
@@ -376,7 +380,6 @@ impl Editor {
 
     fn rewrite<'s>(&'s self, b: &mut Builder<'s>) -> Result<Commit> {
         let layout = b.layout()?;
-        let header = b.encode_header(&layout)?;
         let file_bytes = self.rewritten_len(&layout);
         if !self.keeps_data_section(&layout) {
             b.write_to_path(&self.real)?;
@@ -386,7 +389,7 @@ impl Editor {
             });
         }
         replace_file(&self.real, |tmp| {
-            tmp.write_all(&header)?;
+            b.write_header(tmp, &layout)?;
             // The data section moves as one block. std's File-to-File
             // copy uses copy_file_range, so the kernel copies (or
             // reflinks) it without passing it through user space.

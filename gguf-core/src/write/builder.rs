@@ -1,5 +1,7 @@
 //! [`Builder`]: metadata and tensors in, a GGUF file out.
 
+use std::io::Write;
+
 use indexmap::IndexMap;
 
 use crate::error::{Error, Result};
@@ -652,10 +654,13 @@ impl<'a> Builder<'a> {
         })
     }
 
-    /// Encodes the header region (header, metadata, tensor infos and the
-    /// padding to the data section) for `layout`.
+    /// Encodes header, metadata and tensor infos for `layout`, without the
+    /// padding to the data section: that padding is as long as the
+    /// alignment allows (a 57-byte header with a 1 GiB alignment pads to
+    /// 1 GiB), so it is written from a small zero buffer
+    /// ([`write_header`](Self::write_header)), never held in memory.
     pub(crate) fn encode_header(&self, layout: &Layout) -> Result<Vec<u8>> {
-        let mut enc = Encoder::new(self.ctx, layout.data_offset() as usize);
+        let mut enc = Encoder::new(self.ctx, layout.header_len as usize);
         enc.header(self.tensors.len() as u64, self.kvs.len() as u64)?;
         for (key, value) in &self.kvs {
             enc.kv(key, value)?;
@@ -677,7 +682,14 @@ impl<'a> Builder<'a> {
                 ),
             });
         }
-        enc.zeros(layout.header_padding() as usize);
         Ok(enc.into_bytes())
+    }
+
+    /// Writes the header region for `layout`: the encoded header, then
+    /// the zero padding up to the data section.
+    pub(crate) fn write_header<W: Write + ?Sized>(&self, w: &mut W, layout: &Layout) -> Result<()> {
+        w.write_all(&self.encode_header(layout)?)?;
+        crate::write::write_zeros(w, layout.header_padding())?;
+        Ok(())
     }
 }

@@ -124,12 +124,6 @@ impl Encoder {
         })
     }
 
-    pub(crate) fn zeros(&mut self, n: usize) {
-        let len = self.out.get_ref().len();
-        self.out.get_mut().resize(len + n, 0);
-        self.out.set_position((len + n) as u64);
-    }
-
     /// An owned value: through [`value`](Self::value) as a borrowed
     /// [`Value`], arrays element by element.
     fn owned(&mut self, v: &OwnedValue) -> Result<()> {

@@ -17,7 +17,7 @@ const WRITE_BUFFER: usize = 1 << 20;
 /// Zero bytes for padding; alignments above this are written in pieces.
 const ZEROS: [u8; 4096] = [0; 4096];
 
-pub(crate) fn write_zeros(w: &mut dyn Write, mut n: u64) -> std::io::Result<()> {
+pub(crate) fn write_zeros<W: Write + ?Sized>(w: &mut W, mut n: u64) -> std::io::Result<()> {
     while n > 0 {
         let k = n.min(ZEROS.len() as u64) as usize;
         w.write_all(&ZEROS[..k])?;
@@ -346,7 +346,7 @@ impl<'a> Builder<'a> {
 
     fn write_single(&mut self, w: &mut dyn DataSink, progress: Progress<'_>) -> Result<Layout> {
         let layout = self.layout()?;
-        w.writer().write_all(&self.encode_header(&layout)?)?;
+        self.write_header(w.writer(), &layout)?;
         progress(layout.data_offset(), layout.file_len());
         self.write_data(&layout, w, progress)?;
         w.writer().flush()?;
@@ -396,7 +396,7 @@ impl<'a> Builder<'a> {
     /// ```
     pub fn write_metadata_first<W: Write>(&mut self, mut w: W) -> Result<MetadataFirst<'_, 'a, W>> {
         let layout = self.layout()?;
-        w.write_all(&self.encode_header(&layout)?)?;
+        self.write_header(&mut w, &layout)?;
         Ok(MetadataFirst {
             builder: self,
             layout,
@@ -416,7 +416,7 @@ impl<'a> Builder<'a> {
     ) -> Result<()> {
         let end = w.stream_position()?;
         w.seek(SeekFrom::Start(start))?;
-        w.write_all(&self.encode_header(layout)?)?;
+        self.write_header(w, layout)?;
         w.seek(SeekFrom::Start(end))?;
         w.flush()?;
         progress(layout.file_len(), layout.file_len());

@@ -42,7 +42,9 @@ fn problem(check: &'static str, message: String) -> Problem {
 
 pub fn run(args: Args) -> crate::CliResult {
     let problems = match GgufFile::open(&args.file) {
-        Err(e) => vec![problem("valid", e.to_string())],
+        // A file that cannot be read is an error, not a finding.
+        Err(e @ gguf::Error::Io(_)) => return Err(format!("{}: {e}", args.file.display()).into()),
+        Err(e) => vec![problem("format", e.to_string())],
         Ok(file) => {
             let mut p: Vec<Problem> = file
                 .lint_llama_cpp()

@@ -145,7 +145,7 @@ pub fn plan(t: &Tensor<'_>, ty: GgmlType, allow_requantize: bool) -> Result<(), 
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let input = Model::open(&args.input).map_err(|e| format!("{}: {e}", args.input.display()))?;
+    let input = Model::open(&args.input)?;
     let mut b = Builder::from_model(&input)?;
     let mut converted = 0usize;
     // Reason -> (source type -> count), and the first few names.

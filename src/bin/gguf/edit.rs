@@ -247,8 +247,8 @@ pub fn set(args: SetArgs) -> CliResult {
         (None, None) => return Err("a value or --from-file is required".into()),
     };
     let given = args.ty.as_deref().map(parse_type).transpose()?;
-    let mut ed =
-        ModelEditor::open(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    // Opening errors name the file (the shard) themselves.
+    let mut ed = ModelEditor::open(&args.file)?;
     let metadata = ed
         .metadata_file()
         .map_err(|e| format!("{}: {e}", args.file.display()))?;
@@ -276,7 +276,7 @@ fn edit_file(
     edit: impl FnOnce(&mut ModelEditor) -> gguf::Result<()>,
 ) -> CliResult {
     let named = |e: gguf::Error| format!("{}: {e}", path.display());
-    let mut ed = ModelEditor::open(path).map_err(named)?;
+    let mut ed = ModelEditor::open(path)?;
     edit(&mut ed).map_err(named)?;
     finish(ed, dry_run).map_err(|e| format!("{}: {e}", path.display()).into())
 }

@@ -81,7 +81,6 @@ impl Opened {
 /// at the cost of their headers. With `verbose`, how a remote model was
 /// fetched goes to stderr.
 pub fn open_source(name: &Path, verbose: bool) -> Result<Opened> {
-    let shown = name.display();
     let text = name.to_str();
     if let Some(s) = text.filter(|s| is_ollama_store(s)) {
         let path = ollama_model_path(s)?;
@@ -93,9 +92,8 @@ pub fn open_source(name: &Path, verbose: bool) -> Result<Opened> {
         ));
     }
     let Some(url) = text.filter(|s| is_remote(s)) else {
-        return Ok(Opened::Local(
-            Model::open(name).map_err(|e| format!("{shown}: {e}"))?,
-        ));
+        // The model's errors name the file (the shard) themselves.
+        return Ok(Opened::Local(Model::open(name)?));
     };
     let started = Instant::now();
     // Errors name the URL themselves (without credentials).

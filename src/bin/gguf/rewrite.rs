@@ -71,7 +71,7 @@ fn parse_size(s: &str) -> Result<u64, String> {
 /// next to OUT and renamed over it, so OUT is never left half-written and
 /// OUT may be IN (whose map stays valid until the rename).
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let input = Model::open(&args.input).map_err(|e| format!("{}: {e}", args.input.display()))?;
+    let input = Model::open(&args.input)?;
     let mut b = Builder::from_model(&input)?;
     if let Some(alignment) = args.alignment {
         b.alignment(alignment)?;
