@@ -319,20 +319,26 @@ fn summary_text(s: &mut String, model: &Model<'_>) {
         opt(m.architecture.clone()),
         opt(m.model_type.clone())
     );
-    let _ = writeln!(
-        s,
-        "  {} parameters, {:.2} MiB of tensors, {:.2} bits per weight, {}",
-        ModelSummary::format_count(m.parameters),
-        m.tensor_bytes as f64 / 1024.0 / 1024.0,
-        m.bits_per_weight,
-        m.quantization
-    );
-    let types: Vec<String> = m
-        .tensor_types
-        .iter()
-        .map(|(t, n)| format!("{t} {n}"))
-        .collect();
-    let _ = writeln!(s, "  tensor types: {}", types.join(", "));
+    if m.tensor_types.is_empty() {
+        // Nothing to count, and a quantization guessed from no tensors
+        // would be made up.
+        let _ = writeln!(s, "  no tensors");
+    } else {
+        let _ = writeln!(
+            s,
+            "  {} parameters, {:.2} MiB of tensors, {:.2} bits per weight, {}",
+            ModelSummary::format_count(m.parameters),
+            m.tensor_bytes as f64 / 1024.0 / 1024.0,
+            m.bits_per_weight,
+            m.quantization
+        );
+        let types: Vec<String> = m
+            .tensor_types
+            .iter()
+            .map(|(t, n)| format!("{t} {n}"))
+            .collect();
+        let _ = writeln!(s, "  tensor types: {}", types.join(", "));
+    }
     let hp = &m.params;
     let mut shape = Vec::new();
     let mut push = |k: &str, v: Option<String>| {
