@@ -363,17 +363,43 @@ fn bad_servers_are_precise_errors() {
 #[test]
 fn remote_shards_are_found_by_name() {
     let dir = tempfile::tempdir().unwrap();
-    for k in 1..=3u16 {
-        let mut b = Builder::new();
-        b.set("split.no", k - 1).unwrap();
-        b.set("split.count", 3u16).unwrap();
-        b.add_tensor(format!("t{k}"), GgmlType::F32, &[4], vec![0u8; 16])
-            .unwrap();
-        let mut bytes = Vec::new();
-        b.write(&mut bytes).unwrap();
-        std::fs::write(dir.path().join(format!("m-{k:05}-of-00003.gguf")), bytes).unwrap();
+    // `m` is a good set; in `dup` the third shard repeats the second's
+    // tensor.
+    for (prefix, last) in [("m", "t3"), ("dup", "t2")] {
+        for k in 1..=3u16 {
+            let mut b = Builder::new();
+            b.set("split.no", k - 1).unwrap();
+            b.set("split.count", 3u16).unwrap();
+            b.set("split.tensors.count", 3i32).unwrap();
+            let name = if k == 3 { last.into() } else { format!("t{k}") };
+            b.add_tensor(name, GgmlType::F32, &[4], vec![0u8; 16])
+                .unwrap();
+            let mut bytes = Vec::new();
+            b.write(&mut bytes).unwrap();
+            let file = format!("{prefix}-{k:05}-of-00003.gguf");
+            std::fs::write(dir.path().join(file), bytes).unwrap();
+        }
     }
     let server = Server::http(dir.path());
+    // A broken set is refused as it would be on disk, through the library
+    // and through every command that reads shards remotely.
+    let url = server.url("dup-00001-of-00003.gguf");
+    let e = open_shards(&url, &RemoteOptions::default()).unwrap_err();
+    assert!(
+        matches!(&e, Error::ShardDuplicateTensor { tensor, second, .. }
+            if &**tensor == "t2" && second.to_string_lossy().ends_with("dup-00003-of-00003.gguf")),
+        "{e}"
+    );
+    for cmd in ["hash", "inspect"] {
+        let out = gguf().args([cmd, &url]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{cmd}: {stderr}");
+        assert!(
+            stderr.contains("t2") && stderr.contains("dup-00003-of-00003.gguf"),
+            "{cmd}: {stderr}"
+        );
+    }
+    server.take_stats();
     let shards = open_shards(
         &server.url("m-00002-of-00003.gguf"),
         &RemoteOptions::default(),

@@ -21,6 +21,8 @@
 mod edit;
 mod open;
 
+pub(crate) use open::check_files;
+
 #[cfg(unix)]
 pub use edit::ModelEditor;
 

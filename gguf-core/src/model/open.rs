@@ -146,76 +146,9 @@ impl<'a> Model<'a> {
     /// # Ok(()) }
     /// ```
     pub fn from_files(files: Vec<(PathBuf, GgufFile<'a>)>) -> Result<Self> {
-        let Some((first_path, first)) = files.first() else {
-            return Err(Error::ShardName {
-                path: PathBuf::new(),
-                reason: "a model needs at least one file".into(),
-            });
-        };
-        let split = split_info(first, first_path)?;
-        let n = files.len();
-        if n == 1 && split.is_none_or(|s| s.count <= 1) {
-            return Ok(Model {
-                shards: files
-                    .into_iter()
-                    .map(|(path, file)| Shard { path, file })
-                    .collect(),
-                index: IndexMap::new(),
-                split,
-            });
-        }
-        let n32 = u32::try_from(n).unwrap_or(u32::MAX);
-        let mut index: IndexMap<Box<str>, (u32, u32)> = IndexMap::new();
-        for (i, (path, file)) in files.iter().enumerate() {
-            let count = u16_key(file, path, SPLIT_COUNT)?.ok_or_else(|| {
-                at(path)(Error::KeyNotFound {
-                    key: SPLIT_COUNT.into(),
-                })
-            })?;
-            if u32::from(count) != n32 {
-                return Err(Error::ShardCount {
-                    path: path.clone(),
-                    expected: n32,
-                    found: count.into(),
-                });
-            }
-            let no = u16_key(file, path, SPLIT_NO)?.ok_or_else(|| {
-                at(path)(Error::KeyNotFound {
-                    key: SPLIT_NO.into(),
-                })
-            })?;
-            if usize::from(no) != i {
-                return Err(Error::ShardNumber {
-                    path: path.clone(),
-                    expected: i as u32,
-                    found: no.into(),
-                });
-            }
-            index.reserve(file.tensor_count());
-            for (pos, t) in file.tensors().enumerate() {
-                let entry = (i as u32, pos as u32);
-                if let Some(&(other, _)) = index.get(t.name()) {
-                    return Err(Error::ShardDuplicateTensor {
-                        tensor: t.name().into(),
-                        first: files[other as usize].0.clone(),
-                        second: path.clone(),
-                    });
-                }
-                index.insert(t.name().into(), entry);
-            }
-        }
-        let expected = split.and_then(|s| s.tensors_count).ok_or_else(|| {
-            at(first_path)(Error::KeyNotFound {
-                key: SPLIT_TENSORS_COUNT.into(),
-            })
-        })?;
-        if i64::from(expected) != index.len() as i64 {
-            return Err(Error::ShardTensorCount {
-                path: first_path.clone(),
-                expected: expected.into(),
-                found: index.len() as u64,
-            });
-        }
+        let refs: Vec<(&Path, &GgufFile<'a>)> =
+            files.iter().map(|(p, f)| (p.as_path(), f)).collect();
+        let (split, index) = check_files(&refs)?;
         Ok(Model {
             shards: files
                 .into_iter()
@@ -225,4 +158,80 @@ impl<'a> Model<'a> {
             split,
         })
     }
+}
+
+/// The tensor index of a split model: each name's shard and position.
+pub(crate) type ShardIndex = IndexMap<Box<str>, (u32, u32)>;
+
+/// Checks that `files`, in order, make one model (see
+/// [`Model::from_files`]) and returns its split keys and, when split, the
+/// index of its tensors. Remote shard sets are checked here too, so a set
+/// read over the network is held to the same rules as one on disk.
+pub(crate) fn check_files(
+    files: &[(&Path, &GgufFile<'_>)],
+) -> Result<(Option<SplitInfo>, ShardIndex)> {
+    let Some(&(first_path, first)) = files.first() else {
+        return Err(Error::ShardName {
+            path: PathBuf::new(),
+            reason: "a model needs at least one file".into(),
+        });
+    };
+    let split = split_info(first, first_path)?;
+    let n = files.len();
+    if n == 1 && split.is_none_or(|s| s.count <= 1) {
+        return Ok((split, IndexMap::new()));
+    }
+    let n32 = u32::try_from(n).unwrap_or(u32::MAX);
+    let mut index = ShardIndex::new();
+    for (i, &(path, file)) in files.iter().enumerate() {
+        let count = u16_key(file, path, SPLIT_COUNT)?.ok_or_else(|| {
+            at(path)(Error::KeyNotFound {
+                key: SPLIT_COUNT.into(),
+            })
+        })?;
+        if u32::from(count) != n32 {
+            return Err(Error::ShardCount {
+                path: path.to_owned(),
+                expected: n32,
+                found: count.into(),
+            });
+        }
+        let no = u16_key(file, path, SPLIT_NO)?.ok_or_else(|| {
+            at(path)(Error::KeyNotFound {
+                key: SPLIT_NO.into(),
+            })
+        })?;
+        if usize::from(no) != i {
+            return Err(Error::ShardNumber {
+                path: path.to_owned(),
+                expected: i as u32,
+                found: no.into(),
+            });
+        }
+        index.reserve(file.tensor_count());
+        for (pos, t) in file.tensors().enumerate() {
+            let entry = (i as u32, pos as u32);
+            if let Some(&(other, _)) = index.get(t.name()) {
+                return Err(Error::ShardDuplicateTensor {
+                    tensor: t.name().into(),
+                    first: files[other as usize].0.to_owned(),
+                    second: path.to_owned(),
+                });
+            }
+            index.insert(t.name().into(), entry);
+        }
+    }
+    let expected = split.and_then(|s| s.tensors_count).ok_or_else(|| {
+        at(first_path)(Error::KeyNotFound {
+            key: SPLIT_TENSORS_COUNT.into(),
+        })
+    })?;
+    if i64::from(expected) != index.len() as i64 {
+        return Err(Error::ShardTensorCount {
+            path: first_path.to_owned(),
+            expected: expected.into(),
+            found: index.len() as u64,
+        });
+    }
+    Ok((split, index))
 }

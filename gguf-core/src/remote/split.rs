@@ -1,6 +1,7 @@
 //! Split models remotely: from one shard's URL, every shard's header,
 //! fetched concurrently.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::Result;
@@ -44,7 +45,10 @@ pub fn shard_file_names(name: &str) -> Option<Vec<String>> {
 
 /// Every shard of the split model that the file at `url` belongs to, in
 /// shard order, their headers fetched concurrently. A URL whose name is
-/// not a shard's gives just that file.
+/// not a shard's gives just that file. The set is checked as
+/// [`Model::from_files`](crate::model::Model::from_files) checks shards on
+/// disk: a missing, extra or misnumbered shard, a tensor in two shards or
+/// a wrong tensor total is an error naming the shard's URL.
 pub async fn open_shards_async(url: &str, options: &RemoteOptions) -> Result<Vec<AsyncRemoteFile>> {
     let (first, lookups) = Location::parse(url, options)?.resolve(options).await?;
     let locations = match shard_file_names(&first.file_name()) {
@@ -61,7 +65,18 @@ pub async fn open_shards_async(url: &str, options: &RemoteOptions) -> Result<Vec
         }
         AsyncRemoteFile::open_backend(backend, options).await
     });
-    futures::future::try_join_all(opens).await
+    let files = futures::future::try_join_all(opens).await?;
+    // The same rules as for shards on disk (`Model::from_files`): every
+    // `split.no` in place, `split.count` the number of files, no tensor
+    // twice, the tensor total as declared. Errors name the shard's URL.
+    let urls: Vec<PathBuf> = files.iter().map(|f| PathBuf::from(f.url())).collect();
+    let refs: Vec<(&Path, &GgufFile<'_>)> = urls
+        .iter()
+        .map(PathBuf::as_path)
+        .zip(files.iter().map(|f| &f.file))
+        .collect();
+    crate::model::check_files(&refs)?;
+    Ok(files)
 }
 
 /// Blocking [`open_shards_async`]: every shard's header, in order.
