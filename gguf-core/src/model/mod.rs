@@ -21,6 +21,7 @@
 mod edit;
 mod open;
 
+#[cfg(feature = "remote")]
 pub(crate) use open::check_files;
 
 #[cfg(unix)]
