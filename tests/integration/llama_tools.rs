@@ -302,3 +302,180 @@ fn split_interop() {
         );
     }
 }
+
+fn check(manifest: &Path) -> [&OsStr; 2] {
+    [OsStr::new("--check"), manifest.as_os_str()]
+}
+
+/// Flips the last hex digit of the first per-tensor hash of every
+/// algorithm in a manifest (so whichever a checker picks is wrong).
+fn corrupt(manifest: &str) -> String {
+    let mut seen = Vec::new();
+    manifest
+        .lines()
+        .map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields.len() != 3 || !fields[2].contains(':') || seen.contains(&fields[0]) {
+                return format!("{line}\n");
+            }
+            seen.push(fields[0]);
+            let hash = fields[1];
+            let last = if hash.ends_with('0') { "1" } else { "0" };
+            let altered = format!("{}{last}", &hash[..hash.len() - 1]);
+            format!("{}\n", line.replacen(hash, &altered, 1))
+        })
+        .collect()
+}
+
+/// Hash interop on `model`, run from its directory so that both tools
+/// name it the same way; `algos` are the algorithms both compute.
+fn hash_both_ways(tools: &str, dir: &Path, model: &Path, algos: &[&str]) {
+    let cwd = model.parent().unwrap();
+    let name = model.file_name().unwrap();
+    let llama = |args: &[&OsStr]| {
+        output(
+            tool(tools, "llama-gguf-hash")
+                .current_dir(cwd)
+                .args(args)
+                .arg(name),
+        )
+    };
+    let ours = |args: &[&OsStr]| {
+        output(
+            Command::new(env!("CARGO_BIN_EXE_gguf"))
+                .current_dir(cwd)
+                .arg("hash")
+                .args(args)
+                .arg(name),
+        )
+    };
+    let flags: Vec<String> = algos.iter().map(|a| format!("--{a}")).collect();
+    let flags: Vec<&OsStr> = flags.iter().map(OsStr::new).collect();
+    let list = algos.join(",");
+    let tensors = GgufFile::open(model).unwrap().tensor_count();
+    let save = |file: &str, text: &str| {
+        let path = dir.join(file);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+
+    // Both print the same lines, per tensor and for the whole model.
+    let theirs = ok("llama-gguf-hash", llama(&flags));
+    let mine = ok(
+        "gguf hash",
+        ours(&[OsStr::new("--algo"), OsStr::new(&list)]),
+    );
+    assert_eq!(theirs.lines().count(), algos.len() * (tensors + 1));
+    assert_eq!(
+        mine,
+        theirs,
+        "{}: gguf hash --algo {list} vs llama-gguf-hash {flags:?}",
+        model.display()
+    );
+    let theirs_uuid = ok("llama-gguf-hash --uuid", llama(&[OsStr::new("--uuid")]));
+    assert_eq!(
+        ok(
+            "gguf hash --algo uuid",
+            ours(&[OsStr::new("--algo"), OsStr::new("uuid")])
+        ),
+        theirs_uuid
+    );
+    let theirs_whole = ok(
+        "llama-gguf-hash --no-layer",
+        llama(&[&[OsStr::new("--no-layer")], &flags[..]].concat()),
+    );
+    assert_eq!(
+        ok(
+            "gguf hash --no-layer",
+            ours(&[
+                OsStr::new("--no-layer"),
+                OsStr::new("--algo"),
+                OsStr::new(&list)
+            ])
+        ),
+        theirs_whole
+    );
+
+    // Each verifies the other's manifest of every single algorithm, and of
+    // all of them together (then both check the strongest), and both
+    // reject a manifest with one tensor's hash altered, exit status 1.
+    let mut manifests = Vec::new();
+    for (algo, flag) in algos.iter().zip(&flags) {
+        manifests.push((
+            format!("ours-{algo}"),
+            ok("gguf hash", ours(&[OsStr::new("--algo"), OsStr::new(algo)])),
+        ));
+        manifests.push((
+            format!("llama-{algo}"),
+            ok("llama-gguf-hash", llama(&[flag])),
+        ));
+    }
+    if algos.len() > 1 {
+        manifests.push(("ours-default".into(), ok("gguf hash", ours(&[]))));
+        manifests.push(("llama-all".into(), theirs));
+    }
+    for (what, text) in &manifests {
+        let good = save(&format!("{what}.txt"), text);
+        let bad = save(&format!("{what}-bad.txt"), &corrupt(text));
+        let v = ok(
+            &format!("llama-gguf-hash --check {what}"),
+            llama(&check(&good)),
+        );
+        assert!(
+            v.contains("Verification results") && v.trim_end().ends_with("Success"),
+            "{v}"
+        );
+        assert_eq!(
+            v.matches("  -  Ok").count(),
+            tensors + 1,
+            "{what}: llama-gguf-hash verified\n{v}"
+        );
+        ok(&format!("gguf hash --check {what}"), ours(&check(&good)));
+        for (who, out) in [
+            ("llama-gguf-hash", llama(&check(&bad))),
+            ("gguf hash", ours(&check(&bad))),
+        ] {
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{who} --check on {what} with one hash altered:\n{}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+        }
+    }
+    // A manifest of the UUID alone: we verify it. llama-gguf-hash cannot
+    // (its check looks the UUID up under the `sha256` algorithm name, so
+    // never finds it, and reports a missing entry), so it is not asked.
+    let uuid = save("ours-uuid.txt", &theirs_uuid);
+    ok(
+        "gguf hash --check uuid",
+        ours(&[OsStr::new("--check"), uuid.as_os_str()]),
+    );
+    println!(
+        "{}: {} lines agree, manifests cross-verified",
+        model.display(),
+        mine.lines().count()
+    );
+}
+
+/// `llama-gguf-hash` and `gguf hash` print the same lines, each verifies
+/// the other's manifests, and both reject an altered one.
+#[test]
+fn hash_interop() {
+    let Ok(tools) = std::env::var("GGUF_LLAMA_TOOLS") else {
+        eprintln!("skipped: set GGUF_LLAMA_TOOLS to the llama tools directory to compare with llama-gguf-hash");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let all = ["xxh64", "sha1", "sha256"];
+    hash_both_ways(&tools, dir.path(), Path::new(SAMPLE), &all);
+    let rich = rich_model(dir.path());
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    hash_both_ways(&tools, &manifests, &rich, &all);
+    if let Some(g) = gemma("hash") {
+        // xxh64 (and the UUID) only: on 250 MB, the SHA-1 and SHA-256 of
+        // an unoptimized test build take many seconds each.
+        hash_both_ways(&tools, &manifests, &g, &["xxh64"]);
+    }
+}
