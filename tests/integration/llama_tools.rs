@@ -479,3 +479,253 @@ fn hash_interop() {
         hash_both_ways(&tools, &manifests, &g, &["xxh64"]);
     }
 }
+
+/// Values for one row of a weight matrix: noise, or in the first rows
+/// cases that probe the quantizers' edges. `f16`: the tensor is stored as
+/// F16, so magnitudes stay within its range.
+fn weight_row(rng: &mut Rng, row: u64, n: u64, f16: bool) -> Vec<f32> {
+    let mut noise = || ((rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * 0.05;
+    (0..n)
+        .map(|j| {
+            let k = (j % 32) as f32;
+            let sign = if j % 3 == 0 { -1.0 } else { 1.0 };
+            match row {
+                // A zero row: zero scales, no division by zero.
+                0 => 0.0,
+                // Scale 1 (Q8_0) and ties at .5: ggml rounds half away from zero.
+                1 if j % 32 == 0 => 127.0,
+                1 => k - 16.0 + 0.5,
+                // Large, but with scales that still fit an f16.
+                2 => sign * 30000.0 * ((j % 7) + 1) as f32 / 7.0,
+                // Tiny: f32 (or f16) subnormals, whose scales underflow.
+                3 => sign * if f16 { 1e-7 } else { 1e-40 } * ((j % 5) + 1) as f32,
+                // One outlier per block of 32.
+                4 if j % 32 == 5 => 1000.0,
+                4 => noise() * 0.2,
+                // A negative extreme (the signed-scale types keep its sign).
+                5 if j % 32 == 3 => -1.0,
+                // A constant row: max equals min.
+                6 => 0.25,
+                _ => noise(),
+            }
+        })
+        .collect()
+}
+
+/// A llama-shaped model of F32 and F16 tensors (metadata and vocabulary
+/// from the sample; one block, `n_embd` wide, feed-forward `n_ff`), its
+/// weight matrices starting with `weight_row`'s edge cases.
+fn float_llama(path: &Path, n_embd: u64, n_ff: u64) {
+    let sample = GgufFile::open(SAMPLE).unwrap();
+    let n_vocab = sample.tensor("token_embd.weight").unwrap().shape()[1];
+    let mut b = Builder::new();
+    for (k, v) in sample.metadata() {
+        b.set(k, OwnedValue::from_value(&v)).unwrap();
+    }
+    for (k, v) in [
+        ("general.file_type", 1), // mostly F16
+        ("llama.block_count", 1),
+        ("llama.embedding_length", n_embd),
+        ("llama.feed_forward_length", n_ff),
+        ("llama.rope.dimension_count", n_embd / 4),
+    ] {
+        b.set(k, OwnedValue::U32(v as u32)).unwrap();
+    }
+    let (e, kv, f, v) = (n_embd, n_embd / 2, n_ff, n_vocab);
+    let tensors: [(&str, GgmlType, &[u64]); 12] = [
+        ("token_embd.weight", GgmlType::F32, &[e, v]),
+        ("blk.0.attn_norm.weight", GgmlType::F32, &[e]),
+        ("blk.0.attn_q.weight", GgmlType::F16, &[e, e]),
+        ("blk.0.attn_k.weight", GgmlType::F16, &[e, kv]),
+        ("blk.0.attn_v.weight", GgmlType::F32, &[e, kv]),
+        ("blk.0.attn_output.weight", GgmlType::F32, &[e, e]),
+        ("blk.0.ffn_norm.weight", GgmlType::F32, &[e]),
+        ("blk.0.ffn_gate.weight", GgmlType::F32, &[e, f]),
+        ("blk.0.ffn_up.weight", GgmlType::F16, &[e, f]),
+        ("blk.0.ffn_down.weight", GgmlType::F32, &[f, e]),
+        ("output_norm.weight", GgmlType::F32, &[e]),
+        ("output.weight", GgmlType::F16, &[e, v]),
+    ];
+    let mut rng = Rng(0x5eed);
+    for (name, ty, shape) in tensors {
+        let values: Vec<f32> = if shape.len() == 1 {
+            (0..shape[0]).map(|i| 1.0 + (i % 7) as f32 / 16.0).collect()
+        } else {
+            (0..shape[1])
+                .flat_map(|r| weight_row(&mut rng, r, shape[0], ty == GgmlType::F16))
+                .collect()
+        };
+        b.add_tensor_quantized(name, ty, shape, values).unwrap();
+    }
+    b.write_to_path(path).unwrap();
+}
+
+/// Tensor by tensor, how two quantized models differ: type, or the first
+/// differing byte (and its block).
+fn tensor_differences(ours: &GgufFile<'_>, llama: &GgufFile<'_>) -> Vec<String> {
+    let mut diffs = Vec::new();
+    for t in ours.tensors() {
+        let Ok(l) = llama.tensor(t.name()) else {
+            diffs.push(format!("{}: only in ours", t.name()));
+            continue;
+        };
+        if (t.ggml_type(), t.shape()) != (l.ggml_type(), l.shape()) {
+            diffs.push(format!(
+                "{}: ours {} {:?}, llama-quantize {} {:?}",
+                t.name(),
+                t.ggml_type(),
+                t.shape(),
+                l.ggml_type(),
+                l.shape()
+            ));
+            continue;
+        }
+        let (a, b) = (t.data().unwrap(), l.data().unwrap());
+        if let Some(i) = a.iter().zip(b).position(|(x, y)| x != y) {
+            let block = i as u64 / t.ggml_type().type_size().unwrap_or(1);
+            diffs.push(format!(
+                "{}: {} data differ from byte {i} (block {block}): ours {:02x?}, llama-quantize {:02x?}",
+                t.name(),
+                t.ggml_type(),
+                &a[i..a.len().min(i + 8)],
+                &b[i..b.len().min(i + 8)]
+            ));
+        }
+    }
+    for l in llama.tensors() {
+        if ours.tensor(l.name()).is_err() {
+            diffs.push(format!("{}: only in llama-quantize's output", l.name()));
+        }
+    }
+    diffs
+}
+
+/// `gguf convert IN OUT --type T` and `llama-quantize [--pure] IN OUT T`
+/// on a model of F32 and F16 weights: the same tensors of the same types
+/// with the same bytes, the same metadata, and, with our tensors put in
+/// llama-quantize's order, the same file.
+#[test]
+fn quantize_interop() {
+    let Ok(tools) = std::env::var("GGUF_LLAMA_TOOLS") else {
+        eprintln!("skipped: set GGUF_LLAMA_TOOLS to the llama tools directory to compare with llama-quantize");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // Rows of 256, so that the K-quants apply to every matrix (where they
+    // do not, llama-quantize falls back to another type per tensor and we
+    // keep the tensor as it is).
+    let input = dir.path().join("float.gguf");
+    float_llama(&input, 256, 512);
+    // Q8_0 as llama-quantize picks per tensor by default; the others with
+    // --pure: by default it gives output.weight (and for the K-quant
+    // mixtures some other tensors) a more precise type, a choice we leave
+    // to the user.
+    let cases: &[(&str, bool)] = &[
+        ("Q8_0", false),
+        ("Q4_0", true),
+        ("Q4_1", true),
+        ("Q5_0", true),
+        ("Q5_1", true),
+        ("IQ4_NL", true),
+        ("Q2_K", true),
+        ("Q3_K", true),
+        ("Q4_K", true),
+        ("Q5_K", true),
+        ("Q6_K", true),
+        ("TQ1_0", true),
+        ("TQ2_0", true),
+        ("Q1_0", true),
+        ("Q2_0", true),
+        ("F16", true),
+        ("BF16", true),
+    ];
+    let mut problems = Vec::new();
+    for &(ty, pure) in cases {
+        let ours_path = dir.path().join(format!("ours-{ty}.gguf"));
+        let llama_path = dir.path().join(format!("llama-{ty}.gguf"));
+        ours(&[
+            OsStr::new("convert"),
+            input.as_os_str(),
+            ours_path.as_os_str(),
+            OsStr::new("--type"),
+            OsStr::new(ty),
+        ]);
+        let mut cmd = tool(&tools, "llama-quantize");
+        if pure {
+            cmd.arg("--pure");
+        }
+        ok(
+            &format!("llama-quantize {ty}"),
+            output(cmd.arg(&input).arg(&llama_path).arg(ty).arg("1")),
+        );
+        let (o, l) = (
+            GgufFile::open(&ours_path).unwrap(),
+            GgufFile::open(&llama_path).unwrap(),
+        );
+        // Both really converted: every one of the 9 matrices is of the
+        // target type (the 3 norms stay F32).
+        let target = GgmlType::from_name(ty).unwrap();
+        for (who, f) in [("gguf convert", &o), ("llama-quantize", &l)] {
+            let n = f.tensors().filter(|t| t.ggml_type() == target).count();
+            assert_eq!(n, 9, "{who} --type {ty}: {n} tensors of type {ty}");
+        }
+        let mut diffs = tensor_differences(&o, &l);
+        // The same entries; not in the same order: llama-quantize sets
+        // general.quantization_version and general.file_type again, which
+        // llama.cpp's gguf moves to the end of the metadata, where we keep
+        // every key in its place.
+        let (mut mo, mut ml) = (entries(o.metadata()), entries(l.metadata()));
+        mo.sort();
+        ml.sort();
+        if mo != ml {
+            let only = |a: &[String], b: &[String]| {
+                a.iter()
+                    .filter(|e| !b.contains(e))
+                    .cloned()
+                    .collect::<Vec<_>>()
+            };
+            diffs.push(format!(
+                "metadata: ours {:?}, llama-quantize {:?}",
+                only(&mo, &ml),
+                only(&ml, &mo)
+            ));
+        }
+        if diffs.is_empty() {
+            // llama-quantize writes the tensors in its loader's order, not
+            // the input's; with our tensors and keys in its order, ours is
+            // its file byte for byte (header, padding, layout).
+            let mut b = Builder::new();
+            for (k, _) in l.metadata() {
+                b.set(k, OwnedValue::from_value(&o.value(k).unwrap()))
+                    .unwrap();
+            }
+            for t in l.tensors() {
+                let mine = o.tensor(t.name()).unwrap();
+                b.add_tensor(
+                    t.name(),
+                    mine.ggml_type(),
+                    mine.shape(),
+                    mine.data().unwrap(),
+                )
+                .unwrap();
+            }
+            let mut bytes = Vec::new();
+            b.write(&mut bytes).unwrap();
+            if bytes != std::fs::read(&llama_path).unwrap() {
+                diffs.push("same tensors and metadata, yet the files differ".into());
+            }
+        }
+        println!(
+            "{ty}{}: {} tensors, {} differences",
+            if pure { " --pure" } else { "" },
+            l.tensor_count(),
+            diffs.len()
+        );
+        problems.extend(diffs.into_iter().map(|d| format!("{ty}: {d}")));
+    }
+    assert!(
+        problems.is_empty(),
+        "gguf convert and llama-quantize disagree:\n{}",
+        problems.join("\n")
+    );
+}
