@@ -729,3 +729,182 @@ fn quantize_interop() {
         problems.join("\n")
     );
 }
+
+/// llama.cpp's logits for `prompt` after each of `models`
+/// (tests/oracles/llama_logits.py: one JSON object per model, with the
+/// sha256 of the last position's logits).
+fn llama_logits(tools: &str, prompt: &str, models: &[PathBuf]) -> Vec<serde_json::Value> {
+    let python = Path::new(tools).join("venv/bin/python");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/oracles/llama_logits.py");
+    let out = ok(
+        "llama_logits.py",
+        output(Command::new(python).arg(script).arg(prompt).args(models)),
+    );
+    let v: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(v.len(), models.len(), "{out}");
+    v
+}
+
+/// `model` as our tools change it without changing a weight: rewritten,
+/// rewritten with another alignment, its name edited in place and with a
+/// longer name (so the file is rewritten), and split (the first shard,
+/// which llama.cpp opens with its siblings).
+fn unchanged_weights(dir: &Path, model: &Path, split: [&str; 2]) -> Vec<(String, PathBuf)> {
+    let original = std::fs::read(model).unwrap();
+    let at = |name: &str| dir.join(name);
+    let mut v = vec![("original".to_string(), model.to_path_buf())];
+
+    ours(&[
+        OsStr::new("rewrite"),
+        model.as_os_str(),
+        at("rewrite.gguf").as_os_str(),
+    ]);
+    v.push(("gguf rewrite".into(), at("rewrite.gguf")));
+
+    let aligned = at("aligned.gguf");
+    ours(&[
+        OsStr::new("rewrite"),
+        model.as_os_str(),
+        aligned.as_os_str(),
+        OsStr::new("--alignment"),
+        OsStr::new("256"),
+    ]);
+    assert!(std::fs::read(&aligned).unwrap() != original);
+    v.push(("gguf rewrite --alignment 256".into(), aligned));
+
+    // A name of the same length (reversed) fits in place.
+    let name = GgufFile::open(model)
+        .unwrap()
+        .get_str("general.name")
+        .unwrap()
+        .to_owned();
+    for (file, new_name, how) in [
+        (
+            "in-place.gguf",
+            name.chars().rev().collect::<String>(),
+            "in place",
+        ),
+        (
+            "renamed.gguf",
+            format!("{name}, renamed by gguf set to a longer name"),
+            "rewritten",
+        ),
+    ] {
+        let path = at(file);
+        std::fs::copy(model, &path).unwrap();
+        let said = ours(&[
+            OsStr::new("set"),
+            path.as_os_str(),
+            OsStr::new("general.name"),
+            OsStr::new(&new_name),
+        ]);
+        assert!(said.contains(how), "gguf set {new_name:?}: {said}");
+        assert_eq!(
+            GgufFile::open(&path)
+                .unwrap()
+                .get_str("general.name")
+                .unwrap(),
+            new_name
+        );
+        v.push((format!("gguf set general.name ({how})"), path));
+    }
+
+    std::fs::create_dir(at("split")).unwrap();
+    let prefix = at("split").join("model");
+    ours(&[
+        OsStr::new("split"),
+        model.as_os_str(),
+        prefix.as_os_str(),
+        OsStr::new(split[0]),
+        OsStr::new(split[1]),
+    ]);
+    let parts = shards(&prefix);
+    assert!(parts.len() > 1);
+    v.push((
+        format!(
+            "gguf split {} {} (first of {} shards)",
+            split[0],
+            split[1],
+            parts.len()
+        ),
+        parts[0].clone(),
+    ));
+    v
+}
+
+/// Asserts llama.cpp computes the same logits, bit for bit, for every
+/// variant of a model.
+fn assert_same_logits(tools: &str, prompt: &str, variants: &[(String, PathBuf)]) {
+    let paths: Vec<PathBuf> = variants.iter().map(|(_, p)| p.clone()).collect();
+    let got = llama_logits(tools, prompt, &paths);
+    let reference = &got[0];
+    println!(
+        "{}: tokens {}, logits sha256 {}, first {}",
+        variants[0].1.display(),
+        reference["tokens"],
+        reference["sha256"],
+        reference["first"]
+    );
+    for ((what, _), g) in variants.iter().zip(&got).skip(1) {
+        assert_eq!(g["tokens"], reference["tokens"], "{what}: prompt tokens");
+        assert_eq!(
+            g["sha256"], reference["sha256"],
+            "{what}: logits differ, first {} instead of {}",
+            g["first"], reference["first"]
+        );
+        println!("  {what}: same logits");
+    }
+}
+
+/// llama.cpp (through llama-cpp-python) computes the same logits, to the
+/// bit, for a model and for it rewritten, edited in place and split by us.
+#[test]
+fn logits_unchanged_by_our_tools() {
+    let Ok(tools) = std::env::var("GGUF_LLAMA_TOOLS") else {
+        eprintln!("skipped: set GGUF_LLAMA_TOOLS to the llama tools directory to compare logits with llama.cpp");
+        return;
+    };
+    let prompt = "The capital of France is";
+    let dir = tempfile::tempdir().unwrap();
+
+    // The sample, and a control: the same model with one weight changed
+    // must give other logits (the comparison sees the weights).
+    let sample_dir = dir.path().join("sample");
+    std::fs::create_dir(&sample_dir).unwrap();
+    let mut variants = unchanged_weights(&sample_dir, Path::new(SAMPLE), ["--max-tensors", "8"]);
+    let changed = sample_dir.join("changed.gguf");
+    {
+        let file = GgufFile::open(SAMPLE).unwrap();
+        let mut b = Builder::from_file(&file).unwrap();
+        let norm = file.tensor("output_norm.weight").unwrap();
+        let mut x = norm.to_f32().unwrap();
+        x[0] += 0.25;
+        b.remove_tensor("output_norm.weight").unwrap();
+        b.add_tensor_quantized("output_norm.weight", GgmlType::F32, norm.shape(), x)
+            .unwrap();
+        b.write_to_path(&changed).unwrap();
+    }
+    variants.push(("control".into(), changed));
+    let got = llama_logits(
+        &tools,
+        prompt,
+        &[variants[0].1.clone(), variants.last().unwrap().1.clone()],
+    );
+    assert_ne!(
+        got[0]["sha256"], got[1]["sha256"],
+        "a changed weight left the logits as they were"
+    );
+    variants.pop();
+    assert_same_logits(&tools, prompt, &variants);
+
+    let Some(g) = gemma("compare logits") else {
+        return;
+    };
+    let gemma_dir = dir.path().join("gemma");
+    std::fs::create_dir(&gemma_dir).unwrap();
+    let variants = unchanged_weights(&gemma_dir, &g, ["--max-size", "100M"]);
+    assert_same_logits(&tools, prompt, &variants);
+}

@@ -9,9 +9,10 @@ usage: llama_logits.py PROMPT MODEL [MODEL...]
 
 The low-level API rather than `llama_cpp.Llama`: `Llama` cannot turn off
 llama.cpp's extra CPU buffer types, and on a CPU with AMX the AMX matmul
-they select crashes in `llama_decode` where the process may not use AMX
-tiles. Plain CPU buffers also keep the weights as the file stores them
-(no repacking).
+they select segfaults in `llama_decode` (`ggml_backend_amx_mul_mat`, seen
+with llama-cpp-python 0.3.36, even on the tiny sample). Plain CPU buffers
+also keep the weights as the file stores them (no repacking), so the
+result does not depend on which extra buffer types a CPU offers.
 """
 import ctypes
 import hashlib
