@@ -23,6 +23,7 @@ use super::util::{ctx, every_value, gguf, tensor_set, Content, Mode, Rng, Src};
 
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/tiny-llama.gguf");
 
+/// A command running llama.cpp's tool `name` from the tools directory.
 fn tool(tools: &str, name: &str) -> Command {
     Command::new(Path::new(tools).join("bin").join(name))
 }
@@ -303,6 +304,7 @@ fn split_interop() {
     }
 }
 
+/// The arguments that verify against `manifest`, the same for both tools.
 fn check(manifest: &Path) -> [&OsStr; 2] {
     [OsStr::new("--check"), manifest.as_os_str()]
 }
@@ -400,17 +402,21 @@ fn hash_both_ways(tools: &str, dir: &Path, model: &Path, algos: &[&str]) {
     // all of them together (then both check the strongest), and both
     // reject a manifest with one tensor's hash altered, exit status 1.
     let mut manifests = Vec::new();
-    for (algo, flag) in algos.iter().zip(&flags) {
-        manifests.push((
-            format!("ours-{algo}"),
-            ok("gguf hash", ours(&[OsStr::new("--algo"), OsStr::new(algo)])),
-        ));
-        manifests.push((
-            format!("llama-{algo}"),
-            ok("llama-gguf-hash", llama(&[flag])),
-        ));
-    }
-    if algos.len() > 1 {
+    if let [algo] = algos {
+        // Of one algorithm, the outputs above are those manifests.
+        manifests.push((format!("ours-{algo}"), mine.clone()));
+        manifests.push((format!("llama-{algo}"), theirs.clone()));
+    } else {
+        for (algo, flag) in algos.iter().zip(&flags) {
+            manifests.push((
+                format!("ours-{algo}"),
+                ok("gguf hash", ours(&[OsStr::new("--algo"), OsStr::new(algo)])),
+            ));
+            manifests.push((
+                format!("llama-{algo}"),
+                ok("llama-gguf-hash", llama(&[flag])),
+            ));
+        }
         manifests.push(("ours-default".into(), ok("gguf hash", ours(&[]))));
         manifests.push(("llama-all".into(), theirs));
     }
@@ -836,9 +842,16 @@ fn unchanged_weights(dir: &Path, model: &Path, split: [&str; 2]) -> Vec<(String,
 }
 
 /// Asserts llama.cpp computes the same logits, bit for bit, for every
-/// variant of a model.
-fn assert_same_logits(tools: &str, prompt: &str, variants: &[(String, PathBuf)]) {
-    let paths: Vec<PathBuf> = variants.iter().map(|(_, p)| p.clone()).collect();
+/// variant of a model, and other logits for `control` (the same model
+/// with a weight changed: the comparison sees the weights).
+fn assert_same_logits(
+    tools: &str,
+    prompt: &str,
+    variants: &[(String, PathBuf)],
+    control: Option<&Path>,
+) {
+    let mut paths: Vec<PathBuf> = variants.iter().map(|(_, p)| p.clone()).collect();
+    paths.extend(control.map(Path::to_path_buf));
     let got = llama_logits(tools, prompt, &paths);
     let reference = &got[0];
     println!(
@@ -857,6 +870,17 @@ fn assert_same_logits(tools: &str, prompt: &str, variants: &[(String, PathBuf)])
         );
         println!("  {what}: same logits");
     }
+    if control.is_some() {
+        let c = &got[variants.len()];
+        assert_ne!(
+            c["sha256"], reference["sha256"],
+            "a changed weight left the logits as they were"
+        );
+        println!(
+            "  control (a weight changed): other logits, first {}",
+            c["first"]
+        );
+    }
 }
 
 /// llama.cpp (through llama-cpp-python) computes the same logits, to the
@@ -870,35 +894,20 @@ fn logits_unchanged_by_our_tools() {
     let prompt = "The capital of France is";
     let dir = tempfile::tempdir().unwrap();
 
-    // The sample, and a control: the same model with one weight changed
-    // must give other logits (the comparison sees the weights).
     let sample_dir = dir.path().join("sample");
     std::fs::create_dir(&sample_dir).unwrap();
-    let mut variants = unchanged_weights(&sample_dir, Path::new(SAMPLE), ["--max-tensors", "8"]);
+    let variants = unchanged_weights(&sample_dir, Path::new(SAMPLE), ["--max-tensors", "8"]);
     let changed = sample_dir.join("changed.gguf");
-    {
-        let file = GgufFile::open(SAMPLE).unwrap();
-        let mut b = Builder::from_file(&file).unwrap();
-        let norm = file.tensor("output_norm.weight").unwrap();
-        let mut x = norm.to_f32().unwrap();
-        x[0] += 0.25;
-        b.remove_tensor("output_norm.weight").unwrap();
-        b.add_tensor_quantized("output_norm.weight", GgmlType::F32, norm.shape(), x)
-            .unwrap();
-        b.write_to_path(&changed).unwrap();
-    }
-    variants.push(("control".into(), changed));
-    let got = llama_logits(
-        &tools,
-        prompt,
-        &[variants[0].1.clone(), variants.last().unwrap().1.clone()],
-    );
-    assert_ne!(
-        got[0]["sha256"], got[1]["sha256"],
-        "a changed weight left the logits as they were"
-    );
-    variants.pop();
-    assert_same_logits(&tools, prompt, &variants);
+    let file = GgufFile::open(SAMPLE).unwrap();
+    let mut b = Builder::from_file(&file).unwrap();
+    let norm = file.tensor("output_norm.weight").unwrap();
+    let mut x = norm.to_f32().unwrap();
+    x[0] += 0.25;
+    b.remove_tensor("output_norm.weight").unwrap();
+    b.add_tensor_quantized("output_norm.weight", GgmlType::F32, norm.shape(), x)
+        .unwrap();
+    b.write_to_path(&changed).unwrap();
+    assert_same_logits(&tools, prompt, &variants, Some(&changed));
 
     let Some(g) = gemma("compare logits") else {
         return;
@@ -906,5 +915,5 @@ fn logits_unchanged_by_our_tools() {
     let gemma_dir = dir.path().join("gemma");
     std::fs::create_dir(&gemma_dir).unwrap();
     let variants = unchanged_weights(&gemma_dir, &g, ["--max-size", "100M"]);
-    assert_same_logits(&tools, prompt, &variants);
+    assert_same_logits(&tools, prompt, &variants, None);
 }
