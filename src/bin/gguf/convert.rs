@@ -66,6 +66,7 @@ pub fn file_type(ty: GgmlType) -> Option<u32> {
         T::MXFP4 => 38,
         T::NVFP4 => 39,
         T::Q1_0 => 40,
+        T::Q2_0 => 41,
         _ => return None,
     })
 }
