@@ -389,18 +389,18 @@ fn convert_q8_0_quantizes_weights_and_keeps_everything_else() {
     ]);
     let summary = ok(&out);
     assert!(summary.contains("4 of 9 tensors"), "{summary}");
+    // The odd weight's rows are not whole Q8_0 blocks: F16, as
+    // llama-quantize falls back.
     assert!(
-        summary.contains("kept 1 (1 F32): rows not a whole number of Q8_0 blocks of 32"),
+        summary.contains(
+            "1 converted to F16 instead: rows not a whole number of Q8_0 blocks of 32 \
+             (llama-quantize's fallback): blk.0.odd.weight"
+        ),
         "{summary}"
     );
-    // On a pipe: no progress bar, only the warning about the odd weight.
+    // On a pipe: no progress bar, and nothing to warn about.
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.starts_with("gguf: warning: 1 weight tensor NOT converted to Q8_0")
-            && err.contains("blk.0.odd.weight"),
-        "{err}"
-    );
+    assert!(err.is_empty(), "{err}");
 
     let src = GgufFile::open(&input).unwrap();
     let conv = GgufFile::open(&output).unwrap();
@@ -435,11 +435,18 @@ fn convert_q8_0_quantizes_weights_and_keeps_everything_else() {
     for (name, ty, shape, bytes) in &tensors {
         let t = conv.tensor(name).unwrap();
         assert_eq!(t.shape(), &shape[..], "{name}");
-        if converted.contains(&name.as_str()) {
+        let to = if name == "blk.0.odd.weight" {
+            Some(GgmlType::F16)
+        } else if converted.contains(&name.as_str()) {
             n_converted += 1;
-            assert_eq!(t.ggml_type(), GgmlType::Q8_0, "{name}");
+            Some(GgmlType::Q8_0)
+        } else {
+            None
+        };
+        if let Some(to) = to {
+            assert_eq!(t.ggml_type(), to, "{name}");
             let values = tensor::dequantize_to_vec(*ty, Endian::Little, bytes).unwrap();
-            let want = tensor::quantize(GgmlType::Q8_0, &values, shape).unwrap();
+            let want = tensor::quantize(to, &values, shape).unwrap();
             assert!(t.data().unwrap() == want, "{name}");
         } else {
             assert_eq!(t.ggml_type(), *ty, "{name}");
@@ -525,9 +532,13 @@ fn convert_sets_the_file_type_of_each_target_and_refuses_what_it_cannot_do() {
         );
         let want = GgmlType::from_name(ty).unwrap();
         let q = f.tensor("blk.0.attn_q.weight").unwrap();
-        // Q4_K needs rows of 256: the 64-wide weights stay as they are.
-        let block = want.block_size().unwrap();
-        let expect = if 64 % block == 0 { want } else { GgmlType::F32 };
+        // K-quants need rows of 256: the 64-wide weights fall back as
+        // llama-quantize's do.
+        let expect = match want {
+            GgmlType::Q4_K => GgmlType::Q5_0,
+            GgmlType::Q6_K => GgmlType::Q8_0,
+            other => other,
+        };
         assert_eq!(q.ggml_type(), expect, "{ty}");
     }
     // Refused: an unknown type, a type without a quantizer.
@@ -940,4 +951,57 @@ fn real_q4_k_m_model_converts_to_q8_0_only_when_allowed() {
         &[&q8],
         Some("blk.0.attn_q.weight,blk.0.ffn_down.weight,output_norm.weight"),
     );
+}
+
+/// Rows that are not a whole number of the target's blocks fall back per
+/// tensor as llama-quantize's do (Q4_K → Q5_0, and F16 when not even a
+/// block of 32 divides the row); matrices llama-quantize never quantizes
+/// (an MoE router here) are kept without a warning.
+#[test]
+fn convert_falls_back_per_tensor_as_llama_quantize_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.gguf");
+    let mut b = Builder::new();
+    b.set("general.architecture", "llama").unwrap();
+    let shapes: [(&str, [u64; 2]); 4] = [
+        ("blk.0.ffn_down.weight", [256, 4]),
+        ("blk.0.attn_q.weight", [64, 4]),
+        ("blk.0.attn_k.weight", [48, 4]),
+        ("blk.0.ffn_gate_inp.weight", [256, 4]),
+    ];
+    for (name, shape) in shapes {
+        let bytes: Vec<u8> = (0..shape[0] * shape[1])
+            .flat_map(|i| (i as f32 / 7.0).to_le_bytes())
+            .collect();
+        b.add_tensor(name, GgmlType::F32, &shape, bytes).unwrap();
+    }
+    b.write_to_path(&input).unwrap();
+    let output = dir.path().join("out.gguf");
+    let out = convert(&input, &output, "Q4_K", &[]);
+    let summary = ok(&out);
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in [
+        "1 of 4 tensors converted to Q4_K",
+        "1 converted to F16 instead: rows not a whole number of Q4_K blocks of 256",
+        "1 converted to Q5_0 instead: rows not a whole number of Q4_K blocks of 256",
+        "kept 1 (1 F32): matrices llama-quantize leaves as they are",
+    ] {
+        assert!(summary.contains(line), "{line:?} missing:\n{summary}");
+    }
+    let file = GgufFile::open(&output).unwrap();
+    let types: Vec<(String, GgmlType)> = file
+        .tensors()
+        .map(|t| (t.name().to_owned(), t.ggml_type()))
+        .collect();
+    let expected = [
+        ("blk.0.ffn_down.weight", GgmlType::Q4_K),
+        ("blk.0.attn_q.weight", GgmlType::Q5_0),
+        ("blk.0.attn_k.weight", GgmlType::F16),
+        ("blk.0.ffn_gate_inp.weight", GgmlType::F32),
+    ];
+    assert_eq!(types, expected.map(|(n, t)| (n.to_owned(), t)).to_vec());
 }

@@ -617,16 +617,11 @@ fn quantize_interop() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    // Rows of 256, so that the K-quants apply to every matrix (where they
-    // do not, llama-quantize falls back to another type per tensor and we
-    // keep the tensor as it is).
-    let input = dir.path().join("float.gguf");
-    float_llama(&input, 256, 512);
-    // Q8_0 as llama-quantize picks per tensor by default; the others with
-    // --pure: by default it gives output.weight (and for the K-quant
-    // mixtures some other tensors) a more precise type, a choice we leave
-    // to the user.
-    let cases: &[(&str, bool)] = &[
+    // Rows of 256, so that the K-quants apply to every matrix. Q8_0 as
+    // llama-quantize picks per tensor by default; the others with --pure:
+    // by default it gives output.weight (and for the K-quant mixtures some
+    // other tensors) a more precise type, a choice we leave to the user.
+    let mut cases: Vec<(u64, u64, &str, bool, Option<&str>)> = [
         ("Q8_0", false),
         ("Q4_0", true),
         ("Q4_1", true),
@@ -644,11 +639,30 @@ fn quantize_interop() {
         ("Q2_0", true),
         ("F16", true),
         ("BF16", true),
-    ];
+    ]
+    .into_iter()
+    .map(|(ty, pure)| (256, 512, ty, pure, None))
+    .collect();
+    // Rows that are not a whole number of the target's blocks: each tensor
+    // falls back to another type (the last field: one that some matrix
+    // must get), F16 when even a block of 32 does not divide the row.
+    cases.extend([
+        (64, 128, "Q4_K", true, Some("Q5_0")),
+        (64, 128, "Q5_K", true, Some("Q5_1")),
+        (64, 128, "Q6_K", true, Some("Q8_0")),
+        (64, 128, "Q3_K", true, Some("Q4_0")),
+        (64, 128, "TQ2_0", true, Some("Q4_0")),
+        (48, 96, "Q4_K", true, Some("F16")),
+        (48, 96, "Q8_0", true, Some("F16")),
+    ]);
     let mut problems = Vec::new();
-    for &(ty, pure) in cases {
-        let ours_path = dir.path().join(format!("ours-{ty}.gguf"));
-        let llama_path = dir.path().join(format!("llama-{ty}.gguf"));
+    for (n_embd, n_ff, ty, pure, fallback) in cases {
+        let input = dir.path().join(format!("float-{n_embd}.gguf"));
+        if !input.exists() {
+            float_llama(&input, n_embd, n_ff);
+        }
+        let ours_path = dir.path().join(format!("ours-{ty}-{n_embd}.gguf"));
+        let llama_path = dir.path().join(format!("llama-{ty}-{n_embd}.gguf"));
         ours(&[
             OsStr::new("convert"),
             input.as_os_str(),
@@ -669,11 +683,24 @@ fn quantize_interop() {
             GgufFile::open(&llama_path).unwrap(),
         );
         // Both really converted: every one of the 9 matrices is of the
-        // target type (the 3 norms stay F32).
+        // target type (the 3 norms stay F32), or for narrow rows some
+        // matrix is of the fallback type.
         let target = GgmlType::from_name(ty).unwrap();
         for (who, f) in [("gguf convert", &o), ("llama-quantize", &l)] {
-            let n = f.tensors().filter(|t| t.ggml_type() == target).count();
-            assert_eq!(n, 9, "{who} --type {ty}: {n} tensors of type {ty}");
+            match fallback {
+                None => {
+                    let n = f.tensors().filter(|t| t.ggml_type() == target).count();
+                    assert_eq!(n, 9, "{who} --type {ty}: {n} tensors of type {ty}");
+                }
+                Some(fb) => {
+                    let fb = GgmlType::from_name(fb).unwrap();
+                    let n = f.tensors().filter(|t| t.ggml_type() == fb).count();
+                    assert!(
+                        n > 0,
+                        "{who} --type {ty}, rows of {n_embd}: nothing fell back to {fb}"
+                    );
+                }
+            }
         }
         let mut diffs = tensor_differences(&o, &l);
         // The same entries; not in the same order: llama-quantize sets
@@ -722,7 +749,7 @@ fn quantize_interop() {
             }
         }
         println!(
-            "{ty}{}: {} tensors, {} differences",
+            "{ty}{}, rows of {n_embd}: {} tensors, {} differences",
             if pure { " --pure" } else { "" },
             l.tensor_count(),
             diffs.len()

@@ -1,5 +1,6 @@
-//! `gguf convert IN OUT --type T`: re-encode the floating-point weight
-//! matrices to another type, as llama-quantize selects them.
+//! `gguf convert IN OUT --type T`: re-encode the weight matrices to
+//! another type, as `llama-quantize --pure` selects them and falls back
+//! per tensor.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -76,6 +77,81 @@ fn effective_dims(shape: &[u64]) -> usize {
     shape.iter().rposition(|&d| d > 1).map_or(1, |i| i + 1)
 }
 
+/// Name fragments of weight matrices llama-quantize leaves as they are
+/// (norms; MoE routers; small or position-like matrices of some
+/// architectures: Mamba and RWKV mixers, Gemma 3n's altup and laurel, BERT
+/// position and token-type embeddings, T5's relative bias, vision and audio
+/// embeddings), as llama.cpp's `tensor_allows_quantization` lists them.
+const NOT_QUANTIZED: &[&str] = &[
+    "_norm.weight",
+    "ffn_gate_inp.weight",
+    "ffn_gate_tid2eid.weight",
+    "altup",
+    "laurel",
+    "per_layer_model_proj",
+    "position_embd",
+    "token_types.weight",
+    "ssm_conv1d",
+    "shortconv.conv.weight",
+    "indexer.k_proj.weight",
+    "indexer.q_proj.weight",
+    "time_mix_first.weight",
+    "time_mix_w0.weight",
+    "time_mix_w1.weight",
+    "time_mix_w2.weight",
+    "time_mix_v0.weight",
+    "time_mix_v1.weight",
+    "time_mix_v2.weight",
+    "time_mix_a0.weight",
+    "time_mix_a1.weight",
+    "time_mix_a2.weight",
+    "time_mix_g1.weight",
+    "time_mix_g2.weight",
+    "time_mix_decay_w1.weight",
+    "time_mix_decay_w2.weight",
+    "time_mix_lerp_fused.weight",
+    "attn_rel_b.weight",
+    "sam.pos_embd",
+    "sam.neck.",
+    "sam.net_",
+    ".rel_pos",
+    ".patch_embd",
+    ".patch_merger",
+    "a.rvq.codebook",
+    "mm.a.code_embd",
+];
+
+/// The type a tensor whose rows hold `row` elements gets when `ty` is
+/// asked for: `ty` when a row is a whole number of its blocks, else the
+/// type llama-quantize falls back to (a 32-element block type of about
+/// the same size, or F16 when even that does not divide the row); `None`
+/// where llama-quantize has no fallback and stops.
+pub fn fallback(ty: GgmlType, row: u64) -> Option<GgmlType> {
+    use GgmlType as T;
+    let fits = |t: GgmlType| t.block_size().is_some_and(|b| row % b == 0);
+    if fits(ty) {
+        return Some(ty);
+    }
+    let next = match ty {
+        T::IQ1_S
+        | T::IQ1_M
+        | T::IQ2_XXS
+        | T::IQ2_XS
+        | T::IQ2_S
+        | T::IQ3_XXS
+        | T::IQ3_S
+        | T::IQ4_XS => T::IQ4_NL,
+        T::Q2_0 | T::Q2_K | T::Q3_K | T::TQ1_0 | T::TQ2_0 => T::Q4_0,
+        T::Q4_K => T::Q5_0,
+        T::Q5_K => T::Q5_1,
+        T::Q6_K => T::Q8_0,
+        // Already a block of 32 or fewer: nothing smaller to go to.
+        _ if ty.block_size().is_some_and(|b| b <= 32) => ty,
+        _ => return None,
+    };
+    Some(if fits(next) { next } else { T::F16 })
+}
+
 /// Why [`plan`] leaves a tensor as it is.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 pub enum Kept {
@@ -84,6 +160,8 @@ pub enum Kept {
     /// Not a weight matrix: norms, biases, other vectors, integer tensors
     /// (llama-quantize leaves them too).
     NotAMatrix,
+    /// A weight matrix llama-quantize leaves as it is ([`NOT_QUANTIZED`]).
+    LeftByLlama,
     /// Quantized, and the target is quantized: re-quantizing compounds the
     /// error of both encodings, so it needs `--allow-requantize`.
     Quantized,
@@ -98,11 +176,17 @@ impl Kept {
         match self {
             Kept::AlreadyTarget => format!("already {target}"),
             Kept::NotAMatrix => "not weight matrices (norms, biases, vectors)".into(),
+            Kept::LeftByLlama => {
+                "matrices llama-quantize leaves as they are (routers, small mixers, \
+                 position embeddings)"
+                    .into()
+            }
             Kept::Quantized => {
                 "already quantized (pass --allow-requantize to re-encode them)".into()
             }
             Kept::PartialRow => format!(
-                "rows not a whole number of {target} blocks of {}",
+                "rows not a whole number of {target} blocks of {}, and llama-quantize has no \
+                 fallback type for {target}",
                 target.block_size().unwrap_or(0)
             ),
             Kept::NoDecoder => "of a type this tool cannot decode".into(),
@@ -114,13 +198,14 @@ fn is_float(ty: GgmlType) -> bool {
     matches!(ty, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16)
 }
 
-/// What `convert` does with `t` for target `ty`: `Ok(())` to re-encode
-/// it, or why it is kept. As llama-quantize: a tensor named `*weight`
-/// with at least 2 effective dimensions (norms, biases and other vectors
-/// stay as they are) and a row length that is a whole number of `ty`
-/// blocks. Quantized sources are re-encoded to a float target always, to
-/// a quantized one only with `allow_requantize`.
-pub fn plan(t: &Tensor<'_>, ty: GgmlType, allow_requantize: bool) -> Result<(), Kept> {
+/// What `convert` does with `t` for target `ty`: `Ok(type)` to re-encode
+/// it to `type`, or why it is kept. As `llama-quantize --pure`: a tensor
+/// named `*weight` with at least 2 effective dimensions (norms, biases and
+/// other vectors stay as they are) and not in [`NOT_QUANTIZED`] gets `ty`,
+/// or its [`fallback`] when a row is not a whole number of `ty` blocks.
+/// Quantized sources are re-encoded to a float target always, to a
+/// quantized one only with `allow_requantize`.
+pub fn plan(t: &Tensor<'_>, ty: GgmlType, allow_requantize: bool) -> Result<GgmlType, Kept> {
     let src = t.ggml_type();
     if src == ty {
         return Err(Kept::AlreadyTarget);
@@ -132,31 +217,44 @@ pub fn plan(t: &Tensor<'_>, ty: GgmlType, allow_requantize: bool) -> Result<(), 
     {
         return Err(Kept::NotAMatrix);
     }
+    if NOT_QUANTIZED.iter().any(|n| t.name().contains(n)) {
+        return Err(Kept::LeftByLlama);
+    }
     let row = t.shape().first().copied().unwrap_or(1);
-    if row % ty.block_size().unwrap_or(u64::MAX) != 0 {
-        return Err(Kept::PartialRow);
+    let to = fallback(ty, row).ok_or(Kept::PartialRow)?;
+    if src == to {
+        return Err(Kept::AlreadyTarget);
     }
     if !tensor::can_dequantize(src) {
         return Err(Kept::NoDecoder);
     }
-    if quantized && !is_float(ty) && !allow_requantize {
+    if quantized && !is_float(to) && !allow_requantize {
         return Err(Kept::Quantized);
     }
-    Ok(())
+    Ok(to)
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let input = Model::open(&args.input)?;
     let mut b = Builder::from_model(&input)?;
     let mut converted = 0usize;
+    // Fallback type -> names of the tensors that got it.
+    let mut fell_back: BTreeMap<String, Vec<String>> = BTreeMap::new();
     // Reason -> (source type -> count), and the first few names.
     let mut kept: BTreeMap<Kept, (BTreeMap<String, usize>, Vec<String>)> = BTreeMap::new();
     for t in input.tensors() {
         match plan(&t, args.ty, args.allow_requantize) {
-            Ok(()) => {
-                b.requantize_tensor(t.name(), args.ty)
+            Ok(to) => {
+                b.requantize_tensor(t.name(), to)
                     .map_err(|e| format!("{}: {e}", args.input.display()))?;
-                converted += 1;
+                if to == args.ty {
+                    converted += 1;
+                } else {
+                    fell_back
+                        .entry(to.to_string())
+                        .or_default()
+                        .push(t.name().to_owned());
+                }
             }
             Err(why) => {
                 let (types, names) = kept.entry(why).or_default();
@@ -188,6 +286,16 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         layout.file_len(),
         args.ty
     );
+    for (to, names) in &fell_back {
+        report.push_str(&format!(
+            "\n  {} converted to {to} instead: rows not a whole number of {} blocks of {} \
+             (llama-quantize's fallback): {}",
+            names.len(),
+            args.ty,
+            args.ty.block_size().unwrap_or(0),
+            shown(names)
+        ));
+    }
     for (why, (types, names)) in &kept {
         let by_type: Vec<String> = types.iter().map(|(t, n)| format!("{n} {t}")).collect();
         report.push_str(&format!(
@@ -201,21 +309,30 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     // Kept weights are what a user does not expect: say it where it cannot
     // be missed, even with stdout redirected.
     for (why, (_, names)) in &kept {
-        if matches!(why, Kept::AlreadyTarget | Kept::NotAMatrix) {
+        if matches!(
+            why,
+            Kept::AlreadyTarget | Kept::NotAMatrix | Kept::LeftByLlama
+        ) {
             continue;
         }
-        const SHOWN: usize = 3;
-        let mut listed = names[..names.len().min(SHOWN)].join(", ");
-        if names.len() > SHOWN {
-            listed.push_str(&format!(", ... ({} more)", names.len() - SHOWN));
-        }
         eprintln!(
-            "gguf: warning: {} weight tensor{} NOT converted to {}, kept as they are, {}: {listed}",
+            "gguf: warning: {} weight tensor{} NOT converted to {}, kept as they are, {}: {}",
             names.len(),
             if names.len() == 1 { "" } else { "s" },
             args.ty,
-            why.describe(args.ty)
+            why.describe(args.ty),
+            shown(names)
         );
     }
     Ok(())
+}
+
+/// The first few names, and how many more.
+fn shown(names: &[String]) -> String {
+    const SHOWN: usize = 3;
+    let mut listed = names[..names.len().min(SHOWN)].join(", ");
+    if names.len() > SHOWN {
+        listed.push_str(&format!(", ... ({} more)", names.len() - SHOWN));
+    }
+    listed
 }
