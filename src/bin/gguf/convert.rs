@@ -128,7 +128,7 @@ const NOT_QUANTIZED: &[&str] = &[
 /// where llama-quantize has no fallback and stops.
 pub fn fallback(ty: GgmlType, row: u64) -> Option<GgmlType> {
     use GgmlType as T;
-    let fits = |t: GgmlType| t.block_size().is_some_and(|b| row % b == 0);
+    let fits = |t: GgmlType| t.block_size().is_some_and(|b| row.is_multiple_of(b));
     if fits(ty) {
         return Some(ty);
     }
