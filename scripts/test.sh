@@ -12,3 +12,11 @@ if cargo tree -e normal --no-default-features --prefix none | grep -E '^(clap|cl
 fi
 cargo test --workspace --all-targets
 cargo test --workspace --doc
+# The opt-in comparisons with llama.cpp's own tools (README, "Tests and
+# CI") pass without doing anything when not enabled; say so here, where it
+# is seen, rather than only in captured test output.
+if [ -z "${GGUF_LLAMA_TOOLS:-}" ]; then
+    echo "skipped: the llama.cpp comparisons (llama_tools::*, estimate vs llama.cpp): set GGUF_LLAMA_TOOLS to run them"
+elif [ -z "${GGUF_GEMMA_MODEL:-}" ]; then
+    echo "skipped: the llama.cpp comparisons on Gemma 3 270M: set GGUF_GEMMA_MODEL to run them"
+fi
