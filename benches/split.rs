@@ -9,6 +9,10 @@
 //! Split and merge write complete, fsynced files (atomic replacement), so
 //! `cp` is timed alone and followed by `sync` of the copy.
 
+mod common;
+
+use common::{best_of, run, timed};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -19,13 +23,6 @@ use gguf::{GgmlType, GgufFile, Model};
 const TENSORS: u64 = 40;
 const ROWS: u64 = 6553;
 const COLS: u64 = 2048;
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("target"))
-        .join("bench-split")
-}
 
 /// 40 F16 matrices of 2048 x 6553 with a cheap non-constant pattern and a
 /// 32k-token vocabulary: about 1.07 GB.
@@ -61,31 +58,6 @@ fn generate(path: &Path) {
     b.write_to_path(path).unwrap();
 }
 
-fn run(cmd: &mut Command) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn best_of(runs: usize, mut f: impl FnMut() -> Duration) -> Duration {
-    (0..runs)
-        .map(|_| {
-            run(&mut Command::new("sync"));
-            f()
-        })
-        .min()
-        .unwrap()
-}
-
-fn timed(f: impl FnOnce()) -> Duration {
-    let t = Instant::now();
-    f();
-    t.elapsed()
-}
-
 /// Mean time of `f` over `n` calls.
 fn mean(n: u32, mut f: impl FnMut()) -> Duration {
     let t = Instant::now();
@@ -96,20 +68,10 @@ fn mean(n: u32, mut f: impl FnMut()) -> Duration {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    // `cargo test --all-targets` runs bench binaries without `--bench`:
-    // building them is the check there; the 1 GiB runs are for `cargo bench`.
-    if !args.iter().any(|a| a == "--bench") {
-        println!("skipped: the split benchmark runs with `cargo bench --bench split`");
+    let Some(runs) = common::runs("split", 3) else {
         return;
-    }
-    let runs = args
-        .iter()
-        .position(|a| a == "--runs")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(3);
-    let dir = target_dir();
+    };
+    let dir = common::target_dir("split");
     std::fs::create_dir_all(&dir).unwrap();
     let input = dir.join("model-1g.gguf");
     if GgufFile::open(&input).is_err() {

@@ -10,9 +10,13 @@
 //! left dirty in the page cache) and followed by `sync` of the copy; the
 //! library's plain `write` to a `File` is the no-fsync counterpart of `cp`.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{best_of, run, timed};
+
+use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use gguf::write::{Builder, WriteMode, WriteOptions};
 use gguf::{GgmlType, GgufFile};
@@ -21,14 +25,6 @@ const DIM: u64 = 2048;
 const FFN: u64 = 5632;
 const VOCAB: u64 = 32000;
 const LAYERS: u64 = 8;
-
-fn target_dir() -> PathBuf {
-    // Benches run with the package root as working directory.
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("target"))
-        .join("bench-write")
-}
 
 /// Fills a closure source with a cheap, non-constant pattern.
 fn filler(seed: u64, nbytes: u64) -> impl FnMut(&mut dyn std::io::Write) -> std::io::Result<()> {
@@ -134,49 +130,11 @@ fn generate(path: &Path) {
     b.write_to_path(path).unwrap();
 }
 
-/// The best of `runs` timings of `f`. Before each, dirty pages of earlier
-/// runs are written back (untimed), so one case's writeback does not slow
-/// the next.
-fn best_of(runs: usize, mut f: impl FnMut() -> Duration) -> Duration {
-    (0..runs)
-        .map(|_| {
-            run(&mut Command::new("sync"));
-            f()
-        })
-        .min()
-        .unwrap()
-}
-
-fn timed(f: impl FnOnce()) -> Duration {
-    let t = Instant::now();
-    f();
-    t.elapsed()
-}
-
-fn run(cmd: &mut Command) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    // `cargo test --all-targets` runs bench binaries without `--bench`:
-    // building them is the check there; the 1 GiB runs are for `cargo bench`.
-    if !args.iter().any(|a| a == "--bench") {
-        println!("skipped: the write benchmark runs with `cargo bench --bench write`");
+    let Some(runs) = common::runs("write", 5) else {
         return;
-    }
-    let runs = args
-        .iter()
-        .position(|a| a == "--runs")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(5);
-    let dir = target_dir();
+    };
+    let dir = common::target_dir("write");
     std::fs::create_dir_all(&dir).unwrap();
     let input = dir.join("llama-1g.gguf");
     if GgufFile::open(&input).is_err() {
