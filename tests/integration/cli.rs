@@ -70,7 +70,8 @@ fn inspect_text_abbreviates_long_arrays() {
     assert!(
         !text.contains("t999"),
         "long array printed in full:\n{text}"
-    ); // No tensors: nothing to count, and no quantization made up for them.
+    );
+    // No tensors: nothing to count, and no quantization made up for them.
     assert!(text.contains("\n  no tensors\n"), "{text}");
     assert!(!text.contains("bits per weight"), "{text}");
 }

@@ -116,11 +116,14 @@ impl std::fmt::Debug for Shard<'_> {
 /// ```
 pub struct Model<'a> {
     shards: Vec<Shard<'a>>,
-    /// Name -> (shard, position in that shard), in model order; empty for a
-    /// model of one file, whose own index answers.
-    index: IndexMap<Box<str>, (u32, u32)>,
+    /// Empty for a model of one file, whose own index answers.
+    index: ShardIndex,
     split: Option<SplitInfo>,
 }
+
+/// The tensors of a split model: name -> (shard, position in that shard),
+/// in model order.
+type ShardIndex = IndexMap<Box<str>, (u32, u32)>;
 
 impl std::fmt::Debug for Model<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -2,9 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use indexmap::IndexMap;
-
-use super::{Model, Shard, SplitInfo, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
+use super::{Model, Shard, ShardIndex, SplitInfo, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
 use crate::error::{Error, Result};
 use crate::naming::{parse_shard_name, shard_file_name};
 use crate::read::{GgufFile, Limits};
@@ -160,9 +158,6 @@ impl<'a> Model<'a> {
     }
 }
 
-/// The tensor index of a split model: each name's shard and position.
-pub(crate) type ShardIndex = IndexMap<Box<str>, (u32, u32)>;
-
 /// Checks that `files`, in order, make one model (see
 /// [`Model::from_files`]) and returns its split keys and, when split, the
 /// index of its tensors. Remote shard sets are checked here too, so a set
@@ -179,7 +174,7 @@ pub(crate) fn check_files(
     let split = split_info(first, first_path)?;
     let n = files.len();
     if n == 1 && split.is_none_or(|s| s.count <= 1) {
-        return Ok((split, IndexMap::new()));
+        return Ok((split, ShardIndex::new()));
     }
     let n32 = u32::try_from(n).unwrap_or(u32::MAX);
     let mut index = ShardIndex::new();
