@@ -222,7 +222,18 @@ impl<'a> Builder<'a> {
     /// stays bounded the same way), into temporary files renamed to their
     /// names only once every shard is complete: after an error no file
     /// has appeared under a shard's name. `progress(done, total)` counts
-    /// bytes of all shards. Returns the shards written.
+    /// bytes of all shards. Returns the shards written. An error says which
+    /// shard ([`Error::Shard`]).
+    ///
+    /// An interrupted process (SIGINT, SIGTERM, SIGKILL) leaves the
+    /// shards' temporary files, `.gguf-XXXXXX.tmp` in the output's
+    /// directory (or the [`WriteOptions::temp_dir`]), though never a
+    /// changed shard: the library installs no signal handler. A program
+    /// that handles signals calls
+    /// [`exit_removing_temp_files`](crate::write::exit_removing_temp_files)
+    /// from its handler thread; [`stale_temp_files`](crate::write::stale_temp_files)
+    /// finds the files a killed process left. Errors never name a
+    /// temporary file.
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
@@ -286,9 +297,7 @@ impl<'a> Builder<'a> {
             self.take_back_data(&mut sub, &shard.tensors);
             let layout = written.map_err(named(shard))?;
             debug_assert_eq!(layout, shard.layout, "plan and write disagree");
-            tmp.file()
-                .sync_all()
-                .map_err(|e| named(shard)(e.into()))?;
+            tmp.file().sync_all().map_err(|e| named(shard)(e.into()))?;
             done += layout.file_len();
             temps.push(tmp);
         }
@@ -470,5 +479,29 @@ mod tests {
         );
         assert_eq!(second.tensor_names().collect::<Vec<_>>(), ["t2"]);
         assert_eq!(plan[1].layout.alignment, 64);
+    }
+
+    #[test]
+    fn a_failed_shard_is_named_and_nothing_is_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut b = Builder::new();
+        for name in ["a", "b"] {
+            b.add_tensor(name, GgmlType::I8, &[2], vec![1u8, 2])
+                .unwrap();
+        }
+        let opts = SplitOptions::default().max_tensors(1);
+        // The second shard's name is taken by a directory: its rename fails.
+        let second = dir.path().join("m-00002-of-00002.gguf");
+        std::fs::create_dir(&second).unwrap();
+        let err = b.write_split(dir.path().join("m.gguf"), &opts).unwrap_err();
+        assert!(
+            matches!(&err, Error::Shard { path, .. } if *path == second),
+            "{err:?}"
+        );
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["m-00002-of-00002.gguf"]);
     }
 }

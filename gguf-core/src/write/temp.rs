@@ -54,7 +54,10 @@ impl TempFile {
             })
             .map_err(|source| {
                 let dir = dir.to_owned();
-                Error::Io(std::io::Error::new(source.kind(), CreateError { dir, source }))
+                Error::Io(std::io::Error::new(
+                    source.kind(),
+                    CreateError { dir, source },
+                ))
             })?;
         // A brand-new file: nobody else can hold its lock. A file system
         // without flock leaves it unlocked; `stale_temp_files` then never
@@ -133,7 +136,7 @@ pub(crate) fn persist_all(
     paths: &[&Path],
 ) -> std::result::Result<(), (usize, std::io::Error)> {
     #[cfg(feature = "testing")]
-    crate::testing::pause_before_rename();
+    crate::testing::pause(crate::testing::PAUSE_BEFORE_RENAME);
     let mut live = live();
     let mut renamed: Vec<&Path> = Vec::with_capacity(paths.len());
     for (i, (tmp, &path)) in temps.iter().zip(paths).enumerate() {
@@ -155,6 +158,9 @@ pub(crate) fn persist_all(
             t.disable_cleanup(true);
         }
     }
+    drop(live);
+    #[cfg(feature = "testing")]
+    crate::testing::pause(crate::testing::PAUSE_AFTER_RENAME);
     Ok(())
 }
 
@@ -248,7 +254,10 @@ mod tests {
         let a = TempFile::new_in(dir.path()).unwrap();
         let a_path = a.path().unwrap().to_owned();
         let name = a_path.file_name().unwrap().to_str().unwrap();
-        assert!(name.starts_with(".gguf-") && name.ends_with(".tmp"), "{name}");
+        assert!(
+            name.starts_with(".gguf-") && name.ends_with(".tmp"),
+            "{name}"
+        );
         assert!(is_listed(&a_path));
         drop(a);
         assert!(!is_listed(&a_path));
