@@ -256,13 +256,24 @@ fn a_signal_after_the_rename_keeps_the_new_file() {
     assert!(temp_files(dir.path()).is_empty());
 }
 
+/// Runs a README clean-up command with `dir` as `$1`.
+fn sh(script: &str, dir: &Path) -> std::process::Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg("sh")
+        .arg(dir)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_temp_file_left_by_sigkill_is_named_by_check_until_removed() {
     let (dir, model) = model_dir();
     let before = std::fs::read(&model).unwrap();
     let m = model.to_str().unwrap();
-    let mut run = Running::start(dir.path(), PAUSE_BEFORE_RENAME, &["rewrite", m, m]);
-    run.wait_for_pause();
+    let mut killed = Running::start(dir.path(), PAUSE_BEFORE_RENAME, &["rewrite", m, m]);
+    killed.wait_for_pause();
     let temps = temp_files(dir.path());
     assert_eq!(temps.len(), 1);
 
@@ -271,10 +282,18 @@ fn a_temp_file_left_by_sigkill_is_named_by_check_until_removed() {
     let text = String::from_utf8_lossy(&check.stdout);
     assert!(!text.contains(".gguf-"), "{text}");
 
-    run.signal(libc::SIGKILL);
-    assert_eq!(run.wait().signal(), Some(libc::SIGKILL));
+    killed.signal(libc::SIGKILL);
+    assert_eq!(killed.wait().signal(), Some(libc::SIGKILL));
     assert_eq!(std::fs::read(&model).unwrap(), before);
     assert_eq!(temp_files(dir.path()), temps, "SIGKILL cannot clean up");
+    let stale = temps[0].to_str().unwrap();
+
+    // Another write into the same directory, still running.
+    let mut running = Running::start(dir.path(), PAUSE_BEFORE_RENAME, &["rewrite", m, m]);
+    running.wait_for_pause();
+    let all = temp_files(dir.path());
+    assert_eq!(all.len(), 2);
+    let live = all.iter().find(|p| **p != temps[0]).unwrap().clone();
 
     let check = gguf(&["check", m]);
     let text = String::from_utf8_lossy(&check.stdout);
@@ -282,29 +301,41 @@ fn a_temp_file_left_by_sigkill_is_named_by_check_until_removed() {
         check.status.success(),
         "the model itself is fine: {check:?}"
     );
-    let temp = temps[0].to_str().unwrap();
     assert!(
         text.contains(&format!(
-            "note: {temp:?} is a temporary file left by an interrupted write"
+            "note: {stale:?} is a temporary file left by an interrupted write"
         )),
         "{text}"
     );
+    assert!(!text.contains(&*live.to_string_lossy()), "{text}");
     let json = gguf(&["check", m, "--json"]);
     let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
-    assert_eq!(doc["stale_temp_files"], serde_json::json!([temp]));
+    assert_eq!(doc["stale_temp_files"], serde_json::json!([stale]));
 
-    // The README's clean-up command.
-    let rm = Command::new("sh")
-        .arg("-c")
-        .arg("rm -f -- \"$1\"/.gguf-*.tmp")
-        .arg("sh")
-        .arg(dir.path())
-        .status()
-        .unwrap();
-    assert!(rm.success());
+    // The README's clean-up that spares running writes (util-linux flock).
+    if Command::new("flock").arg("--version").output().is_ok() {
+        let out = sh(
+            r#"for f in "$1"/.gguf-*.tmp; do flock -n "$f" rm -f -- "$f"; done; true"#,
+            dir.path(),
+        );
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(temp_files(dir.path()), [live.clone()]);
+    } else {
+        println!("skipped: flock(1) is not installed; its README command is untested");
+        std::fs::remove_file(&temps[0]).unwrap();
+    }
+    running.signal(libc::SIGINT);
+    assert_eq!(running.wait().code(), Some(130));
     assert_eq!(names(dir.path()), ["model.gguf"]);
-    let check = gguf(&["check", m]);
-    assert!(!String::from_utf8_lossy(&check.stdout).contains("note:"));
+    assert_eq!(std::fs::read(&model).unwrap(), before);
+
+    // The plain README command, once no write runs.
+    std::fs::write(dir.path().join(".gguf-Left01.tmp"), b"half").unwrap();
+    assert!(String::from_utf8_lossy(&gguf(&["check", m]).stdout).contains("note:"));
+    let out = sh(r#"rm -f -- "$1"/.gguf-*.tmp"#, dir.path());
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(names(dir.path()), ["model.gguf"]);
+    assert!(!String::from_utf8_lossy(&gguf(&["check", m]).stdout).contains("note:"));
 }
 
 /// Asserts that a failed command's message names `output` and no
