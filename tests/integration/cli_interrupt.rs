@@ -319,7 +319,7 @@ fn a_temp_file_left_by_sigkill_is_named_by_check_until_removed() {
             dir.path(),
         );
         assert!(out.status.success(), "{out:?}");
-        assert_eq!(temp_files(dir.path()), [live.clone()]);
+        assert_eq!(temp_files(dir.path()), vec![live]);
     } else {
         println!("skipped: flock(1) is not installed; its README command is untested");
         std::fs::remove_file(&temps[0]).unwrap();
