@@ -8,6 +8,7 @@ mod integration {
     pub mod cli_edit;
     pub mod cli_get;
     pub mod cli_hash;
+    pub mod cli_interrupt;
     pub mod cli_rewrite;
     pub mod cli_rough_edges;
     pub mod cli_split;

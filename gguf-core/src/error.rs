@@ -419,7 +419,8 @@ pub enum Error {
     },
 
     // ---- split models ----
-    /// A file of a split model could not be opened or read; `source` says why.
+    /// A file of a split model could not be opened, read or written;
+    /// `source` says why.
     #[error("{path}: {source}")]
     Shard {
         /// The shard.

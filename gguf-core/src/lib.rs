@@ -29,7 +29,8 @@
 //! - `testing` (off): hooks for this workspace's own integration tests
 //!   (a `testing` module of byte-level fixture builders, and
 //!   `edit::Editor::commit_with_hook` with its `edit::Step`, for fault
-//!   injection). It pulls in no dependency; it is not a stable API and
+//!   injection, and `testing::PAUSE_BEFORE_RENAME` / `PAUSE_AFTER_RENAME`,
+//!   environment variables that stop a file write at its rename). It pulls in no dependency; it is not a stable API and
 //!   not documented on docs.rs.
 #![deny(missing_docs)]
 // Unsafe code is confined to a few marked sites (memory maps, CPU-feature

@@ -231,7 +231,14 @@ impl Editor {
         })
     }
 
-    /// Writes the queued edits.
+    /// Writes the queued edits. A process interrupted during a rewrite
+    /// (SIGINT, SIGTERM, SIGKILL) leaves its temporary file,
+    /// `.gguf-XXXXXX.tmp` beside the file, which is untouched: the library
+    /// installs no signal handler (see
+    /// [`exit_removing_temp_files`](crate::write::exit_removing_temp_files)
+    /// and [`stale_temp_files`](crate::write::stale_temp_files)). One
+    /// interrupted in place leaves the journal `FILE.journal`, and the
+    /// next open restores the old header from it.
     pub fn commit(self) -> Result<Commit> {
         self.commit_hooked(&mut |_| Ok(()))
     }

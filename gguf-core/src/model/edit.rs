@@ -170,7 +170,8 @@ impl ModelEditor {
     }
 
     /// Commits every changed file, first shard first; returns what was
-    /// done to each.
+    /// done to each. An interruption leaves what
+    /// [`Editor::commit`](crate::edit::Editor::commit) says.
     pub fn commit(self) -> Result<Vec<(PathBuf, Commit)>> {
         let mut done = Vec::new();
         for (editor, path) in self.editors.into_iter().zip(self.paths) {

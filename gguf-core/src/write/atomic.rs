@@ -4,6 +4,7 @@ use std::fs::File;
 use std::path::Path;
 
 use crate::error::Result;
+use crate::write::temp::{persist_all, TempFile};
 
 /// Runs `write` on a temporary file in `path`'s directory, then replaces
 /// `path` with it (see [`replace_in`]).
@@ -14,9 +15,10 @@ pub(crate) fn replace<T>(path: &Path, write: impl FnOnce(&mut File) -> Result<T>
 /// Runs `write` on a temporary file in `temp_dir` (by default `path`'s
 /// directory), syncs it, renames it over `path` and syncs `path`'s
 /// directory. On any error the temporary file is removed and `path` is
-/// untouched. A file that `path` replaces passes on its permissions and,
-/// where the OS lets us, its owner; a new file gets `0o666` minus the
-/// umask, as `File::create` gives. `temp_dir` must be on the same file
+/// untouched. The temporary file is `.gguf-XXXXXX.tmp` (module `temp`);
+/// errors never name it. A file that `path` replaces passes on its
+/// permissions and, where the OS lets us, its owner; a new file gets
+/// `0o666` minus the umask, as `File::create` gives. `temp_dir` must be on the same file
 /// system as `path`: a rename cannot cross file systems, and the error
 /// says so rather than falling back to a copy that is not atomic.
 pub(crate) fn replace_in<T>(
@@ -29,19 +31,14 @@ pub(crate) fn replace_in<T>(
         _ => Path::new("."),
     };
     let existing = std::fs::metadata(path).ok();
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".gguf-").suffix(".tmp");
-    // tempfile's default is 0o600; the kernel applies the umask to this.
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let mut tmp = builder.tempfile_in(temp_dir.unwrap_or(dir))?;
-    let out = write(tmp.as_file_mut())?;
+    let mut tmp = TempFile::new_in(temp_dir.unwrap_or(dir))?;
+    let out = write(tmp.file_mut())?;
     if let Some(meta) = &existing {
-        keep_owner(tmp.as_file(), meta);
-        tmp.as_file().set_permissions(meta.permissions())?;
+        keep_owner(tmp.file(), meta);
+        tmp.file().set_permissions(meta.permissions())?;
     }
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
+    tmp.file().sync_all()?;
+    persist_all(vec![tmp], &[path]).map_err(|(_, e)| e)?;
     sync_dir(dir)?;
     Ok(out)
 }

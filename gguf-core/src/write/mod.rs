@@ -16,6 +16,7 @@ mod modes;
 pub(crate) mod slack;
 mod source;
 mod split;
+mod temp;
 mod value;
 
 pub use builder::Builder;
@@ -24,6 +25,7 @@ pub use modes::{MetadataFirst, Output, WriteMode, WriteOptions};
 pub use slack::SLACK_KEY;
 pub use source::{TensorData, WriteFn};
 pub use split::{ShardPlan, SplitOptions};
+pub use temp::{exit_removing_temp_files, stale_temp_files};
 pub use value::{MetaValue, OwnedArray, OwnedValue};
 
 #[allow(unused_imports)] // used by the editor

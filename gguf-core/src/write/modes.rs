@@ -306,6 +306,15 @@ impl<'a> Builder<'a> {
     /// opened with [`GgufFile::open`](crate::GgufFile::open) are copied by
     /// the kernel where it can.
     ///
+    /// An interrupted process (SIGINT, SIGTERM, SIGKILL) leaves the
+    /// temporary file, `.gguf-XXXXXX.tmp` in the output's directory (or
+    /// the [`WriteOptions::temp_dir`]), though never a changed output: the
+    /// library installs no signal handler. A program that handles signals
+    /// calls [`exit_removing_temp_files`](crate::write::exit_removing_temp_files)
+    /// from its handler thread; [`stale_temp_files`](crate::write::stale_temp_files)
+    /// finds the files a killed process left. Errors never name the
+    /// temporary file.
+    ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
     /// use gguf_core::write::Builder;

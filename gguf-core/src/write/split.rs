@@ -14,6 +14,7 @@ use crate::write::builder::{Builder, PendingTensor};
 use crate::write::layout::Layout;
 use crate::write::modes::{Progress, WriteMode, WriteOptions};
 use crate::write::source::TensorData;
+use crate::write::temp::{persist_all, TempFile};
 
 /// Limits for [`Builder::write_split`]; 0 means no limit.
 ///
@@ -221,7 +222,18 @@ impl<'a> Builder<'a> {
     /// stays bounded the same way), into temporary files renamed to their
     /// names only once every shard is complete: after an error no file
     /// has appeared under a shard's name. `progress(done, total)` counts
-    /// bytes of all shards. Returns the shards written.
+    /// bytes of all shards. Returns the shards written. An error says which
+    /// shard ([`Error::Shard`]).
+    ///
+    /// An interrupted process (SIGINT, SIGTERM, SIGKILL) leaves the
+    /// shards' temporary files, `.gguf-XXXXXX.tmp` in the output's
+    /// directory (or the [`WriteOptions::temp_dir`]), though never a
+    /// changed shard: the library installs no signal handler. A program
+    /// that handles signals calls
+    /// [`exit_removing_temp_files`](crate::write::exit_removing_temp_files)
+    /// from its handler thread; [`stale_temp_files`](crate::write::stale_temp_files)
+    /// finds the files a killed process left. Errors never name a
+    /// temporary file.
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
@@ -266,22 +278,30 @@ impl<'a> Builder<'a> {
         let temp_dir = temp_dir.as_deref().unwrap_or(dir);
         let mut temps = Vec::with_capacity(plan.len());
         let mut done = 0u64;
+        // Errors name the shard being written, never its temporary file.
+        let named = |shard: &ShardPlan| {
+            let path = shard.path.clone();
+            move |e: Error| Error::Shard {
+                path,
+                source: Box::new(e),
+            }
+        };
         for (k, shard) in plan.iter().enumerate() {
-            let mut tmp = new_temp(temp_dir)?;
+            let mut tmp = TempFile::new_in(temp_dir).map_err(named(shard))?;
             let mut sub = self.shard_builder(k, plan.len(), &shard.tensors)?;
             self.lend_data(&mut sub, &shard.tensors);
             let base = done;
-            let written = write_shard(&mut sub, tmp.as_file_mut(), mode, &mut |d, _| {
+            let written = write_shard(&mut sub, tmp.file_mut(), mode, &mut |d, _| {
                 progress(base + d, total)
             });
             self.take_back_data(&mut sub, &shard.tensors);
-            let layout = written?;
+            let layout = written.map_err(named(shard))?;
             debug_assert_eq!(layout, shard.layout, "plan and write disagree");
-            tmp.as_file().sync_all()?;
+            tmp.file().sync_all().map_err(|e| named(shard)(e.into()))?;
             done += layout.file_len();
             temps.push(tmp);
         }
-        persist_all(temps, &plan)?;
+        persist(temps, &plan)?;
         crate::write::sync_dir(dir)?;
         Ok(plan)
     }
@@ -364,38 +384,24 @@ fn output_path(path: &Path, k: usize, n: usize) -> PathBuf {
     shard_path(path, k as u32 + 1, n as u32)
 }
 
-/// A temporary file in `dir`, created with mode 0666 minus the umask, as
-/// a new file would be.
-fn new_temp(dir: &Path) -> Result<tempfile::NamedTempFile> {
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".gguf-").suffix(".tmp");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    Ok(builder.tempfile_in(dir)?)
-}
-
-/// Renames every complete shard to its name. Should a rename fail, the
-/// shards already renamed are removed again, so that no partial set stays
-/// visible (files they replaced are lost either way, as with any rename).
-fn persist_all(temps: Vec<tempfile::NamedTempFile>, plan: &[ShardPlan]) -> Result<()> {
-    let mut renamed: Vec<&Path> = Vec::with_capacity(plan.len());
-    for (tmp, shard) in temps.into_iter().zip(plan) {
-        // A replaced file keeps its permissions.
+/// Renames every complete shard to its name, all or none (see
+/// [`persist_all`]). A replaced file keeps its permissions.
+fn persist(temps: Vec<TempFile>, plan: &[ShardPlan]) -> Result<()> {
+    for (tmp, shard) in temps.iter().zip(plan) {
         if let Ok(meta) = std::fs::metadata(&shard.path) {
-            tmp.as_file().set_permissions(meta.permissions())?;
+            tmp.file()
+                .set_permissions(meta.permissions())
+                .map_err(|e| Error::Shard {
+                    path: shard.path.clone(),
+                    source: Box::new(e.into()),
+                })?;
         }
-        if let Err(e) = tmp.persist(&shard.path) {
-            for p in renamed {
-                let _ = std::fs::remove_file(p);
-            }
-            return Err(e.error.into());
-        }
-        renamed.push(&shard.path);
     }
-    Ok(())
+    let paths: Vec<&Path> = plan.iter().map(|s| s.path.as_path()).collect();
+    persist_all(temps, &paths).map_err(|(i, e)| Error::Shard {
+        path: paths[i].to_owned(),
+        source: Box::new(e.into()),
+    })
 }
 
 #[cfg(test)]
@@ -473,5 +479,29 @@ mod tests {
         );
         assert_eq!(second.tensor_names().collect::<Vec<_>>(), ["t2"]);
         assert_eq!(plan[1].layout.alignment, 64);
+    }
+
+    #[test]
+    fn a_failed_shard_is_named_and_nothing_is_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut b = Builder::new();
+        for name in ["a", "b"] {
+            b.add_tensor(name, GgmlType::I8, &[2], vec![1u8, 2])
+                .unwrap();
+        }
+        let opts = SplitOptions::default().max_tensors(1);
+        // The second shard's name is taken by a directory: its rename fails.
+        let second = dir.path().join("m-00002-of-00002.gguf");
+        std::fs::create_dir(&second).unwrap();
+        let err = b.write_split(dir.path().join("m.gguf"), &opts).unwrap_err();
+        assert!(
+            matches!(&err, Error::Shard { path, .. } if *path == second),
+            "{err:?}"
+        );
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["m-00002-of-00002.gguf"]);
     }
 }

@@ -11,7 +11,9 @@
 //!    within the vocabulary, and `{arch}.block_count` equal to the number
 //!    of `blk.N` layers among the tensors.
 //!
-//! Exit status 0 when nothing is wrong, 1 otherwise.
+//! Exit status 0 when nothing is wrong, 1 otherwise. Temporary files that
+//! an interrupted write left beside the file (`.gguf-*.tmp`) are named in a
+//! note, whatever the status.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -25,7 +27,7 @@ pub struct Args {
     /// The GGUF file.
     file: PathBuf,
     /// Print the findings as JSON: `{"file", "ok", "problems": [{"check",
-    /// "message"}]}`.
+    /// "message"}], "stale_temp_files": [path]}`.
     #[arg(long)]
     json: bool,
 }
@@ -57,12 +59,15 @@ pub fn run(args: Args) -> crate::CliResult {
         }
     };
     let ok = problems.is_empty();
+    let stale = stale_temp_files(&args.file);
     if args.json {
         let list: Vec<_> = problems
             .iter()
             .map(|p| json!({"check": p.check, "message": p.message}))
             .collect();
-        let doc = json!({"file": args.file.to_string_lossy(), "ok": ok, "problems": list});
+        let stale: Vec<_> = stale.iter().map(|p| p.to_string_lossy()).collect();
+        let doc = json!({"file": args.file.to_string_lossy(), "ok": ok, "problems": list,
+                         "stale_temp_files": stale});
         crate::print(&serde_json::to_string_pretty(&doc)?)?;
     } else if ok {
         crate::print(&format!(
@@ -76,11 +81,31 @@ pub fn run(args: Args) -> crate::CliResult {
             .collect();
         crate::print(&lines.join("\n"))?;
     }
+    if !args.json {
+        for path in &stale {
+            crate::print(&format!(
+                "note: {path:?} is a temporary file left by an interrupted write ({} bytes); \
+                 no process is writing it: remove it with rm",
+                std::fs::metadata(path).map_or(0, |m| m.len())
+            ))?;
+        }
+    }
     if ok {
         Ok(())
     } else {
         Err(crate::Exit(1).into())
     }
+}
+
+/// The `.gguf-*.tmp` files beside `file` that an interrupted write left
+/// (a file being written now is locked and not listed). They do not make
+/// the file fail the check: they are notes about its directory.
+fn stale_temp_files(file: &std::path::Path) -> Vec<PathBuf> {
+    let dir = match file.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    gguf::write::stale_temp_files(dir).unwrap_or_default()
 }
 
 /// Length of an array entry, if the key holds an array.

@@ -12,6 +12,7 @@ mod estimate;
 mod get;
 mod hash;
 mod inspect;
+mod interrupt;
 mod json;
 mod merge;
 mod open;
@@ -28,7 +29,10 @@ mod tensor;
     about,
     after_help = "Exit status: 0 on success; 1 on an error (the message on stderr names the \
                   file); 2 on a usage error. `diff`: 0 equal, 1 different, 2 error. `check`: \
-                  1 when it finds a problem. `get`: 1 when the key is missing."
+                  1 when it finds a problem. `get`: 1 when the key is missing. A command \
+                  that writes and is stopped by SIGINT (Ctrl-C) or SIGTERM removes its \
+                  temporary files and exits 130 or 143; the file it was replacing is \
+                  untouched."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -119,8 +123,32 @@ fn open(path: &std::path::Path) -> Result<gguf::GgufFile<'static>, String> {
     gguf::GgufFile::open(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+impl Command {
+    /// True for the commands that write files through temporary files
+    /// (an edit may rewrite the file).
+    fn writes(&self) -> bool {
+        matches!(
+            self,
+            Command::Set(_)
+                | Command::Rm(_)
+                | Command::Mv(_)
+                | Command::RenameTensor(_)
+                | Command::Rewrite(_)
+                | Command::Convert(_)
+                | Command::Split(_)
+                | Command::Merge(_)
+        )
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse_from(estimate::normalize_args(std::env::args_os()));
+    if cli.command.writes() {
+        if let Err(e) = interrupt::install() {
+            eprintln!("gguf: cannot handle SIGINT and SIGTERM: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     let result = match cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::Get(args) => get::run(args),
