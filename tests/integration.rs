@@ -4,6 +4,7 @@ mod integration {
     pub mod accept;
     pub mod cli;
     pub mod cli_check;
+    pub mod cli_convert;
     pub mod cli_diff;
     pub mod cli_edit;
     pub mod cli_get;

@@ -75,7 +75,9 @@ enum Command {
     /// Re-encode the weight matrices to another type, as llama-quantize
     /// selects them (norms, biases and other tensors are kept byte for
     /// byte; already-quantized weights only with --allow-requantize or a
-    /// float target). Prints what it converted and what it kept, and why.
+    /// float target). Prints what it converted and what it kept, and why;
+    /// sets general.file_type to the target only when every weight matrix
+    /// became it. Writes nothing (exit status 1) when no tensor would change.
     Convert(convert::Args),
     /// Estimate the memory llama.cpp allocates to run a model (weights, KV
     /// cache, output and compute buffers, per device); flags as llama.cpp's.
