@@ -307,9 +307,14 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if converted == 0 && fell_back.is_empty() {
         // Writing would copy the input (relabelled at most): refuse, so
         // that a script does not take the copy for a converted model.
+        let instead = if input.shard_count() > 1 {
+            "it would only merge the shards, which `gguf merge` does"
+        } else {
+            "it would equal the input"
+        };
         return Err(format!(
             "{}: nothing to convert to {}: no tensor would change, so {} was not written \
-             (it would equal the input){}",
+             ({instead}){}",
             args.input.display(),
             args.ty,
             args.output.display(),

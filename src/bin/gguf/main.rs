@@ -58,7 +58,8 @@ enum Command {
     /// Print one metadata value (raw, for scripts; exit status 1 when the
     /// key is missing).
     Get(get::Args),
-    /// Set a metadata value (in place when it fits).
+    /// Set a metadata value (in place when it fits). An existing key keeps
+    /// its type unless --force; numbers out of the type's range are refused.
     Set(edit::SetArgs),
     /// Remove a metadata key.
     Rm(edit::RmArgs),
@@ -115,6 +116,21 @@ impl std::fmt::Display for Exit {
 }
 
 impl std::error::Error for Exit {}
+
+/// A usage error found after parsing (a combination of flags clap cannot
+/// check alone): printed as clap prints its own, exit status 2.
+fn usage_error(subcommand: &str, message: impl std::fmt::Display) -> Box<dyn std::error::Error> {
+    let kind = clap::error::ErrorKind::ArgumentConflict;
+    let mut cli = Cli::command();
+    // Built, so that the usage line names the subcommand (`gguf set`).
+    cli.build();
+    let err = match cli.find_subcommand_mut(subcommand) {
+        Some(sub) => sub.error(kind, message),
+        None => Cli::command().error(kind, message),
+    };
+    let _ = err.print();
+    Exit(2).into()
+}
 
 /// Opens a GGUF file for a command; errors name the file.
 fn open(path: &std::path::Path) -> Result<gguf::GgufFile<'static>, String> {
