@@ -144,41 +144,30 @@ fn existing_type(v: &Value<'_>) -> CliResult<CliType> {
     })
 }
 
-/// An integer of type `T`; a number outside `T`'s range says the range.
-fn parse_int<T>(ty: ValueType, text: &str) -> CliResult<T>
-where
-    T: std::str::FromStr + TryFrom<i128> + num_bounds::Bounds,
-    <T as std::str::FromStr>::Err: std::fmt::Display,
-{
-    let t = text.trim();
-    t.parse::<T>().map_err(|e| {
-        match t.parse::<i128>() {
-            Ok(_) => format!(
-                "{text:?} is out of range for {ty} ({} to {})",
-                T::MIN,
-                T::MAX
-            ),
-            Err(_) => format!("{text:?} is not a valid {ty}: {e}"),
-        }
-        .into()
-    })
+/// The smallest and largest value of an integer type.
+fn int_range(ty: ValueType) -> (i128, i128) {
+    match ty {
+        ValueType::U8 => (0, u8::MAX.into()),
+        ValueType::I8 => (i8::MIN.into(), i8::MAX.into()),
+        ValueType::U16 => (0, u16::MAX.into()),
+        ValueType::I16 => (i16::MIN.into(), i16::MAX.into()),
+        ValueType::U32 => (0, u32::MAX.into()),
+        ValueType::I32 => (i32::MIN.into(), i32::MAX.into()),
+        ValueType::U64 => (0, u64::MAX.into()),
+        _ => (i64::MIN.into(), i64::MAX.into()),
+    }
 }
 
-/// Bounds of the integer types, for range messages.
-mod num_bounds {
-    pub trait Bounds {
-        const MIN: i128;
-        const MAX: i128;
-    }
-    macro_rules! bounds {
-        ($($t:ty),*) => {$(
-            impl Bounds for $t {
-                const MIN: i128 = <$t>::MIN as i128;
-                const MAX: i128 = <$t>::MAX as i128;
-            }
-        )*};
-    }
-    bounds!(u8, i8, u16, i16, u32, i32, u64, i64);
+/// An integer of `ty`; a number outside its range says the range.
+fn parse_int<T: TryFrom<i128>>(ty: ValueType, text: &str) -> CliResult<T> {
+    let n: i128 = text
+        .trim()
+        .parse()
+        .map_err(|e| format!("{text:?} is not a valid {ty}: {e}"))?;
+    T::try_from(n).map_err(|_| {
+        let (lo, hi) = int_range(ty);
+        format!("{text:?} is out of range for {ty} ({lo} to {hi})").into()
+    })
 }
 
 /// A float of `ty` (F32 or F64). Infinity and NaN are stored only when
