@@ -7,6 +7,7 @@ mod integration {
     pub mod cli_convert;
     pub mod cli_diff;
     pub mod cli_edit;
+    pub mod cli_estimate;
     pub mod cli_get;
     pub mod cli_hash;
     pub mod cli_rewrite;

@@ -81,7 +81,9 @@ enum Command {
     /// became it. Writes nothing (exit status 1) when no tensor would change.
     Convert(convert::Args),
     /// Estimate the memory llama.cpp allocates to run a model (weights, KV
-    /// cache, output and compute buffers, per device); flags as llama.cpp's.
+    /// cache, output and compute buffers, per device; CPU only unless -ts
+    /// names GPUs); flags as llama.cpp's. --fit SIZE (a unit is required)
+    /// finds the largest context and most GPU layers that fit.
     Estimate(estimate::Args),
     /// Split a model into shards (NAME-00001-of-0000N.gguf, ...) by size
     /// and/or tensor count, as gguf-py's writer splits.
