@@ -626,10 +626,17 @@ fn a_tied_output_layer_on_a_gpu_holds_a_second_copy_of_the_embeddings() {
 }
 
 /// llama.cpp's tools take only f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl,
-/// q5_0 and q5_1 as cache types; the estimate refuses the others.
+/// q5_0 and q5_1 as cache types; the estimate refuses the others, even
+/// where their blocks divide the heads (256 wide here, as Gemma 3's).
 #[test]
 fn cache_types_llama_cpp_refuses_are_refused() {
-    let bytes = tied_or_not("llama", true);
+    let bytes = transformer(
+        "llama",
+        2,
+        512,
+        100,
+        &[("llama.attention.head_count", u32v(2))],
+    );
     let file = GgufFile::from_bytes(&bytes).unwrap();
     let with = |k: GgmlType, v: GgmlType| {
         Estimate::of(
