@@ -23,7 +23,11 @@ pub const KV_CACHE_TYPES: &[GgmlType] = &[
     GgmlType::Q5_1,
 ];
 
-/// `q8_0, f16, ...`: the accepted cache types as llama.cpp spells them.
+/// The accepted cache types as llama.cpp spells them, for messages.
+///
+/// ```
+/// assert!(gguf_core::estimate::kv_cache_type_names().starts_with("f32, f16, bf16, q8_0"));
+/// ```
 pub fn kv_cache_type_names() -> String {
     KV_CACHE_TYPES
         .iter()
