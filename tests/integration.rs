@@ -4,8 +4,10 @@ mod integration {
     pub mod accept;
     pub mod cli;
     pub mod cli_check;
+    pub mod cli_convert;
     pub mod cli_diff;
     pub mod cli_edit;
+    pub mod cli_estimate;
     pub mod cli_get;
     pub mod cli_hash;
     pub mod cli_interrupt;

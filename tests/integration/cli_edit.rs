@@ -351,3 +351,142 @@ fn rm_mv_and_rename_tensor() {
     assert!(err.contains("token_embd.weight"), "{err}");
     assert_eq!(f.now(), snapshot);
 }
+
+#[test]
+fn changing_the_type_of_an_existing_key_needs_force() {
+    let f = Fixture::new(Spec::default().slack(256));
+    for ty in ["string", "u64", "[u32]"] {
+        let out = gguf(&["set", f.p(), "llama.context_length", "8192", "--type", ty]);
+        let err = failed(&out);
+        assert_eq!(out.status.code(), Some(1), "{ty}: {err}");
+        assert!(
+            err.contains("\"llama.context_length\" is u32")
+                && err.contains(&format!("--type {ty} would change its type"))
+                && err.contains("--force"),
+            "{ty}: {err}"
+        );
+        f.assert_untouched();
+    }
+    // The same type under another spelling is no change.
+    ok(&gguf(&[
+        "set",
+        f.p(),
+        "llama.context_length",
+        "8192",
+        "--type",
+        "uint32",
+    ]));
+    f.assert_only_changed("llama.context_length", OwnedValue::U32(8192));
+    // With --force the type changes, and the output says so.
+    let out = ok(&gguf(&[
+        "set",
+        f.p(),
+        "llama.context_length",
+        "8192",
+        "--type",
+        "string",
+        "--force",
+    ]));
+    assert!(
+        out.contains("\"llama.context_length\" changed type from u32 to string (--force)"),
+        "{out}"
+    );
+    f.assert_only_changed("llama.context_length", "8192".into());
+}
+
+#[test]
+fn numbers_out_of_range_of_the_type_are_refused() {
+    let f = Fixture::new(Spec::default().slack(256));
+    for (key, value, ty, says) in [
+        // The existing key is f32: 1e40 would be stored as infinity.
+        ("llama.rope.freq_base", "1e40", None, "out of range for f32"),
+        (
+            "llama.rope.freq_base",
+            "-1e39",
+            None,
+            "out of range for f32",
+        ),
+        // ... and 1e-50 as zero.
+        ("llama.rope.freq_base", "1e-50", None, "too small for f32"),
+        ("general.x", "1e40", Some("f32"), "out of range for f32"),
+        ("general.x", "1e400", Some("f64"), "out of range for f64"),
+        ("general.x", "1e-400", Some("f64"), "too small for f64"),
+        (
+            "general.x",
+            "[1, 1e40]",
+            Some("[f32]"),
+            "out of range for f32",
+        ),
+        (
+            "general.x",
+            "300",
+            Some("u8"),
+            "out of range for u8 (0 to 255)",
+        ),
+        ("llama.context_length", "-1", None, "out of range for u32"),
+    ] {
+        let mut args = vec!["set", f.p(), key, value];
+        if let Some(t) = ty {
+            args.extend(["--type", t]);
+        }
+        let err = failed(&gguf(&args));
+        assert!(err.contains(says), "{args:?}: {err}");
+        f.assert_untouched();
+    }
+    // Infinity asked for by name is stored; the largest f32 too.
+    ok(&gguf(&["set", f.p(), "llama.rope.freq_base", "--", "-inf"]));
+    f.assert_only_changed("llama.rope.freq_base", OwnedValue::F32(f32::NEG_INFINITY));
+    ok(&gguf(&[
+        "set",
+        f.p(),
+        "llama.rope.freq_base",
+        "3.4028235e38",
+    ]));
+    f.assert_only_changed("llama.rope.freq_base", OwnedValue::F32(f32::MAX));
+}
+
+#[test]
+fn from_file_sets_a_string() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("v.txt");
+    std::fs::write(&text, "12\n").unwrap();
+    let text = text.to_str().unwrap();
+    let f = Fixture::new(Spec::default().slack(256));
+    // A new key needs no --type: it is a string, taken verbatim.
+    ok(&gguf(&["set", f.p(), "general.note", "--from-file", text]));
+    f.assert_only_changed("general.note", "12\n".into());
+
+    let f = Fixture::new(Spec::default().slack(256));
+    // Another type with --from-file is a usage error.
+    let out = gguf(&[
+        "set",
+        f.p(),
+        "general.note",
+        "--from-file",
+        text,
+        "--type",
+        "u32",
+    ]);
+    let err = failed(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--from-file sets a string value"), "{err}");
+    // Over a u32 key it is a type change: --force.
+    let err = failed(&gguf(&[
+        "set",
+        f.p(),
+        "llama.context_length",
+        "--from-file",
+        text,
+    ]));
+    assert!(err.contains("is u32") && err.contains("--force"), "{err}");
+    f.assert_untouched();
+    ok(&gguf(&[
+        "set",
+        f.p(),
+        "llama.context_length",
+        "--from-file",
+        text,
+        "--force",
+    ]));
+    f.assert_only_changed("llama.context_length", "12\n".into());
+}

@@ -23,7 +23,7 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// Four F32 tensors of 1000 bytes each.
+/// Four F32 weight matrices of 1000 bytes each.
 fn model(path: &Path) -> Vec<u8> {
     let values: Vec<f32> = (0..250).map(|i| i as f32).collect();
     let mut b = Builder::new();
@@ -35,7 +35,7 @@ fn model(path: &Path) -> Vec<u8> {
         "blk.0.ffn_up.weight",
         "output.weight",
     ] {
-        b.add_tensor_typed(name, &[250], &values[..]).unwrap();
+        b.add_tensor_typed(name, &[50, 5], &values[..]).unwrap();
     }
     b.write_to_path(path).unwrap();
     std::fs::read(path).unwrap()
@@ -149,8 +149,17 @@ fn split_merge_and_whole_model_commands() {
     ok(&["rewrite", s(&shard(1)), s(&rewritten)]);
     assert!(std::fs::read(&rewritten).unwrap() == original);
     let converted = dir.path().join("f16.gguf");
-    ok(&["convert", s(&shard(1)), s(&converted), "--type", "f16"]);
+    let text = ok(&["convert", s(&shard(1)), s(&converted), "--type", "f16"]);
+    assert!(text.contains("4 of 4 tensors converted to F16"), "{text}");
     assert_eq!(Model::open(&converted).unwrap().tensor_count(), 4);
+    // Converting it again would only merge the shards: refused, and said.
+    let out = gguf(&["convert", s(&shard(1)), s(&converted), "--type", "f32"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("nothing to convert") && err.contains("gguf merge"),
+        "{err}"
+    );
 
     // --max-tensors 1: one tensor per shard.
     let one = dir.path().join("one");

@@ -336,7 +336,7 @@ fn npy_keeps_integer_and_float_types_exactly_in_either_byte_order() {
 }
 
 /// name, type, shape, little-endian bytes.
-type Spec = (String, GgmlType, Vec<u64>, Vec<u8>);
+pub type Spec = (String, GgmlType, Vec<u64>, Vec<u8>);
 
 /// A llama-like file: F32 and F16 weight matrices, 1-D norms, a bias, a
 /// weight whose rows are not whole Q8_0 blocks, a tokenizer and a file type.
@@ -602,7 +602,7 @@ fn convert_sets_the_file_type_of_each_target_and_refuses_what_it_cannot_do() {
 
 /// A model whose weights are already quantized (rows of 256: whole blocks
 /// of every type), plus an F16 matrix, a norm and an integer tensor.
-fn quantized_model(path: &Path) -> Vec<Spec> {
+pub fn quantized_model(path: &Path) -> Vec<Spec> {
     let specs: Vec<(&str, GgmlType, Vec<u64>)> = vec![
         ("token_embd.weight", GgmlType::Q8_0, vec![256, 6]),
         ("blk.0.attn_norm.weight", GgmlType::F32, vec![256]),
@@ -632,7 +632,7 @@ fn quantized_model(path: &Path) -> Vec<Spec> {
     tensors
 }
 
-fn convert(input: &Path, output: &Path, ty: &str, extra: &[&str]) -> Output {
+pub fn convert(input: &Path, output: &Path, ty: &str, extra: &[&str]) -> Output {
     let mut args = vec![
         OsStr::new("convert"),
         input.as_os_str(),
@@ -920,17 +920,17 @@ fn real_q4_k_m_model_converts_to_q8_0_only_when_allowed() {
         .count();
     assert!(quantized > 0, "not a quantized model");
 
+    // Without the flag nothing would change: refused, nothing written.
     let kept = dir.path().join("kept.gguf");
     let out = convert(model, &kept, "Q8_0", &[]);
-    let summary = ok(&out);
-    assert!(summary.contains(&format!("0 of {n} tensors")), "{summary}");
+    assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nothing to convert to Q8_0"), "{err}");
     assert!(
-        err.contains(&format!(
-            "warning: {quantized} weight tensors NOT converted"
-        )),
+        err.contains(&format!("kept {quantized} (")) && err.contains("--allow-requantize"),
         "{err}"
     );
+    assert!(!kept.exists());
 
     let q8 = dir.path().join("q8.gguf");
     let summary = ok(&convert(model, &q8, "Q8_0", &["--allow-requantize"]));

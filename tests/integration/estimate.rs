@@ -534,3 +534,196 @@ fn matches_recorded_llama_cpp_figures() {
     }
     assert!(checked >= 5, "the sample's entries must be checked");
 }
+
+/// A llama-shaped model with `token_embd.weight` (F16, 64 x 100) and,
+/// when `untied`, an `output.weight` of the same type and shape.
+fn tied_or_not(arch: &str, untied: bool) -> Vec<u8> {
+    let key = |k: &str| format!("{arch}.{k}");
+    let keys: Vec<(String, OwnedValue)> = vec![
+        (
+            "general.architecture".into(),
+            OwnedValue::String(arch.into()),
+        ),
+        (key("context_length"), u32v(4096)),
+        (key("embedding_length"), u32v(64)),
+        (key("block_count"), u32v(2)),
+        (key("feed_forward_length"), u32v(128)),
+        // Heads 32 wide: whole blocks of every quantized cache type.
+        (key("attention.head_count"), u32v(2)),
+        (key("vocab_size"), u32v(100)),
+    ];
+    let kvs: Vec<(&str, OwnedValue)> = keys.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    let mut tensors = vec![(
+        "token_embd.weight".to_string(),
+        GgmlType::F16,
+        vec![64, 100],
+    )];
+    for il in 0..2 {
+        tensors.push((
+            format!("blk.{il}.attn_q.weight"),
+            GgmlType::Q8_0,
+            vec![64, 64],
+        ));
+    }
+    tensors.push(("output_norm.weight".into(), GgmlType::F32, vec![64]));
+    if untied {
+        tensors.push(("output.weight".into(), GgmlType::F16, vec![64, 100]));
+    }
+    build_model(&kvs, &tensors)
+}
+
+/// llama.cpp loads a tied output layer (no `output.weight`) as a second
+/// `token_embd.weight` (`TENSOR_DUPLICATED`) on the output layer's device:
+/// on a GPU that copy costs what an `output.weight` of the same type and
+/// shape would; on the CPU it is the input's tensor and costs nothing.
+#[test]
+fn a_tied_output_layer_on_a_gpu_holds_a_second_copy_of_the_embeddings() {
+    use gguf::estimate::Device::{Cpu, Gpu};
+    let tied = tied_or_not("llama", false);
+    let untied = tied_or_not("llama", true);
+    let (tied, untied) = (
+        GgufFile::from_bytes(&tied).unwrap(),
+        GgufFile::from_bytes(&untied).unwrap(),
+    );
+    let weights = |file: &GgufFile<'_>, ngl: i32, ts: Vec<f32>| {
+        let s = Settings {
+            n_gpu_layers: ngl,
+            tensor_split: ts,
+            ..settings(256, FlashAttn::On)
+        };
+        let e = Estimate::of(file, &s).unwrap();
+        let by: Vec<(gguf::estimate::Device, u64)> =
+            e.devices.iter().map(|d| (d.device, d.weights)).collect();
+        (by, e.weights_bytes)
+    };
+    let embd = 64 * 100 * 2; // F16, a multiple of the GPU alignment
+                             // All layers on one GPU: the GPU holds the copy, the CPU the input's.
+    let (by, total) = weights(&tied, -1, vec![1.0]);
+    assert_eq!(by, weights(&untied, -1, vec![1.0]).0);
+    assert_eq!(by[0], (Cpu, embd));
+    assert_eq!(total, by[0].1 + by[1].1);
+    // The output layer on the second of two GPUs: that one holds it.
+    let (by, _) = weights(&tied, -1, vec![1.0, 1.0]);
+    assert_eq!(by, weights(&untied, -1, vec![1.0, 1.0]).0);
+    assert!(by[2].0 == Gpu(1) && by[2].1 >= embd, "{by:?}");
+    // -ngl 0 (the output layer on the CPU) and CPU only: no copy, the
+    // weights are the mapped file range.
+    let file_range: u64 = tied.tensors().map(|t| t.data().unwrap().len() as u64).sum();
+    for (ngl, ts) in [(0, vec![1.0]), (-1, vec![])] {
+        let (by, total) = weights(&tied, ngl, ts.clone());
+        assert_eq!(total, by[0].1, "-ngl {ngl} -ts {ts:?}: {by:?}");
+        assert!(
+            total <= file_range + 64 && total >= file_range - 64,
+            "-ngl {ngl}: {total} vs {file_range}"
+        );
+    }
+    // BitNet multiplies by the input embeddings themselves: no copy.
+    let bitnet = tied_or_not("bitnet", false);
+    let bitnet = GgufFile::from_bytes(&bitnet).unwrap();
+    let (by, _) = weights(&bitnet, -1, vec![1.0]);
+    let (tied_by, _) = weights(&tied, -1, vec![1.0]);
+    assert_eq!(by[1].1 + embd, tied_by[1].1);
+}
+
+/// llama.cpp's tools take only f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl,
+/// q5_0 and q5_1 as cache types; the estimate refuses the others, even
+/// where their blocks divide the heads (256 wide here, as Gemma 3's).
+#[test]
+fn cache_types_llama_cpp_refuses_are_refused() {
+    let bytes = transformer(
+        "llama",
+        2,
+        512,
+        100,
+        &[("llama.attention.head_count", u32v(2))],
+    );
+    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let with = |k: GgmlType, v: GgmlType| {
+        Estimate::of(
+            &file,
+            &Settings {
+                type_k: k,
+                type_v: v,
+                ..settings(256, FlashAttn::On)
+            },
+        )
+    };
+    for ty in [
+        GgmlType::IQ2_XS,
+        GgmlType::Q4_K,
+        GgmlType::Q8_1,
+        GgmlType::I32,
+    ] {
+        for (k, v) in [(ty, GgmlType::F16), (GgmlType::F16, ty)] {
+            let err = with(k, v).unwrap_err().to_string();
+            assert!(
+                err.contains("llama.cpp refuses this cache type")
+                    && err.contains("f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1"),
+                "{ty}: {err}"
+            );
+        }
+    }
+    for &ty in gguf::estimate::KV_CACHE_TYPES {
+        assert!(with(ty, ty).is_ok(), "{ty}");
+    }
+}
+
+/// `fit` says which devices its budget held, whether the training context
+/// stopped the search, and at which context it fitted the GPU layers.
+#[test]
+fn fit_names_its_devices_and_the_training_context_cap() {
+    use gguf::estimate::Device::{Cpu, Gpu};
+    let bytes = tied_or_not("llama", true);
+    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let s = settings(0, FlashAttn::On);
+    let big = 1 << 40;
+    let f = gguf::estimate::fit(&file, &s, big).unwrap();
+    assert_eq!(f.devices, [Cpu]);
+    assert_eq!((f.max_ctx, f.n_ctx_train), (Some(4096), 4096));
+    assert!(f.capped_by_training_ctx);
+    assert_eq!(f.max_gpu_layers, None);
+    // A budget that holds 1024 cells but not the training context.
+    let at = |c: u32| {
+        let s = Settings {
+            n_ctx: c,
+            ..s.clone()
+        };
+        Estimate::of(&file, &s).unwrap().total_bytes()
+    };
+    let f = gguf::estimate::fit(&file, &s, at(1024)).unwrap();
+    assert_eq!(f.max_ctx, Some(1024));
+    assert!(!f.capped_by_training_ctx);
+    // With GPUs: each GPU is held to the budget, layers fitted at -c.
+    let gpus = Settings {
+        n_ctx: 512,
+        tensor_split: vec![1.0, 1.0],
+        ..s.clone()
+    };
+    let f = gguf::estimate::fit(&file, &gpus, big).unwrap();
+    assert_eq!(f.devices, [Gpu(0), Gpu(1)]);
+    assert_eq!((f.gpu_layers_ctx, f.layer_slots), (512, 3));
+    assert_eq!(f.max_gpu_layers, Some(3));
+}
+
+#[test]
+fn a_context_past_the_training_context_is_flagged() {
+    let bytes = tied_or_not("llama", true);
+    let file = GgufFile::from_bytes(&bytes).unwrap();
+    for (c, np, past) in [
+        (4096, 1, false),
+        (4097, 1, true),
+        (8192, 2, false),
+        (8448, 2, true),
+    ] {
+        let e = Estimate::of(
+            &file,
+            &Settings {
+                n_parallel: np,
+                ..settings(c, FlashAttn::On)
+            },
+        )
+        .unwrap();
+        assert_eq!(e.n_ctx_train, 4096);
+        assert_eq!(e.exceeds_training_context(), past, "-c {c} -np {np}");
+    }
+}

@@ -38,7 +38,7 @@ mod settings;
 
 pub use compute::compute_buffer;
 pub use model::{MemoryKind, ModelShape};
-pub use settings::{FlashAttn, Settings};
+pub use settings::{kv_cache_type_names, FlashAttn, Settings, KV_CACHE_TYPES};
 
 use crate::error::{Error, Result};
 use crate::format::{align_up, GgmlType};
@@ -209,10 +209,14 @@ const CPU_ALIGNMENT: u64 = 32;
 /// tensor's data to the end of the last (`get_mapping_range`, per file);
 /// with `--no-mmap` it is allocated, every tensor padded to the buffer's
 /// alignment (`ggml_backend_alloc_ctx_tensors_from_buft`). GPU buffers are
-/// allocated the same way. Tensors the CPU backend repacks (`CPU_REPACK`,
-/// which depends on the CPU's instruction set) are not modelled.
+/// allocated the same way. A tied output layer ([`ModelShape::tied_output`])
+/// on a GPU adds a second copy of the token embeddings to that GPU's
+/// buffer; on the CPU it is the input's tensor and costs nothing more.
+/// Tensors the CPU backend repacks (`CPU_REPACK`, which depends on the
+/// CPU's instruction set) are not modelled.
 pub fn model_buffers(
     model: &(impl ModelHeader + ?Sized),
+    shape: &ModelShape,
     devices: &[Device],
     s: &Settings,
 ) -> Vec<(Device, u64)> {
@@ -243,6 +247,10 @@ pub fn model_buffers(
     }
     for (_, first, last) in ranges {
         add(Device::Cpu, last - first);
+    }
+    let output = devices.last().copied().unwrap_or(Device::Cpu);
+    if let (Some(bytes), Device::Gpu(_)) = (shape.tied_output, output) {
+        add(output, align_up(bytes, GPU_ALIGNMENT).unwrap_or(bytes));
     }
     out.sort();
     out
@@ -308,6 +316,18 @@ pub fn kv_cache(
     s: &Settings,
     devices: &[Device],
 ) -> Result<Vec<CacheKind>> {
+    for (ty, flag) in [(s.type_k, "-ctk"), (s.type_v, "-ctv")] {
+        if !KV_CACHE_TYPES.contains(&ty) {
+            return Err(Error::Estimate {
+                reason: format!(
+                    "{flag} {}: llama.cpp refuses this cache type; it accepts {}",
+                    ty.name()
+                        .map_or_else(|| ty.to_string(), str::to_ascii_lowercase),
+                    kv_cache_type_names()
+                ),
+            });
+        }
+    }
     if !cp.flash_attn && s.type_v.type_size().is_some() && !s.type_v.is_plain() {
         return Err(Error::Estimate {
             reason: "quantized V cache was requested, but this requires Flash Attention".into(),
@@ -486,6 +506,8 @@ pub struct Estimate {
     pub params: ContextParams,
     /// Context size after padding (`n_ctx`).
     pub n_ctx: u32,
+    /// The model's training context (`n_ctx_train`).
+    pub n_ctx_train: u32,
     /// Weights, all devices.
     pub weights_bytes: u64,
     /// The caches (full, sliding-window, recurrent).
@@ -520,7 +542,7 @@ impl Estimate {
     ) -> Result<Self> {
         let cp = context_params(shape, settings)?;
         let layer_devs = layer_devices(shape, settings);
-        let weights = model_buffers(model, &layer_devs, settings);
+        let weights = model_buffers(model, shape, &layer_devs, settings);
         let caches = match shape.memory {
             MemoryKind::Kv => kv_cache(shape, &cp, settings, &layer_devs)?,
             MemoryKind::Recurrent => vec![recurrent_state(shape, &cp, settings, &layer_devs)],
@@ -550,6 +572,7 @@ impl Estimate {
         Ok(Estimate {
             summary,
             n_ctx: cp.n_ctx,
+            n_ctx_train: shape.n_ctx_train,
             params: cp,
             weights_bytes: weights.iter().map(|(_, v)| v).sum(),
             kv_cache_bytes: caches.iter().map(CacheKind::bytes).sum(),
@@ -565,17 +588,42 @@ impl Estimate {
     pub fn total_bytes(&self) -> u64 {
         self.devices.iter().map(DeviceUsage::total).sum()
     }
+
+    /// Whether each sequence gets more cells than the model's training
+    /// context: llama.cpp then warns of a "possible training context
+    /// overflow" (and llama-server caps each slot at the training context,
+    /// the cache still allocated at the full size).
+    pub fn exceeds_training_context(&self) -> bool {
+        self.params.n_ctx_seq > self.n_ctx_train
+    }
 }
 
-/// The answer to `--fit`: what fits in a memory budget.
+/// The answer to `--fit`: what fits in a memory budget, and on which
+/// devices.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fit {
+    /// The budget, in bytes per device.
+    pub budget: u64,
+    /// The devices held to the budget: the CPU (host memory) without
+    /// GPUs; with GPUs every GPU, host memory then unchecked.
+    pub devices: Vec<Device>,
     /// The largest context (a multiple of 256, at most the training
-    /// context) whose estimate fits, if any does.
+    /// context) whose estimate fits, if any does; at the settings' `-ngl`.
     pub max_ctx: Option<u32>,
+    /// True when `max_ctx` is the training context and a larger context
+    /// would fit too: the search stops there, as llama.cpp warns beyond
+    /// it.
+    pub capped_by_training_ctx: bool,
+    /// The model's training context.
+    pub n_ctx_train: u32,
     /// With GPUs: the most layers (`-ngl`, the output layer counting as
-    /// one) that fit at the requested context.
+    /// one) that fit at [`gpu_layers_ctx`](Self::gpu_layers_ctx).
     pub max_gpu_layers: Option<u32>,
+    /// Layer slots (`n_layer + 1`: the output layer counts as one).
+    pub layer_slots: u32,
+    /// The context the GPU layers were fitted at: the settings' context
+    /// after padding (not `max_ctx`).
+    pub gpu_layers_ctx: u32,
 }
 
 /// The largest context, and with GPUs the most offloaded layers, for which
@@ -584,18 +632,24 @@ pub struct Fit {
 pub fn fit(model: &(impl ModelHeader + ?Sized), settings: &Settings, budget: u64) -> Result<Fit> {
     let summary = ModelSummary::of(model)?;
     let shape = ModelShape::of(model, &summary)?;
+    let gpus = settings.gpus();
+    let devices: Vec<Device> = if gpus == 0 {
+        vec![Device::Cpu]
+    } else {
+        (0..gpus).map(Device::Gpu).collect()
+    };
     let fits = |s: &Settings| -> Result<bool> {
         let e = Estimate::with_shape(model, summary.clone(), &shape, s)?;
         Ok(e.devices
             .iter()
-            .filter(|d| settings.gpus() == 0 || d.device != Device::Cpu)
+            .filter(|d| devices.contains(&d.device))
             .all(|d| d.total() <= budget))
     };
     // Contexts in steps of 256 (llama.cpp pads to that anyway); memory
     // grows with the context, so a binary search finds the largest.
     let steps = shape.n_ctx_train.div_ceil(256).max(1);
     let at = |k: u32| Settings {
-        n_ctx: k * 256,
+        n_ctx: k.saturating_mul(256),
         ..settings.clone()
     };
     let max_ctx = if fits(&at(1))? {
@@ -612,14 +666,17 @@ pub fn fit(model: &(impl ModelHeader + ?Sized), settings: &Settings, budget: u64
     } else {
         None
     };
-    let max_gpu_layers = if settings.gpus() == 0 {
+    let capped_by_training_ctx =
+        max_ctx == Some(steps * 256) && fits(&at(steps.saturating_add(1)))?;
+    let layer_slots = shape.n_layer_all + 1;
+    let max_gpu_layers = if gpus == 0 {
         None
     } else {
         let with = |n: u32| Settings {
             n_gpu_layers: n as i32,
             ..settings.clone()
         };
-        let (mut lo, mut hi) = (0u32, shape.n_layer_all + 1);
+        let (mut lo, mut hi) = (0u32, layer_slots);
         while lo < hi {
             let mid = lo + (hi - lo).div_ceil(2);
             if fits(&with(mid))? {
@@ -631,7 +688,13 @@ pub fn fit(model: &(impl ModelHeader + ?Sized), settings: &Settings, budget: u64
         Some(lo)
     };
     Ok(Fit {
+        budget,
+        devices,
         max_ctx,
+        capped_by_training_ctx,
+        n_ctx_train: shape.n_ctx_train,
         max_gpu_layers,
+        layer_slots,
+        gpu_layers_ctx: context_params(&shape, settings)?.n_ctx,
     })
 }

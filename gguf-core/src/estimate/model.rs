@@ -54,6 +54,44 @@ pub struct ModelShape {
     pub recurrent: (u64, u64),
     /// Experts, and experts used per token.
     pub experts: (u32, u32),
+    /// Bytes of `token_embd.weight` when the model ties its output layer
+    /// to it (no `output.weight`), so that llama.cpp loads it a second time
+    /// as the output layer (see [`duplicated_output`]); `None` otherwise.
+    pub tied_output: Option<u64>,
+}
+
+/// Architectures whose llama.cpp loaders do not load `token_embd.weight`
+/// again as the output layer when `output.weight` is absent: BitNet
+/// multiplies by the input embeddings themselves.
+const NO_DUPLICATED_OUTPUT: &[&str] = &["bitnet"];
+
+/// llama.cpp's tied output layer: when a model has no `output.weight`, most
+/// architectures' loaders create the output layer from `token_embd.weight`
+/// with `TENSOR_DUPLICATED` (`llama_model_loader::create_tensor`). The
+/// duplicate is placed by the output layer's buffer type; when that is the
+/// buffer type the input embeddings already use (both on the CPU), the
+/// loader hands back the same tensor, otherwise it is a second tensor,
+/// allocated and filled on the output layer's device. Returns the bytes
+/// of that tensor for a decoder that ties its output layer. Models without
+/// a memory module (encoders, diffusion models) are left out: the BERT
+/// family has no output layer at all.
+fn duplicated_output(
+    model: &(impl ModelHeader + ?Sized),
+    arch: &str,
+    memory: MemoryKind,
+) -> Option<u64> {
+    if memory == MemoryKind::None || NO_DUPLICATED_OUTPUT.contains(&arch) {
+        return None;
+    }
+    let mut embd = None;
+    for t in model.tensor_descs() {
+        match t.name {
+            "output.weight" => return None,
+            "token_embd.weight" => embd = Some(t.bytes()),
+            _ => {}
+        }
+    }
+    embd
 }
 
 /// Architectures llama.cpp runs with recurrent memory (`llm_arch_is_recurrent`).
@@ -180,6 +218,7 @@ impl ModelShape {
             MemoryKind::Kv
         };
         let recurrent = recurrent_widths(hp, n_embd, head0);
+        let tied_output = duplicated_output(model, &arch, memory);
         let experts = (
             hp.expert_count.unwrap_or(0),
             hp.expert_used_count
@@ -208,6 +247,7 @@ impl ModelShape {
             memory,
             recurrent,
             experts,
+            tied_output,
         })
     }
 

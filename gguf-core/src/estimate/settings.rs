@@ -2,6 +2,41 @@
 
 use crate::format::GgmlType;
 
+/// The KV cache types llama.cpp accepts (`-ctk`/`-ctv`: `kv_cache_types`
+/// in its `common/arg.cpp`); [`Estimate`](super::Estimate) refuses others,
+/// as llama.cpp's tools do.
+///
+/// ```
+/// use gguf_core::{estimate::KV_CACHE_TYPES, GgmlType};
+/// assert!(KV_CACHE_TYPES.contains(&GgmlType::Q8_0));
+/// assert!(!KV_CACHE_TYPES.contains(&GgmlType::Q4_K));
+/// ```
+pub const KV_CACHE_TYPES: &[GgmlType] = &[
+    GgmlType::F32,
+    GgmlType::F16,
+    GgmlType::BF16,
+    GgmlType::Q8_0,
+    GgmlType::Q4_0,
+    GgmlType::Q4_1,
+    GgmlType::IQ4_NL,
+    GgmlType::Q5_0,
+    GgmlType::Q5_1,
+];
+
+/// The accepted cache types as llama.cpp spells them, for messages.
+///
+/// ```
+/// assert!(gguf_core::estimate::kv_cache_type_names().starts_with("f32, f16, bf16, q8_0"));
+/// ```
+pub fn kv_cache_type_names() -> String {
+    KV_CACHE_TYPES
+        .iter()
+        .filter_map(|t| t.name())
+        .map(str::to_ascii_lowercase)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// `-fa/--flash-attn`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FlashAttn {
@@ -37,9 +72,9 @@ pub struct Settings {
     pub n_parallel: u32,
     /// `-fa`.
     pub flash_attn: FlashAttn,
-    /// `-ctk`.
+    /// `-ctk`: one of [`KV_CACHE_TYPES`].
     pub type_k: GgmlType,
-    /// `-ctv`.
+    /// `-ctv`: one of [`KV_CACHE_TYPES`].
     pub type_v: GgmlType,
     /// `--swa-full`: full-size cache for sliding-window layers.
     pub swa_full: bool,

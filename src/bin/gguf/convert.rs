@@ -14,7 +14,9 @@ pub struct Args {
     input: PathBuf,
     /// Where to write; may be the input itself (replaced atomically).
     output: PathBuf,
-    /// Target type of the weight matrices, by ggml name (F16, Q8_0, Q4_K, ...).
+    /// Target type of the weight matrices: one ggml type, by name in any
+    /// case (F16, Q8_0, Q4_K, ...). llama-quantize's presets (Q4_K_M,
+    /// Q3_K_S, ...) choose a type per tensor and are not made here.
     #[arg(long = "type", value_name = "T", value_parser = parse_type)]
     ty: GgmlType,
     /// Also re-encode weights that are already quantized (to a quantized
@@ -26,16 +28,36 @@ pub struct Args {
 }
 
 fn parse_type(s: &str) -> Result<GgmlType, String> {
-    let ty = GgmlType::from_name(s).ok_or_else(|| format!("unknown ggml type {s:?}"))?;
-    if !tensor::can_quantize(ty) {
-        let names: Vec<_> = GgmlType::ALL
+    let supported = || {
+        GgmlType::ALL
             .iter()
             .filter(|&&t| tensor::can_quantize(t))
             .filter_map(|t| t.name())
-            .collect();
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let Some(ty) = GgmlType::from_name(s) else {
+        // A llama-quantize preset (Q4_K_M, Q3_K_S, ...) is a mixture of
+        // types chosen per tensor, not one ggml type: say so rather than
+        // only "unknown".
+        let preset = (0..64u32)
+            .filter_map(gguf::format::file_type_encoding)
+            .any(|name| name.eq_ignore_ascii_case(s));
+        let why = if preset {
+            format!(
+                "{s:?} is a llama-quantize preset (a mixture of types chosen per tensor), \
+                 which convert does not make; convert re-encodes the weight matrices to one \
+                 ggml type"
+            )
+        } else {
+            format!("unknown ggml type {s:?}")
+        };
+        return Err(format!("{why}; valid types: {}", supported()));
+    };
+    if !tensor::can_quantize(ty) {
         return Err(format!(
-            "no quantizer for {ty}; supported: {}",
-            names.join(", ")
+            "no quantizer for {ty}; valid types: {}",
+            supported()
         ));
     }
     Ok(ty)
@@ -172,6 +194,12 @@ pub enum Kept {
 }
 
 impl Kept {
+    /// A weight matrix left at another type than asked for: what a user
+    /// does not expect, and what keeps the file type as it was.
+    fn is_a_weight_left_behind(self) -> bool {
+        matches!(self, Kept::Quantized | Kept::PartialRow | Kept::NoDecoder)
+    }
+
     fn describe(self, target: GgmlType) -> String {
         match self {
             Kept::AlreadyTarget => format!("already {target}"),
@@ -263,20 +291,48 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
-    const FILE_TYPE: &str = "general.file_type";
-    match file_type(args.ty) {
-        Some(ft) => {
-            b.set(FILE_TYPE, ft)?;
-        }
-        None => {
-            if b.remove(FILE_TYPE).is_ok() {
-                eprintln!(
-                    "gguf: note: llama.cpp has no file type for {}, removed {FILE_TYPE}",
-                    args.ty
-                );
-            }
-        }
+    let kept_lines = || -> String {
+        kept.iter()
+            .map(|(why, (types, names))| {
+                let by_type: Vec<String> = types.iter().map(|(t, n)| format!("{n} {t}")).collect();
+                format!(
+                    "\n  kept {} ({}): {}",
+                    names.len(),
+                    by_type.join(", "),
+                    why.describe(args.ty)
+                )
+            })
+            .collect()
+    };
+    if converted == 0 && fell_back.is_empty() {
+        // Writing would copy the input (relabelled at most): refuse, so
+        // that a script does not take the copy for a converted model.
+        let instead = if input.shard_count() > 1 {
+            "it would only merge the shards, which `gguf merge` does"
+        } else {
+            "it would equal the input"
+        };
+        return Err(format!(
+            "{}: nothing to convert to {}: no tensor would change, so {} was not written \
+             ({instead}){}",
+            args.input.display(),
+            args.ty,
+            args.output.display(),
+            kept_lines()
+        )
+        .into());
     }
+    // Weight matrices still of other types than asked (and its fallbacks).
+    let not_converted: usize = kept
+        .iter()
+        .filter(|(why, _)| why.is_a_weight_left_behind())
+        .map(|(_, (_, names))| names.len())
+        .sum();
+    let old_file_type = input.value(FILE_TYPE).map(|v| match v.as_integer() {
+        Some(n) => describe_file_type(n),
+        None => format!("{} {v:?}", v.value_type()),
+    });
+    let file_type_note = set_file_type(&mut b, args.ty, old_file_type, not_converted)?;
 
     let layout = crate::progress::write_to_path(&mut b, &args.output, WriteMode::Single)?;
     let total = layout.tensors.len();
@@ -296,23 +352,13 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             shown(names)
         ));
     }
-    for (why, (types, names)) in &kept {
-        let by_type: Vec<String> = types.iter().map(|(t, n)| format!("{n} {t}")).collect();
-        report.push_str(&format!(
-            "\n  kept {} ({}): {}",
-            names.len(),
-            by_type.join(", "),
-            why.describe(args.ty)
-        ));
-    }
+    report.push_str(&kept_lines());
+    report.push_str(&format!("\n  {file_type_note}"));
     crate::print(&report)?;
     // Kept weights are what a user does not expect: say it where it cannot
     // be missed, even with stdout redirected.
     for (why, (_, names)) in &kept {
-        if matches!(
-            why,
-            Kept::AlreadyTarget | Kept::NotAMatrix | Kept::LeftByLlama
-        ) {
+        if !why.is_a_weight_left_behind() {
             continue;
         }
         eprintln!(
@@ -325,6 +371,60 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     Ok(())
+}
+
+const FILE_TYPE: &str = "general.file_type";
+
+/// `15 (Q4_K_M)`: a file type with the name converters give it.
+fn describe_file_type(ft: impl Into<i128>) -> String {
+    let ft = ft.into();
+    match u32::try_from(ft)
+        .ok()
+        .and_then(gguf::format::file_type_encoding)
+    {
+        Some(name) => format!("{ft} ({name})"),
+        None => ft.to_string(),
+    }
+}
+
+/// Labels the output with `ty`'s file type when every weight matrix was
+/// converted to it (or to llama-quantize's fallback for it), as
+/// llama-quantize labels its output. When `not_converted` weight matrices
+/// keep other types, the label describes the mixture no better than the
+/// input's did, so the input's is kept. Returns the line that says which.
+fn set_file_type(
+    b: &mut Builder<'_>,
+    ty: GgmlType,
+    old: Option<String>,
+    not_converted: usize,
+) -> gguf::Result<String> {
+    let old_text = old.clone().unwrap_or_else(|| "absent".to_owned());
+    if not_converted > 0 {
+        let s = if not_converted == 1 { "" } else { "s" };
+        return Ok(format!(
+            "{FILE_TYPE} left as it was ({old_text}): {not_converted} weight matri{} kept \
+             {} type{s}",
+            if not_converted == 1 { "x" } else { "ces" },
+            if not_converted == 1 { "its" } else { "their" }
+        ));
+    }
+    Ok(match file_type(ty) {
+        Some(ft) => {
+            b.set(FILE_TYPE, ft)?;
+            if old == Some(describe_file_type(ft)) {
+                format!("{FILE_TYPE} unchanged ({old_text})")
+            } else {
+                format!("{FILE_TYPE} {old_text} -> {}", describe_file_type(ft))
+            }
+        }
+        None => {
+            if b.remove(FILE_TYPE).is_ok() {
+                format!("{FILE_TYPE} {old_text} removed: llama.cpp has no file type for {ty}")
+            } else {
+                format!("{FILE_TYPE} absent (llama.cpp has no file type for {ty})")
+            }
+        }
+    })
 }
 
 /// The first few names, and how many more.

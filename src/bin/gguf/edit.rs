@@ -17,19 +17,26 @@ pub struct SetArgs {
     /// The metadata key.
     key: String,
     /// The value: text for scalars and strings, a JSON array for arrays.
-    /// Omit it with --from-file.
+    /// Omit it with --from-file. Numbers must fit the type (1e40 is no
+    /// f32); inf and nan are stored only when spelled so. A value that
+    /// starts with '-' and is not a number goes after `--`.
     #[arg(required_unless_present = "from_file", allow_negative_numbers = true)]
     value: Option<String>,
     /// Value type: u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool string, or
     /// an array type such as [u32] or [string]. gguf-py's spellings work
     /// too: uint32, float32, ... (any case) and str, int (i32), float
-    /// (f32). Taken from the existing key when it is present; required
-    /// for a new key.
+    /// (f32). Taken from the existing key when it is present (another
+    /// type then needs --force); required for a new key.
     #[arg(long = "type", value_name = "T")]
     ty: Option<String>,
-    /// Read the value from a file (for long strings such as a chat template).
+    /// Read the value from a file, as a string (for long strings such as a
+    /// chat template); the file's text is taken verbatim.
     #[arg(long, value_name = "PATH", conflicts_with = "value")]
     from_file: Option<PathBuf>,
+    /// Allow changing the type of an existing key (readers that expect
+    /// the old type will fail on the new one).
+    #[arg(long)]
+    force: bool,
     /// Show what would happen without writing.
     #[arg(long)]
     dry_run: bool,
@@ -64,6 +71,24 @@ pub struct MvArgs {
 enum CliType {
     Scalar(ValueType),
     Array(ValueType),
+}
+
+impl std::fmt::Display for CliType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CliType::Scalar(t) => write!(f, "{t}"),
+            CliType::Array(t) => write!(f, "[{t}]"),
+        }
+    }
+}
+
+/// The type of a stored value as `--type` spells it (`[array]` for a
+/// nested array).
+fn stored_type(v: &Value<'_>) -> CliType {
+    match v {
+        Value::Array(a) => CliType::Array(a.element_type()),
+        other => CliType::Scalar(other.value_type()),
+    }
 }
 
 fn parse_type(s: &str) -> CliResult<CliType> {
@@ -119,22 +144,95 @@ fn existing_type(v: &Value<'_>) -> CliResult<CliType> {
     })
 }
 
+/// The smallest and largest value of an integer type.
+fn int_range(ty: ValueType) -> (i128, i128) {
+    match ty {
+        ValueType::U8 => (0, u8::MAX.into()),
+        ValueType::I8 => (i8::MIN.into(), i8::MAX.into()),
+        ValueType::U16 => (0, u16::MAX.into()),
+        ValueType::I16 => (i16::MIN.into(), i16::MAX.into()),
+        ValueType::U32 => (0, u32::MAX.into()),
+        ValueType::I32 => (i32::MIN.into(), i32::MAX.into()),
+        ValueType::U64 => (0, u64::MAX.into()),
+        _ => (i64::MIN.into(), i64::MAX.into()),
+    }
+}
+
+/// An integer of `ty`; a number outside its range says the range.
+fn parse_int<T: TryFrom<i128>>(ty: ValueType, text: &str) -> CliResult<T> {
+    let n: i128 = text
+        .trim()
+        .parse()
+        .map_err(|e| format!("{text:?} is not a valid {ty}: {e}"))?;
+    T::try_from(n).map_err(|_| {
+        let (lo, hi) = int_range(ty);
+        format!("{text:?} is out of range for {ty} ({lo} to {hi})").into()
+    })
+}
+
+/// A float of `ty` (F32 or F64). Infinity and NaN are stored only when
+/// spelled out (`inf`, `-inf`, `nan`); a number too large for the type is
+/// an error rather than infinity, and a non-zero number too small for it
+/// an error rather than zero.
+fn parse_float(ty: ValueType, text: &str) -> CliResult<f64> {
+    let t = text.trim();
+    let v: f64 = t
+        .parse()
+        .map_err(|e| format!("{text:?} is not a valid {ty}: {e}"))?;
+    if !v.is_finite() && !t.chars().any(|c| c.is_ascii_digit()) {
+        return Ok(v); // inf, -infinity, NaN: asked for by name
+    }
+    // The largest finite and the smallest non-zero magnitudes.
+    let (max_text, min_text) = match ty {
+        ValueType::F32 => (
+            format!("{:e}", f32::MAX),
+            format!("{:e}", f32::from_bits(1)),
+        ),
+        _ => (
+            format!("{:e}", f64::MAX),
+            format!("{:e}", f64::from_bits(1)),
+        ),
+    };
+    // Rounded to the type: a number a little above the largest finite
+    // one still rounds to it; one that rounds to infinity overflowed.
+    let stored = if ty == ValueType::F32 {
+        f64::from(v as f32)
+    } else {
+        v
+    };
+    if !stored.is_finite() {
+        return Err(format!(
+            "{text:?} is out of range for {ty} (largest finite magnitude {max_text})"
+        )
+        .into());
+    }
+    // A mantissa with a non-zero digit that ends up as zero underflowed.
+    let mantissa = t.split(['e', 'E']).next().unwrap_or(t);
+    if stored == 0.0 && mantissa.chars().any(|c| ('1'..='9').contains(&c)) {
+        return Err(format!(
+            "{text:?} is too small for {ty}: it would be stored as 0 (smallest magnitude {min_text})"
+        )
+        .into());
+    }
+    Ok(v)
+}
+
 fn parse_scalar(ty: ValueType, text: &str) -> CliResult<OwnedValue> {
     let t = text.trim();
     let bad = |e: &dyn std::fmt::Display| -> Box<dyn std::error::Error> {
         format!("{text:?} is not a valid {ty}: {e}").into()
     };
     Ok(match ty {
-        ValueType::U8 => OwnedValue::U8(t.parse().map_err(|e| bad(&e))?),
-        ValueType::I8 => OwnedValue::I8(t.parse().map_err(|e| bad(&e))?),
-        ValueType::U16 => OwnedValue::U16(t.parse().map_err(|e| bad(&e))?),
-        ValueType::I16 => OwnedValue::I16(t.parse().map_err(|e| bad(&e))?),
-        ValueType::U32 => OwnedValue::U32(t.parse().map_err(|e| bad(&e))?),
-        ValueType::I32 => OwnedValue::I32(t.parse().map_err(|e| bad(&e))?),
-        ValueType::U64 => OwnedValue::U64(t.parse().map_err(|e| bad(&e))?),
-        ValueType::I64 => OwnedValue::I64(t.parse().map_err(|e| bad(&e))?),
-        ValueType::F32 => OwnedValue::F32(t.parse().map_err(|e| bad(&e))?),
-        ValueType::F64 => OwnedValue::F64(t.parse().map_err(|e| bad(&e))?),
+        ValueType::U8 => OwnedValue::U8(parse_int(ty, text)?),
+        ValueType::I8 => OwnedValue::I8(parse_int(ty, text)?),
+        ValueType::U16 => OwnedValue::U16(parse_int(ty, text)?),
+        ValueType::I16 => OwnedValue::I16(parse_int(ty, text)?),
+        ValueType::U32 => OwnedValue::U32(parse_int(ty, text)?),
+        ValueType::I32 => OwnedValue::I32(parse_int(ty, text)?),
+        ValueType::U64 => OwnedValue::U64(parse_int(ty, text)?),
+        ValueType::I64 => OwnedValue::I64(parse_int(ty, text)?),
+        ValueType::F32 => OwnedValue::F32(parse_float(ty, text)? as f32),
+        ValueType::F64 => OwnedValue::F64(parse_float(ty, text)?),
         ValueType::Bool => OwnedValue::Bool(match t {
             "true" | "1" => true,
             "false" | "0" => false,
@@ -246,15 +344,55 @@ pub fn set(args: SetArgs) -> CliResult {
         (Some(v), None) => v.clone(),
         (None, None) => return Err("a value or --from-file is required".into()),
     };
-    let given = args.ty.as_deref().map(parse_type).transpose()?;
+    let string = CliType::Scalar(ValueType::String);
+    let given = match (
+        args.ty.as_deref().map(parse_type).transpose()?,
+        &args.from_file,
+    ) {
+        // A file's text is a string: a number or an array from a file
+        // would be parsed from text the user never sees.
+        (Some(t), Some(_)) if t != string => {
+            return Err(crate::usage_error(
+                "set",
+                format!(
+                    "--from-file sets a string value, but --type is {t}; give the value on the \
+                 command line instead"
+                ),
+            ))
+        }
+        (None, Some(_)) => Some(string),
+        (given, _) => given,
+    };
     // Opening errors name the file (the shard) themselves.
     let mut ed = ModelEditor::open(&args.file)?;
-    let metadata = ed
-        .metadata_file()
-        .map_err(|e| format!("{}: {e}", args.file.display()))?;
-    let ty = match (given, metadata.value(&args.key)) {
-        (Some(t), _) => t,
-        (None, Some(existing)) => existing_type(&existing)?,
+    let path = args.file.display();
+    let metadata = ed.metadata_file().map_err(|e| format!("{path}: {e}"))?;
+    let existing = metadata.value(&args.key);
+    let ty = match (given, &existing) {
+        (Some(t), Some(v)) => {
+            let old = stored_type(v);
+            if t != old && !args.force {
+                let how = if args.from_file.is_some() {
+                    "--from-file (a string value)".to_owned()
+                } else {
+                    format!("--type {t}")
+                };
+                return Err(format!(
+                    "{path}: {:?} is {old}; {how} would change its type (readers that expect \
+                     {old} would fail): pass --force to change it{}",
+                    args.key,
+                    if args.from_file.is_some() {
+                        ""
+                    } else {
+                        ", or leave out --type to keep it"
+                    }
+                )
+                .into());
+            }
+            t
+        }
+        (Some(t), None) => t,
+        (None, Some(v)) => existing_type(v)?,
         (None, None) => {
             return Err(format!("{:?} is a new key: give its type with --type", args.key).into())
         }
@@ -263,10 +401,28 @@ pub fn set(args: SetArgs) -> CliResult {
         CliType::Scalar(t) => parse_scalar(t, &text)?,
         CliType::Array(t) => parse_array(t, &text)?,
     };
-    let path = args.file.display();
+    let type_change = existing
+        .as_ref()
+        .map(stored_type)
+        .filter(|&old| old != ty)
+        .map(|old| {
+            let verb = if args.dry_run {
+                "would change"
+            } else {
+                "changed"
+            };
+            format!(
+                "{path}: {:?} {verb} type from {old} to {ty} (--force)",
+                args.key
+            )
+        });
     ed.set(args.key, value)
         .map_err(|e| format!("{path}: {e}"))?;
-    finish(ed, args.dry_run).map_err(|e| format!("{path}: {e}").into())
+    finish(ed, args.dry_run).map_err(|e| format!("{path}: {e}"))?;
+    match type_change {
+        Some(line) => crate::print(&line),
+        None => Ok(()),
+    }
 }
 
 /// Runs an edit of `path`; its errors name the file.

@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use gguf::estimate::{fit, Device, Estimate, FlashAttn, Settings};
+use gguf::estimate::{
+    fit, kv_cache_type_names, Device, Estimate, Fit, FlashAttn, Settings, KV_CACHE_TYPES,
+};
 use gguf::GgmlType;
 use serde_json::json;
 
@@ -35,12 +37,13 @@ pub struct Args {
     /// Flash attention: on, off or auto (auto counts as on).
     #[arg(long = "flash-attn", visible_alias = "fa", default_value = "auto")]
     flash_attn: String,
-    /// KV cache type of K (f16, q8_0, ...).
-    #[arg(long = "cache-type-k", visible_alias = "ctk", default_value = "f16")]
-    cache_type_k: String,
-    /// KV cache type of V (quantized types need flash attention).
-    #[arg(long = "cache-type-v", visible_alias = "ctv", default_value = "f16")]
-    cache_type_v: String,
+    /// KV cache type of K: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl,
+    /// q5_0 or q5_1 (what llama.cpp accepts; any case).
+    #[arg(long = "cache-type-k", visible_alias = "ctk", default_value = "f16", value_parser = cache_type)]
+    cache_type_k: GgmlType,
+    /// KV cache type of V, as -ctk (quantized types need flash attention).
+    #[arg(long = "cache-type-v", visible_alias = "ctv", default_value = "f16", value_parser = cache_type)]
+    cache_type_v: GgmlType,
     /// Full-size cache for sliding-window layers.
     #[arg(long = "swa-full")]
     swa_full: bool,
@@ -61,40 +64,62 @@ pub struct Args {
     #[arg(long = "no-mmap")]
     no_mmap: bool,
     /// Print the largest context (and with GPUs the most offloaded layers)
-    /// that fits in SIZE per device, e.g. 24G, 512M (binary units).
-    #[arg(long, value_name = "SIZE")]
-    fit: Option<String>,
+    /// that fit in SIZE: of host RAM without -ts, else per GPU. SIZE needs
+    /// a unit: 24G, 512M, 1.5T (binary: 1G = 1 GiB), or B for bytes.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    fit: Option<u64>,
     /// Print JSON.
     #[arg(long)]
     json: bool,
 }
 
-/// `-ctk q8_0`: llama.cpp's lower-case type names.
+/// `-ctk q8_0`: one of the cache types llama.cpp accepts, by its name in
+/// any case.
 fn cache_type(name: &str) -> Result<GgmlType, String> {
-    GgmlType::from_name(&name.to_ascii_uppercase())
-        .or_else(|| GgmlType::from_name(name))
-        .ok_or_else(|| format!("unknown cache type {name:?}"))
+    GgmlType::from_name(name)
+        .filter(|t| KV_CACHE_TYPES.contains(t))
+        .ok_or_else(|| {
+            format!(
+                "llama.cpp does not take {name:?} as a cache type; it accepts {}",
+                kv_cache_type_names()
+            )
+        })
 }
 
-/// `24G`, `512M`, `1.5G`, plain bytes: binary units, as memory is sold
-/// to llama.cpp users in GiB.
+/// `24G`, `512M`, `1.5G`, `1048576B`: a number and a unit, binary (1G =
+/// 1 GiB, as memory is sold to llama.cpp users in GiB). A bare number is
+/// refused: `--fit 8` could mean 8 GiB or 8 bytes.
 fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text
-        .trim()
-        .trim_end_matches(['B', 'b'])
-        .trim_end_matches(['i']);
-    let (num, mult) = match t.chars().last() {
-        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
-        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
-        Some('T' | 't') => (&t[..t.len() - 1], 1 << 40),
-        _ => (t, 1),
+    let t = text.trim();
+    let (num, unit) = t.split_at(t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len()));
+    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" => {
+            return Err(format!(
+                "{text:?} has no unit: write {t}G for {t} GiB or {t}M for {t} MiB (binary \
+                 units), or {t}B for bytes"
+            ))
+        }
+        "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => {
+            return Err(format!(
+                "unknown unit {unit:?} in {text:?}: use K, M, G or T (binary: 1G = 1 GiB), or B \
+                 for bytes"
+            ))
+        }
     };
-    let v: f64 = num.parse().map_err(|_| format!("bad size {text:?}"))?;
-    if !(v.is_finite() && v >= 0.0) {
-        return Err(format!("bad size {text:?}"));
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size such as 24G or 512M"))?;
+    let bytes = v * mult as f64;
+    if !(bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64) {
+        return Err(format!("{text:?} is not a size this tool can hold"));
     }
-    Ok((v * mult as f64) as u64)
+    Ok(bytes as u64)
 }
 
 fn settings(a: &Args) -> Result<Settings, String> {
@@ -114,8 +139,8 @@ fn settings(a: &Args) -> Result<Settings, String> {
         n_ubatch: a.ubatch_size,
         n_parallel: a.parallel,
         flash_attn,
-        type_k: cache_type(&a.cache_type_k)?,
-        type_v: cache_type(&a.cache_type_v)?,
+        type_k: a.cache_type_k,
+        type_v: a.cache_type_v,
         swa_full: a.swa_full,
         kv_unified: a.kv_unified,
         n_gpu_layers: a.n_gpu_layers,
@@ -133,41 +158,143 @@ fn mib(b: u64) -> String {
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let file = crate::open::open_model(&args.model, None, args.verbose)?;
     let s = settings(&args)?;
-    let est = Estimate::of(&file, &s).map_err(|e| format!("{}: {e}", args.model.display()))?;
-    let fitted = match &args.fit {
-        Some(size) => Some((parse_size(size)?, fit(&file, &s, parse_size(size)?)?)),
+    let named = |e: gguf::Error| format!("{}: {e}", args.model.display());
+    let est = Estimate::of(&file, &s).map_err(named)?;
+    if est.exceeds_training_context() {
+        eprintln!(
+            "gguf: warning: {} cells per sequence exceed the model's training context of {}: \
+             llama.cpp warns of a possible training context overflow there (llama-server caps \
+             each slot at {}); the figures are for the cache allocated at the full size",
+            est.params.n_ctx_seq, est.n_ctx_train, est.n_ctx_train
+        );
+    }
+    let fitted = match args.fit {
+        Some(budget) => {
+            let f = fit(&file, &s, budget).map_err(named)?;
+            // When nothing fits, what the smallest context needs.
+            let smallest = match f.max_ctx {
+                Some(_) => None,
+                None => Some(
+                    Estimate::of(
+                        &file,
+                        &Settings {
+                            n_ctx: 256,
+                            ..s.clone()
+                        },
+                    )
+                    .map_err(named)?,
+                ),
+            };
+            Some((f, smallest))
+        }
         None => None,
     };
     let out = if args.json {
         let mut doc = to_json(&est);
-        if let Some((budget, f)) = &fitted {
-            doc["fit"] = json!({
-                "budget_bytes": budget,
-                "max_ctx": f.max_ctx,
-                "max_gpu_layers": f.max_gpu_layers,
-            });
+        if let Some((f, smallest)) = &fitted {
+            doc["fit"] = fit_json(f, &s, smallest.as_ref());
         }
         serde_json::to_string_pretty(&doc)?
     } else {
-        let mut text = to_text(&est);
-        if let Some((budget, f)) = &fitted {
-            use std::fmt::Write;
-            let _ = write!(text, "\n\nfit in {}:", mib(*budget));
-            match f.max_ctx {
-                Some(c) => {
-                    let _ = write!(text, "\n  largest context     {c}");
-                }
-                None => {
-                    let _ = write!(text, "\n  largest context     none fits");
-                }
-            }
-            if let Some(n) = f.max_gpu_layers {
-                let _ = write!(text, "\n  most GPU layers     {n} (at -c {})", est.n_ctx);
-            }
+        let mut text = to_text(&est, &s);
+        if let Some((f, smallest)) = &fitted {
+            text.push_str(&fit_text(f, &s, smallest.as_ref()));
         }
         text
     };
     crate::print(&out)
+}
+
+/// What a `--fit` budget applies to: host RAM, or each GPU.
+fn fit_scope(f: &Fit) -> String {
+    if f.devices == [Device::Cpu] {
+        "of host RAM (CPU only: no -ts given, so no GPU is assumed)".to_owned()
+    } else {
+        let names: Vec<String> = f.devices.iter().map(Device::to_string).collect();
+        format!("per GPU ({}; host RAM not checked)", names.join(", "))
+    }
+}
+
+/// `-ngl -1 (all 19 layer slots on the GPUs)`.
+fn ngl_text(s: &Settings, slots: u32) -> String {
+    if s.n_gpu_layers < 0 || s.n_gpu_layers as u32 >= slots {
+        format!(
+            "-ngl {} (all {slots} layer slots on the GPUs)",
+            s.n_gpu_layers
+        )
+    } else {
+        format!("-ngl {} (of {slots} layer slots)", s.n_gpu_layers)
+    }
+}
+
+/// The largest total among the devices held to the budget.
+fn largest_need<'e>(e: &'e Estimate, f: &Fit) -> Option<&'e gguf::estimate::DeviceUsage> {
+    e.devices
+        .iter()
+        .filter(|d| f.devices.contains(&d.device))
+        .max_by_key(|d| d.total())
+}
+
+fn fit_text(f: &Fit, s: &Settings, smallest: Option<&Estimate>) -> String {
+    use std::fmt::Write;
+    let mut text = format!("\n\nfit in {} {}:", gib(f.budget), fit_scope(f));
+    let at_ngl = if f.devices == [Device::Cpu] {
+        String::new()
+    } else {
+        format!(" with {}", ngl_text(s, f.layer_slots))
+    };
+    let _ = match f.max_ctx {
+        Some(c) if f.capped_by_training_ctx => write!(
+            text,
+            "\n  largest context     {c}{at_ngl}: the model's training context, where the \
+             search stops (the budget holds more, but llama.cpp warns past it)"
+        ),
+        Some(c) => write!(text, "\n  largest context     {c}{at_ngl}"),
+        None => match smallest.and_then(|e| largest_need(e, f)) {
+            Some(d) => write!(
+                text,
+                "\n  largest context     none fits{at_ngl}: -c 256 already needs {} on {}",
+                mib(d.total()),
+                d.device
+            ),
+            None => write!(text, "\n  largest context     none fits{at_ngl}"),
+        },
+    };
+    if let Some(n) = f.max_gpu_layers {
+        let _ = write!(
+            text,
+            "\n  most GPU layers     -ngl {n} of {} layer slots, at -c {} (the context \
+             estimated above)",
+            f.layer_slots, f.gpu_layers_ctx
+        );
+    }
+    text
+}
+
+fn fit_json(f: &Fit, s: &Settings, smallest: Option<&Estimate>) -> serde_json::Value {
+    let gpus = f.devices != [Device::Cpu];
+    json!({
+        "budget_bytes": f.budget,
+        "budget_per_device": f.devices.iter().map(Device::to_string).collect::<Vec<_>>(),
+        "host_ram_checked": !gpus,
+        "max_ctx": f.max_ctx,
+        "max_ctx_n_gpu_layers": gpus.then_some(s.n_gpu_layers),
+        "max_ctx_capped_by_training_context": f.capped_by_training_ctx,
+        "n_ctx_train": f.n_ctx_train,
+        "min_ctx_bytes": smallest.and_then(|e| largest_need(e, f)).map(|d| d.total()),
+        "max_gpu_layers": f.max_gpu_layers,
+        "max_gpu_layers_at_ctx": gpus.then_some(f.gpu_layers_ctx),
+        "layer_slots": f.layer_slots,
+    })
+}
+
+/// GiB with two decimals from 1 GiB up, MiB below.
+fn gib(b: u64) -> String {
+    if b >= 1 << 30 {
+        format!("{:.2} GiB", b as f64 / f64::from(1u32 << 30))
+    } else {
+        mib(b)
+    }
 }
 
 fn to_json(e: &Estimate) -> serde_json::Value {
@@ -207,23 +334,35 @@ fn to_json(e: &Estimate) -> serde_json::Value {
         "context": {
             "n_ctx": p.n_ctx, "n_ctx_seq": p.n_ctx_seq, "n_batch": p.n_batch,
             "n_ubatch": p.n_ubatch, "n_seq_max": p.n_seq_max, "flash_attn": p.flash_attn,
+            "n_ctx_train": e.n_ctx_train,
+            "exceeds_training_context": e.exceeds_training_context(),
         },
         "caches": caches,
         "devices": devices,
     })
 }
 
-fn to_text(e: &Estimate) -> String {
+fn to_text(e: &Estimate, settings: &Settings) -> String {
     use std::fmt::Write;
     let mut s = String::new();
     let p = &e.params;
+    let slots = e.layer_devices.len() as u32;
+    let devices = match settings.gpus() {
+        0 => "devices: CPU only (no -ts given, so no GPU is assumed)".to_owned(),
+        n => format!(
+            "devices: CPU and {n} GPU{} (-ts), {}",
+            if n == 1 { "" } else { "s" },
+            ngl_text(settings, slots)
+        ),
+    };
     let _ = writeln!(
         s,
-        "{} params, {:.2} BPW; n_ctx {} (per sequence {}), n_batch {}, n_ubatch {}, {} sequence(s), flash attention {}",
+        "{} params, {:.2} BPW; n_ctx {} (per sequence {}, training {}), n_batch {}, n_ubatch {}, {} sequence(s), flash attention {}\n{devices}",
         gguf::summary::ModelSummary::format_count(e.summary.parameters),
         e.summary.bits_per_weight,
         p.n_ctx,
         p.n_ctx_seq,
+        e.n_ctx_train,
         p.n_batch,
         p.n_ubatch,
         p.n_seq_max,
@@ -265,7 +404,6 @@ fn to_text(e: &Estimate) -> String {
                 layers
             );
         }
-        let _ = Device::Cpu;
     }
     s
 }

@@ -62,7 +62,8 @@ enum Command {
     /// Print one metadata value (raw, for scripts; exit status 1 when the
     /// key is missing).
     Get(get::Args),
-    /// Set a metadata value (in place when it fits).
+    /// Set a metadata value (in place when it fits). An existing key keeps
+    /// its type unless --force; numbers out of the type's range are refused.
     Set(edit::SetArgs),
     /// Remove a metadata key.
     Rm(edit::RmArgs),
@@ -79,10 +80,14 @@ enum Command {
     /// Re-encode the weight matrices to another type, as llama-quantize
     /// selects them (norms, biases and other tensors are kept byte for
     /// byte; already-quantized weights only with --allow-requantize or a
-    /// float target). Prints what it converted and what it kept, and why.
+    /// float target). Prints what it converted and what it kept, and why;
+    /// sets general.file_type to the target only when every weight matrix
+    /// became it. Writes nothing (exit status 1) when no tensor would change.
     Convert(convert::Args),
     /// Estimate the memory llama.cpp allocates to run a model (weights, KV
-    /// cache, output and compute buffers, per device); flags as llama.cpp's.
+    /// cache, output and compute buffers, per device; CPU only unless -ts
+    /// names GPUs); flags as llama.cpp's. --fit SIZE (a unit is required)
+    /// finds the largest context and most GPU layers that fit.
     Estimate(estimate::Args),
     /// Split a model into shards (NAME-00001-of-0000N.gguf, ...) by size
     /// and/or tensor count, as gguf-py's writer splits.
@@ -117,6 +122,21 @@ impl std::fmt::Display for Exit {
 }
 
 impl std::error::Error for Exit {}
+
+/// A usage error found after parsing (a combination of flags clap cannot
+/// check alone): printed as clap prints its own, exit status 2.
+fn usage_error(subcommand: &str, message: impl std::fmt::Display) -> Box<dyn std::error::Error> {
+    let kind = clap::error::ErrorKind::ArgumentConflict;
+    let mut cli = Cli::command();
+    // Built, so that the usage line names the subcommand (`gguf set`).
+    cli.build();
+    let err = match cli.find_subcommand_mut(subcommand) {
+        Some(sub) => sub.error(kind, message),
+        None => Cli::command().error(kind, message),
+    };
+    let _ = err.print();
+    Exit(2).into()
+}
 
 /// Opens a GGUF file for a command; errors name the file.
 fn open(path: &std::path::Path) -> Result<gguf::GgufFile<'static>, String> {
