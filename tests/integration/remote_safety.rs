@@ -97,7 +97,11 @@ fn every_command_shows_urls_without_credentials() {
         (vec!["inspect", &url, "--json", "--verbose"], true, true),
         (vec!["inspect", &missing], false, true),
         (vec!["tensor", &url, "no.such.tensor"], false, true),
-        (vec!["tensor", &url, "output.weight", "--verbose"], true, true),
+        (
+            vec!["tensor", &url, "output.weight", "--verbose"],
+            true,
+            true,
+        ),
         (vec!["hash", &url, "--algo", "sha256"], true, true),
         (vec!["estimate", &url, "--json", "--verbose"], true, true),
         (vec!["estimate", &missing], false, true),
@@ -117,12 +121,18 @@ fn every_command_shows_urls_without_credentials() {
             } else {
                 shown.clone()
             };
-            assert!(text.contains(&want), "gguf {args:?} does not name {want}: {text}");
+            assert!(
+                text.contains(&want),
+                "gguf {args:?} does not name {want}: {text}"
+            );
         }
     }
     // A hash manifest names the URL as shown, and verifies against it.
     let (lines, _) = run(gguf().args(["hash", &url]));
-    assert!(lines.contains(&format!("{shown}:token_embd.weight")), "{lines}");
+    assert!(
+        lines.contains(&format!("{shown}:token_embd.weight")),
+        "{lines}"
+    );
     std::fs::write(&manifest, &lines).unwrap();
     let (verified, _) = run(gguf().args(["hash", &url, "--check"]).arg(&manifest));
     assert!(verified.contains("- Success"), "{verified}");
@@ -229,7 +239,10 @@ fn redirects_to_another_origin_carry_no_credentials() {
     assert_eq!(to_other.len(), 2, "HEAD and one range read: {to_other:?}");
     for h in &to_other {
         for name in ["authorization", "x-amz-security-token", "referer", "cookie"] {
-            assert!(!h.contains_key(name), "{name} sent to another origin: {h:?}");
+            assert!(
+                !h.contains_key(name),
+                "{name} sent to another origin: {h:?}"
+            );
         }
         let values = serde_json::to_string(h).unwrap();
         assert!(!values.contains("session-token-value"), "{values}");
@@ -242,10 +255,8 @@ fn object_store_error_bodies_are_cleaned_and_short() {
     let dir = served_dir();
     let server = Server::http(dir.path());
     let endpoint = format!("http://127.0.0.1:{}/fault/echo-500", server.port);
-    let (text, ok) = output(s3_via(&mut gguf(), &endpoint).args([
-        "inspect",
-        "s3://models/tiny-llama.gguf",
-    ]));
+    let (text, ok) =
+        output(s3_via(&mut gguf(), &endpoint).args(["inspect", "s3://models/tiny-llama.gguf"]));
     assert!(!ok, "{text}");
     // The server did echo the credentials (the test is real) ...
     assert!(headers_seen(&server)
@@ -261,7 +272,10 @@ fn object_store_error_bodies_are_cleaned_and_short() {
         assert!(!text.contains(secret), "{secret:?} printed: {text}");
     }
     assert!(text.contains("500"), "{text}");
-    assert!(text.contains("\\x1b[31m"), "the escape is shown escaped: {text}");
+    assert!(
+        text.contains("\\x1b[31m"),
+        "the escape is shown escaped: {text}"
+    );
     assert!(text.len() < 1000, "{} bytes: {text}", text.len());
 }
 
@@ -273,7 +287,10 @@ fn ollama_refuses_a_redirect_to_plain_http_elsewhere() {
     let name = format!("ollama://127.0.0.1:{}/tiny", registry.port);
 
     // To plain HTTP on this machine's loopback: followed.
-    registry.get(&format!("/_set?blob_redirect=http://127.0.0.1:{}", cdn.port));
+    registry.get(&format!(
+        "/_set?blob_redirect=http://127.0.0.1:{}",
+        cdn.port
+    ));
     let (json, _) = run(sources::cli(store.path()).args(["inspect", &name, "--json"]));
     let (local, _) = run(gguf().arg("inspect").arg(sample()).arg("--json"));
     assert_eq!(json, local);
@@ -285,8 +302,10 @@ fn ollama_refuses_a_redirect_to_plain_http_elsewhere() {
     let (text, ok) = output(sources::cli(store.path()).args(["inspect", &name]));
     assert!(!ok, "{text}");
     assert!(
-        text.contains(&format!("refused a redirect to http://0.0.0.0:{}/v2/library/tiny/blobs/sha256:", cdn.port))
-            && text.contains("plain HTTP"),
+        text.contains(&format!(
+            "refused a redirect to http://0.0.0.0:{}/v2/library/tiny/blobs/sha256:",
+            cdn.port
+        )) && text.contains("plain HTTP"),
         "{text}"
     );
     assert_eq!(cdn.take_stats().0, 0, "the refused host was contacted");
@@ -386,7 +405,11 @@ fn later_shards_cost_their_header_not_a_chunk() {
     for (k, s) in stats.iter().enumerate().skip(1) {
         let header = shards[k].file().header_len();
         assert_eq!(s.requests, 1, "shard {k}");
-        assert!(s.bytes < 8 << 10, "shard {k}: {} bytes for a header of {header}", s.bytes);
+        assert!(
+            s.bytes < 8 << 10,
+            "shard {k}: {} bytes for a header of {header}",
+            s.bytes
+        );
     }
     let (requests, bytes) = server.take_stats();
     assert_eq!(requests, 3);
@@ -406,5 +429,9 @@ fn later_shards_cost_their_header_not_a_chunk() {
     let header = last.file().header_len();
     assert!(header > 300_000, "{header}");
     assert!(last.stats().requests <= 3, "{:?}", last.stats());
-    assert!(last.stats().bytes <= header + DEFAULT_CHUNK, "{:?}", last.stats());
+    assert!(
+        last.stats().bytes <= header + DEFAULT_CHUNK,
+        "{:?}",
+        last.stats()
+    );
 }

@@ -5,8 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use reqwest::header::{
-    HeaderMap, HeaderValue, CONTENT_LENGTH, CONTENT_RANGE, ETAG, LAST_MODIFIED,
-    RANGE,
+    HeaderMap, HeaderValue, CONTENT_LENGTH, CONTENT_RANGE, ETAG, LAST_MODIFIED, RANGE,
 };
 use reqwest::StatusCode;
 use url::Url;
@@ -128,10 +127,11 @@ impl HttpSource {
         let end = offset.saturating_add(len);
         let mut headers = HeaderMap::new();
         let range = format!("bytes={offset}-{}", end.saturating_sub(1));
-        headers.insert(
-            RANGE,
-            HeaderValue::from_str(&range).expect("digits are a header value"),
-        );
+        let range = HeaderValue::from_str(&range).map_err(|e| Error::Network {
+            url: url(),
+            message: format!("cannot send the range {range:?}: {e}"),
+        })?;
+        headers.insert(RANGE, range);
         let timeout = |what| Error::Timeout {
             url: url(),
             what,

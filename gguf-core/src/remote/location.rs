@@ -258,14 +258,21 @@ impl Hub {
         // The url crate resolves `.` and `..` segments away (`ms://../../x`
         // would ask for `/models/resolve/master/x`): refuse them, decoded
         // or not, wherever they are.
-        let parts = [("owner", owner), ("repository", repo), ("revision", revision)];
+        let parts = [
+            ("owner", owner),
+            ("repository", repo),
+            ("revision", revision),
+        ];
         let path_parts = file.split('/').map(|p| ("path", p));
         for (part, value) in parts.into_iter().chain(path_parts) {
             let decoded = percent_decode(value);
             if decoded == "." || decoded == ".." {
                 return Err(bad(
                     s,
-                    format!("the {part} is {value:?}: `.` and `..` are not names ({})", form()),
+                    format!(
+                        "the {part} is {value:?}: `.` and `..` are not names ({})",
+                        form()
+                    ),
                 ));
             }
         }

@@ -90,7 +90,14 @@ const MIN_SECRET_LEN: usize = 6;
 fn is_credential_var(name: &str) -> bool {
     let name = name.to_ascii_uppercase();
     let prefixed = [
-        "AWS_", "AZURE_", "GOOGLE_", "GCS_", "GCP_", "HF_", "HUGGING", "OBJECT_STORE_",
+        "AWS_",
+        "AZURE_",
+        "GOOGLE_",
+        "GCS_",
+        "GCP_",
+        "HF_",
+        "HUGGING",
+        "OBJECT_STORE_",
     ]
     .iter()
     .any(|p| name.starts_with(p));
@@ -313,7 +320,10 @@ mod tests {
             ),
             ("https://tok@h/a/b.gguf", "https://h/a/b.gguf"),
             ("https://h/a.gguf#sig=SIG", "https://h/a.gguf"),
-            ("az://c/m.gguf?sv=1&sig=SIG", "az://c/m.gguf?sv=REDACTED&sig=REDACTED"),
+            (
+                "az://c/m.gguf?sv=1&sig=SIG",
+                "az://c/m.gguf?sv=REDACTED&sig=REDACTED",
+            ),
             ("ftp://u:PASS@h/x?sig=SIG", "ftp://h/x?sig=REDACTED"),
             ("http://u:p@ss@h:81?x=SIG", "http://h:81?x=REDACTED"),
             ("https://a:PASS@h\\x", "https://h\\x"),
@@ -339,12 +349,27 @@ mod tests {
                     hf_token_value SASSIGNATURE AccountKey=ACCK;\x1b[31m";
         let shown = server_text(body, &secrets);
         for secret in [
-            "AKID", "abc", "SESSION", "GTOKEN", "SIGP", "AZSIG", "ya29", "hunter22",
-            "hf_token", "SASSIGNATURE", "ACCK", "\x1b", "\r", "\n",
+            "AKID",
+            "abc",
+            "SESSION",
+            "GTOKEN",
+            "SIGP",
+            "AZSIG",
+            "ya29",
+            "hunter22",
+            "hf_token",
+            "SASSIGNATURE",
+            "ACCK",
+            "\x1b",
+            "\r",
+            "\n",
         ] {
             assert!(!shown.contains(secret), "{secret} in {shown}");
         }
-        assert!(shown.contains("\\x1b[31m") && shown.contains("\"ok\": 1"), "{shown}");
+        assert!(
+            shown.contains("\\x1b[31m") && shown.contains("\"ok\": 1"),
+            "{shown}"
+        );
         assert!(shown.contains("x-amz-security-token: REDACTED"), "{shown}");
         let long = server_text(&"é".repeat(1000), &Secrets::default());
         assert!(long.len() < SERVER_TEXT_LIMIT + 40, "{}", long.len());

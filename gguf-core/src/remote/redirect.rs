@@ -172,7 +172,14 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert(LOCATION, HeaderValue::from_static("/x"));
         let here = u("https://h/a");
-        assert!(next_hop(&here, StatusCode::FOUND, &h, MAX_REDIRECTS, Policy::default()).is_err());
+        assert!(next_hop(
+            &here,
+            StatusCode::FOUND,
+            &h,
+            MAX_REDIRECTS,
+            Policy::default()
+        )
+        .is_err());
         assert_eq!(
             next_hop(&here, StatusCode::OK, &h, 0, Policy::default()).unwrap(),
             None

@@ -88,15 +88,17 @@ pub async fn open_shards_async(url: &str, options: &RemoteOptions) -> Result<Vec
 /// write only the three `split.*` keys there, about 100 bytes).
 const LATER_SHARD_KV_ROOM: u64 = 4096;
 
-/// The bytes of a tensor info whose size the first shard does not show:
-/// a 64-byte name (llama.cpp's limit) and four dimensions.
-const DEFAULT_TENSOR_INFO_LEN: u64 = 8 + 64 + 4 + 4 * 8 + 4 + 8;
+/// The bytes of a tensor info with a 63-byte name (llama.cpp's names are
+/// shorter than 64 bytes) and four dimensions, the most llama.cpp writes.
+const LLAMA_CPP_TENSOR_INFO_LEN: u64 = 8 + 63 + 4 + 4 * 8 + 4 + 8;
 
 /// The first read for the later shards of the split model whose first
 /// shard is `first`: room for a few keys and for every tensor the first
 /// shard does not hold (`split.tensors.count` less its own), each as long
-/// as its longest tensor info, plus alignment; at most `chunk`. A shard
-/// with a longer header costs one more read.
+/// as the first shard's longest tensor info or a llama.cpp-sized one,
+/// whichever is longer, plus alignment; at most `chunk`. So a later shard
+/// written by gguf-py or llama.cpp costs one read; one with a longer
+/// header costs one more.
 fn later_first_read(first: &GgufFile<'_>, chunk: u64) -> u64 {
     let total = first
         .value(crate::model::SPLIT_TENSORS_COUNT)
@@ -111,7 +113,8 @@ fn later_first_read(first: &GgufFile<'_>, chunk: u64) -> u64 {
         .tensors()
         .map(|t| width + t.name().len() as u64 + 4 + width * t.shape().len() as u64 + 4 + 8)
         .max()
-        .unwrap_or(DEFAULT_TENSOR_INFO_LEN);
+        .unwrap_or(0)
+        .max(LLAMA_CPP_TENSOR_INFO_LEN);
     remaining
         .saturating_mul(info_len)
         .saturating_add(LATER_SHARD_KV_ROOM + first.alignment())

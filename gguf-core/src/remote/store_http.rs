@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use object_store::client::{
-    ClientOptions, HttpClient, HttpConnector, HttpError, HttpErrorKind, HttpRequest,
-    HttpResponse, HttpService,
+    ClientOptions, HttpClient, HttpConnector, HttpError, HttpErrorKind, HttpRequest, HttpResponse,
+    HttpService,
 };
 use object_store::ClientConfigKey as K;
 use reqwest::Method;

@@ -132,7 +132,8 @@ fn mib(b: u64) -> String {
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let file = crate::open::open_model(&args.model, None, &args.source)?;
     let s = settings(&args)?;
-    let est = Estimate::of(&file, &s).map_err(|e| format!("{}: {e}", crate::open::shown(&args.model)))?;
+    let est =
+        Estimate::of(&file, &s).map_err(|e| format!("{}: {e}", crate::open::shown(&args.model)))?;
     let fitted = match &args.fit {
         Some(size) => Some((parse_size(size)?, fit(&file, &s, parse_size(size)?)?)),
         None => None,

@@ -36,7 +36,10 @@ pub fn redact_urls_in(text: &str) -> String {
         let len = after
             .find(|c: char| c.is_whitespace() || "\"'<>".contains(c))
             .unwrap_or(after.len());
-        let end = at + after[..len].trim_end_matches([':', ',', ';', '.', ')']).len();
+        let end = at
+            + after[..len]
+                .trim_end_matches([':', ',', ';', '.', ')'])
+                .len();
         out.push_str(&rest[..start]);
         out.push_str(&redact_url(&rest[start..end]));
         rest = &rest[end.max(at + 3)..];
