@@ -127,6 +127,22 @@ fn every_command_shows_urls_without_credentials() {
             );
         }
     }
+    // A split model's shards are named as shown, in text and JSON.
+    run(gguf()
+        .arg("split")
+        .arg(sample())
+        .arg(dir.path().join("parts"))
+        .args(["--max-tensors", "10"]));
+    let split = url.replace("tiny-llama.gguf", "parts-00002-of-00003.gguf");
+    for args in [vec!["inspect", &split], vec!["inspect", &split, "--json"]] {
+        let (text, _) = run(gguf().args(&args));
+        assert_no_secrets(&format!("gguf {args:?}"), &text);
+        let third = shown.replace("tiny-llama.gguf", "parts-00003-of-00003.gguf");
+        assert!(
+            text.contains(&third),
+            "gguf {args:?} does not name {third}: {text}"
+        );
+    }
     // A hash manifest names the URL as shown, and verifies against it.
     let (lines, _) = run(gguf().args(["hash", &url]));
     assert!(

@@ -78,8 +78,14 @@ pub(crate) fn redact(url: &Url) -> String {
 /// Values this process sends as credentials, to be cut out of anything a
 /// server says back: the token, the URL's password and query values, and
 /// the credentials object_store reads from the environment.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Secrets(Vec<String>);
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Secrets({} values)", self.0.len())
+    }
+}
 
 /// Shorter values are too likely to be ordinary words to be cut out
 /// everywhere (the name/value rules still hide them).
