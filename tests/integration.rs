@@ -29,6 +29,7 @@ mod integration {
     pub mod memory;
     pub mod proptest_write;
     pub mod remote;
+    pub mod remote_safety;
     pub mod round_trip;
     pub mod sources;
     pub mod split;

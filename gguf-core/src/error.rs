@@ -600,6 +600,30 @@ pub enum Error {
         /// Value now.
         after: String,
     },
+    /// Reading a remote file's header took longer than
+    /// `RemoteOptions::header_deadline` (a slow or trickling server).
+    #[error("{url}: the header was not read within the deadline of {} s: {received} bytes arrived in {:.1} s", deadline.as_secs_f64(), elapsed.as_secs_f64())]
+    Deadline {
+        /// The URL.
+        url: String,
+        /// The deadline.
+        deadline: std::time::Duration,
+        /// Body bytes received by then.
+        received: u64,
+        /// Time spent.
+        elapsed: std::time::Duration,
+    },
+    /// A redirect that was not followed (to plain HTTP where only HTTPS is
+    /// allowed, to another scheme, or one too many).
+    #[error("{url}: refused a redirect to {to}: {reason}")]
+    RedirectRefused {
+        /// The URL.
+        url: String,
+        /// Where the redirect pointed (without credentials).
+        to: String,
+        /// Why it was refused.
+        reason: String,
+    },
     /// A network or object-store failure (connection refused or dropped,
     /// TLS, DNS, credentials).
     #[error("{url}: {message}")]

@@ -39,7 +39,7 @@ pub(super) struct Server {
 }
 
 impl Server {
-    fn start(mut cmd: Command) -> Server {
+    pub(super) fn start(mut cmd: Command) -> Server {
         let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -71,8 +71,9 @@ impl Server {
         format!("http://127.0.0.1:{}/{path}", self.port)
     }
 
-    /// A plain GET on the server's own endpoints (`/_stats`, `/_reset`).
-    fn get(&self, path: &str) -> serde_json::Value {
+    /// A plain GET on the server's own endpoints (`/_stats`, `/_reset`,
+    /// `/_set`).
+    pub(super) fn get(&self, path: &str) -> serde_json::Value {
         let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
         write!(
             s,
@@ -489,7 +490,7 @@ fn cli_reads_urls_like_local_files() {
 }
 
 /// The environment object_store's S3 builder reads, for moto on `port`.
-fn s3_env(c: &mut Command, port: u16) -> &mut Command {
+pub(super) fn s3_env(c: &mut Command, port: u16) -> &mut Command {
     c.env("AWS_ENDPOINT", format!("http://127.0.0.1:{port}"))
         .env("AWS_ALLOW_HTTP", "true")
         .env("AWS_REGION", "us-east-1")

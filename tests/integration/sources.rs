@@ -25,7 +25,7 @@ fn hex(bytes: &[u8]) -> String {
 
 /// A fake Ollama store holding the sample as `tiny:latest` and as
 /// `me/tiny:q8`, with the other layers a real manifest has.
-fn store() -> tempfile::TempDir {
+pub(super) fn store() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let bytes = std::fs::read(sample()).unwrap();
     let model = hex(&bytes);
@@ -58,7 +58,7 @@ fn store() -> tempfile::TempDir {
     dir
 }
 
-fn cli(store: &Path) -> Command {
+pub(super) fn cli(store: &Path) -> Command {
     let mut c = gguf();
     c.env("OLLAMA_MODELS", store)
         .env_remove("MODELSCOPE_ENDPOINT");

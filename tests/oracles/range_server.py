@@ -16,8 +16,14 @@ stdout, and serves the files of DIR until stdin closes.
                               DIR laid out as an Ollama store, whole, and
                               only to a client that Accepts its media type
   GET /v2/NS/M/blobs/sha256:HEX  the store's blobs/sha256-HEX, with Range
-  GET /_stats                 {"requests": N, "bytes": M, "auth": [...]}
-                              for the file requests so far; /_reset zeroes it
+  HEAD of any of these       the same status and headers, no body
+  GET /_stats                 {"requests": N, "bytes": M, "auth": [...],
+                              "headers": [{name: value}, ...]} for the file
+                              requests so far (names lower-case); /_reset
+                              zeroes it
+  GET /_set?KEY=VALUE         server settings (no parameter: clears them):
+    blob_redirect=BASE        302 every /v2/.../blobs/... request to
+                              BASE + the same path
   GET /fault/KIND/NAME        NAME served with a fault:
     ignore-range      200 and the whole body, Range ignored
     no-content-range  206 without Content-Range
@@ -31,6 +37,9 @@ stdout, and serves the files of DIR until stdin closes.
     changing          a new ETag on every request
     changing-lm       a new Last-Modified on every request
     redirect-PORT     302 to the same NAME on 127.0.0.1:PORT
+    echo-500          a GET: 500 with a body echoing the request line and
+                      headers (and an ESC); a HEAD: served normally
+    trickle           206 announcing the range, then one byte every 50 ms
 """
 
 import hashlib
@@ -45,7 +54,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ROOT = os.path.abspath(sys.argv[1])
 LOCK = threading.Lock()
-STATS = {"requests": 0, "bytes": 0, "auth": []}
+STATS = {"requests": 0, "bytes": 0, "auth": [], "headers": []}
+SETTINGS = {}
 COUNTER = [0]
 MANIFEST_TYPE = "application/vnd.docker.distribution.manifest.v2+json"
 
@@ -64,7 +74,11 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    head = False
+
     def write(self, data):
+        if self.head:
+            return
         # Counted before sending: a client that has its bytes may ask for
         # /_stats at once, before this thread would run again.
         with LOCK:
@@ -72,15 +86,29 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         self.wfile.flush()
 
+    def do_HEAD(self):
+        self.head = True
+        self.answer()
+
     def do_GET(self):
-        path = self.path.split("?", 1)[0]
+        # One handler serves every request of a kept-alive connection.
+        self.head = False
+        self.answer()
+
+    def answer(self):
+        path, _, query = self.path.partition("?")
         if path == "/_stats":
             with LOCK:
                 return self.send_json(dict(STATS))
         if path == "/_reset":
             with LOCK:
-                STATS.update(requests=0, bytes=0, auth=[])
+                STATS.update(requests=0, bytes=0, auth=[], headers=[])
             return self.send_json({})
+        if path == "/_set":
+            with LOCK:
+                SETTINGS.clear()
+                SETTINGS.update(p.split("=", 1) for p in query.split("&") if "=" in p)
+            return self.send_json(dict(SETTINGS))
         fault = None
         parts = path.lstrip("/").split("/")
         if len(parts) >= 6 and parts[0] == "models" and parts[3] == "resolve":
@@ -94,6 +122,13 @@ class Handler(BaseHTTPRequestHandler):
             manifest = True
             parts = ["manifests", "registry.ollama.ai", parts[1], parts[2], parts[4]]
         elif len(parts) == 5 and parts[0] == "v2" and parts[3] == "blobs":
+            base = SETTINGS.get("blob_redirect")
+            if base:
+                self.send_response(302)
+                self.send_header("Location", base + path)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             parts = ["blobs", parts[4].replace(":", "-", 1)]
         if parts[0] == "fault" and len(parts) >= 3:
             fault, parts = parts[1], parts[2:]
@@ -101,6 +136,7 @@ class Handler(BaseHTTPRequestHandler):
         with LOCK:
             STATS["requests"] += 1
             STATS["auth"].append(self.headers.get("Authorization"))
+            STATS["headers"].append({k.lower(): v for k, v in self.headers.items()})
             COUNTER[0] += 1
             serial = COUNTER[0]
         full = os.path.normpath(os.path.join(ROOT, name))
@@ -145,6 +181,14 @@ class Handler(BaseHTTPRequestHandler):
         if fault == "stall":
             time.sleep(30)
             return
+        if fault == "echo-500" and not self.head:
+            lines = [self.requestline] + [f"{k}: {v}" for k, v in self.headers.items()]
+            body = ("\x1b[31m" + "\r\n".join(lines)).encode()
+            self.send_response(500)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            return self.write(body)
         rng = self.headers.get("Range")
         with open(full, "rb") as f:
             data = f.read()
@@ -184,6 +228,11 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("ETag", etag)
         self.send_header("Last-Modified", formatdate(mtime, usegmt=True))
         self.end_headers()
+        if fault == "trickle":
+            for i in range(len(body)):
+                self.write(body[i : i + 1])
+                time.sleep(0.05)
+            return
         if fault in ("drop", "stall-body"):
             self.write(body[: len(body) // 2])
             if fault == "stall-body":
@@ -194,8 +243,16 @@ class Handler(BaseHTTPRequestHandler):
         self.write(body)
 
 
+class Server(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        # A client that hangs up (a fault test, a deadline) is expected.
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
+
+
 def main():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     print(server.server_address[1], flush=True)

@@ -273,6 +273,8 @@ pub struct HeaderParser {
     file_len: Option<u64>,
     /// The range last asked for, which `push` must answer.
     pending: Option<(u64, u64)>,
+    /// Size of the first read.
+    first: u64,
     reads: u32,
     finished: bool,
 }
@@ -285,9 +287,27 @@ impl HeaderParser {
             buf: Vec::new(),
             file_len: None,
             pending: None,
+            first: options.chunk,
             reads: 0,
             finished: false,
         }
+    }
+
+    /// Makes the first read `len` bytes (at least 1) instead of one chunk,
+    /// for a source whose header size can be guessed (a later shard of a
+    /// split model, whose first shard was read). Later reads still end a
+    /// whole chunk past what the header needs, so a short guess costs one
+    /// more read, not many.
+    ///
+    /// ```
+    /// use gguf_core::read::{HeaderParser, ReadOptions, Step};
+    /// let mut parser = HeaderParser::new(ReadOptions::default()).first_read(4096);
+    /// assert!(matches!(parser.step()?, Step::Read { offset: 0, len: 4096 }));
+    /// # Ok::<(), gguf_core::Error>(())
+    /// ```
+    pub fn first_read(mut self, len: u64) -> Self {
+        self.first = len.max(1);
+        self
     }
 
     /// How many reads were pushed so far.
@@ -308,7 +328,7 @@ impl HeaderParser {
             )));
         }
         let Some(file_len) = self.file_len else {
-            let len = self.options.chunk;
+            let len = self.first;
             self.pending = Some((0, len));
             return Ok(Step::Read { offset: 0, len });
         };

@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 
 use super::http::HttpSource;
 use super::location::Location;
+use super::redact::{server_text, Secrets};
 use super::store::StoreSource;
 use super::{RemoteOptions, Stats};
 
@@ -39,9 +40,16 @@ enum Kind {
 impl Backend {
     pub(crate) fn new(location: &Location, options: &RemoteOptions) -> Result<Self> {
         let kind = match location {
-            Location::Http { url, token } => {
-                Kind::Http(HttpSource::new(url.clone(), token.clone(), options)?)
-            }
+            Location::Http {
+                url,
+                token,
+                redirects,
+            } => Kind::Http(HttpSource::new(
+                url.clone(),
+                token.clone(),
+                *redirects,
+                options,
+            )?),
             Location::Store { url } => Kind::Store(StoreSource::new(url, options)?),
             Location::Ollama { .. } => {
                 return Err(Error::BadUrl {
@@ -128,11 +136,12 @@ impl Backend {
             *first = Some(now);
             return Ok(());
         };
+        // The values come from the server: shown shortened and escaped.
         let changed = |what: &'static str, a: String, b: String| Error::RemoteChanged {
             url: self.display.clone(),
             what,
-            before: a,
-            after: b,
+            before: server_text(&a, &Secrets::default()),
+            after: server_text(&b, &Secrets::default()),
         };
         if before.size != now.size {
             return Err(changed(

@@ -1,47 +1,117 @@
 //! Plain HTTP(S) range requests, with reqwest (the client `object_store`
-//! already brings).
+//! already brings); redirects are followed by [`redirect`](super::redirect).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, CONTENT_LENGTH, CONTENT_RANGE, ETAG, LAST_MODIFIED, RANGE};
+use reqwest::header::{
+    HeaderMap, HeaderValue, CONTENT_LENGTH, CONTENT_RANGE, ETAG, LAST_MODIFIED, RANGE,
+};
 use reqwest::StatusCode;
 use url::Url;
 
 use crate::error::{Error, Result};
 
 use super::backend::Identity;
+use super::redact::{redact, server_text, Secrets};
+use super::redirect::{keep_for_other_origin, next_hop, same_origin, Policy, Refused};
 use super::RemoteOptions;
 
 pub(crate) struct HttpSource {
     client: reqwest::Client,
     url: Url,
     token: Option<String>,
+    redirects: Policy,
+    /// What is sent as credentials, cut out of messages.
+    secrets: Secrets,
     read_timeout: Duration,
     /// Connect and read timeouts, for messages.
     timeouts: (Duration, Duration),
 }
 
+/// Why a request got no response.
+enum Failure {
+    Http(reqwest::Error),
+    Refused(Refused),
+}
+
 impl HttpSource {
-    pub(crate) fn new(url: Url, token: Option<String>, options: &RemoteOptions) -> Result<Self> {
+    pub(crate) fn new(
+        url: Url,
+        token: Option<String>,
+        redirects: Policy,
+        options: &RemoteOptions,
+    ) -> Result<Self> {
+        let secrets = Secrets::new(&url, token.as_deref());
         let client = reqwest::Client::builder()
             .connect_timeout(options.connect_timeout)
             .read_timeout(options.read_timeout)
             // Range responses must arrive as stored, byte for byte.
             .no_gzip()
             .user_agent(concat!("gguf-rs/", env!("CARGO_PKG_VERSION")))
+            .redirect(reqwest::redirect::Policy::none())
+            .referer(false)
             .build()
             .map_err(|e| Error::Network {
-                url: super::location::redact(&url),
-                message: format!("cannot create the HTTP client: {}", chain(&e)),
+                url: redact(&url),
+                message: format!(
+                    "cannot create the HTTP client: {}",
+                    server_text(&chain(&e), &secrets)
+                ),
             })?;
         Ok(HttpSource {
             client,
             url,
             token,
+            redirects,
+            secrets,
             read_timeout: options.read_timeout,
             timeouts: (options.connect_timeout, options.read_timeout),
         })
+    }
+
+    /// A `GET` of this source's URL with `headers` (and the token, and the
+    /// URL's user info as basic auth, both for this origin only),
+    /// following redirects.
+    async fn get(&self, mut headers: HeaderMap) -> std::result::Result<reqwest::Response, Failure> {
+        // Built by reqwest's builder, which turns user info into basic auth
+        // and takes it out of the URL.
+        let mut first = self.client.get(self.url.clone());
+        if let Some(token) = &self.token {
+            first = first.bearer_auth(token);
+        }
+        let first = first.build().map_err(Failure::Http)?;
+        for (k, v) in first.headers() {
+            headers.insert(k.clone(), v.clone());
+        }
+        let mut url = first.url().clone();
+        let mut hops = 0;
+        loop {
+            let mut req = reqwest::Request::new(reqwest::Method::GET, url.clone());
+            *req.headers_mut() = headers.clone();
+            let resp = self.client.execute(req).await.map_err(Failure::Http)?;
+            let next = next_hop(&url, resp.status(), resp.headers(), hops, self.redirects)
+                .map_err(Failure::Refused)?;
+            let Some(next) = next else {
+                return Ok(resp);
+            };
+            if !same_origin(&url, &next) {
+                keep_for_other_origin(&mut headers);
+            }
+            url = next;
+            hops += 1;
+        }
+    }
+
+    fn failure(&self, display: &str, f: Failure, what: &str) -> Error {
+        match f {
+            Failure::Http(e) => network(display, e, what, self.timeouts, &self.secrets),
+            Failure::Refused(r) => Error::RedirectRefused {
+                url: display.into(),
+                to: super::redact_url(&r.to),
+                reason: r.reason,
+            },
+        }
     }
 
     /// One `GET` with `Range: bytes=offset-(offset+len-1)`.
@@ -55,21 +125,21 @@ impl HttpSource {
     ) -> Result<(Vec<u8>, Identity)> {
         let url = || display.to_owned();
         let end = offset.saturating_add(len);
-        let mut req = self
-            .client
-            .get(self.url.clone())
-            .header(RANGE, format!("bytes={offset}-{}", end.saturating_sub(1)));
-        if let Some(token) = &self.token {
-            req = req.bearer_auth(token);
-        }
+        let mut headers = HeaderMap::new();
+        let range = format!("bytes={offset}-{}", end.saturating_sub(1));
+        let range = HeaderValue::from_str(&range).map_err(|e| Error::Network {
+            url: url(),
+            message: format!("cannot send the range {range:?}: {e}"),
+        })?;
+        headers.insert(RANGE, range);
         let timeout = |what| Error::Timeout {
             url: url(),
             what,
             after: self.read_timeout,
         };
-        let mut resp = match tokio::time::timeout(self.read_timeout, req.send()).await {
+        let mut resp = match tokio::time::timeout(self.read_timeout, self.get(headers)).await {
             Err(_) => return Err(timeout("waiting for the response")),
-            Ok(Err(e)) => return Err(network(display, e, "request failed", self.timeouts)),
+            Ok(Err(f)) => return Err(self.failure(display, f, "request failed")),
             Ok(Ok(r)) => r,
         };
         let status = resp.status();
@@ -87,7 +157,7 @@ impl HttpSource {
                     url: url(),
                     offset,
                     end,
-                    found: found.clone(),
+                    found: found.as_deref().map(|f| server_text(f, &self.secrets)),
                 };
                 let (first, last, total) = found
                     .as_deref()
@@ -144,7 +214,7 @@ impl HttpSource {
                         "connection lost after {} of {expected} bytes of the response for bytes {offset}..{end}",
                         body.len()
                     );
-                    return Err(network(display, e, &what, self.timeouts));
+                    return Err(self.failure(display, Failure::Http(e), &what));
                 }
                 Ok(Ok(None)) => break,
                 Ok(Ok(Some(c))) => c,
@@ -209,7 +279,13 @@ pub(crate) fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     s
 }
 
-fn network(display: &str, e: reqwest::Error, what: &str, timeouts: (Duration, Duration)) -> Error {
+fn network(
+    display: &str,
+    e: reqwest::Error,
+    what: &str,
+    timeouts: (Duration, Duration),
+    secrets: &Secrets,
+) -> Error {
     // reqwest's messages name the URL, which may hold user info.
     let e = e.without_url();
     if e.is_timeout() {
@@ -226,61 +302,86 @@ fn network(display: &str, e: reqwest::Error, what: &str, timeouts: (Duration, Du
     }
     Error::Network {
         url: display.into(),
-        message: format!("{what}: {}", chain(&e)),
+        message: format!("{what}: {}", server_text(&chain(&e), secrets)),
     }
 }
 
 /// One plain `GET` of a small document (an Ollama manifest): status 200,
-/// at most `limit` bytes, within the read timeout.
+/// at most `limit` bytes, within the read timeout and `options`'
+/// header deadline, redirects as `redirects` allows.
 pub(crate) async fn get_small(
     url: &Url,
     accept: &str,
     limit: u64,
+    redirects: Policy,
     options: &RemoteOptions,
 ) -> Result<Vec<u8>> {
-    let display = super::location::redact(url);
-    let source = HttpSource::new(url.clone(), None, options)?;
-    let timeout = |what| Error::Timeout {
-        url: display.clone(),
-        what,
-        after: options.read_timeout,
-    };
-    let req = source
-        .client
-        .get(url.clone())
-        .header(reqwest::header::ACCEPT, accept);
-    let mut resp = match tokio::time::timeout(options.read_timeout, req.send()).await {
-        Err(_) => return Err(timeout("waiting for the response")),
-        Ok(Err(e)) => return Err(network(&display, e, "request failed", source.timeouts)),
-        Ok(Ok(r)) => r,
-    };
-    if resp.status() != StatusCode::OK {
-        return Err(Error::HttpStatus {
+    let display = redact(url);
+    let started = std::time::Instant::now();
+    let source = HttpSource::new(url.clone(), None, redirects, options)?;
+    let received = AtomicU64::new(0);
+    let read = source.get_small(&display, accept, limit, &received);
+    match tokio::time::timeout(options.header_deadline, read).await {
+        Ok(r) => r,
+        Err(_) => Err(Error::Deadline {
             url: display,
-            status: resp.status().as_u16(),
-        });
+            deadline: options.header_deadline,
+            received: received.load(Ordering::Relaxed),
+            elapsed: started.elapsed(),
+        }),
     }
-    let mut body = Vec::new();
-    loop {
-        let chunk = match tokio::time::timeout(options.read_timeout, resp.chunk()).await {
-            Err(_) => return Err(timeout("reading the response body")),
-            Ok(Err(e)) => {
-                return Err(network(
-                    &display,
-                    e,
-                    "reading the response",
-                    source.timeouts,
-                ))
-            }
-            Ok(Ok(None)) => return Ok(body),
-            Ok(Ok(Some(c))) => c,
+}
+
+impl HttpSource {
+    async fn get_small(
+        &self,
+        display: &str,
+        accept: &str,
+        limit: u64,
+        received: &AtomicU64,
+    ) -> Result<Vec<u8>> {
+        let timeout = |what| Error::Timeout {
+            url: display.into(),
+            what,
+            after: self.read_timeout,
         };
-        if (body.len() + chunk.len()) as u64 > limit {
-            return Err(Error::BadManifest {
-                source_name: display,
-                reason: format!("larger than {limit} bytes: not a manifest"),
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            reqwest::header::ACCEPT,
+            HeaderValue::from_str(accept).map_err(|e| Error::BadUrl {
+                url: display.into(),
+                reason: format!("bad Accept header: {e}"),
+            })?,
+        );
+        let mut resp = match tokio::time::timeout(self.read_timeout, self.get(headers)).await {
+            Err(_) => return Err(timeout("waiting for the response")),
+            Ok(Err(f)) => return Err(self.failure(display, f, "request failed")),
+            Ok(Ok(r)) => r,
+        };
+        if resp.status() != StatusCode::OK {
+            return Err(Error::HttpStatus {
+                url: display.into(),
+                status: resp.status().as_u16(),
             });
         }
-        body.extend_from_slice(&chunk);
+        let mut body = Vec::new();
+        loop {
+            let chunk = match tokio::time::timeout(self.read_timeout, resp.chunk()).await {
+                Err(_) => return Err(timeout("reading the response body")),
+                Ok(Err(e)) => {
+                    return Err(self.failure(display, Failure::Http(e), "reading the response"))
+                }
+                Ok(Ok(None)) => return Ok(body),
+                Ok(Ok(Some(c))) => c,
+            };
+            received.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+            if (body.len() + chunk.len()) as u64 > limit {
+                return Err(Error::BadManifest {
+                    source_name: display.into(),
+                    reason: format!("larger than {limit} bytes: not a manifest"),
+                });
+            }
+            body.extend_from_slice(&chunk);
+        }
     }
 }

@@ -4,6 +4,8 @@ use url::Url;
 
 use crate::error::{Error, Result};
 
+use super::redact::redact;
+use super::redirect::Policy;
 use super::RemoteOptions;
 
 /// Schemes handled by `object_store`.
@@ -45,8 +47,13 @@ pub fn is_remote(s: &str) -> bool {
 #[derive(Clone)]
 pub(crate) enum Location {
     /// Range requests with reqwest; `token` is sent as a bearer token
-    /// (to this host only: reqwest drops it on a redirect to another).
-    Http { url: Url, token: Option<String> },
+    /// (to this origin only: see [`redirect`](super::redirect)), and
+    /// `redirects` says which redirects are refused.
+    Http {
+        url: Url,
+        token: Option<String>,
+        redirects: Policy,
+    },
     /// An object store.
     Store { url: Url },
     /// A model in an Ollama registry, before its manifest is read:
@@ -62,7 +69,7 @@ impl std::fmt::Debug for Location {
 
 fn bad(url: &str, reason: impl Into<String>) -> Error {
     Error::BadUrl {
-        url: redact_str(url),
+        url: super::redact_url(url),
         reason: reason.into(),
     }
 }
@@ -71,7 +78,11 @@ impl Location {
     pub(crate) fn parse(s: &str, options: &RemoteOptions) -> Result<Self> {
         let url = Url::parse(s).map_err(|e| bad(s, format!("not a URL: {e}")))?;
         match url.scheme() {
-            "http" | "https" => Ok(Location::Http { url, token: None }),
+            "http" | "https" => Ok(Location::Http {
+                url,
+                token: None,
+                redirects: Policy::default(),
+            }),
             "hf" => hf(s, options),
             "ms" => modelscope(s),
             "ollama" => super::ollama::registry_location(s),
@@ -92,14 +103,21 @@ impl Location {
         match self {
             Location::Ollama { repo, tag } => {
                 let url = super::ollama::resolve_registry(&repo, &tag, options).await?;
-                Ok((Location::Http { url, token: None }, 1))
+                let redirects = super::ollama::REDIRECTS;
+                Ok((
+                    Location::Http {
+                        url,
+                        token: None,
+                        redirects,
+                    },
+                    1,
+                ))
             }
             other => Ok((other, 0)),
         }
     }
 
-    /// The URL without user name, password or query (which may carry
-    /// signatures), for messages.
+    /// The URL as it may be shown ([`redact_url`](super::redact_url)).
     pub(crate) fn display(&self) -> String {
         match self {
             Location::Http { url, .. } | Location::Store { url } => redact(url),
@@ -169,27 +187,6 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-pub(crate) fn redact(url: &Url) -> String {
-    let mut u = url.clone();
-    let _ = u.set_username("");
-    let _ = u.set_password(None);
-    if u.query().is_some() {
-        u.set_query(Some("…"));
-    }
-    u.to_string()
-}
-
-fn redact_str(s: &str) -> String {
-    match Url::parse(s) {
-        Ok(u) => redact(&u),
-        // Not a URL: cut anything that could be user info.
-        Err(_) => match s.rsplit_once('@') {
-            Some((_, rest)) if s.contains("://") => format!("…@{rest}"),
-            _ => s.to_owned(),
-        },
-    }
-}
-
 /// A model hub whose files have resolve URLs of the form
 /// `{endpoint}{prefix}/OWNER/REPO/resolve/REVISION/PATH`.
 struct Hub {
@@ -225,6 +222,7 @@ fn hf(s: &str, options: &RemoteOptions) -> Result<Location> {
     Ok(Location::Http {
         url: HF.resolve(s)?,
         token: options.hf_token.clone(),
+        redirects: Policy::default(),
     })
 }
 
@@ -234,6 +232,7 @@ fn modelscope(s: &str) -> Result<Location> {
     Ok(Location::Http {
         url: MODELSCOPE.resolve(s)?,
         token: None,
+        redirects: Policy::default(),
     })
 }
 
@@ -255,6 +254,27 @@ impl Hub {
         };
         if owner.is_empty() || repo.is_empty() || file.is_empty() || revision.is_empty() {
             return Err(bad(s, form()));
+        }
+        // The url crate resolves `.` and `..` segments away (`ms://../../x`
+        // would ask for `/models/resolve/master/x`): refuse them, decoded
+        // or not, wherever they are.
+        let parts = [
+            ("owner", owner),
+            ("repository", repo),
+            ("revision", revision),
+        ];
+        let path_parts = file.split('/').map(|p| ("path", p));
+        for (part, value) in parts.into_iter().chain(path_parts) {
+            let decoded = percent_decode(value);
+            if decoded == "." || decoded == ".." {
+                return Err(bad(
+                    s,
+                    format!(
+                        "the {part} is {value:?}: `.` and `..` are not names ({})",
+                        form()
+                    ),
+                ));
+            }
         }
         let var = self.endpoint_var;
         let endpoint = std::env::var(var)
@@ -321,6 +341,26 @@ mod tests {
             "https://modelscope.cn/models/o/r/resolve/v2/Q8_0/m.gguf"
         );
         assert!(Location::parse("ms://o/m.gguf", &RemoteOptions::default()).is_err());
+    }
+
+    #[test]
+    fn dot_segments_are_refused_by_name() {
+        for (url, part) in [
+            ("ms://../../x.gguf", "owner"),
+            ("ms://o/../x.gguf", "repository"),
+            ("hf://./r/x.gguf", "owner"),
+            ("hf://o/r/x.gguf@..", "revision"),
+            ("hf://o/r/x.gguf@.", "revision"),
+            ("hf://o/r/a/../../x.gguf", "path"),
+            ("ms://o/%2e%2E/x.gguf", "repository"),
+        ] {
+            let e = Location::parse(url, &RemoteOptions::default()).unwrap_err();
+            assert!(
+                matches!(&e, Error::BadUrl { reason, .. } if reason.contains(&format!("the {part} is"))),
+                "{url}: {e}"
+            );
+        }
+        assert!(Location::parse("hf://o/r/x..y.gguf@v.1", &RemoteOptions::default()).is_ok());
     }
 
     #[test]

@@ -39,12 +39,26 @@
 //! `Content-Range` against the range asked, the body's length, and the
 //! file's identity (ETag, Last-Modified and size equal to the first
 //! response's, so a file replaced between two reads is an error, not a
-//! mix of two files). Credentials are never printed and never sent to
-//! another host after a redirect.
+//! mix of two files).
+//!
+//! Credentials are never printed: every URL shown (messages, `Debug`,
+//! [`AsyncRemoteFile::url`]) goes through [`redact_url`] (user info
+//! dropped, query values replaced), and text from a server in an error
+//! (an object store's error body) is stripped of anything that looks
+//! like a credential, its control characters escaped, and cut to a few
+//! hundred bytes. Nor are they sent to another origin: redirects are
+//! followed here, no request carries `Referer`, and a redirect that
+//! changes scheme, host or port keeps only `Range`, the conditional
+//! headers, `Accept` and `User-Agent` (no `Authorization`,
+//! `x-amz-security-token`, `x-ms-*`, cookie or token). An `ollama://`
+//! registry's redirect to plain HTTP on a host other than loopback is
+//! refused ([`Error::RedirectRefused`]).
 //!
 //! Timeouts ([`RemoteOptions`]): 10 s to connect, 30 s of silence while
 //! waiting for a response or between two pieces of a body; a stalled
-//! server is a [`Error::Timeout`], not a hang.
+//! server is a [`Error::Timeout`], not a hang. A whole header read has a
+//! deadline (600 s by default): a server trickling bytes is an
+//! [`Error::Deadline`] saying how many arrived.
 //!
 //! ```no_run
 //! # fn main() -> gguf_core::Result<()> {
@@ -60,12 +74,15 @@ mod backend;
 mod http;
 mod location;
 mod ollama;
+mod redact;
+mod redirect;
 mod split;
 mod store;
+mod store_http;
 
 use std::ops::Range;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::read::{GgufFile, HeaderParser, ReadOptions, Step};
@@ -74,7 +91,11 @@ use backend::Backend;
 pub use location::is_remote;
 use location::Location;
 pub use ollama::{is_ollama_store, ollama_model_path, MODEL_MEDIA_TYPE};
+pub use redact::redact_url;
 pub use split::{open_shards, open_shards_async, shard_file_names};
+
+/// Default [`RemoteOptions::header_deadline`]: 10 minutes.
+pub const DEFAULT_HEADER_DEADLINE: Duration = Duration::from_secs(600);
 
 /// How remote files are read.
 ///
@@ -83,6 +104,7 @@ pub use split::{open_shards, open_shards_async, shard_file_names};
 /// use gguf_core::remote::RemoteOptions;
 /// let options = RemoteOptions::default().read_timeout(Duration::from_secs(5));
 /// assert_eq!(options.connect_timeout, Duration::from_secs(10));
+/// assert_eq!(options.header_deadline, Duration::from_secs(600));
 /// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -94,6 +116,12 @@ pub struct RemoteOptions {
     /// Longest silence while waiting for a response's headers or between
     /// two pieces of its body (default 30 s).
     pub read_timeout: Duration,
+    /// Longest time reading a file's header may take, all its requests
+    /// together (default 600 s, [`DEFAULT_HEADER_DEADLINE`]): the read
+    /// timeout only counts silence, so a server sending a byte a second
+    /// would otherwise hold the reader for days. Past it,
+    /// [`Error::Deadline`] says how many bytes arrived.
+    pub header_deadline: Duration,
     /// Bearer token for `hf://` URLs (default: `HF_TOKEN` from the
     /// environment). Sent only to the Hub's host.
     pub hf_token: Option<String>,
@@ -105,6 +133,7 @@ impl Default for RemoteOptions {
             read: ReadOptions::default(),
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(30),
+            header_deadline: DEFAULT_HEADER_DEADLINE,
             hf_token: std::env::var("HF_TOKEN").ok().filter(|t| !t.is_empty()),
         }
     }
@@ -126,6 +155,12 @@ impl RemoteOptions {
     /// Sets [`read_timeout`](Self::read_timeout).
     pub fn read_timeout(mut self, timeout: Duration) -> Self {
         self.read_timeout = timeout;
+        self
+    }
+
+    /// Sets [`header_deadline`](Self::header_deadline).
+    pub fn header_deadline(mut self, deadline: Duration) -> Self {
+        self.header_deadline = deadline;
         self
     }
 
@@ -176,14 +211,38 @@ impl AsyncRemoteFile {
         let (location, lookups) = Location::parse(url, options)?.resolve(options).await?;
         let backend = Arc::new(Backend::new(&location, options)?);
         backend.count_metadata_requests(lookups);
-        Self::open_backend(backend, options).await
+        Self::open_backend(backend, options, None).await
     }
 
+    /// Reads the header through `backend`, the first read `first_read`
+    /// bytes (default: one chunk), within the header deadline.
     pub(crate) async fn open_backend(
         backend: Arc<Backend>,
         options: &RemoteOptions,
+        first_read: Option<u64>,
+    ) -> Result<Self> {
+        let started = Instant::now();
+        let read = Self::read_header(backend.clone(), options, first_read);
+        match tokio::time::timeout(options.header_deadline, read).await {
+            Ok(r) => r,
+            Err(_) => Err(Error::Deadline {
+                url: backend.display().into(),
+                deadline: options.header_deadline,
+                received: backend.stats().bytes,
+                elapsed: started.elapsed(),
+            }),
+        }
+    }
+
+    async fn read_header(
+        backend: Arc<Backend>,
+        options: &RemoteOptions,
+        first_read: Option<u64>,
     ) -> Result<Self> {
         let mut parser = HeaderParser::new(options.read);
+        if let Some(len) = first_read {
+            parser = parser.first_read(len);
+        }
         loop {
             match parser.step()? {
                 Step::Read { offset, len } => {

@@ -19,6 +19,8 @@ use url::Url;
 use crate::error::{Error, Result};
 
 use super::location::Location;
+use super::redact::redact;
+use super::redirect::{is_loopback, Policy};
 use super::RemoteOptions;
 
 /// The media type of the layer holding the GGUF file.
@@ -31,6 +33,12 @@ pub(crate) const MANIFEST_ACCEPT: &str = "application/vnd.docker.distribution.ma
 const DEFAULT_REGISTRY: &str = "registry.ollama.ai";
 const DEFAULT_NAMESPACE: &str = "library";
 const DEFAULT_TAG: &str = "latest";
+
+/// A registry is read over HTTPS, plain HTTP only on this machine; its
+/// redirects (a blob's CDN) are held to the same rule.
+pub(crate) const REDIRECTS: Policy = Policy {
+    loopback_http_only: true,
+};
 
 /// Manifests are a few hundred bytes; anything past this is not one.
 pub(crate) const MANIFEST_LIMIT: u64 = 1 << 20;
@@ -46,7 +54,7 @@ pub(crate) struct Name {
 
 fn bad(s: &str, reason: impl Into<String>) -> Error {
     Error::BadUrl {
-        url: s.into(),
+        url: super::redact_url(s),
         reason: reason.into(),
     }
 }
@@ -233,13 +241,7 @@ pub(crate) fn registry_location(s: &str) -> Result<Location> {
     let name = parse_name(s, rest, true)?;
     let base = Url::parse(&format!("https://{}/", name.registry))
         .map_err(|e| bad(s, format!("bad registry host: {e}")))?;
-    let loopback = match base.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    };
-    let scheme = if loopback { "http" } else { "https" };
+    let scheme = if is_loopback(&base) { "http" } else { "https" };
     let repo = Url::parse(&format!(
         "{scheme}://{}/v2/{}/{}/",
         name.registry, name.namespace, name.model
@@ -261,9 +263,15 @@ pub(crate) async fn resolve_registry(
     let manifest_url = repo
         .join(&format!("manifests/{tag}"))
         .map_err(|e| bad(repo.as_str(), e.to_string()))?;
-    let shown = manifest_url.to_string();
-    let body =
-        super::http::get_small(&manifest_url, MANIFEST_ACCEPT, MANIFEST_LIMIT, options).await?;
+    let shown = redact(&manifest_url);
+    let body = super::http::get_small(
+        &manifest_url,
+        MANIFEST_ACCEPT,
+        MANIFEST_LIMIT,
+        REDIRECTS,
+        options,
+    )
+    .await?;
     let hex = model_digest(&shown, &body)?;
     repo.join(&format!("blobs/sha256:{hex}"))
         .map_err(|e| bad(repo.as_str(), e.to_string()))

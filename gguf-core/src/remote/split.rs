@@ -58,14 +58,19 @@ pub async fn open_shards_async(url: &str, options: &RemoteOptions) -> Result<Vec
             .collect::<Result<Vec<_>>>()?,
         None => vec![first],
     };
-    let opens = locations.iter().enumerate().map(|(k, l)| async move {
+    // The first shard first: what it shows sizes the first read of the
+    // others, whose headers are usually a few KB (split keys and their own
+    // tensor infos) rather than a whole chunk.
+    let first = Arc::new(Backend::new(&locations[0], options)?);
+    first.count_metadata_requests(lookups);
+    let first = AsyncRemoteFile::open_backend(first, options, None).await?;
+    let guess = later_first_read(&first.file, options.read.chunk);
+    let rest = locations[1..].iter().map(|l| async move {
         let backend = Arc::new(Backend::new(l, options)?);
-        if k == 0 {
-            backend.count_metadata_requests(lookups);
-        }
-        AsyncRemoteFile::open_backend(backend, options).await
+        AsyncRemoteFile::open_backend(backend, options, Some(guess)).await
     });
-    let files = futures::future::try_join_all(opens).await?;
+    let mut files = vec![first];
+    files.extend(futures::future::try_join_all(rest).await?);
     // The same rules as for shards on disk (`Model::from_files`): every
     // `split.no` in place, `split.count` the number of files, no tensor
     // twice, the tensor total as declared. Errors name the shard's URL.
@@ -77,6 +82,43 @@ pub async fn open_shards_async(url: &str, options: &RemoteOptions) -> Result<Vec
         .collect();
     crate::model::check_files(&refs)?;
     Ok(files)
+}
+
+/// Room for a later shard's key-value pairs (gguf-py and llama.cpp
+/// write only the three `split.*` keys there, about 100 bytes).
+const LATER_SHARD_KV_ROOM: u64 = 4096;
+
+/// The bytes of a tensor info with a 63-byte name (llama.cpp's names are
+/// shorter than 64 bytes) and four dimensions, the most llama.cpp writes.
+const LLAMA_CPP_TENSOR_INFO_LEN: u64 = 8 + 63 + 4 + 4 * 8 + 4 + 8;
+
+/// The first read for the later shards of the split model whose first
+/// shard is `first`: room for a few keys and for every tensor the first
+/// shard does not hold (`split.tensors.count` less its own), each as long
+/// as the first shard's longest tensor info or a llama.cpp-sized one,
+/// whichever is longer, plus alignment; at most `chunk`. So a later shard
+/// written by gguf-py or llama.cpp costs one read; one with a longer
+/// header costs one more.
+fn later_first_read(first: &GgufFile<'_>, chunk: u64) -> u64 {
+    let total = first
+        .value(crate::model::SPLIT_TENSORS_COUNT)
+        .and_then(|v| v.as_integer())
+        .and_then(|n| u64::try_from(n).ok());
+    let Some(total) = total else {
+        return chunk;
+    };
+    let remaining = total.saturating_sub(first.tensor_count() as u64);
+    let width = if first.version() == 1 { 4 } else { 8 };
+    let info_len = first
+        .tensors()
+        .map(|t| width + t.name().len() as u64 + 4 + width * t.shape().len() as u64 + 4 + 8)
+        .max()
+        .unwrap_or(0)
+        .max(LLAMA_CPP_TENSOR_INFO_LEN);
+    remaining
+        .saturating_mul(info_len)
+        .saturating_add(LATER_SHARD_KV_ROOM + first.alignment())
+        .min(chunk)
 }
 
 /// Blocking [`open_shards_async`]: every shard's header, in order.

@@ -14,12 +14,15 @@ use url::Url;
 use crate::error::{Error, Result};
 
 use super::backend::Identity;
-use super::location::redact;
+use super::redact::{redact, server_text, Secrets};
+use super::store_http::Connector;
 use super::RemoteOptions;
 
 pub(crate) struct StoreSource {
     store: Arc<dyn ObjectStore>,
     path: Path,
+    /// What the store's clients send as credentials, cut out of errors.
+    secrets: Secrets,
 }
 
 /// A few quick retries of transient failures, not object_store's default
@@ -37,12 +40,17 @@ impl StoreSource {
     pub(crate) fn new(url: &Url, options: &RemoteOptions) -> Result<Self> {
         let connect = format!("{}ms", options.connect_timeout.as_millis());
         let total = format!("{}ms", options.read_timeout.as_millis());
+        let secrets = Secrets::new(url, None);
         let err = |e: object_store::Error| Error::BadUrl {
             url: redact(url),
             reason: format!(
                 "cannot configure the object store: {}",
-                super::http::chain(&e)
+                server_text(&super::http::chain(&e), &secrets)
             ),
+        };
+        let connector = || Connector {
+            connect_timeout: options.connect_timeout,
+            timeout: options.read_timeout,
         };
         let store: Arc<dyn ObjectStore> = match url.scheme() {
             "s3" | "s3a" => {
@@ -50,6 +58,7 @@ impl StoreSource {
                 Arc::new(
                     AmazonS3Builder::from_env()
                         .with_url(url.as_str())
+                        .with_http_connector(connector())
                         .with_config(K::Client(ClientConfigKey::ConnectTimeout), connect)
                         .with_config(K::Client(ClientConfigKey::Timeout), total)
                         .with_retry(retry())
@@ -62,6 +71,7 @@ impl StoreSource {
                 Arc::new(
                     GoogleCloudStorageBuilder::from_env()
                         .with_url(url.as_str())
+                        .with_http_connector(connector())
                         .with_config(K::Client(ClientConfigKey::ConnectTimeout), connect)
                         .with_config(K::Client(ClientConfigKey::Timeout), total)
                         .with_retry(retry())
@@ -74,6 +84,7 @@ impl StoreSource {
                 Arc::new(
                     MicrosoftAzureBuilder::from_env()
                         .with_url(url.as_str())
+                        .with_http_connector(connector())
                         .with_config(K::Client(ClientConfigKey::ConnectTimeout), connect)
                         .with_config(K::Client(ClientConfigKey::Timeout), total)
                         .with_retry(retry())
@@ -86,7 +97,11 @@ impl StoreSource {
             url: redact(url),
             reason: format!("bad object path: {e}"),
         })?;
-        Ok(StoreSource { store, path })
+        Ok(StoreSource {
+            store,
+            path,
+            secrets,
+        })
     }
 
     /// The object's size and identity (`HEAD`).
@@ -95,7 +110,7 @@ impl StoreSource {
             .store
             .head(&self.path)
             .await
-            .map_err(|e| store_error(display, e))?;
+            .map_err(|e| store_error(display, e, &self.secrets))?;
         Ok(Identity {
             size: meta.size,
             etag: meta.e_tag,
@@ -125,7 +140,7 @@ impl StoreSource {
             .store
             .get_opts(&self.path, options)
             .await
-            .map_err(|e| store_error(display, e))?;
+            .map_err(|e| store_error(display, e, &self.secrets))?;
         let identity = Identity {
             size: result.meta.size,
             etag: result.meta.e_tag.clone(),
@@ -148,7 +163,7 @@ impl StoreSource {
         let mut stream = result.into_stream();
         while let Some(chunk) = stream.next().await {
             let chunk = chunk.map_err(|e| {
-                let mut err = store_error(display, e);
+                let mut err = store_error(display, e, &self.secrets);
                 if let Error::Network { message, .. } = &mut err {
                     *message = format!(
                         "connection lost after {} of {expected} bytes: {message}",
@@ -180,7 +195,10 @@ impl StoreSource {
     }
 }
 
-fn store_error(display: &str, e: object_store::Error) -> Error {
+/// An object_store error as ours. Its messages can carry the body of the
+/// server's answer (which may echo the request's credentials): that text
+/// goes through [`server_text`].
+fn store_error(display: &str, e: object_store::Error, secrets: &Secrets) -> Error {
     use object_store::Error as E;
     match e {
         E::NotFound { .. } => Error::HttpStatus {
@@ -199,7 +217,7 @@ fn store_error(display: &str, e: object_store::Error) -> Error {
         },
         e => Error::Network {
             url: display.into(),
-            message: super::http::chain(&e),
+            message: server_text(&super::http::chain(&e), secrets),
         },
     }
 }

@@ -43,9 +43,10 @@ fn problem(check: &'static str, message: String) -> Problem {
 }
 
 pub fn run(args: Args) -> crate::CliResult {
+    let shown = crate::open::shown(&args.file);
     let problems = match GgufFile::open(&args.file) {
         // A file that cannot be read is an error, not a finding.
-        Err(e @ gguf::Error::Io(_)) => return Err(format!("{}: {e}", args.file.display()).into()),
+        Err(e @ gguf::Error::Io(_)) => return Err(format!("{shown}: {e}").into()),
         Err(e) => vec![problem("format", e.to_string())],
         Ok(file) => {
             let mut p: Vec<Problem> = file
@@ -66,18 +67,17 @@ pub fn run(args: Args) -> crate::CliResult {
             .map(|p| json!({"check": p.check, "message": p.message}))
             .collect();
         let stale: Vec<_> = stale.iter().map(|p| p.to_string_lossy()).collect();
-        let doc = json!({"file": args.file.to_string_lossy(), "ok": ok, "problems": list,
+        let doc = json!({"file": shown, "ok": ok, "problems": list,
                          "stale_temp_files": stale});
         crate::print(&serde_json::to_string_pretty(&doc)?)?;
     } else if ok {
         crate::print(&format!(
-            "{}: ok (valid, loadable by llama.cpp, finite values, consistent metadata)",
-            args.file.display()
+            "{shown}: ok (valid, loadable by llama.cpp, finite values, consistent metadata)"
         ))?;
     } else {
         let lines: Vec<String> = problems
             .iter()
-            .map(|p| format!("{}: {}: {}", args.file.display(), p.check, p.message))
+            .map(|p| format!("{shown}: {}: {}", p.check, p.message))
             .collect();
         crate::print(&lines.join("\n"))?;
     }

@@ -31,7 +31,7 @@ pub fn run(args: Args) -> crate::CliResult {
         Ok(true) => Ok(()),
         Ok(false) => Err(crate::Exit(1).into()),
         Err(e) => {
-            eprintln!("gguf: {e}");
+            eprintln!("gguf: {}", crate::open::redact_urls_in(&e.to_string()));
             Err(crate::Exit(2).into())
         }
     }
@@ -161,8 +161,8 @@ fn diff(args: &Args) -> crate::CliResult<bool> {
     let fb = crate::open(&args.b)?;
     let mut lines: Vec<String> = Vec::new();
     let mut doc = json!({
-        "a": args.a.to_string_lossy(),
-        "b": args.b.to_string_lossy(),
+        "a": crate::open::shown(&args.a),
+        "b": crate::open::shown(&args.b),
     });
 
     // Header fields.
@@ -303,8 +303,8 @@ fn diff(args: &Args) -> crate::CliResult<bool> {
     } else if equal && !args.values {
         crate::print(&format!(
             "{} and {} hold the same header fields, metadata and tensors",
-            args.a.display(),
-            args.b.display()
+            crate::open::shown(&args.a),
+            crate::open::shown(&args.b)
         ))?;
     } else {
         crate::print(&lines.join("\n"))?;

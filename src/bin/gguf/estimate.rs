@@ -17,9 +17,8 @@ pub struct Args {
     /// or a URL (http(s)://, hf://, ms://, ollama://, s3://, gs://, az://),
     /// of which only the header is read.
     model: PathBuf,
-    /// Say how a remote model was fetched (requests, bytes, time).
-    #[arg(long, short)]
-    verbose: bool,
+    #[command(flatten)]
+    source: crate::open::SourceArgs,
     /// Context size; 0 takes the model's training context.
     #[arg(short = 'c', long = "ctx-size", default_value_t = 0)]
     ctx_size: u32,
@@ -156,9 +155,9 @@ fn mib(b: u64) -> String {
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let file = crate::open::open_model(&args.model, None, args.verbose)?;
+    let file = crate::open::open_model(&args.model, None, &args.source)?;
     let s = settings(&args)?;
-    let named = |e: gguf::Error| format!("{}: {e}", args.model.display());
+    let named = |e: gguf::Error| format!("{}: {e}", crate::open::shown(&args.model));
     let est = Estimate::of(&file, &s).map_err(named)?;
     if est.exceeds_training_context() {
         eprintln!(

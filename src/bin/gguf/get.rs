@@ -48,7 +48,7 @@ fn missing(file: &GgufFile<'_>, args: &Args) -> Box<dyn std::error::Error> {
     };
     format!(
         "{}: no metadata key {:?}{hint}",
-        args.file.display(),
+        crate::open::shown(&args.file),
         args.key
     )
     .into()

@@ -64,7 +64,8 @@ impl Algo {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The model, printed as given so manifests name it the same way: a
+    /// The model, printed as given (a URL without its user info and query
+    /// values) so manifests name it the same way: a
     /// path (any shard of a split model hashes the whole model),
     /// ollama:NAME[:TAG], or a URL (http(s)://, hf://, ms://, ollama://,
     /// s3://, gs://, az://). A remote model is downloaded tensor by tensor
@@ -85,6 +86,8 @@ pub struct Args {
     /// algorithm in the manifest, 5 manifest unreadable.
     #[arg(long, value_name = "MANIFEST")]
     check: Option<PathBuf>,
+    #[command(flatten)]
+    source: crate::open::SourceArgs,
 }
 
 /// Tensors `gguf_hash.py` leaves out.
@@ -327,8 +330,9 @@ pub fn run(args: Args) -> crate::CliResult {
     algos.sort();
     algos.dedup();
 
-    let opened = crate::open::open_source(&args.file, false)?;
-    let fname = args.file.to_string_lossy();
+    let opened = crate::open::open_source(&args.file, &args.source)?;
+    // A URL as shown everywhere: no user info, query values replaced.
+    let fname = crate::open::shown(&args.file);
     let mut printer = Printer {
         manifest: manifest.as_ref(),
         tally: Tally::default(),
@@ -352,7 +356,7 @@ pub fn run(args: Args) -> crate::CliResult {
     for (k, t) in &tensors {
         let data = opened
             .tensor_data(*k, t)
-            .map_err(|e| format!("{}: {e}", args.file.display()))?;
+            .map_err(|e| format!("{}: {e}", fname))?;
         let mut layer: Vec<(Algo, State)> =
             layer_algos.iter().map(|&a| (a, State::new(a))).collect();
         {

@@ -27,10 +27,8 @@ pub struct Args {
     /// `tokenizer.ggml.*_token_id`.
     #[arg(long, value_name = "PATTERN")]
     keys: Option<String>,
-    /// For a remote file, print to stderr how it was fetched (requests,
-    /// bytes, time).
-    #[arg(long, short)]
-    verbose: bool,
+    #[command(flatten)]
+    source: crate::open::SourceArgs,
 }
 
 /// Whether `text` matches the glob `pattern` (`*` any run, `?` any one
@@ -77,7 +75,7 @@ impl Filter<'_> {
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let model = crate::open::open_model(&args.file, None, args.verbose)?;
+    let model = crate::open::open_model(&args.file, None, &args.source)?;
     let filter = Filter {
         keys: args.keys.as_deref(),
         tensors: !args.no_tensors,

@@ -138,9 +138,10 @@ fn usage_error(subcommand: &str, message: impl std::fmt::Display) -> Box<dyn std
     Exit(2).into()
 }
 
-/// Opens a GGUF file for a command; errors name the file.
+/// Opens a GGUF file for a command; errors name the file (a URL without
+/// its credentials).
 fn open(path: &std::path::Path) -> Result<gguf::GgufFile<'static>, String> {
-    gguf::GgufFile::open(path).map_err(|e| format!("{}: {e}", path.display()))
+    gguf::GgufFile::open(path).map_err(|e| format!("{}: {e}", open::shown(path)))
 }
 
 impl Command {
@@ -198,7 +199,7 @@ fn main() -> ExitCode {
             if let Some(Exit(code)) = e.downcast_ref::<Exit>() {
                 return ExitCode::from(*code);
             }
-            eprintln!("gguf: {e}");
+            eprintln!("gguf: {}", open::redact_urls_in(&e.to_string()));
             ExitCode::FAILURE
         }
     }

@@ -6,12 +6,85 @@
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use gguf::remote::{is_ollama_store, is_remote, ollama_model_path, RemoteFile, RemoteOptions};
+use gguf::remote::{
+    is_ollama_store, is_remote, ollama_model_path, redact_url, RemoteFile, RemoteOptions,
+};
 use gguf::{GgufFile, Model, Tensor};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+/// A file name or URL as every message, manifest and JSON document shows
+/// it: a URL without user info and with its query values replaced
+/// (`gguf::remote::redact_url`), a path as it is.
+pub fn shown(name: &Path) -> String {
+    redact_url(&name.to_string_lossy())
+}
+
+/// `text` with every URL in it (`scheme://` up to white space, a quote or
+/// `<>`, trailing punctuation left out) passed through [`redact_url`]:
+/// the last guard on error messages, whatever produced them.
+pub fn redact_urls_in(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let start = rest[..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || "+-.".contains(c)))
+            .map_or(0, |i| i + 1);
+        let after = &rest[at..];
+        let len = after
+            .find(|c: char| c.is_whitespace() || "\"'<>".contains(c))
+            .unwrap_or(after.len());
+        let end = at
+            + after[..len]
+                .trim_end_matches([':', ',', ';', '.', ')'])
+                .len();
+        out.push_str(&rest[..start]);
+        out.push_str(&redact_url(&rest[start..end]));
+        rest = &rest[end.max(at + 3)..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// How a command reads a source: `--verbose` and `--remote-deadline`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct SourceArgs {
+    /// For a remote source, print to stderr how it was fetched (requests,
+    /// bytes, time).
+    #[arg(long, short)]
+    pub verbose: bool,
+    /// For a remote source, the most seconds reading its header may take,
+    /// all requests together (a server trickling bytes is stopped with an
+    /// error saying how much arrived).
+    #[arg(long, value_name = "SECONDS", default_value_t = 600.0, value_parser = positive_seconds)]
+    pub remote_deadline: f64,
+}
+
+fn positive_seconds(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && Duration::try_from_secs_f64(v).is_ok() => Ok(v),
+        _ => Err(format!("expected a positive number of seconds, got {s:?}")),
+    }
+}
+
+impl SourceArgs {
+    fn remote_options(&self) -> RemoteOptions {
+        RemoteOptions::default().header_deadline(Duration::from_secs_f64(self.remote_deadline))
+    }
+}
+
+/// Whether `s` has the form of a URL (`scheme://`), supported or not.
+fn looks_like_url(s: &str) -> bool {
+    s.split_once("://").is_some_and(|(scheme, _)| {
+        scheme.len() > 1
+            && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    })
+}
 
 /// A model as opened: memory-mapped files, or remote headers with their
 /// connections kept for fetching tensor data.
@@ -78,9 +151,10 @@ impl Opened {
 
 /// The model at `name` (see the module docs for the sources), any shard
 /// of a split model included: local files memory-mapped, remote ones read
-/// at the cost of their headers. With `verbose`, how a remote model was
+/// at the cost of their headers. With `--verbose`, how a remote model was
 /// fetched goes to stderr.
-pub fn open_source(name: &Path, verbose: bool) -> Result<Opened> {
+pub fn open_source(name: &Path, how: &SourceArgs) -> Result<Opened> {
+    let verbose = how.verbose;
     let text = name.to_str();
     if let Some(s) = text.filter(|s| is_ollama_store(s)) {
         let path = ollama_model_path(s)?;
@@ -91,13 +165,16 @@ pub fn open_source(name: &Path, verbose: bool) -> Result<Opened> {
             Model::open(&path).map_err(|e| format!("{s}: {e}"))?,
         ));
     }
-    let Some(url) = text.filter(|s| is_remote(s)) else {
+    // A URL of a scheme not read remotely is refused as a URL (naming it
+    // without credentials), not looked for as a local path.
+    let Some(url) = text.filter(|s| is_remote(s) || looks_like_url(s)) else {
         // The model's errors name the file (the shard) themselves.
         return Ok(Opened::Local(Model::open(name)?));
     };
     let started = Instant::now();
     // Errors name the URL themselves (without credentials).
-    let files = RemoteFile::open_model(url, &RemoteOptions::default())?;
+    let files = RemoteFile::open_model(url, &how.remote_options())?;
+    let shown_url = redact_url(url);
     if verbose {
         for f in &files {
             let s = f.stats();
@@ -115,7 +192,7 @@ pub fn open_source(name: &Path, verbose: bool) -> Result<Opened> {
             );
         }
         eprintln!(
-            "{url}: {} file(s), total {} requests, {} bytes in {:.1} ms",
+            "{shown_url}: {} file(s), total {} requests, {} bytes in {:.1} ms",
             files.len(),
             files
                 .iter()
@@ -129,15 +206,16 @@ pub fn open_source(name: &Path, verbose: bool) -> Result<Opened> {
         .into_iter()
         .map(|f| (PathBuf::from(f.url()), f))
         .collect::<Vec<_>>();
-    // A single file keeps the name it was given (hf://, ollama://, ...).
+    // A single file keeps the name it was given (hf://, ollama://, ...),
+    // redacted.
     Ok(Opened::Remote(match <[_; 1]>::try_from(named) {
-        Ok([(_, f)]) => vec![(PathBuf::from(url), f)],
+        Ok([(_, f)]) => vec![(PathBuf::from(shown_url), f)],
         Err(named) => named,
     }))
 }
 
 /// [`open_source`] as a [`Model`], with the data of `tensor` when one is
 /// named (one more range read when remote).
-pub fn open_model(name: &Path, tensor: Option<&str>, verbose: bool) -> Result<Model<'static>> {
-    open_source(name, verbose)?.into_model(tensor, verbose)
+pub fn open_model(name: &Path, tensor: Option<&str>, how: &SourceArgs) -> Result<Model<'static>> {
+    open_source(name, how)?.into_model(tensor, how.verbose)
 }

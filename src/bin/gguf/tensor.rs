@@ -21,16 +21,15 @@ pub struct Args {
     /// their dequantized float32 values.
     #[arg(long, value_name = "OUT")]
     npy: Option<PathBuf>,
-    /// For a remote file, print to stderr how it was fetched.
-    #[arg(long, short)]
-    verbose: bool,
+    #[command(flatten)]
+    source: crate::open::SourceArgs,
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let file = crate::open::open_model(&args.file, Some(&args.name), args.verbose)?;
+    let file = crate::open::open_model(&args.file, Some(&args.name), &args.source)?;
     let t = file
         .tensor(&args.name)
-        .map_err(|e| format!("{}: {e}", args.file.display()))?;
+        .map_err(|e| format!("{}: {e}", crate::open::shown(&args.file)))?;
     match &args.npy {
         Some(out) => {
             write_npy(&t, out).map_err(|e| format!("{}: {e}", out.display()))?;
