@@ -156,6 +156,10 @@ pub(crate) fn persist_all(
         if let Some(mut t) = tmp.0.take() {
             live.retain(|p| p != t.path());
             t.disable_cleanup(true);
+            // The file is the output now: readers take its shared lock.
+            // Unlocked explicitly, as a child forked by another thread
+            // may hold a copy of the descriptor until its exec.
+            let _ = t.as_file().unlock();
         }
     }
     drop(live);
