@@ -136,7 +136,7 @@ pub(crate) fn persist_all(
     paths: &[&Path],
 ) -> std::result::Result<(), (usize, std::io::Error)> {
     #[cfg(feature = "testing")]
-    crate::testing::pause(crate::testing::PAUSE_BEFORE_RENAME);
+    pause(PAUSE_BEFORE_RENAME);
     let mut live = live();
     let mut renamed: Vec<&Path> = Vec::with_capacity(paths.len());
     for (i, (tmp, &path)) in temps.iter().zip(paths).enumerate() {
@@ -164,8 +164,35 @@ pub(crate) fn persist_all(
     }
     drop(live);
     #[cfg(feature = "testing")]
-    crate::testing::pause(crate::testing::PAUSE_AFTER_RENAME);
+    pause(PAUSE_AFTER_RENAME);
     Ok(())
+}
+
+/// The environment variable that pauses a file write just before its
+/// rename (feature `testing`, re-exported by the `testing` module): set it
+/// to a path, and a write whose temporary files are complete creates that
+/// file and then sleeps until the process is ended, so a test can
+/// interrupt it at a known point.
+#[cfg(any(test, feature = "testing"))]
+pub const PAUSE_BEFORE_RENAME: &str = "GGUF_TEST_PAUSE_BEFORE_RENAME";
+
+/// As [`PAUSE_BEFORE_RENAME`], just after the rename.
+#[cfg(any(test, feature = "testing"))]
+pub const PAUSE_AFTER_RENAME: &str = "GGUF_TEST_PAUSE_AFTER_RENAME";
+
+/// Pauses the write for good when the environment variable `var` names a
+/// file to create; does nothing otherwise.
+#[cfg(feature = "testing")]
+fn pause(var: &str) {
+    let Some(marker) = std::env::var_os(var) else {
+        return;
+    };
+    if std::fs::write(&marker, b"paused\n").is_err() {
+        return;
+    }
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
 }
 
 /// Removes the temporary files of every write under way in this process,
