@@ -122,29 +122,7 @@ pub fn tiny_file() -> Vec<u8> {
     r.buf
 }
 
-/// The environment variable that pauses a file write just before its
-/// rename (feature `testing`): set it to a path, and a write whose
-/// temporary files are complete creates that file and then sleeps until
-/// the process is ended, so a test can interrupt it at a known point.
-pub const PAUSE_BEFORE_RENAME: &str = "GGUF_TEST_PAUSE_BEFORE_RENAME";
-
-/// As [`PAUSE_BEFORE_RENAME`], just after the rename.
-pub const PAUSE_AFTER_RENAME: &str = "GGUF_TEST_PAUSE_AFTER_RENAME";
-
-/// Pauses the write for good when the environment variable `var` names a
-/// file to create; does nothing otherwise.
-#[cfg(feature = "testing")]
-pub(crate) fn pause(var: &str) {
-    let Some(marker) = std::env::var_os(var) else {
-        return;
-    };
-    if std::fs::write(&marker, b"paused\n").is_err() {
-        return;
-    }
-    loop {
-        std::thread::sleep(std::time::Duration::from_secs(1));
-    }
-}
+pub use crate::write::temp::{PAUSE_AFTER_RENAME, PAUSE_BEFORE_RENAME};
 
 #[cfg(test)]
 mod tests {

@@ -32,14 +32,24 @@ impl Drop for Running {
 impl Running {
     /// Starts `gguf args` with the pause hook `var` set.
     fn start(dir: &Path, var: &str, args: &[&str]) -> Running {
+        Running::start_with(dir, var, args, |_| {})
+    }
+
+    /// [`start`](Running::start), after `setup` has its say on the command.
+    fn start_with(
+        dir: &Path,
+        var: &str,
+        args: &[&str],
+        setup: impl FnOnce(&mut Command),
+    ) -> Running {
         let marker = dir.join("paused.marker");
-        let child = Command::new(env!("CARGO_BIN_EXE_gguf"))
-            .args(args)
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gguf"));
+        cmd.args(args)
             .env(var, &marker)
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run gguf");
+            .stderr(Stdio::piped());
+        setup(&mut cmd);
+        let child = cmd.spawn().expect("run gguf");
         Running { child, marker }
     }
 
@@ -254,6 +264,31 @@ fn a_signal_after_the_rename_keeps_the_new_file() {
     assert_eq!(run.wait().code(), Some(130));
     assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&model).unwrap());
     assert!(temp_files(dir.path()).is_empty());
+}
+
+#[test]
+fn sigint_ignored_at_start_stays_ignored() {
+    // As a shell starts a script's background jobs: Ctrl-C must not reach
+    // them. SIGTERM still cleans up.
+    use std::os::unix::process::CommandExt;
+    let (dir, model) = model_dir();
+    let m = model.to_str().unwrap();
+    let mut run = Running::start_with(dir.path(), PAUSE_BEFORE_RENAME, &["rewrite", m, m], |cmd| {
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+    });
+    run.wait_for_pause();
+    // Were SIGINT handled, it would be seen first (the lower number is
+    // delivered first) and the status would be 130.
+    run.signal(libc::SIGINT);
+    run.signal(libc::SIGTERM);
+    assert_eq!(run.wait().code(), Some(143));
+    assert_eq!(names(dir.path()), ["model.gguf"]);
 }
 
 /// Runs a README clean-up command with `dir` as `$1`.

@@ -16,7 +16,7 @@ mod modes;
 pub(crate) mod slack;
 mod source;
 mod split;
-mod temp;
+pub(crate) mod temp;
 mod value;
 
 pub use builder::Builder;

@@ -34,7 +34,11 @@ fn live() -> MutexGuard<'static, Vec<PathBuf>> {
 
 /// A temporary file of a write under way: removed when dropped, unless
 /// [`persist_all`] renamed it.
-pub(crate) struct TempFile(Option<tempfile::NamedTempFile>);
+pub(crate) struct TempFile {
+    /// Its automatic removal is off: [`Drop`] removes it under the lock.
+    file: tempfile::NamedTempFile,
+    renamed: bool,
+}
 
 impl TempFile {
     /// Creates `.gguf-XXXXXX.tmp` in `dir` with mode 0666 minus the umask,
@@ -42,7 +46,7 @@ impl TempFile {
     /// name, which means nothing to the user.
     pub(crate) fn new_in(dir: &Path) -> Result<TempFile> {
         let mut live = live();
-        let tmp = tempfile::Builder::new()
+        let mut tmp = tempfile::Builder::new()
             .prefix(PREFIX)
             .suffix(SUFFIX)
             .make_in(dir, |path| {
@@ -63,38 +67,36 @@ impl TempFile {
         // without flock leaves it unlocked; `stale_temp_files` then never
         // calls it stale.
         let _ = tmp.as_file().try_lock();
+        tmp.disable_cleanup(true);
         live.push(tmp.path().to_owned());
-        Ok(TempFile(Some(tmp)))
+        Ok(TempFile {
+            file: tmp,
+            renamed: false,
+        })
     }
 
     /// The open file.
     pub(crate) fn file(&self) -> &File {
-        match &self.0 {
-            Some(t) => t.as_file(),
-            None => unreachable!("a TempFile holds its file until dropped or persisted"),
-        }
+        self.file.as_file()
     }
 
     /// The open file, to write.
     pub(crate) fn file_mut(&mut self) -> &mut File {
-        match &mut self.0 {
-            Some(t) => t.as_file_mut(),
-            None => unreachable!("a TempFile holds its file until dropped or persisted"),
-        }
+        self.file.as_file_mut()
     }
 
-    fn path(&self) -> Option<&Path> {
-        self.0.as_ref().map(|t| t.path())
+    fn path(&self) -> &Path {
+        self.file.path()
     }
 }
 
 impl Drop for TempFile {
     fn drop(&mut self) {
-        if let Some(tmp) = self.0.take() {
-            let mut live = live();
-            live.retain(|p| p != tmp.path());
-            // Dropping a NamedTempFile removes the file.
-            drop(tmp);
+        let mut live = live();
+        live.retain(|p| p != self.path());
+        if !self.renamed {
+            // Under the lock: removed before anyone can miss it in the list.
+            let _ = std::fs::remove_file(self.path());
         }
     }
 }
@@ -136,12 +138,11 @@ pub(crate) fn persist_all(
     paths: &[&Path],
 ) -> std::result::Result<(), (usize, std::io::Error)> {
     #[cfg(feature = "testing")]
-    crate::testing::pause(crate::testing::PAUSE_BEFORE_RENAME);
+    pause(PAUSE_BEFORE_RENAME);
     let mut live = live();
     let mut renamed: Vec<&Path> = Vec::with_capacity(paths.len());
     for (i, (tmp, &path)) in temps.iter().zip(paths).enumerate() {
-        let Some(from) = tmp.path() else { continue };
-        if let Err(e) = std::fs::rename(from, path) {
+        if let Err(e) = std::fs::rename(tmp.path(), path) {
             for p in renamed {
                 let _ = std::fs::remove_file(p);
             }
@@ -153,15 +154,44 @@ pub(crate) fn persist_all(
         renamed.push(path);
     }
     for tmp in &mut temps {
-        if let Some(mut t) = tmp.0.take() {
-            live.retain(|p| p != t.path());
-            t.disable_cleanup(true);
-        }
+        tmp.renamed = true;
+        live.retain(|p| p != tmp.path());
+        // The file is the output now: readers take its shared lock.
+        // Unlocked explicitly, as a child forked by another thread may
+        // hold a copy of the descriptor until its exec.
+        let _ = tmp.file().unlock();
     }
     drop(live);
     #[cfg(feature = "testing")]
-    crate::testing::pause(crate::testing::PAUSE_AFTER_RENAME);
+    pause(PAUSE_AFTER_RENAME);
     Ok(())
+}
+
+/// The environment variable that pauses a file write just before its
+/// rename (feature `testing`, re-exported by the `testing` module): set it
+/// to a path, and a write whose temporary files are complete creates that
+/// file and then sleeps until the process is ended, so a test can
+/// interrupt it at a known point.
+#[cfg(any(test, feature = "testing"))]
+pub const PAUSE_BEFORE_RENAME: &str = "GGUF_TEST_PAUSE_BEFORE_RENAME";
+
+/// As [`PAUSE_BEFORE_RENAME`], just after the rename.
+#[cfg(any(test, feature = "testing"))]
+pub const PAUSE_AFTER_RENAME: &str = "GGUF_TEST_PAUSE_AFTER_RENAME";
+
+/// Pauses the write for good when the environment variable `var` names a
+/// file to create; does nothing otherwise.
+#[cfg(feature = "testing")]
+fn pause(var: &str) {
+    let Some(marker) = std::env::var_os(var) else {
+        return;
+    };
+    if std::fs::write(&marker, b"paused\n").is_err() {
+        return;
+    }
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
 }
 
 /// Removes the temporary files of every write under way in this process,
@@ -252,7 +282,7 @@ mod tests {
     fn a_temp_file_is_listed_until_renamed_or_dropped() {
         let dir = tempfile::tempdir().unwrap();
         let a = TempFile::new_in(dir.path()).unwrap();
-        let a_path = a.path().unwrap().to_owned();
+        let a_path = a.path().to_owned();
         let name = a_path.file_name().unwrap().to_str().unwrap();
         assert!(
             name.starts_with(".gguf-") && name.ends_with(".tmp"),
@@ -264,7 +294,7 @@ mod tests {
         assert!(names(dir.path()).is_empty(), "dropped file not removed");
 
         let mut b = TempFile::new_in(dir.path()).unwrap();
-        let b_path = b.path().unwrap().to_owned();
+        let b_path = b.path().to_owned();
         std::io::Write::write_all(b.file_mut(), b"out").unwrap();
         let out = dir.path().join("out.gguf");
         persist_all(vec![b], &[&out]).unwrap();
