@@ -6,6 +6,7 @@ mod integration {
     pub mod cli_check;
     pub mod cli_diff;
     pub mod cli_edit;
+    pub mod cli_escape;
     pub mod cli_get;
     pub mod cli_hash;
     pub mod cli_rewrite;

@@ -63,7 +63,7 @@ pub fn run(args: Args) -> crate::CliResult {
             .map(|p| json!({"check": p.check, "message": p.message}))
             .collect();
         let doc = json!({"file": args.file.to_string_lossy(), "ok": ok, "problems": list});
-        crate::print(&serde_json::to_string_pretty(&doc)?)?;
+        crate::print_json(&serde_json::to_string_pretty(&doc)?)?;
     } else if ok {
         crate::print(&format!(
             "{}: ok (valid, loadable by llama.cpp, finite values, consistent metadata)",
@@ -72,7 +72,10 @@ pub fn run(args: Args) -> crate::CliResult {
     } else {
         let lines: Vec<String> = problems
             .iter()
-            .map(|p| format!("{}: {}: {}", args.file.display(), p.check, p.message))
+            .map(|p| {
+                let message = crate::text::escape(&p.message);
+                format!("{}: {}: {message}", args.file.display(), p.check)
+            })
             .collect();
         crate::print(&lines.join("\n"))?;
     }

@@ -270,10 +270,11 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         }
         None => {
             if b.remove(FILE_TYPE).is_ok() {
-                eprintln!(
-                    "gguf: note: llama.cpp has no file type for {}, removed {FILE_TYPE}",
+                crate::message(&format!(
+                    "gguf: {}: note: llama.cpp has no file type for {}, removed {FILE_TYPE}",
+                    args.output.display(),
                     args.ty
-                );
+                ));
             }
         }
     }
@@ -315,22 +316,27 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         ) {
             continue;
         }
-        eprintln!(
-            "gguf: warning: {} weight tensor{} NOT converted to {}, kept as they are, {}: {}",
+        crate::message(&format!(
+            "gguf: {}: warning: {} weight tensor{} NOT converted to {}, kept as they are, {}: {}",
+            args.output.display(),
             names.len(),
             if names.len() == 1 { "" } else { "s" },
             args.ty,
             why.describe(args.ty),
             shown(names)
-        );
+        ));
     }
     Ok(())
 }
 
-/// The first few names, and how many more.
+/// The first few names (escaped), and how many more.
 fn shown(names: &[String]) -> String {
     const SHOWN: usize = 3;
-    let mut listed = names[..names.len().min(SHOWN)].join(", ");
+    let first: Vec<_> = names[..names.len().min(SHOWN)]
+        .iter()
+        .map(|n| crate::text::escape(n))
+        .collect();
+    let mut listed = first.join(", ");
     if names.len() > SHOWN {
         listed.push_str(&format!(", ... ({} more)", names.len() - SHOWN));
     }

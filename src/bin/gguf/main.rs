@@ -19,6 +19,7 @@ mod progress;
 mod rewrite;
 mod split;
 mod tensor;
+mod text;
 
 /// Inspect, rewrite and edit GGUF model files.
 #[derive(Parser)]
@@ -55,8 +56,9 @@ enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print one metadata value (raw, for scripts; exit status 1 when the
-    /// key is missing).
+    /// Print one metadata value as it is, for scripts: a string's raw
+    /// bytes, control characters included (--json or `inspect` show them
+    /// escaped); exit status 1 when the key is missing.
     Get(get::Args),
     /// Set a metadata value (in place when it fits).
     Set(edit::SetArgs),
@@ -87,15 +89,34 @@ enum Command {
     Merge(merge::Args),
 }
 
-/// Writes a command's output; a closed pipe (`gguf inspect f | head`) is
-/// not an error.
+/// Writes a command's output, its control characters but line feeds
+/// escaped (see [`text`]); a closed pipe (`gguf inspect f | head`) is not
+/// an error.
 fn print(text: &str) -> Result<(), Box<dyn std::error::Error>> {
+    print_raw(&text::escape_lines(text))
+}
+
+/// Writes a JSON document (see [`text::escape_json`]).
+fn print_json(json: &str) -> Result<(), Box<dyn std::error::Error>> {
+    print_raw(&text::escape_json(json))
+}
+
+/// Writes `text` as it is: for `get` (whose raw bytes are for scripts)
+/// and the tool's own completion scripts.
+fn print_raw(text: &str) -> Result<(), Box<dyn std::error::Error>> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match writeln!(out, "{text}").and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
     }
+}
+
+/// Writes one line to stderr (an error, a warning, what `--verbose`
+/// tells), every control character escaped: messages carry names from
+/// files and text from servers.
+fn message(line: &str) {
+    eprintln!("{}", text::escape(line));
 }
 
 /// A command's result; errors are printed as `gguf: {error}`.
@@ -131,7 +152,7 @@ fn main() -> ExitCode {
             // Generated into memory: clap_complete panics on a closed pipe.
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "gguf", &mut script);
-            print(String::from_utf8_lossy(&script).trim_end())
+            print_raw(String::from_utf8_lossy(&script).trim_end())
         }
         Command::Set(args) => edit::set(args),
         Command::Rm(args) => edit::rm(args),
@@ -150,7 +171,7 @@ fn main() -> ExitCode {
             if let Some(Exit(code)) = e.downcast_ref::<Exit>() {
                 return ExitCode::from(*code);
             }
-            eprintln!("gguf: {e}");
+            message(&format!("gguf: {e}"));
             ExitCode::FAILURE
         }
     }

@@ -63,12 +63,12 @@ impl Opened {
             let with = file.with_tensor(t)?;
             if verbose {
                 let s = file.stats();
-                eprintln!(
+                crate::message(&format!(
                     "{}: tensor data: {} range request, {} bytes",
                     file.url(),
                     s.requests - before.requests,
                     s.bytes - before.bytes,
-                );
+                ));
             }
             files.push((url, with));
         }
@@ -85,7 +85,7 @@ pub fn open_source(name: &Path, verbose: bool) -> Result<Opened> {
     if let Some(s) = text.filter(|s| is_ollama_store(s)) {
         let path = ollama_model_path(s)?;
         if verbose {
-            eprintln!("{s}: {}", path.display());
+            crate::message(&format!("{s}: {}", path.display()));
         }
         return Ok(Opened::Local(
             Model::open(&path).map_err(|e| format!("{s}: {e}"))?,
@@ -101,7 +101,7 @@ pub fn open_source(name: &Path, verbose: bool) -> Result<Opened> {
     if verbose {
         for f in &files {
             let s = f.stats();
-            eprintln!(
+            crate::message(&format!(
                 "{}: header {} bytes: {} range requests{}, {} bytes, ETag {}",
                 f.url(),
                 f.file().header_len(),
@@ -112,9 +112,9 @@ pub fn open_source(name: &Path, verbose: bool) -> Result<Opened> {
                 },
                 s.bytes,
                 f.etag().as_deref().unwrap_or("(none)"),
-            );
+            ));
         }
-        eprintln!(
+        crate::message(&format!(
             "{url}: {} file(s), total {} requests, {} bytes in {:.1} ms",
             files.len(),
             files
@@ -123,7 +123,7 @@ pub fn open_source(name: &Path, verbose: bool) -> Result<Opened> {
                 .sum::<u64>(),
             files.iter().map(|f| f.stats().bytes).sum::<u64>(),
             started.elapsed().as_secs_f64() * 1e3,
-        );
+        ));
     }
     let named = files
         .into_iter()

@@ -40,7 +40,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                 t.element_count(),
                 NpyType::of(t.ggml_type()).name,
                 t.ggml_type(),
-                t.name(),
+                crate::text::escape(t.name()),
                 numpy_shape(&t)
             ))
         }
@@ -110,7 +110,7 @@ fn summary(t: &Tensor<'_>) -> Result<String, Box<dyn std::error::Error>> {
         _ => t.for_each_row(|_, row| row.iter().for_each(|&x| stats.add(f64::from(x))))?,
     }
     let mut s = String::new();
-    let _ = writeln!(s, "name:     {}", t.name());
+    let _ = writeln!(s, "name:     {}", crate::text::escape(t.name()));
     let _ = writeln!(s, "type:     {}", t.ggml_type());
     let _ = writeln!(s, "shape:    {:?}", t.shape());
     let _ = writeln!(s, "elements: {}", t.element_count());
