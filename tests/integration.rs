@@ -9,6 +9,7 @@ mod integration {
     pub mod cli_escape;
     pub mod cli_get;
     pub mod cli_hash;
+    pub mod cli_messages;
     pub mod cli_rewrite;
     pub mod cli_rough_edges;
     pub mod cli_split;

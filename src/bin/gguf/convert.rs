@@ -236,7 +236,8 @@ pub fn plan(t: &Tensor<'_>, ty: GgmlType, allow_requantize: bool) -> Result<Ggml
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let input = Model::open(&args.input)?;
-    let mut b = Builder::from_model(&input)?;
+    let mut b =
+        Builder::from_model(&input).map_err(|e| format!("{}: {e}", args.input.display()))?;
     let mut converted = 0usize;
     // Fallback type -> names of the tensors that got it.
     let mut fell_back: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -270,11 +271,10 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         }
         None => {
             if b.remove(FILE_TYPE).is_ok() {
-                crate::message(&format!(
-                    "gguf: {}: note: llama.cpp has no file type for {}, removed {FILE_TYPE}",
-                    args.output.display(),
+                eprintln!(
+                    "gguf: note: llama.cpp has no file type for {}, removed {FILE_TYPE}",
                     args.ty
-                ));
+                );
             }
         }
     }

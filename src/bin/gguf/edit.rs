@@ -25,8 +25,8 @@ pub struct SetArgs {
     /// too: uint32, float32, ... (any case) and str, int (i32), float
     /// (f32). Taken from the existing key when it is present; required
     /// for a new key.
-    #[arg(long = "type", value_name = "T")]
-    ty: Option<String>,
+    #[arg(long = "type", value_name = "T", value_parser = parse_type)]
+    ty: Option<CliType>,
     /// Read the value from a file (for long strings such as a chat template).
     #[arg(long, value_name = "PATH", conflicts_with = "value")]
     from_file: Option<PathBuf>,
@@ -66,7 +66,7 @@ enum CliType {
     Array(ValueType),
 }
 
-fn parse_type(s: &str) -> CliResult<CliType> {
+fn parse_type(s: &str) -> Result<CliType, String> {
     let inner = s.strip_prefix('[').and_then(|r| r.strip_suffix(']'));
     let (name, array) = match inner {
         Some(inner) => (inner, true),
@@ -240,30 +240,33 @@ fn finish(ed: ModelEditor, dry_run: bool) -> CliResult {
 
 pub fn set(args: SetArgs) -> CliResult {
     // Everything the command line says is checked before the file is
-    // opened for writing: the type, then the value.
+    // opened for writing: the type (by clap), then the value.
     let text = match (&args.value, &args.from_file) {
         (_, Some(p)) => std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
         (Some(v), None) => v.clone(),
         (None, None) => return Err("a value or --from-file is required".into()),
     };
-    let given = args.ty.as_deref().map(parse_type).transpose()?;
+    let path = args.file.display();
     // Opening errors name the file (the shard) themselves.
     let mut ed = ModelEditor::open(&args.file)?;
-    let metadata = ed
-        .metadata_file()
-        .map_err(|e| format!("{}: {e}", args.file.display()))?;
-    let ty = match (given, metadata.value(&args.key)) {
+    let metadata = ed.metadata_file().map_err(|e| format!("{path}: {e}"))?;
+    // A value that does not fit the key is a usage error, as a bad option
+    // value is; its message names the file and the key.
+    let usage = |e: Box<dyn std::error::Error>| crate::Usage(format!("{path}: {}: {e}", args.key));
+    let ty = match (args.ty, metadata.value(&args.key)) {
         (Some(t), _) => t,
-        (None, Some(existing)) => existing_type(&existing)?,
+        (None, Some(existing)) => existing_type(&existing).map_err(|e| format!("{path}: {e}"))?,
         (None, None) => {
-            return Err(format!("{:?} is a new key: give its type with --type", args.key).into())
+            return Err(
+                usage("no such key yet: give the new key's type with --type".into()).into(),
+            );
         }
     };
     let value = match ty {
-        CliType::Scalar(t) => parse_scalar(t, &text)?,
-        CliType::Array(t) => parse_array(t, &text)?,
-    };
-    let path = args.file.display();
+        CliType::Scalar(t) => parse_scalar(t, &text),
+        CliType::Array(t) => parse_array(t, &text),
+    }
+    .map_err(usage)?;
     ed.set(args.key, value)
         .map_err(|e| format!("{path}: {e}"))?;
     finish(ed, args.dry_run).map_err(|e| format!("{path}: {e}").into())
@@ -293,6 +296,14 @@ pub fn mv(args: MvArgs) -> CliResult {
 
 pub fn rename_tensor(args: MvArgs) -> CliResult {
     edit_file(&args.file, args.dry_run, |ed| {
-        ed.rename_tensor(args.old, args.new).map(drop)
+        match ed.rename_tensor(args.old.clone(), args.new) {
+            Err(gguf::Error::TensorExists { tensor }) => Err(gguf::Error::InvalidTensor {
+                tensor: args.old,
+                reason: format!(
+                    "cannot rename it to {tensor:?}: the model already has a tensor of that name"
+                ),
+            }),
+            other => other.map(drop),
+        }
     })
 }

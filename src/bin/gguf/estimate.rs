@@ -33,14 +33,14 @@ pub struct Args {
     #[arg(long = "parallel", visible_alias = "np", default_value_t = 1)]
     parallel: u32,
     /// Flash attention: on, off or auto (auto counts as on).
-    #[arg(long = "flash-attn", visible_alias = "fa", default_value = "auto")]
-    flash_attn: String,
+    #[arg(long = "flash-attn", visible_alias = "fa", default_value = "auto", value_parser = flash_attn)]
+    flash_attn: FlashAttn,
     /// KV cache type of K (f16, q8_0, ...).
-    #[arg(long = "cache-type-k", visible_alias = "ctk", default_value = "f16")]
-    cache_type_k: String,
+    #[arg(long = "cache-type-k", visible_alias = "ctk", default_value = "f16", value_parser = cache_type)]
+    cache_type_k: GgmlType,
     /// KV cache type of V (quantized types need flash attention).
-    #[arg(long = "cache-type-v", visible_alias = "ctv", default_value = "f16")]
-    cache_type_v: String,
+    #[arg(long = "cache-type-v", visible_alias = "ctv", default_value = "f16", value_parser = cache_type)]
+    cache_type_v: GgmlType,
     /// Full-size cache for sliding-window layers.
     #[arg(long = "swa-full")]
     swa_full: bool,
@@ -62,8 +62,8 @@ pub struct Args {
     no_mmap: bool,
     /// Print the largest context (and with GPUs the most offloaded layers)
     /// that fits in SIZE per device, e.g. 24G, 512M (binary units).
-    #[arg(long, value_name = "SIZE")]
-    fit: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    fit: Option<u64>,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -97,25 +97,25 @@ fn parse_size(text: &str) -> Result<u64, String> {
     Ok((v * mult as f64) as u64)
 }
 
-fn settings(a: &Args) -> Result<Settings, String> {
-    let flash_attn = match a.flash_attn.as_str() {
-        "on" | "1" | "true" => FlashAttn::On,
-        "off" | "0" | "false" => FlashAttn::Off,
-        "auto" => FlashAttn::Auto,
-        other => {
-            return Err(format!(
-                "--flash-attn: expected on, off or auto, got {other:?}"
-            ))
-        }
-    };
-    Ok(Settings {
+/// `-fa on`, as llama.cpp spells it.
+fn flash_attn(text: &str) -> Result<FlashAttn, String> {
+    match text {
+        "on" | "1" | "true" => Ok(FlashAttn::On),
+        "off" | "0" | "false" => Ok(FlashAttn::Off),
+        "auto" => Ok(FlashAttn::Auto),
+        other => Err(format!("expected on, off or auto, got {other:?}")),
+    }
+}
+
+fn settings(a: &Args) -> Settings {
+    Settings {
         n_ctx: a.ctx_size,
         n_batch: a.batch_size,
         n_ubatch: a.ubatch_size,
         n_parallel: a.parallel,
-        flash_attn,
-        type_k: cache_type(&a.cache_type_k)?,
-        type_v: cache_type(&a.cache_type_v)?,
+        flash_attn: a.flash_attn,
+        type_k: a.cache_type_k,
+        type_v: a.cache_type_v,
         swa_full: a.swa_full,
         kv_unified: a.kv_unified,
         n_gpu_layers: a.n_gpu_layers,
@@ -123,7 +123,7 @@ fn settings(a: &Args) -> Result<Settings, String> {
         no_kv_offload: a.no_kv_offload,
         no_mmap: a.no_mmap,
         embeddings: false,
-    })
+    }
 }
 
 fn mib(b: u64) -> String {
@@ -132,10 +132,11 @@ fn mib(b: u64) -> String {
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let file = crate::open::open_model(&args.model, None, args.verbose)?;
-    let s = settings(&args)?;
-    let est = Estimate::of(&file, &s).map_err(|e| format!("{}: {e}", args.model.display()))?;
-    let fitted = match &args.fit {
-        Some(size) => Some((parse_size(size)?, fit(&file, &s, parse_size(size)?)?)),
+    let s = settings(&args);
+    let named = |e: gguf::Error| format!("{}: {e}", args.model.display());
+    let est = Estimate::of(&file, &s).map_err(named)?;
+    let fitted = match args.fit {
+        Some(size) => Some((size, fit(&file, &s, size).map_err(named)?)),
         None => None,
     };
     let out = if args.json {

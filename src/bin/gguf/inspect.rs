@@ -12,9 +12,11 @@ use crate::text::{escape, width};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The GGUF file or any shard of a split model: a path, or a URL or
-    /// object-store path (https://, hf://OWNER/REPO/FILE[@REVISION], s3://,
-    /// gs://, az://).
+    /// The model: a path (any shard of a split model describes the whole
+    /// model), ollama:NAME[:TAG] (the local Ollama store), or a URL
+    /// (http(s)://, hf://OWNER/REPO/FILE[@REVISION], ms://OWNER/REPO/FILE,
+    /// ollama://HOST/MODEL[:TAG], s3://, gs://, az://) of which only the
+    /// header is read.
     file: PathBuf,
     /// Print everything as JSON: every value in full, every tensor.
     #[arg(long)]

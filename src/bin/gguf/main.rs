@@ -135,6 +135,20 @@ impl std::fmt::Display for Exit {
 
 impl std::error::Error for Exit {}
 
+/// A command line that does not fit the file it names (a value that is
+/// not of the key's type, a new key without `--type`): a usage error, exit
+/// status 2 as for clap's, with a message that names the file.
+#[derive(Debug)]
+struct Usage(String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
 /// Opens a GGUF file for a command; errors name the file.
 fn open(path: &std::path::Path) -> Result<gguf::GgufFile<'static>, String> {
     gguf::GgufFile::open(path).map_err(|e| format!("{}: {e}", path.display()))
@@ -172,6 +186,9 @@ fn main() -> ExitCode {
                 return ExitCode::from(*code);
             }
             message(&format!("gguf: {e}"));
+            if e.is::<Usage>() {
+                return ExitCode::from(2);
+            }
             ExitCode::FAILURE
         }
     }

@@ -83,7 +83,7 @@ impl Opened {
 pub fn open_source(name: &Path, verbose: bool) -> Result<Opened> {
     let text = name.to_str();
     if let Some(s) = text.filter(|s| is_ollama_store(s)) {
-        let path = ollama_model_path(s)?;
+        let path = ollama_model_path(s).map_err(|e| format!("{s}: {e}"))?;
         if verbose {
             crate::message(&format!("{s}: {}", path.display()));
         }

@@ -8,8 +8,9 @@ use gguf::{Endian, GgmlType, Tensor};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The GGUF file: a path, or a URL or object-store path (only the
-    /// header and this tensor's bytes are fetched).
+    /// The model: a path (any shard of a split model), ollama:NAME[:TAG],
+    /// or a URL (http(s)://, hf://, ms://, ollama://, s3://, gs://, az://)
+    /// of which only the header and this tensor's bytes are fetched.
     file: PathBuf,
     /// The tensor's name.
     name: String,
