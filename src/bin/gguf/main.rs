@@ -93,20 +93,31 @@ enum Command {
 /// escaped (see [`text`]); a closed pipe (`gguf inspect f | head`) is not
 /// an error.
 fn print(text: &str) -> Result<(), Box<dyn std::error::Error>> {
-    print_raw(&text::escape_lines(text))
+    print_with(|out| text::write(out, text, text::Style::RustLines))
 }
 
-/// Writes a JSON document (see [`text::escape_json`]).
+/// Writes a JSON document, DEL and C1 escaped as JSON escapes them
+/// (serde_json escaped the rest).
 fn print_json(json: &str) -> Result<(), Box<dyn std::error::Error>> {
-    print_raw(&text::escape_json(json))
+    print_with(|out| text::write(out, json, text::Style::Json))
 }
 
 /// Writes `text` as it is: for `get` (whose raw bytes are for scripts)
 /// and the tool's own completion scripts.
 fn print_raw(text: &str) -> Result<(), Box<dyn std::error::Error>> {
+    print_with(|out| std::io::Write::write_all(out, text.as_bytes()))
+}
+
+/// Writes to stdout with `write`, then a line feed.
+fn print_with(
+    write: impl FnOnce(&mut std::io::StdoutLock<'static>) -> std::io::Result<()>,
+) -> Result<(), Box<dyn std::error::Error>> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+    let written = write(&mut out)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
+    match written {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
     }

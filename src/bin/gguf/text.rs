@@ -3,9 +3,10 @@
 //! Key names, tensor names, string values, paths and server messages can
 //! hold control characters: ESC and BEL sequences retitle or clear a
 //! terminal, a newline forges an output line. The tool escapes them
-//! where it prints, in one place: [`crate::print`] (stdout) and
-//! [`crate::message`] (stderr, every error included) pass everything they
-//! write through [`escape_lines`] or [`escape`], and the commands escape
+//! where it prints, in one place: [`crate::print`] and
+//! [`crate::print_json`] (stdout) and [`crate::message`] (stderr, every
+//! error included) pass everything they write through [`write`] or
+//! [`escape`], and the commands escape
 //! each untrusted string they lay out in columns ([`escape`]) so that a
 //! newline in a name is shown as `\n` and widths count what is shown.
 //!
@@ -16,28 +17,82 @@
 //! library, the tool itself, the operating system's messages, a server).
 
 use std::borrow::Cow;
+use std::io;
+
+/// How control characters are written.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Style {
+    /// As Rust escapes them (`\n`, `\t`, `\u{1b}`, `\u{9b}`), line feeds
+    /// included: for one name, value or message.
+    Rust,
+    /// As Rust escapes them but line feeds, which are kept: for a whole
+    /// output whose lines the command laid out itself.
+    RustLines,
+    /// As JSON escapes them (`\u007f`, `\u009b`), line feeds kept: for
+    /// serde_json's text, which leaves DEL and C1 raw in strings (the same
+    /// document to a parser) and writes no other line feed.
+    Json,
+}
+
+impl Style {
+    fn keeps_line_feeds(self) -> bool {
+        self != Style::Rust
+    }
+
+    fn escaped(self, c: char) -> String {
+        match self {
+            Style::Rust | Style::RustLines => c.escape_debug().collect(),
+            Style::Json => format!("\\u{:04x}", u32::from(c)),
+        }
+    }
+}
 
 /// `text` with every C0 and C1 control character and DEL escaped as Rust
 /// escapes them (`\n`, `\t`, `\u{1b}`, `\u{9b}`, ...), so the same name
 /// reads the same in a table and in an error message (which quotes names
 /// with `{:?}`). Borrowed when there is nothing to escape.
 pub fn escape(text: &str) -> Cow<'_, str> {
-    escape_with(text, false, |c, out| out.extend(c.escape_debug()))
+    if next_control(text.as_bytes(), 0, false).is_none() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for (plain, control) in pieces(text, Style::Rust) {
+        out.push_str(plain);
+        out.extend(control.map(|c| Style::Rust.escaped(c)));
+    }
+    Cow::Owned(out)
 }
 
-/// [`escape`], keeping line feeds: for a whole output whose lines the
-/// command laid out itself (the strings inside already escaped).
-pub fn escape_lines(text: &str) -> Cow<'_, str> {
-    escape_with(text, true, |c, out| out.extend(c.escape_debug()))
+/// Writes `text` to `out` with its control characters escaped in
+/// `style`, piece by piece: a 13 MB JSON document is not copied.
+pub fn write(out: &mut impl io::Write, text: &str, style: Style) -> io::Result<()> {
+    for (plain, control) in pieces(text, style) {
+        out.write_all(plain.as_bytes())?;
+        if let Some(c) = control {
+            out.write_all(style.escaped(c).as_bytes())?;
+        }
+    }
+    Ok(())
 }
 
-/// JSON text (as serde_json writes it) with the control characters JSON
-/// allows raw in strings, DEL and C1, written as `\u007f`, `\u009b`: the
-/// same document to a parser, nothing a terminal acts on. serde_json has
-/// already escaped C0; line feeds are the pretty printer's own.
-pub fn escape_json(json: &str) -> Cow<'_, str> {
-    escape_with(json, true, |c, out| {
-        out.push_str(&format!("\\u{:04x}", u32::from(c)));
+/// `text` cut before each character to escape in `style`: the plain text
+/// up to it and the character, then the rest with `None`.
+fn pieces(text: &str, style: Style) -> impl Iterator<Item = (&str, Option<char>)> {
+    let keep_lf = style.keeps_line_feeds();
+    let mut from = Some(0);
+    std::iter::from_fn(move || {
+        let start = from?;
+        match next_control(text.as_bytes(), start, keep_lf) {
+            // `i` starts a character: an ASCII byte or the lead byte C2.
+            Some((i, len)) => {
+                from = Some(i + len);
+                Some((&text[start..i], text[i..].chars().next()))
+            }
+            None => {
+                from = None;
+                Some((&text[start..], None))
+            }
+        }
     })
 }
 
@@ -81,31 +136,6 @@ fn may_hold_control(w: u64) -> bool {
     has_below_0x20 || has_zero(w ^ (ONES * 0x7f)) || has_zero(w ^ (ONES * 0xc2))
 }
 
-/// `text` with each character [`next_control`] finds written by `esc`.
-fn escape_with(text: &str, keep_lf: bool, esc: impl Fn(char, &mut String)) -> Cow<'_, str> {
-    let bytes = text.as_bytes();
-    let Some(mut at) = next_control(bytes, 0, keep_lf) else {
-        return Cow::Borrowed(text);
-    };
-    let mut out = String::with_capacity(text.len() + 16);
-    let mut done = 0;
-    loop {
-        let (i, len) = at;
-        // `i` starts a character: an ASCII byte or the lead byte C2.
-        out.push_str(&text[done..i]);
-        if let Some(c) = text[i..].chars().next() {
-            esc(c, &mut out);
-        }
-        done = i + len;
-        match next_control(bytes, done, keep_lf) {
-            Some(next) => at = next,
-            None => break,
-        }
-    }
-    out.push_str(&text[done..]);
-    Cow::Owned(out)
-}
-
 /// The width of `text` as [`escape`] shows it, in characters (what `{:w$}`
 /// pads by).
 pub fn width(text: &str) -> usize {
@@ -123,7 +153,9 @@ mod tests {
             r"a\u{1b}]0;T\u{7}b\u{9b}c\u{7f}d\ne\tf\r\0"
         );
         assert!(matches!(escape("plain é ✓ \\"), Cow::Borrowed(_)));
-        assert_eq!(escape_lines("a\x1b[2J\nb\r\n"), "a\\u{1b}[2J\nb\\r\n");
+        let mut lines = Vec::new();
+        write(&mut lines, "a\x1b[2J\nb\r\n", Style::RustLines).unwrap();
+        assert_eq!(lines, b"a\\u{1b}[2J\nb\\r\n");
         assert_eq!(width("é\x07"), 6);
     }
 
@@ -156,7 +188,9 @@ mod tests {
     fn json_stays_json() {
         let value = serde_json::json!({"k\x1b": "a\u{9b}\x7f\x07\n"});
         let text = serde_json::to_string_pretty(&value).unwrap();
-        let safe = escape_json(&text);
+        let mut safe = Vec::new();
+        write(&mut safe, &text, Style::Json).unwrap();
+        let safe = String::from_utf8(safe).unwrap();
         assert!(!safe.chars().any(|c| c.is_control() && c != '\n'), "{safe}");
         assert!(safe.contains(r"a\u009b\u007f\u0007\n"), "{safe}");
         let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
