@@ -7,10 +7,12 @@ mod integration {
     pub mod cli_convert;
     pub mod cli_diff;
     pub mod cli_edit;
+    pub mod cli_escape;
     pub mod cli_estimate;
     pub mod cli_get;
     pub mod cli_hash;
     pub mod cli_interrupt;
+    pub mod cli_messages;
     pub mod cli_rewrite;
     pub mod cli_rough_edges;
     pub mod cli_split;

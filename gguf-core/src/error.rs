@@ -312,8 +312,9 @@ pub enum Error {
         /// Why.
         reason: String,
     },
-    /// A tensor name was added twice to a builder.
-    #[error("tensor {tensor:?} was already added")]
+    /// A tensor name was added twice to a builder, or a tensor renamed to
+    /// the name of another.
+    #[error("a tensor named {tensor:?} already exists")]
     TensorExists {
         /// The name.
         tensor: String,

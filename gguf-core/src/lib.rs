@@ -6,14 +6,18 @@
 //! - [`read`]: [`GgufFile`], a validated zero-copy view of a file;
 //! - [`model`]: [`Model`], a model in one file or split into shards, seen as one;
 //! - [`naming`]: the GGUF file-name convention and shard names;
-//! - [`edit`]: [`edit::Editor`], metadata edits in place or by atomic rewrite;
+//! - [`edit`]: [`edit::Editor`], metadata edits in place or by atomic rewrite
+//!   (Unix only: it writes at file offsets and tells a replaced file by its
+//!   device and inode);
 //! - [`write`](mod@write): [`write::Builder`] and [`write::Layout`], three write modes;
 //! - [`metadata`]: typed metadata structs, `#[derive(Metadata)]` and the
 //!   shipped [`General`], [`LlamaHyperParams`] and [`Tokenizer`];
 //! - [`estimate`]: the memory llama.cpp allocates to run a model;
 //! - [`summary`]: what a model is, from its header ([`summary::ModelSummary`]);
-//! - `remote` (cargo feature `remote`): files behind URLs and in object
-//!   stores, read at the cost of their header;
+//! - `remote` (cargo feature `remote`): files behind `http(s)://`, `hf://`,
+//!   `ms://`, `ollama://`, `s3://`, `gs://` and `az://` URLs, read at the
+//!   cost of their header, and models of the local Ollama store
+//!   (`ollama:NAME[:TAG]`);
 //! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
 //! - [`Error`]: the one error type, which always says what and where.
 //!
@@ -23,9 +27,10 @@
 //! # Cargo features
 //!
 //! - `remote` (off): the `remote` module, reading headers and tensors of
-//!   files behind `http(s)://`, `hf://`, `s3://`, `gs://` and `az://`
-//!   URLs by range requests. Pulls in object_store, reqwest (rustls),
-//!   tokio, futures, bytes and url.
+//!   files behind `http(s)://`, `hf://`, `ms://`, `ollama://`, `s3://`,
+//!   `gs://` and `az://` URLs by range requests, and finding the models
+//!   of the local Ollama store (`ollama:NAME[:TAG]`). Pulls in
+//!   object_store, reqwest (rustls), tokio, futures, bytes and url.
 //! - `testing` (off): hooks for this workspace's own integration tests
 //!   (a `testing` module of byte-level fixture builders, and
 //!   `edit::Editor::commit_with_hook` with its `edit::Step`, for fault

@@ -172,8 +172,16 @@ fn values_that_do_not_parse_are_refused_and_the_file_is_untouched() {
         if let Some(t) = ty {
             args.extend(["--type", t]);
         }
-        let err = failed(&gguf(&args));
-        assert!(err.starts_with("gguf: "), "{args:?}: {err}");
+        let out = gguf(&args);
+        let err = failed(&out);
+        // Usage errors: an unknown --type is clap's, a value that does not
+        // fit the key names the file and the key.
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let expected = match ty {
+            Some("u128") => "error: invalid value 'u128' for '--type <T>'".to_string(),
+            _ => format!("gguf: {}: {key}: ", f.p()),
+        };
+        assert!(err.starts_with(&expected), "{args:?}: {err}");
         f.assert_untouched();
     }
 }

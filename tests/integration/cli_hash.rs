@@ -182,9 +182,41 @@ fn check_verifies_a_manifest_like_llama_gguf_hash() {
     assert_eq!(bad.len(), 2, "{text}");
     assert!(bad[0].contains("m.gguf:q8_0"), "{text}");
 
-    // A manifest for another file: nothing found, exit 3.
+    // A manifest naming the model otherwise (the file was renamed since):
+    // read as naming it, and the result says under which name.
     std::fs::copy(d.join("m.gguf"), d.join("other.gguf")).unwrap();
     let out = gguf_in(d, &["hash", "other.gguf", "--check", "all.txt"]);
+    assert_eq!(out.status.code(), Some(1), "q8_0 still differs");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("other.gguf:q8_0  -  Mismatch"), "{text}");
+    assert!(
+        text.ends_with(
+            " - Failure (the manifest names this model m.gguf: compared under that name)\n"
+        ),
+        "{text}"
+    );
+    bytes[at + 5] ^= 1;
+    std::fs::write(d.join("other.gguf"), &bytes).unwrap();
+    let out = gguf_in(d, &["hash", "other.gguf", "--check", "all.txt"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.lines()
+            .filter(|l| l.starts_with("sha256"))
+            .all(|l| l.contains("  other.gguf") && l.ends_with("  -  Ok")),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(
+            "\nVerification results for all.txt - Success (the manifest names this model \
+             m.gguf: the hashes match under that name)\n"
+        ),
+        "{text}"
+    );
+    // A manifest of two other models names neither: nothing found, exit 3.
+    let two = manifest.clone() + &manifest.replace("m.gguf", "n.gguf");
+    std::fs::write(d.join("two.txt"), two).unwrap();
+    let out = gguf_in(d, &["hash", "other.gguf", "--check", "two.txt"]);
     assert_eq!(out.status.code(), Some(3));
     // No known algorithm: 4; unreadable manifest: 5.
     std::fs::write(d.join("junk.txt"), "md5 abc m.gguf\n").unwrap();
@@ -196,5 +228,6 @@ fn check_verifies_a_manifest_like_llama_gguf_hash() {
     );
     let out = gguf_in(d, &["hash", "m.gguf", "--check", "missing.txt"]);
     assert_eq!(out.status.code(), Some(5));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read manifest missing.txt"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .starts_with("gguf: missing.txt: cannot read manifest: "));
 }

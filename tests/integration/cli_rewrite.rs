@@ -206,14 +206,15 @@ fn invalid_input_or_option_fails_with_the_error_on_stderr() {
 
     let good = dir.path().join("good.gguf");
     std::fs::write(&good, tiny_file()).unwrap();
+    // Bad option values are usage errors (see cli_messages.rs).
     let out = gguf(&[p("rewrite"), &good, &output, p("--alignment"), p("48")]);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("not a power of two"), "{err}");
     let out = gguf(&[p("rewrite"), &good, &output, p("--version"), p("4")]);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("version 4"), "{err}");
+    assert!(err.contains("'--version <N>': 4 is not in 1..=3"), "{err}");
     assert!(!output.exists());
 
     // Quantized data changes byte order too (block fields swapped; see

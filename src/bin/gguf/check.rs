@@ -69,7 +69,7 @@ pub fn run(args: Args) -> crate::CliResult {
         let stale: Vec<_> = stale.iter().map(|p| p.to_string_lossy()).collect();
         let doc = json!({"file": shown, "ok": ok, "problems": list,
                          "stale_temp_files": stale});
-        crate::print(&serde_json::to_string_pretty(&doc)?)?;
+        crate::print_json(&serde_json::to_string_pretty(&doc)?)?;
     } else if ok {
         crate::print(&format!(
             "{shown}: ok (valid, loadable by llama.cpp, finite values, consistent metadata)"
@@ -77,7 +77,10 @@ pub fn run(args: Args) -> crate::CliResult {
     } else {
         let lines: Vec<String> = problems
             .iter()
-            .map(|p| format!("{shown}: {}: {}", p.check, p.message))
+            .map(|p| {
+                let message = crate::text::escape(&p.message);
+                format!("{shown}: {}: {message}", p.check)
+            })
             .collect();
         crate::print(&lines.join("\n"))?;
     }

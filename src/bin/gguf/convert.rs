@@ -264,7 +264,8 @@ pub fn plan(t: &Tensor<'_>, ty: GgmlType, allow_requantize: bool) -> Result<Ggml
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let input = Model::open(&args.input)?;
-    let mut b = Builder::from_model(&input)?;
+    let mut b =
+        Builder::from_model(&input).map_err(|e| format!("{}: {e}", args.input.display()))?;
     let mut converted = 0usize;
     // Fallback type -> names of the tensors that got it.
     let mut fell_back: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -361,14 +362,15 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         if !why.is_a_weight_left_behind() {
             continue;
         }
-        eprintln!(
-            "gguf: warning: {} weight tensor{} NOT converted to {}, kept as they are, {}: {}",
+        crate::message(&format!(
+            "gguf: {}: warning: {} weight tensor{} NOT converted to {}, kept as they are, {}: {}",
+            args.output.display(),
             names.len(),
             if names.len() == 1 { "" } else { "s" },
             args.ty,
             why.describe(args.ty),
             shown(names)
-        );
+        ));
     }
     Ok(())
 }
@@ -427,10 +429,14 @@ fn set_file_type(
     })
 }
 
-/// The first few names, and how many more.
+/// The first few names (escaped), and how many more.
 fn shown(names: &[String]) -> String {
     const SHOWN: usize = 3;
-    let mut listed = names[..names.len().min(SHOWN)].join(", ");
+    let first: Vec<_> = names[..names.len().min(SHOWN)]
+        .iter()
+        .map(|n| crate::text::escape(n))
+        .collect();
+    let mut listed = first.join(", ");
     if names.len() > SHOWN {
         listed.push_str(&format!(", ... ({} more)", names.len() - SHOWN));
     }

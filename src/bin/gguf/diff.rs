@@ -10,6 +10,7 @@ use rayon::prelude::*;
 use serde_json::{json, Value as Json};
 
 use crate::json;
+use crate::text::escape;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -18,9 +19,13 @@ pub struct Args {
     /// The second file.
     b: PathBuf,
     /// For tensors in both files with the same shape, compare the
-    /// dequantized values: max abs difference, RMSE and cosine similarity.
+    /// dequantized values: max abs difference, RMSE and cosine similarity
+    /// of those whose values differ.
     #[arg(long)]
     values: bool,
+    /// With --values, list every tensor compared, equal ones included.
+    #[arg(long, requires = "values")]
+    all: bool,
     /// Print the differences as JSON.
     #[arg(long)]
     json: bool,
@@ -31,7 +36,7 @@ pub fn run(args: Args) -> crate::CliResult {
         Ok(true) => Ok(()),
         Ok(false) => Err(crate::Exit(1).into()),
         Err(e) => {
-            eprintln!("gguf: {}", crate::open::redact_urls_in(&e.to_string()));
+            crate::message(&format!("gguf: {}", crate::open::redact_urls_in(&e.to_string())));
             Err(crate::Exit(2).into())
         }
     }
@@ -119,6 +124,11 @@ impl Stats {
         self.n += a.len() as u64;
     }
 
+    /// Whether every pair of values was equal (a NaN never is).
+    fn same_values(&self) -> bool {
+        self.max_abs == 0.0
+    }
+
     fn rmse(&self) -> f64 {
         if self.n == 0 {
             0.0
@@ -192,12 +202,16 @@ fn diff(args: &Args) -> crate::CliResult<bool> {
     for (key, va) in fa.metadata() {
         match fb.value(key) {
             None => {
-                lines.push(format!("metadata - {key}: {}", json::short(&va, 5)));
+                lines.push(format!(
+                    "metadata - {}: {}",
+                    escape(key),
+                    json::short(&va, 5)
+                ));
                 removed.push(json::entry(key, &va));
             }
             Some(vb) if !same(&va, &vb) => {
                 let (text, mut j) = describe_change(&va, &vb);
-                lines.push(format!("metadata ~ {key}: {text}"));
+                lines.push(format!("metadata ~ {}: {text}", escape(key)));
                 if let Some(o) = j.as_object_mut() {
                     o.insert("key".into(), json!(key));
                 }
@@ -208,7 +222,11 @@ fn diff(args: &Args) -> crate::CliResult<bool> {
     }
     for (key, vb) in fb.metadata() {
         if !fa.contains_key(key) {
-            lines.push(format!("metadata + {key}: {}", json::short(&vb, 5)));
+            lines.push(format!(
+                "metadata + {}: {}",
+                escape(key),
+                json::short(&vb, 5)
+            ));
             added.push(json::entry(key, &vb));
         }
     }
@@ -222,7 +240,7 @@ fn diff(args: &Args) -> crate::CliResult<bool> {
         let Ok(tb) = fb.tensor(ta.name()) else {
             lines.push(format!(
                 "tensor - {} {} {:?}",
-                ta.name(),
+                escape(ta.name()),
                 ta.ggml_type(),
                 ta.shape()
             ));
@@ -244,7 +262,11 @@ fn diff(args: &Args) -> crate::CliResult<bool> {
             j["data"] = json!(true);
         }
         if !what.is_empty() {
-            lines.push(format!("tensor ~ {}: {}", ta.name(), what.join(", ")));
+            lines.push(format!(
+                "tensor ~ {}: {}",
+                escape(ta.name()),
+                what.join(", ")
+            ));
             t_changed.push(j);
         }
         if ta.shape() == tb.shape() {
@@ -255,7 +277,7 @@ fn diff(args: &Args) -> crate::CliResult<bool> {
         if fa.tensor(tb.name()).is_err() {
             lines.push(format!(
                 "tensor + {} {} {:?}",
-                tb.name(),
+                escape(tb.name()),
                 tb.ggml_type(),
                 tb.shape()
             ));
@@ -280,9 +302,12 @@ fn diff(args: &Args) -> crate::CliResult<bool> {
             .collect::<Result<_, _>>()?;
         let mut values = Vec::new();
         for ((ta, _), s) in both.iter().zip(&stats) {
+            if !args.all && s.same_values() {
+                continue;
+            }
             lines.push(format!(
                 "values {}: max_abs_diff {:.4e}, rmse {:.4e}, cosine {:.9}",
-                ta.name(),
+                escape(ta.name()),
                 s.max_abs,
                 s.rmse(),
                 s.cosine()
@@ -299,12 +324,13 @@ fn diff(args: &Args) -> crate::CliResult<bool> {
     doc["equal"] = json!(equal);
 
     if args.json {
-        crate::print(&serde_json::to_string_pretty(&doc)?)?;
-    } else if equal && !args.values {
+        crate::print_json(&serde_json::to_string_pretty(&doc)?)?;
+    } else if lines.is_empty() {
         crate::print(&format!(
-            "{} and {} hold the same header fields, metadata and tensors",
+            "{} and {} hold the same header fields, metadata and tensors{}",
             crate::open::shown(&args.a),
-            crate::open::shown(&args.b)
+            crate::open::shown(&args.b),
+            if args.values { " (and values)" } else { "" }
         ))?;
     } else {
         crate::print(&lines.join("\n"))?;

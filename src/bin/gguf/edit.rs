@@ -27,8 +27,8 @@ pub struct SetArgs {
     /// too: uint32, float32, ... (any case) and str, int (i32), float
     /// (f32). Taken from the existing key when it is present (another
     /// type then needs --force); required for a new key.
-    #[arg(long = "type", value_name = "T")]
-    ty: Option<String>,
+    #[arg(long = "type", value_name = "T", value_parser = parse_type)]
+    ty: Option<CliType>,
     /// Read the value from a file, as a string (for long strings such as a
     /// chat template); the file's text is taken verbatim.
     #[arg(long, value_name = "PATH", conflicts_with = "value")]
@@ -91,7 +91,7 @@ fn stored_type(v: &Value<'_>) -> CliType {
     }
 }
 
-fn parse_type(s: &str) -> CliResult<CliType> {
+fn parse_type(s: &str) -> Result<CliType, String> {
     let inner = s.strip_prefix('[').and_then(|r| r.strip_suffix(']'));
     let (name, array) = match inner {
         Some(inner) => (inner, true),
@@ -338,17 +338,14 @@ fn finish(ed: ModelEditor, dry_run: bool) -> CliResult {
 
 pub fn set(args: SetArgs) -> CliResult {
     // Everything the command line says is checked before the file is
-    // opened for writing: the type, then the value.
+    // opened for writing: the type (by clap), then the value.
     let text = match (&args.value, &args.from_file) {
         (_, Some(p)) => std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
         (Some(v), None) => v.clone(),
         (None, None) => return Err("a value or --from-file is required".into()),
     };
     let string = CliType::Scalar(ValueType::String);
-    let given = match (
-        args.ty.as_deref().map(parse_type).transpose()?,
-        &args.from_file,
-    ) {
+    let given = match (args.ty, &args.from_file) {
         // A file's text is a string: a number or an array from a file
         // would be parsed from text the user never sees.
         (Some(t), Some(_)) if t != string => {
@@ -363,10 +360,13 @@ pub fn set(args: SetArgs) -> CliResult {
         (None, Some(_)) => Some(string),
         (given, _) => given,
     };
+    let path = args.file.display();
     // Opening errors name the file (the shard) themselves.
     let mut ed = ModelEditor::open(&args.file)?;
-    let path = args.file.display();
     let metadata = ed.metadata_file().map_err(|e| format!("{path}: {e}"))?;
+    // A value that does not fit the key is a usage error, as a bad option
+    // value is; its message names the file and the key.
+    let usage = |e: Box<dyn std::error::Error>| crate::Usage(format!("{path}: {}: {e}", args.key));
     let existing = metadata.value(&args.key);
     let ty = match (given, &existing) {
         (Some(t), Some(v)) => {
@@ -392,15 +392,18 @@ pub fn set(args: SetArgs) -> CliResult {
             t
         }
         (Some(t), None) => t,
-        (None, Some(v)) => existing_type(v)?,
+        (None, Some(v)) => existing_type(v).map_err(|e| format!("{path}: {e}"))?,
         (None, None) => {
-            return Err(format!("{:?} is a new key: give its type with --type", args.key).into())
+            return Err(
+                usage("no such key yet: give the new key's type with --type".into()).into(),
+            );
         }
     };
     let value = match ty {
-        CliType::Scalar(t) => parse_scalar(t, &text)?,
-        CliType::Array(t) => parse_array(t, &text)?,
-    };
+        CliType::Scalar(t) => parse_scalar(t, &text),
+        CliType::Array(t) => parse_array(t, &text),
+    }
+    .map_err(usage)?;
     let type_change = existing
         .as_ref()
         .map(stored_type)
@@ -449,6 +452,14 @@ pub fn mv(args: MvArgs) -> CliResult {
 
 pub fn rename_tensor(args: MvArgs) -> CliResult {
     edit_file(&args.file, args.dry_run, |ed| {
-        ed.rename_tensor(args.old, args.new).map(drop)
+        match ed.rename_tensor(args.old.clone(), args.new) {
+            Err(gguf::Error::TensorExists { tensor }) => Err(gguf::Error::InvalidTensor {
+                tensor: args.old,
+                reason: format!(
+                    "cannot rename it to {tensor:?}: the model already has a tensor of that name"
+                ),
+            }),
+            other => other.map(drop),
+        }
     })
 }

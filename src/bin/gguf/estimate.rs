@@ -34,8 +34,8 @@ pub struct Args {
     #[arg(long = "parallel", visible_alias = "np", default_value_t = 1)]
     parallel: u32,
     /// Flash attention: on, off or auto (auto counts as on).
-    #[arg(long = "flash-attn", visible_alias = "fa", default_value = "auto")]
-    flash_attn: String,
+    #[arg(long = "flash-attn", visible_alias = "fa", default_value = "auto", value_parser = flash_attn)]
+    flash_attn: FlashAttn,
     /// KV cache type of K: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl,
     /// q5_0 or q5_1 (what llama.cpp accepts; any case).
     #[arg(long = "cache-type-k", visible_alias = "ctk", default_value = "f16", value_parser = cache_type)]
@@ -121,23 +121,23 @@ fn parse_size(text: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
-fn settings(a: &Args) -> Result<Settings, String> {
-    let flash_attn = match a.flash_attn.as_str() {
-        "on" | "1" | "true" => FlashAttn::On,
-        "off" | "0" | "false" => FlashAttn::Off,
-        "auto" => FlashAttn::Auto,
-        other => {
-            return Err(format!(
-                "--flash-attn: expected on, off or auto, got {other:?}"
-            ))
-        }
-    };
-    Ok(Settings {
+/// `-fa on`, as llama.cpp spells it.
+fn flash_attn(text: &str) -> Result<FlashAttn, String> {
+    match text {
+        "on" | "1" | "true" => Ok(FlashAttn::On),
+        "off" | "0" | "false" => Ok(FlashAttn::Off),
+        "auto" => Ok(FlashAttn::Auto),
+        other => Err(format!("expected on, off or auto, got {other:?}")),
+    }
+}
+
+fn settings(a: &Args) -> Settings {
+    Settings {
         n_ctx: a.ctx_size,
         n_batch: a.batch_size,
         n_ubatch: a.ubatch_size,
         n_parallel: a.parallel,
-        flash_attn,
+        flash_attn: a.flash_attn,
         type_k: a.cache_type_k,
         type_v: a.cache_type_v,
         swa_full: a.swa_full,
@@ -147,7 +147,7 @@ fn settings(a: &Args) -> Result<Settings, String> {
         no_kv_offload: a.no_kv_offload,
         no_mmap: a.no_mmap,
         embeddings: false,
-    })
+    }
 }
 
 fn mib(b: u64) -> String {
@@ -156,16 +156,19 @@ fn mib(b: u64) -> String {
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let file = crate::open::open_model(&args.model, None, &args.source)?;
-    let s = settings(&args)?;
+    let s = settings(&args);
     let named = |e: gguf::Error| format!("{}: {e}", crate::open::shown(&args.model));
     let est = Estimate::of(&file, &s).map_err(named)?;
     if est.exceeds_training_context() {
-        eprintln!(
-            "gguf: warning: {} cells per sequence exceed the model's training context of {}: \
+        crate::message(&format!(
+            "gguf: {}: warning: {} cells per sequence exceed the model's training context of {}: \
              llama.cpp warns of a possible training context overflow there (llama-server caps \
              each slot at {}); the figures are for the cache allocated at the full size",
-            est.params.n_ctx_seq, est.n_ctx_train, est.n_ctx_train
-        );
+            crate::open::shown(&args.model),
+            est.params.n_ctx_seq,
+            est.n_ctx_train,
+            est.n_ctx_train
+        ));
     }
     let fitted = match args.fit {
         Some(budget) => {

@@ -17,8 +17,10 @@ pub struct Args {
     json: bool,
 }
 
-/// Prints the value raw: a string as is (no quotes, no escaping), a
-/// number as its literal, a bool as `true`/`false`, an array as JSON.
+/// Prints the value raw: a string as is (no quotes, no escaping: its
+/// control characters reach the terminal, unlike in every other command's
+/// text output), a number as its literal, a bool as `true`/`false`, an
+/// array as JSON.
 /// A missing key is an error (exit status 1), so `gguf get f k || ...`
 /// works in scripts.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
@@ -30,7 +32,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         (Value::Array(_), false) => json::value(&value).to_string(),
         (other, false) => other.to_string(),
     };
-    crate::print(&text)
+    crate::print_raw(&text)
 }
 
 /// "no key K", with the keys sharing its first dotted part as hints.

@@ -12,10 +12,15 @@
 //! are not weights).
 //!
 //! `--check` follows `llama-gguf-hash --check` (its manifest lines, its
-//! "Ok"/"Mismatch"/"Not Found" verdicts and exit statuses) with one
-//! deliberate difference: a `uuid` is compared with the manifest's `uuid`
+//! "Ok"/"Mismatch"/"Not Found" verdicts and exit statuses) with two
+//! deliberate differences: a `uuid` is compared with the manifest's `uuid`
 //! line, where llama-gguf-hash looks it up among the `sha256` lines and so
-//! can never verify one.
+//! can never verify one; and a manifest of one model that does not name
+//! this file (which was renamed or moved since) is read as naming it, and
+//! the result says under which name the hashes match.
+//!
+//! Tensor names are printed with their control characters escaped (see
+//! `text`), and looked up in a manifest both escaped and raw.
 //!
 //! Speed: the whole-model hashes are sequential by nature, so the data is
 //! walked once in chunks and every hash state (whole-model and per-tensor)
@@ -180,6 +185,13 @@ struct Manifest {
     algos: Vec<Algo>,
 }
 
+/// Where a manifest's entries for this model are: under the name given on
+/// the command line, or under the one other model name it holds.
+enum ManifestName {
+    Given,
+    Other(String),
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Verdict {
     NotFound,
@@ -233,6 +245,32 @@ impl Manifest {
             Some(_) => Verdict::Mismatch,
         }
     }
+
+    /// Under which name to look this model up: the given one when the
+    /// manifest mentions it (alone, or as `NAME:TENSOR`), else the only
+    /// model the manifest holds, if it holds one (a file renamed or moved
+    /// since its manifest was written). A model's name is an entry name
+    /// that is no other entry's `MODEL:TENSOR`.
+    fn name_for(&self, given: &str) -> ManifestName {
+        let names: std::collections::HashSet<&str> =
+            self.entries.keys().map(|(_, n)| n.as_str()).collect();
+        let tensor_of = format!("{given}:");
+        if names
+            .iter()
+            .any(|n| *n == given || n.starts_with(&tensor_of))
+        {
+            return ManifestName::Given;
+        }
+        let is_tensor_line = |n: &str| {
+            n.char_indices()
+                .any(|(i, c)| c == ':' && names.contains(&n[..i]))
+        };
+        let mut models = names.iter().filter(|n| !is_tensor_line(n));
+        match (models.next(), models.next()) {
+            (Some(only), None) => ManifestName::Other((*only).to_owned()),
+            _ => ManifestName::Given,
+        }
+    }
 }
 
 /// What the manifest check saw, for the exit status.
@@ -262,15 +300,32 @@ impl Tally {
 /// Prints one output line, with the manifest verdict when checking.
 struct Printer<'m> {
     manifest: Option<&'m Manifest>,
+    /// The model's name on the command line, as printed.
+    given: String,
+    /// The model's name in the manifest, when another.
+    other: Option<String>,
     tally: Tally,
 }
 
 impl Printer<'_> {
-    fn line(&mut self, algo: Algo, hash: &str, name: &str, layer: bool) -> crate::CliResult {
+    /// The line of `tensor` (escaped), or of the whole model for `None`.
+    fn line(&mut self, algo: Algo, hash: &str, tensor: Option<&str>) -> crate::CliResult {
+        let named = |model: &str, t: &str| match tensor {
+            Some(_) => format!("{model}:{t}"),
+            None => model.to_owned(),
+        };
+        let shown = crate::text::escape(tensor.unwrap_or_default());
+        let name = named(&self.given, &shown);
         let Some(m) = self.manifest else {
             return crate::print(&format!("{:<8}  {hash}  {name}", algo.name()));
         };
-        let verdict = m.verify(algo, hash, name);
+        let model = self.other.as_deref().unwrap_or(&self.given);
+        let mut verdict = m.verify(algo, hash, &named(model, &shown));
+        if verdict == Verdict::NotFound && shown != tensor.unwrap_or_default() {
+            // A manifest written by another tool holds the raw name.
+            verdict = m.verify(algo, hash, &named(model, tensor.unwrap_or_default()));
+        }
+        let layer = tensor.is_some();
         let (found, mismatch) = if layer {
             (&mut self.tally.layer_found, &mut self.tally.layer_mismatch)
         } else {
@@ -291,14 +346,17 @@ pub fn run(args: Args) -> crate::CliResult {
         None => None,
         Some(path) => {
             let m = Manifest::read(path.clone()).map_err(|e| {
-                eprintln!("gguf: cannot read manifest {}: {e}", path.display());
+                crate::message(&format!(
+                    "gguf: {}: cannot read manifest: {e}",
+                    path.display()
+                ));
                 crate::Exit(5)
             })?;
             if m.algos.is_empty() {
-                eprintln!(
+                crate::message(&format!(
                     "gguf: {}: no known hash algorithm (xxh64, sha1, sha256, uuid)",
                     path.display()
-                );
+                ));
                 return Err(crate::Exit(4).into());
             }
             // Listed strongest first, as llama-gguf-hash lists them.
@@ -333,8 +391,15 @@ pub fn run(args: Args) -> crate::CliResult {
     let opened = crate::open::open_source(&args.file, &args.source)?;
     // A URL as shown everywhere: no user info, query values replaced.
     let fname = crate::open::shown(&args.file);
+    let shown = crate::text::escape(&fname).into_owned();
+    let other = match manifest.as_ref().map(|m| m.name_for(&shown)) {
+        Some(ManifestName::Other(name)) => Some(name),
+        _ => None,
+    };
     let mut printer = Printer {
         manifest: manifest.as_ref(),
+        given: shown,
+        other,
         tally: Tally::default(),
     };
     let mut model: Vec<(Algo, State)> = algos.iter().map(|&a| (a, State::new(a))).collect();
@@ -369,19 +434,27 @@ pub fn run(args: Args) -> crate::CliResult {
         }
         done += data.len() as u64;
         bar.update(done, total);
-        let name = format!("{fname}:{}", t.name());
         for (algo, state) in layer {
-            printer.line(algo, &state.finish(), &name, true)?;
+            printer.line(algo, &state.finish(), Some(t.name()))?;
         }
     }
     drop(bar);
     for (algo, state) in model {
-        printer.line(algo, &state.finish(), &fname, false)?;
+        printer.line(algo, &state.finish(), None)?;
     }
     if let Some(m) = &manifest {
         let (code, text) = printer.tally.exit_code();
+        let under = match (&printer.other, code) {
+            (None, _) => String::new(),
+            (Some(other), 0) => format!(
+                " (the manifest names this model {other}: the hashes match under that name)"
+            ),
+            (Some(other), _) => {
+                format!(" (the manifest names this model {other}: compared under that name)")
+            }
+        };
         crate::print(&format!(
-            "\nVerification results for {} - {text}",
+            "\nVerification results for {} - {text}{under}",
             m.path.display()
         ))?;
         if code != 0 {

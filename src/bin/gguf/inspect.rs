@@ -8,12 +8,15 @@ use gguf::Model;
 use serde_json::json;
 
 use crate::json;
+use crate::text::{escape, width};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The GGUF file or any shard of a split model: a path, or a URL or
-    /// object-store path (https://, hf://OWNER/REPO/FILE[@REVISION], s3://,
-    /// gs://, az://).
+    /// The model: a path (any shard of a split model describes the whole
+    /// model), ollama:NAME[:TAG] (the local Ollama store), or a URL
+    /// (http(s)://, hf://OWNER/REPO/FILE[@REVISION], ms://OWNER/REPO/FILE,
+    /// ollama://HOST/MODEL[:TAG], s3://, gs://, az://) of which only the
+    /// header is read.
     file: PathBuf,
     /// Print everything as JSON: every value in full, every tensor.
     #[arg(long)]
@@ -80,12 +83,11 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         keys: args.keys.as_deref(),
         tensors: !args.no_tensors,
     };
-    let out = if args.json {
-        to_json(&model, &filter)
+    if args.json {
+        crate::print_json(&to_json(&model, &filter))
     } else {
-        to_text(&model, &filter)
-    };
-    crate::print(&out)
+        crate::print(&to_text(&model, &filter))
+    }
 }
 
 /// The whole model: header facts of the first file, the model's metadata
@@ -175,15 +177,16 @@ fn to_text(model: &Model<'_>, filter: &Filter<'_>) -> String {
             let _ = writeln!(s, "\nMetadata ({} entries):", model.kv_count());
         }
     }
-    let width = model
+    let key_width = model
         .keys()
         .filter(|k| filter.key(k))
-        .map(str::len)
+        .map(width)
         .max()
         .unwrap_or(0);
     for (key, value) in model.metadata().filter(|(k, _)| filter.key(k)) {
         let ty = value.value_type().name();
-        let _ = writeln!(s, "  {key:width$}  {ty:6}  {}", json::short(&value, 5));
+        let key = escape(key);
+        let _ = writeln!(s, "  {key:key_width$}  {ty:6}  {}", json::short(&value, 5));
     }
     if filter.tensors {
         tensor_table(&mut s, model);
@@ -208,18 +211,18 @@ fn shard_table(s: &mut String, model: &Model<'_>) {
             model.shard_count(),
             model.total_len()
         );
-        let width = model
+        let col = model
             .shards()
             .iter()
-            .map(|sh| sh.path().display().to_string().len())
+            .map(|sh| width(&sh.path().display().to_string()))
             .max()
             .unwrap_or(4);
-        let _ = writeln!(s, "  {:width$}  {:>8}  {:>14}", "file", "tensors", "bytes");
+        let _ = writeln!(s, "  {:col$}  {:>8}  {:>14}", "file", "tensors", "bytes");
         for sh in model.shards() {
             let _ = writeln!(
                 s,
-                "  {:width$}  {:>8}  {:>14}",
-                sh.path().display().to_string(),
+                "  {:col$}  {:>8}  {:>14}",
+                escape(&sh.path().display().to_string()),
                 sh.file().tensor_count(),
                 sh.file().file_len()
             );
@@ -229,34 +232,46 @@ fn shard_table(s: &mut String, model: &Model<'_>) {
     }
 }
 
+/// One row per tensor; every column as wide as its widest cell, so an
+/// unknown type (`unknown(1234)`), a long shape or a long name never
+/// shifts the columns after it.
 fn tensor_table(s: &mut String, model: &Model<'_>) {
     use std::fmt::Write;
     let _ = writeln!(s, "\nTensors ({}):", model.tensor_count());
-    let width = model
+    let rows: Vec<[String; 5]> = model
         .tensors()
-        .map(|t| t.name().len())
-        .max()
-        .unwrap_or(4)
-        .max(4);
-    let _ = writeln!(
-        s,
-        "  {:width$}  {:8}  {:24}  {:>12}  {:>12}",
-        "name", "type", "shape", "offset", "bytes"
-    );
-    for t in model.tensors() {
-        let shape = format!("{:?}", t.shape());
-        let bytes = t
-            .byte_size()
-            .map(|b| b.to_string())
-            .unwrap_or_else(|_| "?".into());
+        .map(|t| {
+            let bytes = t
+                .byte_size()
+                .map(|b| b.to_string())
+                .unwrap_or_else(|_| "?".into());
+            [
+                escape(t.name()).into_owned(),
+                t.ggml_type().to_string(),
+                format!("{:?}", t.shape()),
+                t.offset().to_string(),
+                bytes,
+            ]
+        })
+        .collect();
+    let header = ["name", "type", "shape", "offset", "bytes"].map(String::from);
+    // At least as wide as before columns were measured, so common files
+    // keep their layout.
+    let mut w = [4, 8, 24, 12, 12];
+    for row in rows.iter().chain([&header]) {
+        for (w, cell) in w.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    for [name, ty, shape, offset, bytes] in [&header].into_iter().chain(&rows) {
         let _ = writeln!(
             s,
-            "  {:width$}  {:8}  {:24}  {:>12}  {:>12}",
-            t.name(),
-            t.ggml_type().to_string(),
-            shape,
-            t.offset(),
-            bytes
+            "  {name:w0$}  {ty:w1$}  {shape:w2$}  {offset:>w3$}  {bytes:>w4$}",
+            w0 = w[0],
+            w1 = w[1],
+            w2 = w[2],
+            w3 = w[3],
+            w4 = w[4],
         );
     }
 }
@@ -309,7 +324,7 @@ fn summary_text(s: &mut String, model: &Model<'_>) {
     let Ok(m) = ModelSummary::of(model) else {
         return;
     };
-    let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    let opt = |v: Option<String>| v.map_or_else(|| "-".into(), |v| escape(&v).into_owned());
     let _ = writeln!(
         s,
         "Model: {} ({}), {}",
@@ -370,7 +385,10 @@ fn summary_text(s: &mut String, model: &Model<'_>) {
         }),
     );
     push("vocab", m.vocab_size.map(|v| v.to_string()));
-    push("tokenizer", m.tokenizer_model.clone());
+    push(
+        "tokenizer",
+        m.tokenizer_model.as_deref().map(|t| escape(t).into_owned()),
+    );
     if !shape.is_empty() {
         let _ = writeln!(s, "  {}", shape.join(", "));
     }

@@ -20,6 +20,7 @@ mod progress;
 mod rewrite;
 mod split;
 mod tensor;
+mod text;
 
 /// Inspect, rewrite and edit GGUF model files.
 #[derive(Parser)]
@@ -59,8 +60,9 @@ enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print one metadata value (raw, for scripts; exit status 1 when the
-    /// key is missing).
+    /// Print one metadata value as it is, for scripts: a string's raw
+    /// bytes, control characters included (--json or `inspect` show them
+    /// escaped); exit status 1 when the key is missing.
     Get(get::Args),
     /// Set a metadata value (in place when it fits). An existing key keeps
     /// its type unless --force; numbers out of the type's range are refused.
@@ -96,15 +98,45 @@ enum Command {
     Merge(merge::Args),
 }
 
-/// Writes a command's output; a closed pipe (`gguf inspect f | head`) is
-/// not an error.
+/// Writes a command's output, its control characters but line feeds
+/// escaped (see [`text`]); a closed pipe (`gguf inspect f | head`) is not
+/// an error.
 fn print(text: &str) -> Result<(), Box<dyn std::error::Error>> {
+    print_with(|out| text::write(out, text, text::Style::RustLines))
+}
+
+/// Writes a JSON document, DEL and C1 escaped as JSON escapes them
+/// (serde_json escaped the rest).
+fn print_json(json: &str) -> Result<(), Box<dyn std::error::Error>> {
+    print_with(|out| text::write(out, json, text::Style::Json))
+}
+
+/// Writes `text` as it is: for `get` (whose raw bytes are for scripts)
+/// and the tool's own completion scripts.
+fn print_raw(text: &str) -> Result<(), Box<dyn std::error::Error>> {
+    print_with(|out| std::io::Write::write_all(out, text.as_bytes()))
+}
+
+/// Writes to stdout with `write`, then a line feed.
+fn print_with(
+    write: impl FnOnce(&mut std::io::StdoutLock<'static>) -> std::io::Result<()>,
+) -> Result<(), Box<dyn std::error::Error>> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+    let written = write(&mut out)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
+    match written {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
     }
+}
+
+/// Writes one line to stderr (an error, a warning, what `--verbose`
+/// tells), every control character escaped: messages carry names from
+/// files and text from servers.
+fn message(line: &str) {
+    eprintln!("{}", text::escape(line));
 }
 
 /// A command's result; errors are printed as `gguf: {error}`.
@@ -137,6 +169,21 @@ fn usage_error(subcommand: &str, message: impl std::fmt::Display) -> Box<dyn std
     let _ = err.print();
     Exit(2).into()
 }
+
+
+/// A command line that does not fit the file it names (a value that is
+/// not of the key's type, a new key without `--type`): a usage error, exit
+/// status 2 as for clap's, with a message that names the file.
+#[derive(Debug)]
+struct Usage(String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
 
 /// Opens a GGUF file for a command; errors name the file (a URL without
 /// its credentials).
@@ -180,7 +227,7 @@ fn main() -> ExitCode {
             // Generated into memory: clap_complete panics on a closed pipe.
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "gguf", &mut script);
-            print(String::from_utf8_lossy(&script).trim_end())
+            print_raw(String::from_utf8_lossy(&script).trim_end())
         }
         Command::Set(args) => edit::set(args),
         Command::Rm(args) => edit::rm(args),
@@ -199,7 +246,10 @@ fn main() -> ExitCode {
             if let Some(Exit(code)) = e.downcast_ref::<Exit>() {
                 return ExitCode::from(*code);
             }
-            eprintln!("gguf: {}", open::redact_urls_in(&e.to_string()));
+            message(&format!("gguf: {}", open::redact_urls_in(&e.to_string())));
+            if e.is::<Usage>() {
+                return ExitCode::from(2);
+            }
             ExitCode::FAILURE
         }
     }

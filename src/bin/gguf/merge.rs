@@ -18,7 +18,8 @@ pub struct Args {
 /// written unsplit.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let model = Model::open(&args.input)?;
-    let mut b = Builder::from_model(&model)?;
+    let mut b =
+        Builder::from_model(&model).map_err(|e| format!("{}: {e}", args.input.display()))?;
     let layout = crate::progress::write_to_path(&mut b, &args.output, WriteMode::Single)?;
     crate::print(&format!(
         "{}: {} bytes, {} tensors from {} shard(s)",

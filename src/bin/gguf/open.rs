@@ -136,12 +136,12 @@ impl Opened {
             let with = file.with_tensor(t)?;
             if verbose {
                 let s = file.stats();
-                eprintln!(
+                crate::message(&format!(
                     "{}: tensor data: {} range request, {} bytes",
                     file.url(),
                     s.requests - before.requests,
                     s.bytes - before.bytes,
-                );
+                ));
             }
             files.push((url, with));
         }
@@ -157,9 +157,9 @@ pub fn open_source(name: &Path, how: &SourceArgs) -> Result<Opened> {
     let verbose = how.verbose;
     let text = name.to_str();
     if let Some(s) = text.filter(|s| is_ollama_store(s)) {
-        let path = ollama_model_path(s)?;
+        let path = ollama_model_path(s).map_err(|e| format!("{s}: {e}"))?;
         if verbose {
-            eprintln!("{s}: {}", path.display());
+            crate::message(&format!("{s}: {}", path.display()));
         }
         return Ok(Opened::Local(
             Model::open(&path).map_err(|e| format!("{s}: {e}"))?,
@@ -178,7 +178,7 @@ pub fn open_source(name: &Path, how: &SourceArgs) -> Result<Opened> {
     if verbose {
         for f in &files {
             let s = f.stats();
-            eprintln!(
+            crate::message(&format!(
                 "{}: header {} bytes: {} range requests{}, {} bytes, ETag {}",
                 f.url(),
                 f.file().header_len(),
@@ -189,9 +189,9 @@ pub fn open_source(name: &Path, how: &SourceArgs) -> Result<Opened> {
                 },
                 s.bytes,
                 f.etag().as_deref().unwrap_or("(none)"),
-            );
+            ));
         }
-        eprintln!(
+        crate::message(&format!(
             "{shown_url}: {} file(s), total {} requests, {} bytes in {:.1} ms",
             files.len(),
             files
@@ -200,7 +200,7 @@ pub fn open_source(name: &Path, how: &SourceArgs) -> Result<Opened> {
                 .sum::<u64>(),
             files.iter().map(|f| f.stats().bytes).sum::<u64>(),
             started.elapsed().as_secs_f64() * 1e3,
-        );
+        ));
     }
     let named = files
         .into_iter()

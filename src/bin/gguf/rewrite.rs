@@ -29,7 +29,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "single")]
     mode: Mode,
     /// Data alignment of the output, a power of two.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_alignment)]
     alignment: Option<u32>,
     /// Byte order of the output. Tensor data of every sized type is
     /// converted: plain numbers swapped, and inside quantized blocks every
@@ -38,13 +38,23 @@ pub struct Args {
     #[arg(long, value_enum)]
     endian: Option<EndianArg>,
     /// GGUF version of the output: 1, 2 or 3.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=3))]
     version: Option<u32>,
     /// Reserve room in the header (bytes; K and M suffixes accepted) so
     /// that later `gguf set` edits land in place: stored as the metadata
     /// entry `gguf_rs.metadata_slack`, which other readers ignore.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     reserve: Option<u64>,
+}
+
+/// A power of two that fits GGUF's u32 `general.alignment`.
+fn parse_alignment(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(n) if n.is_power_of_two() => Ok(n),
+        _ => Err(format!(
+            "{s:?} is not a power of two (1, 2, 4, ..., 2147483648)"
+        )),
+    }
 }
 
 /// `4096`, `64K`, `1M` (binary multiples).
@@ -72,7 +82,8 @@ fn parse_size(s: &str) -> Result<u64, String> {
 /// OUT may be IN (whose map stays valid until the rename).
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let input = Model::open(&args.input)?;
-    let mut b = Builder::from_model(&input)?;
+    let mut b =
+        Builder::from_model(&input).map_err(|e| format!("{}: {e}", args.input.display()))?;
     if let Some(alignment) = args.alignment {
         b.alignment(alignment)?;
     }

@@ -7,6 +7,12 @@ use gguf::write::{Builder, SplitOptions, WriteOptions};
 use gguf::Model;
 
 #[derive(clap::Args)]
+#[command(group(
+    clap::ArgGroup::new("limit")
+        .args(["max_size", "max_tensors", "no_tensor_first_split"])
+        .multiple(true)
+        .required(true)
+))]
 pub struct Args {
     /// The model to split: a single file, or any shard of a split model.
     input: PathBuf,
@@ -19,7 +25,7 @@ pub struct Args {
     #[arg(long, value_name = "N[M|G]", value_parser = parse_decimal_size)]
     max_size: Option<u64>,
     /// Most tensors per shard.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_count)]
     max_tensors: Option<usize>,
     /// Put only the metadata in the first shard, no tensor.
     #[arg(long)]
@@ -51,15 +57,19 @@ pub fn parse_decimal_size(s: &str) -> Result<u64, String> {
     }
 }
 
+/// A count above 0.
+fn parse_count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be above 0".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("{s:?}: {e}")),
+    }
+}
+
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    if args.max_size.is_none() && args.max_tensors.is_none() && !args.no_tensor_first_split {
-        return Err("give --max-size, --max-tensors or --no-tensor-first-split".into());
-    }
-    if args.max_tensors == Some(0) {
-        return Err("--max-tensors must be above 0".into());
-    }
     let model = Model::open(&args.input)?;
-    let mut b = Builder::from_model(&model)?;
+    let mut b =
+        Builder::from_model(&model).map_err(|e| format!("{}: {e}", args.input.display()))?;
     let opts = SplitOptions::default()
         .max_size(args.max_size.unwrap_or(0))
         .max_tensors(args.max_tensors.unwrap_or(0))

@@ -8,8 +8,9 @@ use gguf::{Endian, GgmlType, Tensor};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The GGUF file: a path, or a URL or object-store path (only the
-    /// header and this tensor's bytes are fetched).
+    /// The model: a path (any shard of a split model), ollama:NAME[:TAG],
+    /// or a URL (http(s)://, hf://, ms://, ollama://, s3://, gs://, az://)
+    /// of which only the header and this tensor's bytes are fetched.
     file: PathBuf,
     /// The tensor's name.
     name: String,
@@ -39,7 +40,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                 t.element_count(),
                 NpyType::of(t.ggml_type()).name,
                 t.ggml_type(),
-                t.name(),
+                crate::text::escape(t.name()),
                 numpy_shape(&t)
             ))
         }
@@ -109,7 +110,7 @@ fn summary(t: &Tensor<'_>) -> Result<String, Box<dyn std::error::Error>> {
         _ => t.for_each_row(|_, row| row.iter().for_each(|&x| stats.add(f64::from(x))))?,
     }
     let mut s = String::new();
-    let _ = writeln!(s, "name:     {}", t.name());
+    let _ = writeln!(s, "name:     {}", crate::text::escape(t.name()));
     let _ = writeln!(s, "type:     {}", t.ggml_type());
     let _ = writeln!(s, "shape:    {:?}", t.shape());
     let _ = writeln!(s, "elements: {}", t.element_count());
