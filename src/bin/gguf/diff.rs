@@ -36,7 +36,10 @@ pub fn run(args: Args) -> crate::CliResult {
         Ok(true) => Ok(()),
         Ok(false) => Err(crate::Exit(1).into()),
         Err(e) => {
-            crate::message(&format!("gguf: {}", crate::open::redact_urls_in(&e.to_string())));
+            crate::message(&format!(
+                "gguf: {}",
+                crate::open::redact_urls_in(&e.to_string())
+            ));
             Err(crate::Exit(2).into())
         }
     }

@@ -170,7 +170,6 @@ fn usage_error(subcommand: &str, message: impl std::fmt::Display) -> Box<dyn std
     Exit(2).into()
 }
 
-
 /// A command line that does not fit the file it names (a value that is
 /// not of the key's type, a new key without `--type`): a usage error, exit
 /// status 2 as for clap's, with a message that names the file.
