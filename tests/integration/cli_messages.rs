@@ -89,7 +89,9 @@ fn invalid_option_values_are_usage_errors() {
         ),
         (
             &["set", m, "llama.block_count", "-1"],
-            format!("gguf: {m}: llama.block_count: \"-1\" is not a valid u32"),
+            format!(
+                "gguf: {m}: llama.block_count: \"-1\" is out of range for u32 (0 to 4294967295)"
+            ),
         ),
         (
             &["set", m, "tokenizer.ggml.tokens", "[1]"],
