@@ -12,6 +12,8 @@
 //!   shipped [`General`], [`LlamaHyperParams`] and [`Tokenizer`];
 //! - [`estimate`]: the memory llama.cpp allocates to run a model;
 //! - [`summary`]: what a model is, from its header ([`summary::ModelSummary`]);
+//! - [`llama_load`]: whether llama.cpp's model loader would load a model
+//!   ([`llama_load::LoadReport`]);
 //! - `remote` (cargo feature `remote`): files behind URLs and in object
 //!   stores, read at the cost of their header;
 //! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
@@ -45,6 +47,7 @@ pub mod edit;
 pub mod error;
 pub mod estimate;
 pub mod format;
+pub mod llama_load;
 pub mod metadata;
 pub mod model;
 pub mod naming;

@@ -2,7 +2,9 @@
 //! short of running it.
 //!
 //! 1. the full validation of opening it (structure, bounds, sizes);
-//! 2. what llama.cpp's loader would refuse (`lint_llama_cpp`);
+//! 2. what llama.cpp would refuse: its GGUF reader (`lint_llama_cpp`) and
+//!    its model loader (`llama_load::LoadReport`: architecture, key types,
+//!    tokenizer, tensors and their shapes);
 //! 3. NaN or infinity in float tensors, and in the scales of quantized
 //!    blocks (the f16 `d`/`dmin` fields; types whose scales are packed
 //!    otherwise are dequantized and their values checked);
@@ -16,7 +18,8 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use gguf::{GgmlType, GgufFile, Tensor, Value};
+use gguf::llama_load::LoadReport;
+use gguf::{GgmlType, GgufFile, Model, Tensor, Value};
 use rayon::prelude::*;
 use serde_json::json;
 
@@ -24,8 +27,8 @@ use serde_json::json;
 pub struct Args {
     /// The GGUF file.
     file: PathBuf,
-    /// Print the findings as JSON: `{"file", "ok", "problems": [{"check",
-    /// "message"}]}`.
+    /// Print the findings as JSON: `{"file", "ok", "loadable", "notes",
+    /// "problems": [{"check", "message"}]}`.
     #[arg(long)]
     json: bool,
 }
@@ -41,45 +44,100 @@ fn problem(check: &'static str, message: String) -> Problem {
 }
 
 pub fn run(args: Args) -> crate::CliResult {
+    // `None` when the file is not valid GGUF: nothing else can be said.
+    let mut verdict: Option<LoadReport> = None;
     let problems = match GgufFile::open(&args.file) {
         // A file that cannot be read is an error, not a finding.
         Err(e @ gguf::Error::Io(_)) => return Err(format!("{}: {e}", args.file.display()).into()),
         Err(e) => vec![problem("format", e.to_string())],
         Ok(file) => {
+            let (report, split_error) = load_report(&args.file, &file);
             let mut p: Vec<Problem> = file
                 .lint_llama_cpp()
                 .into_iter()
-                .map(|i| problem("llama.cpp", i.to_string()))
+                .map(|i| i.to_string())
+                .chain(split_error)
+                .chain(report.problems.iter().map(|i| i.to_string()))
+                .map(|m| problem("llama.cpp", m))
                 .collect();
+            verdict = Some(report);
             p.extend(metadata(&file));
             p.extend(finite(&file));
             p
         }
     };
     let ok = problems.is_empty();
+    let llama_ok = !problems.iter().any(|p| p.check == "llama.cpp");
+    let loadable = llama_ok && verdict.as_ref().is_some_and(LoadReport::loadable);
+    let note = verdict.as_ref().and_then(LoadReport::note);
     if args.json {
         let list: Vec<_> = problems
             .iter()
             .map(|p| json!({"check": p.check, "message": p.message}))
             .collect();
-        let doc = json!({"file": args.file.to_string_lossy(), "ok": ok, "problems": list});
+        let doc = json!({
+            "file": args.file.to_string_lossy(),
+            "ok": ok,
+            "loadable": loadable,
+            "notes": note.iter().collect::<Vec<_>>(),
+            "problems": list,
+        });
         crate::print(&serde_json::to_string_pretty(&doc)?)?;
-    } else if ok {
-        crate::print(&format!(
-            "{}: ok (valid, loadable by llama.cpp, finite values, consistent metadata)",
-            args.file.display()
-        ))?;
     } else {
-        let lines: Vec<String> = problems
+        let mut lines: Vec<String> = problems
             .iter()
             .map(|p| format!("{}: {}: {}", args.file.display(), p.check, p.message))
             .collect();
+        if verdict.is_some() {
+            lines.push(format!(
+                "{}: {}",
+                args.file.display(),
+                summary(&problems, loadable, note)
+            ));
+        }
         crate::print(&lines.join("\n"))?;
     }
     if ok {
         Ok(())
     } else {
         Err(crate::Exit(1).into())
+    }
+}
+
+/// The verdict line for a valid file: "loadable by llama.cpp" only when
+/// its rules were all checked and passed.
+fn summary(problems: &[Problem], loadable: bool, note: Option<String>) -> String {
+    let n = problems.len();
+    let llama_ok = !problems.iter().any(|p| p.check == "llama.cpp");
+    match (n, loadable, note) {
+        (0, true, _) => {
+            "ok (valid, loadable by llama.cpp, finite values, consistent metadata)".into()
+        }
+        (0, _, Some(note)) => format!(
+            "ok (valid GGUF, finite values, consistent metadata; not checked as loadable by \
+             llama.cpp: {note})"
+        ),
+        (_, true, _) => format!("valid GGUF, loadable by llama.cpp; {n} problem(s) above"),
+        (_, false, _) if !llama_ok => {
+            format!("valid GGUF, not loadable by llama.cpp; {n} problem(s) above")
+        }
+        (_, _, Some(note)) => format!("valid GGUF ({note}); {n} problem(s) above"),
+        (_, _, None) => format!("valid GGUF; {n} problem(s) above"),
+    }
+}
+
+/// llama.cpp's verdict on the model: a shard of a split model is checked
+/// with its siblings, which llama.cpp loads with it; when they do not
+/// open as one model, why, beside the verdict on the shard alone.
+fn load_report(path: &std::path::Path, file: &GgufFile<'_>) -> (LoadReport, Option<String>) {
+    let split = matches!(file.value("split.count"), Some(Value::U16(n)) if n > 1);
+    match split.then(|| Model::open(path)) {
+        Some(Ok(model)) => (LoadReport::of(&model), None),
+        Some(Err(e)) => (
+            LoadReport::of(file),
+            Some(format!("the split model does not open: {e}")),
+        ),
+        None => (LoadReport::of(file), None),
     }
 }
 
