@@ -390,10 +390,15 @@ fn the_tokenizer_is_checked() {
     );
 }
 
+/// A tensor's name (`#` for the layer number) and shape.
+type Tensor = (&'static str, &'static [u64]);
+/// A key under the architecture's prefix, and its value.
+type Key = (&'static str, OwnedValue);
+
 /// A tiny model of architecture `arch`: hyper-parameters `n_embd` 8,
 /// 2 heads of 4 (1 KV head), feed-forward 16, 2 layers, 4 tokens, and the
 /// given tensors (`#` for the layer number).
-fn tiny(arch: &str, extra_keys: &[(&str, OwnedValue)], tensors: &[(&str, &[u64])]) -> Vec<u8> {
+fn tiny(arch: &str, extra_keys: &[Key], tensors: &[Tensor]) -> Vec<u8> {
     let mut b = Builder::new();
     b.set("general.architecture", arch).unwrap();
     for (k, v) in [
@@ -481,7 +486,7 @@ fn common_architectures_have_their_tensors_checked() {
     ];
     let biased_norms: &[(&str, &[u64])] =
         &[("output_norm.bias", &[8]), ("blk.#.attn_norm.bias", &[8])];
-    let cases: Vec<(&str, &[(&str, OwnedValue)], Vec<(&str, &[u64])>)> = vec![
+    let cases: Vec<(&str, &[Key], Vec<Tensor>)> = vec![
         ("llama", &[], with(&[base, attn, ffn])),
         ("gemma", &[], with(&[base, attn, ffn])),
         ("gemma2", &[], with(&[base, attn, ffn, gemma2_norms])),

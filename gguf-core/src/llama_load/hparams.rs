@@ -61,12 +61,14 @@ impl HParams {
         let n_head = layer0("attention.head_count").unwrap_or(0);
         // `n_head_kv_arr = n_head_arr` before the optional key is read.
         let n_head_kv = layer0("attention.head_count_kv").unwrap_or(n_head);
-        let (head_k_full, head_v_full, n_rot_full) = if n_head > 0 {
-            let k = u32_key("attention.key_length").unwrap_or(n_embd / n_head);
-            let v = u32_key("attention.value_length").unwrap_or(n_embd / n_head);
-            (k, v, u32_key("rope.dimension_count").unwrap_or(k))
-        } else {
-            (0, 0, 0)
+        // Without heads (recurrent models) llama.cpp zeroes the widths.
+        let (head_k_full, head_v_full, n_rot_full) = match n_embd.checked_div(n_head) {
+            Some(width) => {
+                let k = u32_key("attention.key_length").unwrap_or(width);
+                let v = u32_key("attention.value_length").unwrap_or(width);
+                (k, v, u32_key("rope.dimension_count").unwrap_or(k))
+            }
+            None => (0, 0, 0),
         };
         let (head_k, head_v, n_rot) = if layer0_slides(meta, arch, swa) {
             (
