@@ -235,3 +235,42 @@ fn the_real_gemma_model_is_loadable() {
         "{text}"
     );
 }
+
+#[test]
+fn a_shard_is_checked_with_its_split_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/samples/tiny-llama.gguf"
+    ));
+    let prefix = dir.path().join("m");
+    let out = Command::new(env!("CARGO_BIN_EXE_gguf"))
+        .args(["split".as_ref(), sample.as_os_str(), prefix.as_os_str()])
+        .args(["--max-tensors", "8"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let shard = |k: u32| dir.path().join(format!("m-{k:05}-of-00003.gguf"));
+    // No shard alone holds every tensor; the model does.
+    for k in 1..=3 {
+        let (_, text) = check(&shard(k), false);
+        assert!(
+            !text.contains("is missing; llama.cpp requires it"),
+            "{text}"
+        );
+        let verdict = if k == 1 {
+            "valid GGUF, loadable by llama.cpp;"
+        } else {
+            "valid GGUF, loadable by llama.cpp from its first shard;"
+        };
+        assert!(text.contains(verdict), "shard {k}: {text}");
+    }
+    std::fs::remove_file(shard(3)).unwrap();
+    let (code, text) = check(&shard(1), false);
+    assert_eq!(code, Some(1));
+    assert!(
+        text.contains("llama.cpp: the split model does not open: shard 3 of 3 is missing"),
+        "{text}"
+    );
+    assert!(text.contains("not loadable by llama.cpp"), "{text}");
+}

@@ -44,23 +44,32 @@ fn problem(check: &'static str, message: String) -> Problem {
 }
 
 pub fn run(args: Args) -> crate::CliResult {
-    // `None` when the file is not valid GGUF: nothing else can be said.
+    // Set once the file reads as GGUF; then a verdict line follows.
+    let mut valid = None;
     let mut verdict: Option<LoadReport> = None;
     let problems = match GgufFile::open(&args.file) {
         // A file that cannot be read is an error, not a finding.
         Err(e @ gguf::Error::Io(_)) => return Err(format!("{}: {e}", args.file.display()).into()),
         Err(e) => vec![problem("format", e.to_string())],
         Ok(file) => {
-            let (report, split_error) = load_report(&args.file, &file);
             let mut p: Vec<Problem> = file
                 .lint_llama_cpp()
                 .into_iter()
-                .map(|i| i.to_string())
-                .chain(split_error)
-                .chain(report.problems.iter().map(|i| i.to_string()))
-                .map(|m| problem("llama.cpp", m))
+                .map(|i| problem("llama.cpp", i.to_string()))
                 .collect();
-            verdict = Some(report);
+            match load_report(&args.file, &file) {
+                Ok(report) => {
+                    p.extend(
+                        report
+                            .problems
+                            .iter()
+                            .map(|i| problem("llama.cpp", i.to_string())),
+                    );
+                    verdict = Some(report);
+                }
+                Err(why) => p.push(problem("llama.cpp", why)),
+            }
+            valid = Some(later_shard(&file));
             p.extend(metadata(&file));
             p.extend(finite(&file));
             p
@@ -88,7 +97,12 @@ pub fn run(args: Args) -> crate::CliResult {
             .iter()
             .map(|p| format!("{}: {}: {}", args.file.display(), p.check, p.message))
             .collect();
-        if verdict.is_some() {
+        if let Some(later_shard) = valid {
+            let loadable = loadable.then_some(if later_shard {
+                "loadable by llama.cpp from its first shard"
+            } else {
+                "loadable by llama.cpp"
+            });
             lines.push(format!(
                 "{}: {}",
                 args.file.display(),
@@ -104,41 +118,44 @@ pub fn run(args: Args) -> crate::CliResult {
     }
 }
 
-/// The verdict line for a valid file: "loadable by llama.cpp" only when
-/// its rules were all checked and passed.
-fn summary(problems: &[Problem], loadable: bool, note: Option<String>) -> String {
+/// The verdict line for a valid file: `loadable` (how it is said) only
+/// when llama.cpp's rules were all checked and passed.
+fn summary(problems: &[Problem], loadable: Option<&str>, note: Option<String>) -> String {
     let n = problems.len();
     let llama_ok = !problems.iter().any(|p| p.check == "llama.cpp");
     match (n, loadable, note) {
-        (0, true, _) => {
-            "ok (valid, loadable by llama.cpp, finite values, consistent metadata)".into()
+        (0, Some(loadable), _) => {
+            format!("ok (valid, {loadable}, finite values, consistent metadata)")
         }
-        (0, _, Some(note)) => format!(
+        (0, None, Some(note)) => format!(
             "ok (valid GGUF, finite values, consistent metadata; not checked as loadable by \
              llama.cpp: {note})"
         ),
-        (_, true, _) => format!("valid GGUF, loadable by llama.cpp; {n} problem(s) above"),
-        (_, false, _) if !llama_ok => {
+        (_, Some(loadable), _) => format!("valid GGUF, {loadable}; {n} problem(s) above"),
+        (_, None, _) if !llama_ok => {
             format!("valid GGUF, not loadable by llama.cpp; {n} problem(s) above")
         }
-        (_, _, Some(note)) => format!("valid GGUF ({note}); {n} problem(s) above"),
-        (_, _, None) => format!("valid GGUF; {n} problem(s) above"),
+        (_, None, Some(note)) => format!("valid GGUF ({note}); {n} problem(s) above"),
+        (_, None, None) => format!("valid GGUF; {n} problem(s) above"),
     }
 }
 
-/// llama.cpp's verdict on the model: a shard of a split model is checked
-/// with its siblings, which llama.cpp loads with it; when they do not
-/// open as one model, why, beside the verdict on the shard alone.
-fn load_report(path: &std::path::Path, file: &GgufFile<'_>) -> (LoadReport, Option<String>) {
-    let split = matches!(file.value("split.count"), Some(Value::U16(n)) if n > 1);
-    match split.then(|| Model::open(path)) {
-        Some(Ok(model)) => (LoadReport::of(&model), None),
-        Some(Err(e)) => (
-            LoadReport::of(file),
-            Some(format!("the split model does not open: {e}")),
-        ),
-        None => (LoadReport::of(file), None),
+/// Whether the file is a split model's shard other than the first, from
+/// which llama.cpp does not load (it wants the first).
+fn later_shard(file: &GgufFile<'_>) -> bool {
+    matches!(file.value("split.no"), Some(Value::U16(n)) if n > 0)
+}
+
+/// llama.cpp's verdict on the model, or why it refuses it before any
+/// rule: a shard of a split model is checked with its siblings, which
+/// llama.cpp loads with it, and the set must open as one model.
+fn load_report(path: &std::path::Path, file: &GgufFile<'_>) -> Result<LoadReport, String> {
+    if !matches!(file.value("split.count"), Some(Value::U16(n)) if n > 1) {
+        return Ok(LoadReport::of(file));
     }
+    Model::open(path)
+        .map(|model| LoadReport::of(&model))
+        .map_err(|e| format!("the split model does not open: {e}"))
 }
 
 /// Length of an array entry, if the key holds an array.
