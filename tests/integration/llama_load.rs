@@ -375,6 +375,23 @@ fn the_tokenizer_is_checked() {
             found: "i32".into(),
         },
     );
+    // Without a vocabulary, the embedding is as wide as `vocab_size`.
+    let bytes = sample_with(|b| {
+        b.set("tokenizer.ggml.model", "none").unwrap();
+    });
+    assert_eq!(report_of(&bytes).problems, []);
+    let bytes = sample_with(|b| {
+        b.set("tokenizer.ggml.model", "none").unwrap();
+        b.set("llama.vocab_size", "297").unwrap();
+    });
+    assert_eq!(
+        report_of(&bytes).problems,
+        [LoadProblem::WrongType {
+            key: "llama.vocab_size".into(),
+            expected: "u32",
+            found: "string".into(),
+        }]
+    );
     // Two tokens with the same text (the vocabulary shrinks, so the
     // embedding no longer matches it either: keys come first).
     let bytes = sample_with(|b| {

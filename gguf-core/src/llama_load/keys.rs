@@ -125,12 +125,18 @@ pub(super) const BASE_KEYS: &[KeyRule] = &[
     opt("{arch}.classifier.output_labels", StrArray),
 ];
 
-/// Scalar keys of the tokenizer (`llama_vocab::load`); its arrays are
-/// checked in `vocab`.
-pub(super) const VOCAB_KEYS: &[KeyRule] = &[
+/// The tokenizer's kind (`llama_vocab::load`), read for every model.
+pub(super) const VOCAB_TYPE_KEYS: &[KeyRule] = &[
     req("tokenizer.ggml.model", Str),
     opt("tokenizer.ggml.pre", Str),
     opt("tokenizer.ggml.token_type_count", U32),
+];
+
+/// A model without a vocabulary (`no_vocab`, `none`) reads its size only.
+pub(super) const VOCABLESS_KEYS: &[KeyRule] = &[opt("{arch}.vocab_size", U32)];
+
+/// The tokenizer's other scalar keys; its arrays are checked in `vocab`.
+pub(super) const VOCAB_KEYS: &[KeyRule] = &[
     opt("tokenizer.ggml.add_space_prefix", Bool),
     opt("tokenizer.ggml.remove_extra_whitespaces", Bool),
     opt("tokenizer.ggml.bos_token_id", U32),

@@ -62,7 +62,7 @@ pub(super) fn check(model: &(impl ModelHeader + ?Sized)) -> LoadReport {
         for rule in keys::BASE_KEYS.iter().filter(|r| !r.key.contains("{arch}")) {
             keys::check(meta, rule, "", None, &mut out);
         }
-        check_keys(meta, keys::VOCAB_KEYS, "", None, &mut out);
+        tokenizer_keys(meta, "", &mut out);
         vocab::check(meta, &mut out);
         return report(out, Coverage::CommonKeysOnly);
     };
@@ -73,7 +73,7 @@ pub(super) fn check(model: &(impl ModelHeader + ?Sized)) -> LoadReport {
     if let Some(l) = layout {
         check_keys(meta, l.keys, arch, n_layer, &mut out);
     }
-    check_keys(meta, keys::VOCAB_KEYS, arch, n_layer, &mut out);
+    tokenizer_keys(meta, arch, &mut out);
     let n_tokens = vocab::check(meta, &mut out);
     let swa = layout.map_or(Swa::None, |l| l.swa);
     let hp = HParams::read(meta, arch, swa, n_tokens);
@@ -81,6 +81,14 @@ pub(super) fn check(model: &(impl ModelHeader + ?Sized)) -> LoadReport {
         return report(out, Coverage::CommonKeysOnly);
     };
     arch_values(meta, arch, layout, &hp, &mut out);
+    // Some keys have two readers (llama's vocabulary size): one problem each.
+    let mut unique: Vec<LoadProblem> = Vec::with_capacity(out.len());
+    for p in out {
+        if !unique.contains(&p) {
+            unique.push(p);
+        }
+    }
+    let mut out = unique;
     // Tensor shapes come from the keys: checked once those are right (as
     // llama.cpp, which stops at the first problem, would reach them).
     if out.is_empty() {
@@ -98,6 +106,17 @@ fn check_keys(
 ) {
     for rule in rules {
         keys::check(meta, rule, arch, n_layer, out);
+    }
+}
+
+/// The tokenizer's scalar keys: all of them, or the vocabulary size
+/// alone for a model without a vocabulary (llama.cpp reads no more).
+fn tokenizer_keys(meta: &GgufFile<'_>, arch: &str, out: &mut Vec<LoadProblem>) {
+    check_keys(meta, keys::VOCAB_TYPE_KEYS, arch, None, out);
+    if !vocab::is_vocabless(str_of(meta, "tokenizer.ggml.model")) {
+        check_keys(meta, keys::VOCAB_KEYS, arch, None, out);
+    } else if !arch.is_empty() {
+        check_keys(meta, keys::VOCABLESS_KEYS, arch, None, out);
     }
 }
 
