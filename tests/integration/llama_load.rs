@@ -616,3 +616,31 @@ fn the_real_gemma_3_model_is_loadable() {
     assert!(report.loadable());
     assert!(file.lint_llama_cpp().is_empty());
 }
+
+#[test]
+fn hostile_hyper_parameters_neither_panic_nor_hang() {
+    let cases: [(&str, OwnedValue); 8] = [
+        ("llama.block_count", u32::MAX.into()),
+        ("llama.attention.head_count", 0u32.into()),
+        ("llama.attention.head_count_kv", u32::MAX.into()),
+        ("llama.embedding_length", u32::MAX.into()),
+        ("llama.attention.key_length", u32::MAX.into()),
+        ("llama.expert_count", u32::MAX.into()),
+        (
+            "llama.expert_used_count",
+            OwnedValue::Array(OwnedArray::I32(vec![-1, -1])),
+        ),
+        (
+            "llama.feed_forward_length",
+            OwnedValue::Array(OwnedArray::U32(vec![])),
+        ),
+    ];
+    for (key, value) in cases {
+        let bytes = sample_with(|b| {
+            b.set(key, value).unwrap();
+        });
+        let report = report_of(&bytes);
+        assert!(!report.loadable(), "{key}: {report:?}");
+        assert!(!report.problems.is_empty(), "{key}");
+    }
+}
