@@ -244,12 +244,9 @@ fn metadata(file: &GgufFile<'_>) -> Vec<Problem> {
             )),
             _ => {}
         }
-    } else if file.tensor_count() > 0 {
-        out.push(problem(
-            check,
-            "general.architecture is missing (llama.cpp needs it)".into(),
-        ));
     }
+    // A missing architecture is llama.cpp's problem (`llama_load`), which
+    // knows that a split model names it in its first shard only.
     out
 }
 
