@@ -27,6 +27,7 @@ mod integration {
     pub mod gguf_py;
     pub mod hostile;
     pub mod interop_read;
+    pub mod llama_load;
     pub mod llama_tools;
     pub mod memory;
     pub mod proptest_write;

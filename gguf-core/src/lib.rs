@@ -14,6 +14,8 @@
 //!   shipped [`General`], [`LlamaHyperParams`] and [`Tokenizer`];
 //! - [`estimate`]: the memory llama.cpp allocates to run a model;
 //! - [`summary`]: what a model is, from its header ([`summary::ModelSummary`]);
+//! - [`llama_load`]: whether llama.cpp's model loader would load a model
+//!   ([`llama_load::LoadReport`]);
 //! - `remote` (cargo feature `remote`): files behind `http(s)://`, `hf://`,
 //!   `ms://`, `ollama://`, `s3://`, `gs://` and `az://` URLs, read at the
 //!   cost of their header, and models of the local Ollama store
@@ -51,6 +53,7 @@ pub mod edit;
 pub mod error;
 pub mod estimate;
 pub mod format;
+pub mod llama_load;
 pub mod metadata;
 pub mod model;
 pub mod naming;

@@ -89,3 +89,34 @@ fn inspect_of_an_invalid_file_fails_with_the_error_on_stderr() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("unsupported GGUF version 9"), "{err}");
 }
+
+#[test]
+fn inspect_says_on_stderr_why_it_shows_no_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("odd.gguf");
+    let mut b = gguf::write::Builder::new();
+    b.set("general.architecture", "llama").unwrap();
+    // llama.cpp reads it as a u32: no summary can be made.
+    b.set("llama.block_count", "2").unwrap();
+    std::fs::write(&path, b.to_vec().unwrap()).unwrap();
+    for json in [false, true] {
+        let mut args = vec!["inspect", path.to_str().unwrap()];
+        if json {
+            args.push("--json");
+        }
+        let out = gguf(&args);
+        assert!(out.status.success(), "{out:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains("no model summary: metadata key \"llama.block_count\" has type string"),
+            "{err}"
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        if json {
+            let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert!(doc["summary"].is_null(), "{text}");
+        } else {
+            assert!(!text.contains("Model:"), "{text}");
+        }
+    }
+}

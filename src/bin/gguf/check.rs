@@ -2,7 +2,9 @@
 //! short of running it.
 //!
 //! 1. the full validation of opening it (structure, bounds, sizes);
-//! 2. what llama.cpp's loader would refuse (`lint_llama_cpp`);
+//! 2. what llama.cpp would refuse: its GGUF reader (`lint_llama_cpp`) and
+//!    its model loader (`llama_load::LoadReport`: architecture, key types,
+//!    tokenizer, tensors and their shapes);
 //! 3. NaN or infinity in float tensors, and in the scales of quantized
 //!    blocks (the f16 `d`/`dmin` fields; types whose scales are packed
 //!    otherwise are dequantized and their values checked);
@@ -18,7 +20,8 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use gguf::{GgmlType, GgufFile, Tensor, Value};
+use gguf::llama_load::LoadReport;
+use gguf::{GgmlType, GgufFile, Model, Tensor, Value};
 use rayon::prelude::*;
 use serde_json::json;
 
@@ -26,8 +29,8 @@ use serde_json::json;
 pub struct Args {
     /// The GGUF file.
     file: PathBuf,
-    /// Print the findings as JSON: `{"file", "ok", "problems": [{"check",
-    /// "message"}], "stale_temp_files": [path]}`.
+    /// Print the findings as JSON: `{"file", "ok", "loadable", "notes",
+    /// "problems": [{"check", "message"}], "stale_temp_files": [path]}`.
     #[arg(long)]
     json: bool,
 }
@@ -44,6 +47,9 @@ fn problem(check: &'static str, message: String) -> Problem {
 
 pub fn run(args: Args) -> crate::CliResult {
     let shown = crate::open::shown(&args.file);
+    // Set once the file reads as GGUF; then a verdict line follows.
+    let mut valid = None;
+    let mut verdict: Option<LoadReport> = None;
     let problems = match GgufFile::open(&args.file) {
         // A file that cannot be read is an error, not a finding.
         Err(e @ gguf::Error::Io(_)) => return Err(format!("{shown}: {e}").into()),
@@ -54,6 +60,19 @@ pub fn run(args: Args) -> crate::CliResult {
                 .into_iter()
                 .map(|i| problem("llama.cpp", i.to_string()))
                 .collect();
+            match load_report(&args.file, &file) {
+                Ok(report) => {
+                    p.extend(
+                        report
+                            .problems
+                            .iter()
+                            .map(|i| problem("llama.cpp", i.to_string())),
+                    );
+                    verdict = Some(report);
+                }
+                Err(why) => p.push(problem("llama.cpp", why)),
+            }
+            valid = Some(later_shard(&file));
             p.extend(metadata(&file));
             p.extend(finite(&file));
             p
@@ -61,27 +80,40 @@ pub fn run(args: Args) -> crate::CliResult {
     };
     let ok = problems.is_empty();
     let stale = stale_temp_files(&args.file);
+    let llama_ok = !problems.iter().any(|p| p.check == "llama.cpp");
+    let loadable = llama_ok && verdict.as_ref().is_some_and(LoadReport::loadable);
+    let note = verdict.as_ref().and_then(LoadReport::note);
     if args.json {
         let list: Vec<_> = problems
             .iter()
             .map(|p| json!({"check": p.check, "message": p.message}))
             .collect();
         let stale: Vec<_> = stale.iter().map(|p| p.to_string_lossy()).collect();
-        let doc = json!({"file": shown, "ok": ok, "problems": list,
-                         "stale_temp_files": stale});
+        let doc = json!({
+            "file": shown,
+            "ok": ok,
+            "loadable": loadable,
+            "notes": note.iter().collect::<Vec<_>>(),
+            "problems": list,
+            "stale_temp_files": stale,
+        });
         crate::print_json(&serde_json::to_string_pretty(&doc)?)?;
-    } else if ok {
-        crate::print(&format!(
-            "{shown}: ok (valid, loadable by llama.cpp, finite values, consistent metadata)"
-        ))?;
     } else {
-        let lines: Vec<String> = problems
+        let mut lines: Vec<String> = problems
             .iter()
             .map(|p| {
                 let message = crate::text::escape(&p.message);
                 format!("{shown}: {}: {message}", p.check)
             })
             .collect();
+        if let Some(later_shard) = valid {
+            let loadable = loadable.then_some(if later_shard {
+                "loadable by llama.cpp from its first shard"
+            } else {
+                "loadable by llama.cpp"
+            });
+            lines.push(format!("{shown}: {}", summary(&problems, loadable, note)));
+        }
         crate::print(&lines.join("\n"))?;
     }
     if !args.json {
@@ -109,6 +141,46 @@ fn stale_temp_files(file: &std::path::Path) -> Vec<PathBuf> {
         _ => std::path::Path::new("."),
     };
     gguf::write::stale_temp_files(dir).unwrap_or_default()
+}
+
+/// The verdict line for a valid file: `loadable` (how it is said) only
+/// when llama.cpp's rules were all checked and passed.
+fn summary(problems: &[Problem], loadable: Option<&str>, note: Option<String>) -> String {
+    let n = problems.len();
+    let llama_ok = !problems.iter().any(|p| p.check == "llama.cpp");
+    match (n, loadable, note) {
+        (0, Some(loadable), _) => {
+            format!("ok (valid, {loadable}, finite values, consistent metadata)")
+        }
+        (0, None, Some(note)) => format!(
+            "ok (valid GGUF, finite values, consistent metadata; not checked as loadable by \
+             llama.cpp: {note})"
+        ),
+        (_, Some(loadable), _) => format!("valid GGUF, {loadable}; {n} problem(s) above"),
+        (_, None, _) if !llama_ok => {
+            format!("valid GGUF, not loadable by llama.cpp; {n} problem(s) above")
+        }
+        (_, None, Some(note)) => format!("valid GGUF ({note}); {n} problem(s) above"),
+        (_, None, None) => format!("valid GGUF; {n} problem(s) above"),
+    }
+}
+
+/// Whether the file is a split model's shard other than the first, from
+/// which llama.cpp does not load (it wants the first).
+fn later_shard(file: &GgufFile<'_>) -> bool {
+    matches!(file.value("split.no"), Some(Value::U16(n)) if n > 0)
+}
+
+/// llama.cpp's verdict on the model, or why it refuses it before any
+/// rule: a shard of a split model is checked with its siblings, which
+/// llama.cpp loads with it, and the set must open as one model.
+fn load_report(path: &std::path::Path, file: &GgufFile<'_>) -> Result<LoadReport, String> {
+    if !matches!(file.value("split.count"), Some(Value::U16(n)) if n > 1) {
+        return Ok(LoadReport::of(file));
+    }
+    Model::open(path)
+        .map(|model| LoadReport::of(&model))
+        .map_err(|e| format!("the split model does not open: {e}"))
 }
 
 /// Length of an array entry, if the key holds an array.
@@ -197,12 +269,9 @@ fn metadata(file: &GgufFile<'_>) -> Vec<Problem> {
             )),
             _ => {}
         }
-    } else if file.tensor_count() > 0 {
-        out.push(problem(
-            check,
-            "general.architecture is missing (llama.cpp needs it)".into(),
-        ));
     }
+    // A missing architecture is llama.cpp's problem (`llama_load`), which
+    // knows that a split model names it in its first shard only.
     out
 }
 

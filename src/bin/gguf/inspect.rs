@@ -276,9 +276,21 @@ fn tensor_table(s: &mut String, model: &Model<'_>) {
     }
 }
 
+/// The model summary, or `None` after saying on stderr why there is none
+/// (a key of a type llama.cpp would refuse).
+fn summary(model: &Model<'_>) -> Option<ModelSummary> {
+    match ModelSummary::of(model) {
+        Ok(m) => Some(m),
+        Err(e) => {
+            eprintln!("gguf: warning: no model summary: {e}");
+            None
+        }
+    }
+}
+
 /// The model summary as JSON (`null` fields where the model has no value).
 fn summary_json(model: &Model<'_>) -> serde_json::Value {
-    let Ok(m) = ModelSummary::of(model) else {
+    let Some(m) = summary(model) else {
         return serde_json::Value::Null;
     };
     let per_layer = |v: &Option<PerLayer>| match v {
@@ -321,7 +333,7 @@ fn summary_json(model: &Model<'_>) -> serde_json::Value {
 /// The model summary as the first lines of `gguf inspect`.
 fn summary_text(s: &mut String, model: &Model<'_>) {
     use std::fmt::Write;
-    let Ok(m) = ModelSummary::of(model) else {
+    let Some(m) = summary(model) else {
         return;
     };
     let opt = |v: Option<String>| v.map_or_else(|| "-".into(), |v| escape(&v).into_owned());
