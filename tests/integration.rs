@@ -24,6 +24,7 @@ mod integration {
     pub mod interop_read;
     pub mod llama_tools;
     pub mod memory;
+    pub mod open;
     pub mod proptest_write;
     pub mod remote;
     pub mod round_trip;
