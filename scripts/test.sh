@@ -15,9 +15,9 @@ for package in gguf-kit gguf-core; do
 done
 cargo test --workspace --all-targets
 cargo test --workspace --doc
-# The codecs without `simd` and `parallel` (portable code, one thread)
-# against the same oracle vectors: the same bytes as with them.
-cargo test -p gguf-core --no-default-features --test codecs
+# gguf-core without `simd` and `parallel` (portable codecs, one thread):
+# its unit tests and the codec oracle vectors, the same bytes as with them.
+cargo test -p gguf-core --no-default-features --lib --test codecs
 # The opt-in comparisons with llama.cpp's own tools (README, "Tests and
 # CI") pass without doing anything when not enabled; say so here, where it
 # is seen, rather than only in captured test output.

@@ -2,12 +2,13 @@
 //!
 //! What copying a big-vocabulary header costs is mostly memory, not the
 //! copy: 6 MB of fresh memory in 4 KiB pages takes 1,500 first-touch page
-//! faults, each a trap, a page allocation and a page of zeroes, and on a
-//! virtual machine that was most of the time `open` took. So a header
-//! larger than `HEAP_MAX` is copied into an anonymous map that the kernel
-//! backs with 2 MiB pages where it can (Linux's transparent huge pages,
-//! `MADV_HUGEPAGE`): a handful of faults for the whole header. Smaller
-//! headers, other systems, and a map that cannot be made: a `Vec`.
+//! faults, each a trap, a page allocation and a page of zeroes. On a
+//! virtual machine, a process opening Gemma 3 270M took 1,784 page faults
+//! and 6.7 ms of CPU that way; with the copy in 2 MiB pages, 194 faults
+//! and 3.9 ms. So a header larger than `HEAP_MAX` is copied into an
+//! anonymous map that the kernel backs with 2 MiB pages where it can
+//! (Linux's transparent huge pages, `MADV_HUGEPAGE`). Smaller headers,
+//! other systems, and a map that cannot be made: a `Vec`.
 //!
 //! When a copy is dropped, its map is kept for the next one, as an
 //! allocator keeps freed memory (a `Vec` gets that from the allocator):
