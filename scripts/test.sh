@@ -5,13 +5,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -r tests/oracles/requirements.txt
 # A library user (default features off) compiles none of the CLI's
-# dependencies and no network stack.
-if cargo tree -e normal --no-default-features --prefix none | grep -E '^(clap|clap_complete|indicatif|serde_json|object_store|reqwest|tokio|hyper|signal-hook) '; then
-    echo "error: the library without default features depends on CLI or network crates (listed above)" >&2
-    exit 1
-fi
+# dependencies, no network stack and no thread pool (rayon comes with the
+# default `parallel` feature), whether they depend on gguf-kit or gguf-core.
+for package in gguf-kit gguf-core; do
+    if cargo tree -p "$package" -e normal --no-default-features --prefix none | grep -E '^(clap|clap_complete|indicatif|serde_json|object_store|reqwest|tokio|hyper|rayon|signal-hook) '; then
+        echo "error: $package without default features depends on CLI, network or thread-pool crates (listed above)" >&2
+        exit 1
+    fi
+done
 cargo test --workspace --all-targets
 cargo test --workspace --doc
+# gguf-core without `simd` and `parallel` (portable codecs, one thread):
+# its unit tests and the codec oracle vectors, the same bytes as with them.
+cargo test -p gguf-core --no-default-features --lib --test codecs
 # The opt-in comparisons with llama.cpp's own tools (README, "Tests and
 # CI") pass without doing anything when not enabled; say so here, where it
 # is seen, rather than only in captured test output.

@@ -30,6 +30,7 @@ mod integration {
     pub mod llama_load;
     pub mod llama_tools;
     pub mod memory;
+    pub mod open;
     pub mod proptest_write;
     pub mod remote;
     pub mod remote_safety;

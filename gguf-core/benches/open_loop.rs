@@ -1,11 +1,19 @@
-//! Opens one file many times with `GgufFile::open` and prints the best and
-//! the median time per open, as one JSON line. It is the Rust half of
-//! `benches/open_vs_llama.py`, which times llama.cpp's own C reader
-//! (`gguf_init_from_file`) on the same file in the same run; on its own:
+//! The Rust half of `benches/open_vs_llama.py`, which times llama.cpp's own
+//! C reader (`gguf_init_from_file`) on the same files in the same run. Three
+//! modes:
+//!
+//! - `open_loop FILE [OPENS]`: in one process, `OPENS` rounds of
+//!   `GgufFile::open(FILE)` and `GgufFile::from_bytes` on the same bytes
+//!   (read into memory once), taken in turn so both see the same load;
+//!   prints the best and the median time of each, as one JSON line;
+//! - `open_loop once FILE`: opens `FILE` once and exits, the unit that the
+//!   script times as a whole process (start, open, exit);
+//! - `open_loop write-qwen2 PATH`: writes the Qwen2-shaped header of
+//!   `benches/open.rs` (151,936 tokens, 151,387 merges) to `PATH`.
 //!
 //! `cargo bench -p gguf-core --bench open_loop -- FILE [OPENS]`
 //!
-//! Without a file it prints this usage and does nothing, so that a plain
+//! Without arguments it prints this usage and does nothing, so that a plain
 //! `cargo bench` passes over it.
 
 use std::hint::black_box;
@@ -13,42 +21,75 @@ use std::time::Instant;
 
 use gguf_core::GgufFile;
 
+#[path = "common/qwen2.rs"]
+mod qwen2;
+
+const USAGE: &str =
+    "usage: open_loop FILE [OPENS] | open_loop once FILE | open_loop write-qwen2 PATH";
+
 fn main() {
     // `cargo bench` adds `--bench`; everything else is ours.
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
-    let Some(path) = args.first() else {
-        eprintln!("open_loop: skipped (usage: cargo bench -p gguf-core --bench open_loop -- FILE [OPENS])");
-        return;
-    };
-    let opens: usize = match args.get(1).map(|n| n.parse()) {
-        None => 200,
-        Some(Ok(n)) if n > 0 => n,
-        Some(_) => {
-            eprintln!("open_loop: OPENS must be a positive number");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match args[..] {
+        [] => eprintln!("open_loop: skipped ({USAGE})"),
+        ["once", path] => {
+            let file = GgufFile::open(path).unwrap_or_else(|e| fail(path, e));
+            black_box(file.tensor_count());
+        }
+        ["write-qwen2", path] => {
+            if let Err(e) = std::fs::write(path, qwen2::qwen2_header()) {
+                fail(path, e);
+            }
+        }
+        [path] => rounds(path, 200),
+        [path, opens] => match opens.parse() {
+            Ok(n) if n > 0 => rounds(path, n),
+            _ => {
+                eprintln!("open_loop: OPENS must be a positive number ({USAGE})");
+                std::process::exit(2);
+            }
+        },
+        _ => {
+            eprintln!("open_loop: {USAGE}");
             std::process::exit(2);
         }
-    };
-    let mut times = Vec::with_capacity(opens);
+    }
+}
+
+fn fail(path: &str, e: impl std::fmt::Display) -> ! {
+    eprintln!("open_loop: {path}: {e}");
+    std::process::exit(1);
+}
+
+fn rounds(path: &str, opens: usize) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| fail(path, e));
+    let mut open = Vec::with_capacity(opens);
+    let mut from_bytes = Vec::with_capacity(opens);
     for _ in 0..opens {
         let start = Instant::now();
-        let file = match GgufFile::open(path) {
-            Ok(f) => f,
-            Err(e) => {
-                eprintln!("open_loop: {path}: {e}");
-                std::process::exit(1);
-            }
-        };
+        let file = GgufFile::open(path).unwrap_or_else(|e| fail(path, e));
         black_box(file.tensor_count());
         drop(black_box(file));
-        times.push(start.elapsed().as_nanos() as u64);
+        open.push(start.elapsed().as_nanos() as u64);
+
+        let start = Instant::now();
+        let file = GgufFile::from_bytes(black_box(&bytes)).unwrap_or_else(|e| fail(path, e));
+        black_box(file.tensor_count());
+        drop(black_box(file));
+        from_bytes.push(start.elapsed().as_nanos() as u64);
     }
-    times.sort_unstable();
+    open.sort_unstable();
+    from_bytes.sort_unstable();
     println!(
-        "{{\"opens\": {opens}, \"best_ns\": {}, \"median_ns\": {}}}",
-        times[0],
-        times[opens / 2]
+        "{{\"opens\": {opens}, \"open_best_ns\": {}, \"open_median_ns\": {}, \
+         \"from_bytes_best_ns\": {}, \"from_bytes_median_ns\": {}}}",
+        open[0],
+        open[opens / 2],
+        from_bytes[0],
+        from_bytes[opens / 2]
     );
 }

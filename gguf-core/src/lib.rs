@@ -28,6 +28,14 @@
 //!
 //! # Cargo features
 //!
+//! - `parallel` (on by default): the tensor codecs on every core
+//!   ([`tensor::dequantize_par`], [`read::Tensor::to_f32`], quantizing while
+//!   writing), through rayon. Off: they run on the calling thread, give the
+//!   same bytes, and rayon is not compiled.
+//! - `simd` (on by default): AVX2 and F16C copies of the tensor codecs on
+//!   x86-64, picked at run time when the CPU has them. Off: the portable
+//!   code only, with the same output, compiled once. A user who only reads
+//!   metadata needs neither (`default-features = false`).
 //! - `remote` (off): the `remote` module, reading headers and tensors of
 //!   files behind `http(s)://`, `hf://`, `ms://`, `ollama://`, `s3://`,
 //!   `gs://` and `az://` URLs by range requests, and finding the models

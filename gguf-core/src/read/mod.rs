@@ -6,6 +6,7 @@
 //! decoded on lookup from the borrowed bytes.
 
 mod header;
+mod header_copy;
 mod incremental;
 mod lint;
 mod metadata;

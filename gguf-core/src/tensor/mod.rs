@@ -20,9 +20,13 @@
 //! negative grid sign), which C compilers and LLVM are both free to produce
 //! either way.
 //!
-//! On x86-64 the decoders and encoders run an AVX2 copy when the CPU has it
-//! (checked at run time), with hand-written kernels for Q4_0, IQ4_NL, IQ4_XS
-//! and (with F16C) F16; every path computes the same IEEE operations.
+//! On x86-64, with the `simd` feature (on by default), the decoders and
+//! encoders run an AVX2 copy when the CPU has it (checked at run time), with
+//! hand-written kernels for Q4_0, IQ4_NL, IQ4_XS and (with F16C) F16; every
+//! path computes the same IEEE operations, so the output is the same bytes
+//! with the feature or without. With the `parallel` feature (on by default)
+//! [`dequantize_par`] and the writer's quantize-on-write use every core
+//! (rayon); without it they run on the calling thread.
 //!
 //! Big-endian files ([`Endian::Big`]) store plain numbers byte-swapped and,
 //! inside quantized blocks, every field ggml declares wider than a byte
@@ -49,7 +53,7 @@ mod iq_grids;
 mod k_quants;
 mod legacy;
 mod ternary;
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(feature = "simd", target_arch = "x86_64"))]
 mod x86;
 
 pub(crate) use endian::StreamSwapper;
@@ -96,18 +100,19 @@ pub(crate) fn c_f32_to_i32(f: f32) -> i32 {
 /// safely; with a single body, that body is compiled twice, and since the
 /// codecs are `#[inline(always)]` the AVX2 copy gets 8-lane vectors
 /// instead of SSE2's 4 (and `roundss` instead of a libm call for
-/// `f32::round`).
+/// `f32::round`). Without the `simd` feature (or off x86-64) `$fast` is not
+/// compiled at all and `$slow` always runs.
 macro_rules! simd_dispatch {
     ([$($feat:tt),+] fn($($a:ident: $t:ty),*) $body:block) => {
         simd_dispatch!([$($feat),+] fn($($a: $t),*) $body else $body)
     };
     ([$($feat:tt),+] fn($($a:ident: $t:ty),*) $fast:block else $slow:block) => {{
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(feature = "simd", target_arch = "x86_64"))]
         $(#[target_feature(enable = $feat)])+
         fn fast($($a: $t),*) $fast
         fn dispatch($($a: $t),*) {
-            #[cfg(target_arch = "x86_64")]
-            if $(std::arch::is_x86_feature_detected!($feat))&&+ {
+            #[cfg(all(feature = "simd", target_arch = "x86_64"))]
+            if !portable_only() && $(std::arch::is_x86_feature_detected!($feat))&&+ {
                 // SAFETY: `fast` needs exactly these target features, and
                 // the CPU was just seen to have them all.
                 #[allow(unsafe_code)]
@@ -117,6 +122,22 @@ macro_rules! simd_dispatch {
         }
         dispatch
     }};
+}
+
+// Tests of this crate set this to run the portable code where the AVX2
+// copy would run, and compare the two.
+#[cfg(all(test, feature = "simd", target_arch = "x86_64"))]
+thread_local!(static PORTABLE_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+
+#[cfg(all(test, feature = "simd", target_arch = "x86_64"))]
+fn portable_only() -> bool {
+    PORTABLE_ONLY.get()
+}
+
+#[cfg(all(not(test), feature = "simd", target_arch = "x86_64"))]
+#[inline(always)]
+fn portable_only() -> bool {
+    false
 }
 
 fn decoder(ty: GgmlType, endian: Endian) -> Option<Decoder> {
@@ -342,7 +363,9 @@ pub fn dequantize_to_vec(ty: GgmlType, endian: Endian, data: &[u8]) -> Result<Ve
 /// [`dequantize`] on all rayon threads, split on block boundaries.
 ///
 /// Each task decodes about 64 KiB of output, small enough to balance and
-/// large enough that scheduling costs nothing measurable.
+/// large enough that scheduling costs nothing measurable. Without the
+/// `parallel` feature it decodes on the calling thread; the output is the
+/// same either way.
 ///
 /// ```
 /// use gguf_core::{tensor, Endian, GgmlType};
@@ -353,23 +376,26 @@ pub fn dequantize_to_vec(ty: GgmlType, endian: Endian, data: &[u8]) -> Result<Ve
 /// # Ok::<(), gguf_core::Error>(())
 /// ```
 pub fn dequantize_par(ty: GgmlType, endian: Endian, data: &[u8], out: &mut [f32]) -> Result<()> {
-    use rayon::prelude::*;
     let dec = decoder(ty, endian).ok_or(Error::UnsupportedType {
         ty,
         operation: "dequantize",
     })?;
     let n = element_count(ty, data, "dequantize")?;
     check_out(ty, n, out.len())?;
-    let (bs, ts) = geometry(ty, "dequantize")?;
-    let blocks_per_task = (16 * 1024 / bs).max(1);
-    if n <= blocks_per_task * bs {
-        // One task's worth: not worth waking the pool.
-        dec(data, out);
-        return Ok(());
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        let (bs, ts) = geometry(ty, "dequantize")?;
+        let blocks_per_task = (16 * 1024 / bs).max(1);
+        if n > blocks_per_task * bs {
+            data.par_chunks(blocks_per_task * ts)
+                .zip(out.par_chunks_mut(blocks_per_task * bs))
+                .for_each(|(d, o)| dec(d, o));
+            return Ok(());
+        }
     }
-    data.par_chunks(blocks_per_task * ts)
-        .zip(out.par_chunks_mut(blocks_per_task * bs))
-        .for_each(|(d, o)| dec(d, o));
+    // One task's worth (not worth waking the pool), or no pool.
+    dec(data, out);
     Ok(())
 }
 
@@ -482,4 +508,93 @@ pub fn to_bf16(ty: GgmlType, endian: Endian, data: &[u8]) -> Result<Vec<half::bf
     Ok(v.into_iter()
         .map(|x| half::bf16::from_bits(f32_to_bf16(x)))
         .collect())
+}
+
+#[cfg(all(test, feature = "simd", target_arch = "x86_64"))]
+mod simd_tests {
+    use super::*;
+
+    /// Runs `f` with every dispatch taking the portable code.
+    fn portable<R>(f: impl FnOnce() -> R) -> R {
+        PORTABLE_ONLY.set(true);
+        let r = f();
+        PORTABLE_ONLY.set(false);
+        r
+    }
+
+    fn same_bits(a: &[f32], b: &[f32]) -> bool {
+        // The one latitude the module docs allow: the sign and payload of
+        // a NaN.
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
+    }
+
+    /// Every decoder and encoder gives the same output through its AVX2
+    /// copy (or hand-written kernel) as through the portable code, in both
+    /// byte orders: what lets the `simd` feature be turned off without
+    /// changing a byte.
+    #[test]
+    fn accelerated_codecs_match_the_portable_code() {
+        if !(std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("f16c"))
+        {
+            eprintln!(
+                "skipped accelerated_codecs_match_the_portable_code: this CPU lacks AVX2 or F16C"
+            );
+            return;
+        }
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut decoded, mut encoded) = (0, 0);
+        for &ty in GgmlType::ALL {
+            let Ok((bs, ts)) = geometry(ty, "test") else {
+                continue;
+            };
+            let blocks = 4096 / bs + 3;
+            let data: Vec<u8> = (0..blocks * ts).map(|_| next() as u8).collect();
+            for endian in [Endian::Little, Endian::Big] {
+                if decoder(ty, endian).is_none() {
+                    continue;
+                }
+                let fast = dequantize_to_vec(ty, endian, &data).unwrap();
+                let slow = portable(|| dequantize_to_vec(ty, endian, &data)).unwrap();
+                assert!(same_bits(&fast, &slow), "dequantize {ty} {endian:?}");
+                decoded += 1;
+            }
+            if !can_quantize(ty) {
+                continue;
+            }
+            // Spread magnitudes, with zeros, infinities and NaNs among them.
+            let mut x: Vec<f32> = (0..blocks * bs)
+                .map(|_| {
+                    let r = next();
+                    let mantissa = (r >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+                    mantissa * 2f32.powi((r % 24) as i32 - 12)
+                })
+                .collect();
+            for (i, special) in [0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN]
+                .into_iter()
+                .enumerate()
+            {
+                x[bs + 7 * i] = special;
+            }
+            x[..bs].fill(0.0);
+            let shape = [x.len() as u64];
+            let fast = quantize(ty, &x, &shape).unwrap();
+            let slow = portable(|| quantize(ty, &x, &shape)).unwrap();
+            assert!(fast == slow, "quantize {ty}");
+            encoded += 1;
+        }
+        assert!(
+            decoded >= 70 && encoded >= 20,
+            "{decoded} decoders, {encoded} encoders"
+        );
+    }
 }

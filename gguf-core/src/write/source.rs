@@ -299,16 +299,26 @@ impl<'n> EncodePlan<'n> {
 
     /// Encodes `src` (whole rows) into `out` and writes it.
     fn write_chunk(&self, src: &[f32], out: &mut Vec<u8>, w: &mut dyn Write) -> Result<()> {
-        use rayon::prelude::*;
         let rows = src.len() / self.row_len;
         out.resize(rows * self.out_row, 0);
-        src.par_chunks(self.row_len)
-            .zip(out.par_chunks_mut(self.out_row))
-            .try_for_each(|(s, o)| crate::tensor::quantize_into(self.ty, s, o))
-            .map_err(|e| Error::TensorCodec {
-                tensor: self.name.into(),
-                source: Box::new(e),
-            })?;
+        // Rows on every core with the `parallel` feature; the same bytes
+        // either way.
+        #[cfg(feature = "parallel")]
+        let encoded = {
+            use rayon::prelude::*;
+            src.par_chunks(self.row_len)
+                .zip(out.par_chunks_mut(self.out_row))
+                .try_for_each(|(s, o)| crate::tensor::quantize_into(self.ty, s, o))
+        };
+        #[cfg(not(feature = "parallel"))]
+        let encoded = src
+            .chunks(self.row_len)
+            .zip(out.chunks_mut(self.out_row))
+            .try_for_each(|(s, o)| crate::tensor::quantize_into(self.ty, s, o));
+        encoded.map_err(|e| Error::TensorCodec {
+            tensor: self.name.into(),
+            source: Box::new(e),
+        })?;
         if self.swap {
             crate::tensor::swap_byte_order(self.ty, out)?;
         }
