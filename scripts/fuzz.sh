@@ -57,11 +57,14 @@ status=0
 for t in "${targets[@]}"; do
     echo "=== fuzz target $t: ${seconds}s (sanitizer: $sanitizer) ==="
     mkdir -p "fuzz/corpus/$t"
-    # -rss_limit_mb: a target that allocates beyond what its input
-    # justifies fails; -max_len covers the seeds (the sample's metadata).
+    # -rss_limit_mb, -malloc_limit_mb: a target that allocates beyond
+    # what its input justifies fails (one allocation above 1 GiB for an
+    # input of at most 64 KiB is never justified); -max_len covers the
+    # seeds (the sample's metadata).
     if ! cargo +nightly fuzz run "${build[@]}" "$t" "fuzz/corpus/$t" -- \
         -max_total_time="$seconds" -dict=fuzz/gguf.dict -max_len=65536 \
-        -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 \
+        -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 \
+        -print_final_stats=1 \
         ${FUZZ_JOBS:+-jobs=$FUZZ_JOBS -workers=$FUZZ_JOBS}; then
         echo "fuzz.sh: target $t FAILED (reproducer in fuzz/artifacts/$t/)" >&2
         status=1
