@@ -133,6 +133,15 @@ impl<'f> Tensor<'f> {
         self.file.mapped_file().map(|f| (f, self.file_offset()))
     }
 
+    /// The `len` file bytes right after the data, when held: a writer
+    /// copying tensors back to back checks that the padding between them
+    /// is zero, as it would write it.
+    pub(crate) fn bytes_after(&self, len: u64) -> Option<&'f [u8]> {
+        let end = self.file_offset().checked_add(self.byte_size().ok()?)?;
+        self.file
+            .range(usize::try_from(end).ok()?, usize::try_from(len).ok()?)
+    }
+
     /// Streams the data through `f` in chunks, letting the kernel drop each
     /// chunk's pages from a memory map once used, so copying a large
     /// tensor keeps memory flat.

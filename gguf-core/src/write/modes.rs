@@ -5,9 +5,12 @@ use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use indexmap::IndexMap;
+
 use crate::error::{Error, Result};
-use crate::write::builder::Builder;
-use crate::write::layout::Layout;
+use crate::read::Tensor;
+use crate::write::builder::{Builder, PendingTensor};
+use crate::write::layout::{Layout, TensorSlot};
 use crate::write::source::{kernel_copy, TensorData};
 
 /// Buffer of the file writers: large enough that small tensors and
@@ -57,32 +60,70 @@ impl DataSink for BufWriter<&mut File> {
     }
 }
 
-/// Writes one tensor's data: tensors of a mapped file in the same byte
-/// order are copied file to file by the kernel when `w` is a file; all
-/// other sources go through [`TensorData::write_to`].
-fn write_source(
-    data: &mut TensorData<'_>,
-    name: &str,
-    ty: crate::format::GgmlType,
-    shape: &[u64],
-    nbytes: u64,
+/// Tensors stored back to back in one mapped file exactly as they are to
+/// be written, copied by the kernel in one go: `tensors[first..end]`, the
+/// `len` bytes at `offset` of `src` (data and the padding between the
+/// tensors, not the last one's).
+struct CopyRun<'f> {
+    src: &'f File,
+    offset: u64,
+    len: u64,
+    end: usize,
+}
+
+/// A tensor the kernel can copy: data of a mapped file in the output's
+/// byte order and of the declared size, with its file and offset.
+fn copyable<'a>(
+    t: &PendingTensor<'a>,
     endian: crate::format::Endian,
-    w: &mut dyn DataSink,
-) -> Result<()> {
-    if let TensorData::File(t) = data {
-        if t.file_endian() == endian && nbytes > 0 && t.byte_size()? == nbytes {
-            if let Some((src, offset)) = t.mapped_file() {
-                if let Some(dst) = w.file()? {
-                    #[cfg(test)]
-                    tests::KERNEL_COPIES.with(|n| n.set(n.get() + 1));
-                    if kernel_copy(src, offset, nbytes, dst)? {
-                        return Ok(());
-                    }
-                }
-            }
-        }
+) -> Option<(Tensor<'a>, &'a File, u64)> {
+    let TensorData::File(src) = &t.data else {
+        return None;
+    };
+    if src.file_endian() != endian || src.byte_size().ok()? != t.nbytes {
+        return None;
     }
-    data.write_to(name, ty, shape, nbytes, endian, w.writer())
+    let (file, offset) = src.mapped_file()?;
+    Some((*src, file, offset))
+}
+
+/// The longest run of kernel-copyable tensors starting at `first`: each
+/// next tensor lies in the same file right where the output puts it,
+/// after the previous one's padding, and the source's padding bytes are
+/// zero as the output's are. An unchanged layout is one run, so the
+/// whole data section goes out in one `copy_file_range`, as `cp` copies.
+fn copy_run<'f>(
+    tensors: &IndexMap<String, PendingTensor<'f>>,
+    slots: &[TensorSlot],
+    first: usize,
+    endian: crate::format::Endian,
+) -> Option<CopyRun<'f>> {
+    let (_, t) = tensors.get_index(first)?;
+    let (mut prev, src, offset) = copyable(t, endian)?;
+    let mut len = t.nbytes;
+    let mut end = first + 1;
+    while let (Some((_, t)), Some(slot)) = (tensors.get_index(end), slots.get(end - 1)) {
+        let Some((next, file, at)) = copyable(t, endian) else {
+            break;
+        };
+        let expected = offset.checked_add(len)?.checked_add(slot.padding)?;
+        let zero_gap = slot.padding == 0
+            || prev
+                .bytes_after(slot.padding)
+                .is_some_and(|gap| gap.iter().all(|&b| b == 0));
+        if !std::ptr::eq(file, src) || at != expected || !zero_gap {
+            break;
+        }
+        len = expected - offset + t.nbytes;
+        prev = next;
+        end += 1;
+    }
+    Some(CopyRun {
+        src,
+        offset,
+        len,
+        end,
+    })
 }
 
 /// Reports bytes written so far and the total (internal form of
@@ -156,7 +197,8 @@ impl<'p> WriteOptions<'p> {
     }
 
     /// Calls `progress(done, total)` with the bytes written so far and the
-    /// file's total length: after the header and after each tensor (in
+    /// file's total length: after the header and after each tensor, or
+    /// each GiB of tensors the kernel copies in one go (in
     /// [`WriteMode::Reserve`], `done` counts tensor data until the header
     /// goes last and brings it to `total`).
     pub fn progress(mut self, progress: impl FnMut(u64, u64) + 'p) -> Self {
@@ -353,6 +395,10 @@ impl<'a> Builder<'a> {
         Ok(layout)
     }
 
+    /// Writes every tensor's data, padded. Tensors of mapped files in the
+    /// output's byte order go file to file by the kernel when `w` is a
+    /// file, as many at a time as lie back to back (see [`copy_run`]);
+    /// all other sources go through [`TensorData::write_to`].
     fn write_data(
         &mut self,
         layout: &Layout,
@@ -360,12 +406,52 @@ impl<'a> Builder<'a> {
         progress: Progress<'_>,
     ) -> Result<()> {
         let endian = self.ctx.endian;
+        let total = layout.file_len();
         let mut done = layout.data_offset();
-        for ((name, t), slot) in self.tensors.iter_mut().zip(&layout.tensors) {
-            write_source(&mut t.data, name, t.ty, &t.shape, t.nbytes, endian, w)?;
+        // Cleared when the kernel cannot copy between these files, so
+        // later tensors go straight to plain writes.
+        let mut kernel = true;
+        let mut i = 0;
+        while i < layout.tensors.len() {
+            let candidate = kernel
+                && self
+                    .tensors
+                    .get_index(i)
+                    .is_some_and(|(_, t)| t.nbytes > 0 && copyable(t, endian).is_some());
+            if candidate {
+                // Flushes what is buffered, so the copy lands after it.
+                match w.file()? {
+                    None => kernel = false,
+                    Some(dst) => {
+                        if let Some(run) = copy_run(&self.tensors, &layout.tensors, i, endian) {
+                            #[cfg(test)]
+                            tests::KERNEL_COPIES.with(|n| n.set(n.get() + 1));
+                            let base = done;
+                            let mut copied = |n| progress(base + n, total);
+                            if kernel_copy(run.src, run.offset, run.len, dst, &mut copied)? {
+                                let padding = layout.tensors[run.end - 1].padding;
+                                write_zeros(w.writer(), padding)?;
+                                done += run.len + padding;
+                                progress(done, total);
+                                i = run.end;
+                                continue;
+                            }
+                            kernel = false;
+                        }
+                    }
+                }
+            }
+            let (Some((name, t)), Some(slot)) =
+                (self.tensors.get_index_mut(i), layout.tensors.get(i))
+            else {
+                break;
+            };
+            t.data
+                .write_to(name, t.ty, &t.shape, t.nbytes, endian, w.writer())?;
             write_zeros(w.writer(), slot.padding)?;
             done += slot.nbytes + slot.padding;
-            progress(done, layout.file_len());
+            progress(done, total);
+            i += 1;
         }
         Ok(())
     }
@@ -560,7 +646,7 @@ mod tests {
     use std::io::Cursor;
 
     thread_local! {
-        /// Tensors offered to the kernel-side copy on this thread.
+        /// Kernel-side copies (runs of tensors) started on this thread.
         pub(super) static KERNEL_COPIES: Cell<u64> = const { Cell::new(0) };
     }
 
@@ -571,13 +657,13 @@ mod tests {
     }
 
     #[test]
-    fn files_take_kernel_copies_other_outputs_do_not() {
+    fn files_take_one_kernel_copy_other_outputs_none() {
         let bytes = crate::testing::tiny_file();
         let dir = tempfile::tempdir().unwrap();
         let src = dir.path().join("src.gguf");
         std::fs::write(&src, &bytes).unwrap();
         let file = crate::GgufFile::open(&src).unwrap();
-        let n = file.tensor_count() as u64;
+        assert_eq!(file.tensor_count(), 2);
         for mode in [WriteMode::Single, WriteMode::Reserve] {
             let opts = || WriteOptions::new().mode(mode);
             let mut out = tempfile::tempfile().unwrap();
@@ -587,14 +673,15 @@ mod tests {
                     .write_with(&mut out, opts())
                     .unwrap();
             });
-            assert_eq!(copies, n, "{mode:?}: &mut File");
+            // The data section is contiguous in both files: one copy.
+            assert_eq!(copies, 1, "{mode:?}: &mut File");
             let copies = copies_while(|| {
                 let path = dir.path().join("out.gguf");
                 let mut b = Builder::from_file(&file).unwrap();
                 b.write_to_path_with(&path, opts()).unwrap();
                 assert_eq!(std::fs::read(&path).unwrap(), bytes);
             });
-            assert_eq!(copies, n, "{mode:?}: path");
+            assert_eq!(copies, 1, "{mode:?}: path");
             let copies = copies_while(|| {
                 let mut cur = Cursor::new(Vec::new());
                 let mut b = Builder::from_file(&file).unwrap();
@@ -603,5 +690,116 @@ mod tests {
             });
             assert_eq!(copies, 0, "{mode:?}: cursor");
         }
+    }
+
+    /// Five I8 tensors of 3, 40, 0, 7 and 64 bytes (padding 29, 24, 0,
+    /// 25, 0 at alignment 32), written canonically.
+    fn padded_file() -> Vec<u8> {
+        let mut b = Builder::new();
+        b.set("general.architecture", "llama").unwrap();
+        for (i, n) in [3u8, 40, 0, 7, 64].into_iter().enumerate() {
+            let data: Vec<u8> = (0..n)
+                .map(|k| k.wrapping_mul(7).wrapping_add(i as u8 + 1))
+                .collect();
+            b.add_tensor(format!("t{i}"), crate::GgmlType::I8, &[u64::from(n)], data)
+                .unwrap();
+        }
+        b.to_vec().unwrap()
+    }
+
+    /// Writes `b` to a file with kernel copies and to memory without;
+    /// returns the file's bytes, the memory's and the copies made.
+    fn both_ways(mut b: Builder<'_>, mode: WriteMode) -> (Vec<u8>, Vec<u8>, u64) {
+        let mut cur = Cursor::new(Vec::new());
+        b.write_with(&mut cur, WriteOptions::new().mode(mode))
+            .unwrap();
+        let mut out = tempfile::tempfile().unwrap();
+        let copies = copies_while(|| {
+            b.write_with(&mut out, WriteOptions::new().mode(mode))
+                .unwrap();
+        });
+        out.seek(SeekFrom::Start(0)).unwrap();
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut out, &mut bytes).unwrap();
+        (bytes, cur.into_inner(), copies)
+    }
+
+    #[test]
+    fn padded_tensors_go_in_one_copy_when_the_layout_is_unchanged() {
+        let bytes = padded_file();
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src.gguf");
+        std::fs::write(&src, &bytes).unwrap();
+        let file = crate::GgufFile::open(&src).unwrap();
+        for mode in [WriteMode::Single, WriteMode::Reserve] {
+            let (out, mem, copies) = both_ways(Builder::from_file(&file).unwrap(), mode);
+            assert_eq!(out, bytes, "{mode:?}");
+            assert_eq!(mem, bytes, "{mode:?}");
+            assert_eq!(copies, 1, "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn a_new_alignment_copies_the_tensors_that_stay_together() {
+        let bytes = padded_file();
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src.gguf");
+        std::fs::write(&src, &bytes).unwrap();
+        let file = crate::GgufFile::open(&src).unwrap();
+        let mut b = Builder::from_file(&file).unwrap();
+        b.alignment(64).unwrap();
+        let (out, mem, copies) = both_ways(b, WriteMode::Single);
+        assert_eq!(out, mem);
+        assert_ne!(out, bytes);
+        // t1 moves away from t0 and t4 from t3 (padding 61 and 57 where
+        // the source has 29 and 25); t1's padding is still 24 and t2 is
+        // empty, so t1..t3 stay together: [t0], [t1, t2, t3], [t4].
+        assert_eq!(copies, 3);
+    }
+
+    #[test]
+    fn nonzero_source_padding_splits_the_copy_and_is_written_as_zeros() {
+        let mut bytes = padded_file();
+        let file = crate::GgufFile::from_bytes(&bytes).unwrap();
+        // The padding after t1 (24 bytes) holds garbage in the source.
+        let t1 = file.tensor("t1").unwrap();
+        let gap = (t1.file_offset() + 40) as usize;
+        drop(file);
+        let canonical = bytes.clone();
+        bytes[gap..gap + 24].fill(0xAB);
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src.gguf");
+        std::fs::write(&src, &bytes).unwrap();
+        let file = crate::GgufFile::open(&src).unwrap();
+        let (out, mem, copies) = both_ways(Builder::from_file(&file).unwrap(), WriteMode::Single);
+        assert_eq!(out, canonical);
+        assert_eq!(mem, canonical);
+        // t0..t1, then t2..t4.
+        assert_eq!(copies, 2);
+    }
+
+    #[test]
+    fn a_tensor_from_memory_splits_the_copy() {
+        let bytes = padded_file();
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src.gguf");
+        std::fs::write(&src, &bytes).unwrap();
+        let file = crate::GgufFile::open(&src).unwrap();
+        let mut b = Builder::new();
+        b.set("general.architecture", "llama").unwrap();
+        for t in file.tensors() {
+            let data = if t.name() == "t1" {
+                TensorData::from(t.data().unwrap().to_vec())
+            } else {
+                TensorData::from(t)
+            };
+            b.add_tensor(t.name(), t.ggml_type(), t.shape(), data)
+                .unwrap();
+        }
+        let (out, mem, copies) = both_ways(b, WriteMode::Single);
+        assert_eq!(out, bytes);
+        assert_eq!(mem, bytes);
+        // t0, then t3..t4 (t2 is empty; t1 is written from memory).
+        assert_eq!(copies, 2);
     }
 }

@@ -357,14 +357,17 @@ impl Write for CountingWriter<'_> {
 
 /// Copies `len` bytes at `offset` of `src` to the current position of
 /// `dst` inside the kernel (`copy_file_range`: no pass through user space,
-/// shared extents on filesystems that support them). Returns `false`,
-/// having copied nothing, when the kernel cannot copy between these files.
+/// shared extents on filesystems that support them), in calls of up to
+/// 1 GiB, telling `copied` the bytes copied so far after each. Returns
+/// `false`, having copied nothing, when the kernel cannot copy between
+/// these files.
 #[cfg(target_os = "linux")]
 pub(crate) fn kernel_copy(
     src: &std::fs::File,
     offset: u64,
     len: u64,
     dst: &std::fs::File,
+    copied: &mut dyn FnMut(u64),
 ) -> std::io::Result<bool> {
     use std::os::fd::AsRawFd;
     let mut off_in = i64::try_from(offset).map_err(std::io::Error::other)?;
@@ -404,6 +407,7 @@ pub(crate) fn kernel_copy(
             return Err(std::io::ErrorKind::UnexpectedEof.into());
         }
         left -= n as u64;
+        copied(len - left);
     }
     Ok(true)
 }
@@ -415,6 +419,7 @@ pub(crate) fn kernel_copy(
     _offset: u64,
     _len: u64,
     _dst: &std::fs::File,
+    _copied: &mut dyn FnMut(u64),
 ) -> std::io::Result<bool> {
     Ok(false)
 }
