@@ -174,13 +174,14 @@ impl<'f> Tensor<'f> {
         }
     }
 
-    /// The `len` file bytes right after the data, when held: a writer
-    /// copying tensors back to back checks that the padding between them
-    /// is zero, as it would write it.
-    pub(crate) fn bytes_after(&self, len: u64) -> Option<&'f [u8]> {
-        let end = self.file_offset().checked_add(self.byte_size().ok()?)?;
+    /// The `len` file bytes from `at` bytes after the start of the data
+    /// (past its end too, into the padding and the tensors after it),
+    /// when held: a writer copying tensors back to back reads the padding
+    /// between them, and the first bytes of a run it copies.
+    pub(crate) fn file_bytes(&self, at: u64, len: u64) -> Option<&'f [u8]> {
+        let start = self.file_offset().checked_add(at)?;
         self.file
-            .range(usize::try_from(end).ok()?, usize::try_from(len).ok()?)
+            .range(usize::try_from(start).ok()?, usize::try_from(len).ok()?)
     }
 
     /// Streams the data through `f` in chunks, letting the kernel drop each
