@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -r tests/oracles/requirements.txt
 # A library user (default features off) compiles none of the CLI's
 # dependencies and no network stack.
-if cargo tree -e normal --no-default-features --prefix none | grep -E '^(clap|clap_complete|indicatif|serde_json|object_store|reqwest|tokio|hyper) '; then
+if cargo tree -e normal --no-default-features --prefix none | grep -E '^(clap|clap_complete|indicatif|serde|serde_json|sha1|sha2|xxhash-rust|uuid|object_store|reqwest|tokio|hyper) '; then
     echo "error: the library without default features depends on CLI or network crates (listed above)" >&2
     exit 1
 fi
