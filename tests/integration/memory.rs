@@ -270,41 +270,41 @@ fn check_copy(big: &Path, copy: &Path) {
 }
 
 /// Runs `cmd` (stdout read here, stderr inherited) and returns its
-/// stdout, whether it succeeded, and its peak RSS in bytes as the kernel
-/// accounts it for the child alone (`wait4`).
+/// stdout, whether it succeeded, and its peak RSS in bytes: the last
+/// `VmHWM` read from its `/proc` status while it runs (polled every
+/// millisecond; a high-water mark, so a late reading holds the peak).
+/// Not `wait4`'s `ru_maxrss`: a child spawned by `vfork` (as std spawns)
+/// inherits this test process's own peak at `exec`.
 #[cfg(target_os = "linux")]
-// The child is reaped by `wait4` below, which `Child::wait` cannot replace
-// (it reports no resource usage).
-#[allow(clippy::zombie_processes)]
 fn run_measured(cmd: &mut Command) -> (Vec<u8>, bool, u64) {
     use std::io::Read;
     let mut child = cmd
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("start the gguf binary");
-    let mut stdout = Vec::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_end(&mut stdout)
-        .unwrap();
-    let pid = libc::pid_t::try_from(child.id()).unwrap();
-    let mut status = 0;
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: `pid` is our child, not yet reaped (`Child::wait` is never
-    // called on it, and dropping a `Child` does not wait); `status` and
-    // `usage` are live locals the kernel fills in.
-    #[allow(unsafe_code)]
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, usage.as_mut_ptr()) };
-    assert_eq!(reaped, pid, "wait4: {}", std::io::Error::last_os_error());
-    // SAFETY: wait4 succeeded, so it filled in `usage` (and zeroes were
-    // already a valid `rusage`).
-    #[allow(unsafe_code)]
-    let usage = unsafe { usage.assume_init() };
-    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-    // Linux reports ru_maxrss in KiB.
-    (stdout, ok, u64::try_from(usage.ru_maxrss).unwrap() * 1024)
+    let mut pipe = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        pipe.read_to_end(&mut out).map(|_| out)
+    });
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak_kib = 0u64;
+    let status = loop {
+        // Absent once the child has exited (a zombie has no memory).
+        let hwm = std::fs::read_to_string(&status_file).ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        });
+        peak_kib = peak_kib.max(hwm.unwrap_or(0));
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    let stdout = reader.join().unwrap().unwrap();
+    assert!(peak_kib > 0, "no VmHWM read from {status_file}");
+    (stdout, status.success(), peak_kib * 1024)
 }
 
 /// `gguf hash` reads the data front to back and lets each mapped piece
