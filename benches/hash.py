@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
-"""Whole-process timing of `gguf hash` against `sha256sum` on the same file.
+"""Whole-process timing and peak memory of `gguf hash` against `sha256sum`
+on the same file.
 
-    python3 benches/hash.py [--mib N] [--runs R] [--gguf PATH] [FILE]
+    python3 benches/hash.py [--mib N] [--runs R] [--gguf PATH ...] [FILE]
 
 Without FILE, writes a GGUF of N MiB (default 1024) of random I8 tensors
 (64 MiB each) to a temporary directory. Each round runs every command once,
 in turn, so that the page cache and machine load are alike for all; the
-best of R rounds (default 5) is reported with the throughput over the file
-size. Timings are never asserted anywhere: this is a measurement.
+minimum and median of R rounds (default 5) are reported, with the ratio to
+`sha256sum`'s and each command's peak RSS. `--gguf` may be given more than
+once (say, a build before and after a change) to compare binaries in the
+same run. Timings are never asserted anywhere: this is a measurement.
 """
 import argparse
 import os
 import shutil
+import statistics
 import struct
 import subprocess
 import tempfile
@@ -42,13 +46,27 @@ def write_gguf(path: str, mib: int) -> None:
             f.write(chunk[i:] + chunk[:i])
 
 
+def timed(cmd: list) -> tuple:
+    """Runs `cmd` under /usr/bin/time; returns its wall time and peak RSS
+    in bytes. (A child forked from Python would report Python's own RSS
+    as its floor, since the peak survives exec.)"""
+    t = time.perf_counter()
+    out = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - t
+    if out.returncode != 0:
+        raise SystemExit(f"{cmd} failed with {out.returncode}: {out.stderr}")
+    return elapsed, int(out.stderr.split()[-1]) * 1024
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("file", nargs="?")
     ap.add_argument("--mib", type=int, default=1024)
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--gguf", default=os.path.join(os.path.dirname(__file__), "..", "target", "release", "gguf"))
+    ap.add_argument("--gguf", action="append")
     args = ap.parse_args()
+    binaries = args.gguf or [os.path.join(os.path.dirname(__file__), "..", "target", "release", "gguf")]
 
     tmp = None
     path = args.file
@@ -57,24 +75,29 @@ def main() -> None:
         path = os.path.join(tmp, "bench.gguf")
         write_gguf(path, args.mib)
     size = os.path.getsize(path)
-    cmds = {
-        "sha256sum FILE": ["sha256sum", path],
-        "gguf hash FILE --algo sha256 --no-layer": [args.gguf, "hash", path, "--algo", "sha256", "--no-layer"],
-        "gguf hash FILE --algo xxh64": [args.gguf, "hash", path, "--algo", "xxh64"],
-        "gguf hash FILE (sha1+sha256 per tensor and whole, uuid)": [args.gguf, "hash", path],
-    }
-    best = {k: float("inf") for k in cmds}
+    cmds = {"sha256sum FILE": ["sha256sum", path]}
+    for exe in binaries:
+        tag = f"[{exe}] " if len(binaries) > 1 else ""
+        cmds[f"{tag}gguf hash FILE --algo sha256 --no-layer"] = [exe, "hash", path, "--algo", "sha256", "--no-layer"]
+        cmds[f"{tag}gguf hash FILE --algo xxh64"] = [exe, "hash", path, "--algo", "xxh64"]
+        cmds[f"{tag}gguf hash FILE (default: 5 digests)"] = [exe, "hash", path]
+    times = {k: [] for k in cmds}
+    peaks = {k: 0 for k in cmds}
     # One untimed round warms the page cache.
     for cmd in cmds.values():
         subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
     for _ in range(args.runs):
         for name, cmd in cmds.items():
-            t = time.perf_counter()
-            subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
-            best[name] = min(best[name], time.perf_counter() - t)
-    print(f"file: {size / 2**20:.0f} MiB, best of {args.runs} alternating runs, {os.cpu_count()} cores")
-    for name, t in best.items():
-        print(f"  {name:58} {t:7.3f} s  {size / t / 2**20:7.0f} MiB/s")
+            t, rss = timed(cmd)
+            times[name].append(t)
+            peaks[name] = max(peaks[name], rss)
+    base_min = min(times["sha256sum FILE"])
+    base_median = statistics.median(times["sha256sum FILE"])
+    print(f"file: {size / 2**20:.0f} MiB, {args.runs} interleaved rounds, {os.cpu_count()} cores")
+    print(f"  {'command':66} {'min s':>7} {'median s':>9} {'min/base':>9} {'med/base':>9} {'peak RSS':>10}")
+    for name, ts in times.items():
+        lo, mid = min(ts), statistics.median(ts)
+        print(f"  {name:66} {lo:7.3f} {mid:9.3f} {lo / base_min:8.2f}x {mid / base_median:8.2f}x {peaks[name] / 2**20:7.1f} MiB")
     if tmp:
         shutil.rmtree(tmp)
 

@@ -2,8 +2,10 @@
 //! mode, against `cp` of the same file and gguf-py's GGUFWriter.
 //!
 //! Run with `cargo bench --bench write` (add `-- --runs N` to change the
-//! number of runs per case; the best run is reported). The input is
-//! generated once with our Builder into `<target>/bench-write/` and reused.
+//! number of rounds; each round runs every case once, in turn, and the
+//! minimum and median of each case are reported as ratios to `cp` and to
+//! `cp` + `sync` of the same rounds). The input is generated once with our
+//! Builder into `<target>/bench-write/` and reused.
 //!
 //! The library's `write_to_path*` and `gguf rewrite` write a complete,
 //! fsynced file (atomic replacement), so `cp` is timed both alone (data
@@ -12,7 +14,7 @@
 
 mod common;
 
-use common::{best_of, run, timed};
+use common::{run, timed};
 
 use std::path::Path;
 use std::process::Command;
@@ -145,7 +147,7 @@ fn main() {
     let size = std::fs::metadata(&input).unwrap().len();
     let mb = size as f64 / 1e6;
     println!(
-        "input: {} ({:.1} MB, {} tensors), best of {runs} runs",
+        "input: {} ({:.1} MB, {} tensors), {runs} interleaved rounds",
         input.display(),
         mb,
         GgufFile::open(&input).unwrap().tensor_count()
@@ -153,145 +155,146 @@ fn main() {
     // Warm the page cache for the input, as every case reads it.
     let _ = std::fs::read(&input).unwrap();
 
-    let mut results: Vec<(String, Duration)> = Vec::new();
+    let (input, out) = (input.as_path(), out.as_path());
     let clean = || {
-        let _ = std::fs::remove_file(&out);
+        let _ = std::fs::remove_file(out);
     };
-
-    clean();
-    let cp = best_of(runs, || {
-        clean();
-        timed(|| run(Command::new("cp").arg(&input).arg(&out)))
-    });
-    results.push(("cp".into(), cp));
-    let cp_sync = best_of(runs, || {
-        clean();
-        timed(|| {
-            run(Command::new("cp").arg(&input).arg(&out));
-            run(Command::new("sync").arg(&out));
-        })
-    });
-    results.push(("cp + sync".into(), cp_sync));
-
+    let exe = Path::new(env!("CARGO_BIN_EXE_gguf"));
+    let mut cases: Vec<common::Case<'_>> = Vec::new();
+    cases.push((
+        "cp".into(),
+        Box::new(|| {
+            clean();
+            timed(|| run(Command::new("cp").arg(input).arg(out)))
+        }),
+    ));
+    cases.push((
+        "cp + sync".into(),
+        Box::new(|| {
+            clean();
+            timed(|| {
+                run(Command::new("cp").arg(input).arg(out));
+                run(Command::new("sync").arg(out));
+            })
+        }),
+    ));
     for (name, mode) in [
         ("single", WriteMode::Single),
         ("reserve", WriteMode::Reserve),
     ] {
-        let d = best_of(runs, || {
-            clean();
-            timed(|| {
-                let file = GgufFile::open(&input).unwrap();
-                Builder::from_file(&file)
-                    .unwrap()
-                    .write_to_path_with(&out, WriteOptions::new().mode(mode))
-                    .unwrap();
-            })
-        });
-        assert!(files_equal(&input, &out), "library {name}: output differs");
-        results.push((format!("library write_to_path_with({name})"), d));
-    }
-    // Without the atomic temp file and fsync: the same work as plain cp.
-    for (name, mode) in [
-        ("single", WriteMode::Single),
-        ("reserve", WriteMode::Reserve),
-    ] {
-        let d = best_of(runs, || {
-            clean();
-            timed(|| {
-                let file = GgufFile::open(&input).unwrap();
-                let mut f = std::fs::File::create(&out).unwrap();
-                Builder::from_file(&file)
-                    .unwrap()
-                    .write_with(&mut f, WriteOptions::new().mode(mode))
-                    .unwrap();
-            })
-        });
-        assert!(
-            files_equal(&input, &out),
-            "library write_with: output differs"
-        );
-        results.push((
+        cases.push((
+            format!("gguf rewrite --mode {name}"),
+            Box::new(move || {
+                clean();
+                timed(|| {
+                    run(Command::new(exe)
+                        .arg("rewrite")
+                        .arg(input)
+                        .arg(out)
+                        .args(["--mode", name]))
+                })
+            }),
+        ));
+        cases.push((
+            format!("library write_to_path_with({name})"),
+            Box::new(move || {
+                clean();
+                timed(|| {
+                    let file = GgufFile::open(input).unwrap();
+                    Builder::from_file(&file)
+                        .unwrap()
+                        .write_to_path_with(out, WriteOptions::new().mode(mode))
+                        .unwrap();
+                })
+            }),
+        ));
+        // Without the atomic temp file and fsync: the same work as plain cp.
+        cases.push((
             format!("library write_with(&mut File, {name}), no fsync"),
-            d,
+            Box::new(move || {
+                clean();
+                timed(|| {
+                    let file = GgufFile::open(input).unwrap();
+                    let mut f = std::fs::File::create(out).unwrap();
+                    Builder::from_file(&file)
+                        .unwrap()
+                        .write_with(&mut f, WriteOptions::new().mode(mode))
+                        .unwrap();
+                })
+            }),
         ));
     }
     // Metadata first: the header, then each tensor from its source, through
     // a buffered writer (the handle takes any `Write`).
-    let d = best_of(runs, || {
-        clean();
-        timed(|| {
-            let file = GgufFile::open(&input).unwrap();
-            let f = std::fs::File::create(&out).unwrap();
-            let mut b = Builder::from_file(&file).unwrap();
-            b.write_metadata_first(std::io::BufWriter::with_capacity(1 << 20, f))
-                .unwrap()
-                .finish()
-                .unwrap();
-        })
-    });
-    assert!(
-        files_equal(&input, &out),
-        "library write_metadata_first: output differs"
-    );
-    results.push((
+    cases.push((
         "library write_metadata_first(BufWriter<File>), no fsync".into(),
-        d,
-    ));
-    // Through memory: the map read in 4 MiB chunks into any `Write`.
-    let d = best_of(runs, || {
-        clean();
-        timed(|| {
-            let file = GgufFile::open(&input).unwrap();
-            let f = std::fs::File::create(&out).unwrap();
-            Builder::from_file(&file)
-                .unwrap()
-                .write(std::io::BufWriter::with_capacity(1 << 20, f))
-                .unwrap();
-        })
-    });
-    assert!(files_equal(&input, &out), "library write: output differs");
-    results.push(("library write(BufWriter<File>), no fsync".into(), d));
-
-    let exe = Path::new(env!("CARGO_BIN_EXE_gguf"));
-    for mode in ["single", "reserve"] {
-        let d = best_of(runs, || {
+        Box::new(|| {
             clean();
             timed(|| {
-                run(Command::new(exe)
-                    .arg("rewrite")
-                    .arg(&input)
-                    .arg(&out)
-                    .args(["--mode", mode]))
+                let file = GgufFile::open(input).unwrap();
+                let f = std::fs::File::create(out).unwrap();
+                let mut b = Builder::from_file(&file).unwrap();
+                b.write_metadata_first(std::io::BufWriter::with_capacity(1 << 20, f))
+                    .unwrap()
+                    .finish()
+                    .unwrap();
             })
-        });
-        assert!(
-            files_equal(&input, &out),
-            "gguf rewrite {mode}: output differs"
-        );
-        results.push((format!("gguf rewrite --mode {mode}"), d));
-    }
+        }),
+    ));
+    // Through memory: the map read in 4 MiB chunks into any `Write`.
+    cases.push((
+        "library write(BufWriter<File>), no fsync".into(),
+        Box::new(|| {
+            clean();
+            timed(|| {
+                let file = GgufFile::open(input).unwrap();
+                let f = std::fs::File::create(out).unwrap();
+                Builder::from_file(&file)
+                    .unwrap()
+                    .write(std::io::BufWriter::with_capacity(1 << 20, f))
+                    .unwrap();
+            })
+        }),
+    ));
+    let times = common::interleaved(runs, &mut cases, |name| {
+        assert!(files_equal(input, out), "{name}: output differs");
+    });
+    let names: Vec<String> = cases.into_iter().map(|(name, _)| name).collect();
 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/gguf_py_rewrite.py");
-    let py = best_of(1, || {
-        clean();
-        timed(|| run(Command::new("python3").arg(&script).arg(&input).arg(&out)))
-    });
-    assert!(files_equal(&input, &out), "gguf-py: output differs");
-    results.push(("gguf-py GGUFReader -> GGUFWriter".into(), py));
+    clean();
+    run(&mut Command::new("sync"));
+    let py = timed(|| run(Command::new("python3").arg(&script).arg(input).arg(out)));
+    assert!(files_equal(input, out), "gguf-py: output differs");
     clean();
 
+    let (cp, cp_median) = common::min_median(&times[0]);
+    let (cp_sync, cp_sync_median) = common::min_median(&times[1]);
     println!(
-        "{:<40} {:>9} {:>10} {:>9}",
-        "case", "seconds", "MB/s", "vs cp"
+        "{:<56} {:>7} {:>8} {:>7} {:>16} {:>16}",
+        "case (time / baseline: lower is faster)",
+        "min s",
+        "median s",
+        "MB/s",
+        "min vs cp/+sync",
+        "median vs cp/+sync"
     );
-    for (name, d) in &results {
-        let s = d.as_secs_f64();
+    let row = |name: &str, min: Duration, median: Duration| {
+        let (lo, mid) = (min.as_secs_f64(), median.as_secs_f64());
         println!(
-            "{name:<44} {s:>9.3} {:>10.0} {:>8.2}x",
-            mb / s,
-            cp.as_secs_f64() / s
+            "{name:<56} {lo:>7.3} {mid:>8.3} {:>7.0} {:>7.2}x {:>6.2}x {:>8.2}x {:>7.2}x",
+            mb / lo,
+            lo / cp.as_secs_f64(),
+            lo / cp_sync.as_secs_f64(),
+            mid / cp_median.as_secs_f64(),
+            mid / cp_sync_median.as_secs_f64(),
         );
+    };
+    for (name, t) in names.iter().zip(&times) {
+        let (min, median) = common::min_median(t);
+        row(name, min, median);
     }
+    row("gguf-py GGUFReader -> GGUFWriter (one run)", py, py);
 }
 
 fn files_equal(a: &Path, b: &Path) -> bool {

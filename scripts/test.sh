@@ -8,7 +8,7 @@ python3 -m pip install --quiet --disable-pip-version-check -r tests/oracles/requ
 # dependencies, no network stack and no thread pool (rayon comes with the
 # default `parallel` feature), whether they depend on gguf-kit or gguf-core.
 for package in gguf-kit gguf-core; do
-    if cargo tree -p "$package" -e normal --no-default-features --prefix none | grep -E '^(clap|clap_complete|indicatif|serde_json|object_store|reqwest|tokio|hyper|rayon|signal-hook) '; then
+    if cargo tree -p "$package" -e normal --no-default-features --prefix none | grep -E '^(clap|clap_complete|indicatif|serde|serde_json|sha1|sha2|xxhash-rust|uuid|object_store|reqwest|tokio|hyper|rayon|signal-hook) '; then
         echo "error: $package without default features depends on CLI, network or thread-pool crates (listed above)" >&2
         exit 1
     fi

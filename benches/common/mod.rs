@@ -46,6 +46,7 @@ pub fn run(cmd: &mut Command) {
 /// The best of `runs` timings of `f`. Dirty pages of earlier runs are
 /// written back (untimed) first, so one case's writeback does not slow
 /// the next.
+#[allow(dead_code)]
 pub fn best_of(runs: usize, mut f: impl FnMut() -> Duration) -> Duration {
     (0..runs)
         .map(|_| {
@@ -61,4 +62,46 @@ pub fn timed(f: impl FnOnce()) -> Duration {
     let t = Instant::now();
     f();
     t.elapsed()
+}
+
+/// A named benchmark case: one timed run per call.
+#[allow(dead_code)]
+pub type Case<'a> = (String, Box<dyn FnMut() -> Duration + 'a>);
+
+/// Runs every case once per round, in turn, for `runs` rounds, so that
+/// the page cache and the machine's load are alike for all; returns each
+/// case's timings. As in [`best_of`], dirty pages of earlier runs are
+/// written back (untimed) before each run. `check` runs after each case's
+/// first run (untimed), to verify what it wrote.
+#[allow(dead_code)] // each bench binary compiles this module; not all use it
+pub fn interleaved(
+    runs: usize,
+    cases: &mut [Case<'_>],
+    mut check: impl FnMut(&str),
+) -> Vec<Vec<Duration>> {
+    let mut times = vec![Vec::new(); cases.len()];
+    for round in 0..runs {
+        for ((name, f), t) in cases.iter_mut().zip(&mut times) {
+            run(&mut Command::new("sync"));
+            t.push(f());
+            if round == 0 {
+                check(name);
+            }
+        }
+    }
+    times
+}
+
+/// The minimum and median of some timings.
+#[allow(dead_code)]
+pub fn min_median(times: &[Duration]) -> (Duration, Duration) {
+    let mut sorted = times.to_vec();
+    sorted.sort();
+    let n = sorted.len();
+    let median = if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2
+    };
+    (sorted[0], median)
 }

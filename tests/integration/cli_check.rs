@@ -128,7 +128,14 @@ fn check_after(dir: &Path, edits: &[&[&str]]) -> (Option<i32>, String) {
 #[test]
 fn a_key_llama_cpp_reads_as_u32_set_to_a_string_is_not_loadable() {
     let dir = tempfile::tempdir().unwrap();
-    let edit: &[&str] = &["set", "llama.context_length", "8192", "--type", "string", "--force"];
+    let edit: &[&str] = &[
+        "set",
+        "llama.context_length",
+        "8192",
+        "--type",
+        "string",
+        "--force",
+    ];
     let (code, text) = check_after(dir.path(), &[edit]);
     assert_eq!(code, Some(1), "{text}");
     assert!(

@@ -99,6 +99,51 @@ fn default_output_equals_gguf_hash_py() {
     }
 }
 
+/// Tensors of several pieces (the data goes to the digest threads 1 MiB
+/// at a time), of exactly one piece, one byte and none: gguf_hash.py's
+/// output line for line; split in two shards, the same hashes, and the
+/// whole-model sha256 is that of all the data in order.
+#[test]
+fn tensors_of_many_pieces_hash_as_gguf_hash_py() {
+    use sha2::Digest;
+    let dir = tempfile::tempdir().unwrap();
+    let mib = 1usize << 20;
+    let sizes = [5 * mib / 2 + 3, mib, 0, 1, 3 * mib, mib - 1];
+    let mut b = gguf::write::Builder::new();
+    b.set("general.architecture", "llama").unwrap();
+    let mut all = sha2::Sha256::new();
+    for (i, &n) in sizes.iter().enumerate() {
+        let data: Vec<u8> = (0..n)
+            .map(|k| (k.wrapping_mul(2_654_435_761) >> (i + 3)) as u8)
+            .collect();
+        all.update(&data);
+        b.add_tensor(format!("blk.{i}.weight"), GgmlType::I8, &[n as u64], data)
+            .unwrap();
+    }
+    b.write_to_path(dir.path().join("m.gguf")).unwrap();
+    let opts = gguf::write::SplitOptions::default().max_tensors(4);
+    b.write_split(dir.path().join("s"), &opts).unwrap();
+
+    let whole = ok(gguf_in(dir.path(), &["hash", "m.gguf"]));
+    assert_eq!(whole, gguf_hash_py(dir.path(), &["m.gguf"]));
+    assert_eq!(whole.lines().count(), 2 * sizes.len() + 3);
+    let no_layer = ok(gguf_in(dir.path(), &["hash", "m.gguf", "--no-layer"]));
+    assert_eq!(
+        no_layer,
+        gguf_hash_py(dir.path(), &["m.gguf", "--no-layer"])
+    );
+
+    let shard = "s-00001-of-00002.gguf";
+    let split = ok(gguf_in(dir.path(), &["hash", shard]));
+    assert_eq!(split.replace(shard, "m.gguf"), whole);
+    let sha256 = ok(gguf_in(
+        dir.path(),
+        &["hash", shard, "--no-layer", "--algo", "sha256"],
+    ));
+    let expected: String = all.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(sha256, format!("sha256    {expected}  {shard}\n"));
+}
+
 #[test]
 fn xxh64_of_empty_data_is_the_reference_value() {
     let dir = tempfile::tempdir().unwrap();

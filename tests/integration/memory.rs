@@ -268,3 +268,138 @@ fn check_copy(big: &Path, copy: &Path) {
         }
     }
 }
+
+/// Runs `cmd` (stdout read here, stderr inherited) and returns its
+/// stdout, whether it succeeded, and its peak RSS in bytes: the last
+/// `VmHWM` read from its `/proc` status while it runs (polled every
+/// millisecond; a high-water mark, so a late reading holds the peak).
+/// Not `wait4`'s `ru_maxrss`: a child spawned by `vfork` (as std spawns)
+/// inherits this test process's own peak at `exec`.
+#[cfg(target_os = "linux")]
+fn run_measured(cmd: &mut Command) -> (Vec<u8>, bool, u64) {
+    use std::io::Read;
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the gguf binary");
+    let mut pipe = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        pipe.read_to_end(&mut out).map(|_| out)
+    });
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak_kib = 0u64;
+    let status = loop {
+        // Absent once the child has exited (a zombie has no memory).
+        let hwm = std::fs::read_to_string(&status_file).ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        });
+        peak_kib = peak_kib.max(hwm.unwrap_or(0));
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    let stdout = reader.join().unwrap().unwrap();
+    assert!(peak_kib > 0, "no VmHWM read from {status_file}");
+    (stdout, status.success(), peak_kib * 1024)
+}
+
+/// `gguf hash` reads the data front to back and lets each mapped piece
+/// go once every digest has read it: a 192 MiB model hashes in a few MiB
+/// (it used to show the whole file, mapped and read, as its memory).
+#[test]
+#[cfg(target_os = "linux")]
+fn bounded_memory_hashing_a_model() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let path = dir.path().join("m.gguf");
+    let mut b = Builder::new();
+    b.set("general.architecture", "llama").unwrap();
+    for t in 0..3u64 {
+        b.add_tensor_fn(
+            format!("blk.{t}.weight"),
+            GgmlType::I8,
+            &[64 * MIB + t],
+            move |w| {
+                let mut piece = vec![0u8; PIECE];
+                for p in 0..64 {
+                    piece.fill(pattern(t, p * MIB));
+                    w.write_all(&piece)?;
+                }
+                w.write_all(&vec![7u8; t as usize])
+            },
+        )
+        .unwrap();
+    }
+    b.write_to_path(&path).unwrap();
+    // xxh64 is fast even unoptimised; the reading is the same for every
+    // algorithm.
+    let (out, ok, peak) = run_measured(
+        Command::new(env!("CARGO_BIN_EXE_gguf"))
+            .arg("hash")
+            .arg(&path)
+            .args(["--algo", "xxh64"]),
+    );
+    assert!(ok, "gguf hash failed");
+    assert_eq!(String::from_utf8(out).unwrap().lines().count(), 4);
+    eprintln!("gguf hash of a 192 MiB model: peak RSS {} MiB", peak / MIB);
+    assert!(
+        peak < 64 * MIB,
+        "the data seems held in memory: peak RSS {peak}"
+    );
+}
+
+/// A model with a 262,144-token vocabulary (as Gemma 3's), its tokens,
+/// scores and token types.
+fn big_vocab(path: &Path) {
+    const VOCAB: usize = 262_144;
+    let mut b = Builder::new();
+    b.set("general.architecture", "llama").unwrap();
+    b.set("tokenizer.ggml.model", "llama").unwrap();
+    let tokens: Vec<String> = (0..VOCAB).map(|i| format!("▁tok\"{i}\\")).collect();
+    b.set("tokenizer.ggml.tokens", tokens).unwrap();
+    let scores: Vec<f32> = (0..VOCAB).map(|i| -(i as f32) / 7.0).collect();
+    b.set("tokenizer.ggml.scores", scores).unwrap();
+    b.set("tokenizer.ggml.token_type", vec![1i32; VOCAB])
+        .unwrap();
+    b.add_tensor("token_embd.weight", GgmlType::I8, &[64], vec![1u8; 64])
+        .unwrap();
+    b.write_to_path(path).unwrap();
+}
+
+/// `inspect --json` writes its document as it goes: its peak memory stays
+/// within twice that of the text `inspect` of the same model (it used to
+/// build the whole document first, several times the output's size).
+#[test]
+#[cfg(target_os = "linux")]
+fn bounded_memory_inspect_json_of_a_big_vocabulary() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vocab.gguf");
+    big_vocab(&path);
+    let inspect = |json: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gguf"));
+        cmd.arg("inspect").arg(&path);
+        if json {
+            cmd.arg("--json");
+        }
+        let (out, ok, peak) = run_measured(&mut cmd);
+        assert!(ok, "gguf inspect failed (json: {json})");
+        (out.len() as u64, peak)
+    };
+    let (text_len, text_peak) = inspect(false);
+    let (json_len, json_peak) = inspect(true);
+    eprintln!(
+        "inspect: text {} KiB out, peak {} MiB; --json {} MiB out, peak {} MiB",
+        text_len / 1024,
+        text_peak / MIB,
+        json_len / MIB,
+        json_peak / MIB
+    );
+    assert!(json_len > 12 * MIB, "{json_len}");
+    assert!(
+        json_peak < 2 * text_peak,
+        "--json peak RSS {json_peak} against text {text_peak}"
+    );
+}

@@ -133,6 +133,57 @@ impl<'f> Tensor<'f> {
         self.file.mapped_file().map(|f| (f, self.file_offset()))
     }
 
+    /// Tells the system that the data bytes in `range` (offsets into
+    /// [`data`](Self::data), clamped to it) will not be needed again soon.
+    /// For a file opened with [`GgufFile::open`] their pages leave this
+    /// process's resident memory: they stay in the page cache, and reading
+    /// them again maps them back with the same bytes, so every slice
+    /// already handed out stays valid and unchanged. Data held in memory
+    /// (a buffer, a remote tensor) is not affected.
+    ///
+    /// Reading a large model once, front to back, and releasing each piece
+    /// behind the cursor keeps the process's memory at the size of the
+    /// pieces in flight instead of growing to the whole model (memory
+    /// monitors count mapped pages that were read).
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf");
+    /// let file = gguf_core::GgufFile::open(path)?;
+    /// let t = file.tensor("token_embd.weight")?;
+    /// let data = t.data()?;
+    /// let sum: u32 = data.iter().map(|&b| u32::from(b)).sum();
+    /// t.release_pages(0..data.len() as u64);
+    /// assert_eq!(data.iter().map(|&b| u32::from(b)).sum::<u32>(), sum);
+    /// # Ok(()) }
+    /// ```
+    pub fn release_pages(&self, range: std::ops::Range<u64>) {
+        let Ok(nbytes) = self.byte_size() else {
+            return;
+        };
+        let (start, end) = (range.start.min(nbytes), range.end.min(nbytes));
+        if start >= end {
+            return;
+        }
+        let at = self
+            .file_offset()
+            .checked_add(start)
+            .and_then(|at| usize::try_from(at).ok());
+        if let (Some(at), Ok(len)) = (at, usize::try_from(end - start)) {
+            self.file.release(at, len);
+        }
+    }
+
+    /// The `len` file bytes from `at` bytes after the start of the data
+    /// (past its end too, into the padding and the tensors after it),
+    /// when held: a writer copying tensors back to back reads the padding
+    /// between them, and the first bytes of a run it copies.
+    pub(crate) fn file_bytes(&self, at: u64, len: u64) -> Option<&'f [u8]> {
+        let start = self.file_offset().checked_add(at)?;
+        self.file
+            .range(usize::try_from(start).ok()?, usize::try_from(len).ok()?)
+    }
+
     /// Streams the data through `f` in chunks, letting the kernel drop each
     /// chunk's pages from a memory map once used, so copying a large
     /// tensor keeps memory flat.

@@ -5,9 +5,12 @@ use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use indexmap::IndexMap;
+
 use crate::error::{Error, Result};
-use crate::write::builder::Builder;
-use crate::write::layout::Layout;
+use crate::read::Tensor;
+use crate::write::builder::{Builder, PendingTensor};
+use crate::write::layout::{Layout, TensorSlot};
 use crate::write::source::{kernel_copy, TensorData};
 
 /// Buffer of the file writers: large enough that small tensors and
@@ -57,32 +60,128 @@ impl DataSink for BufWriter<&mut File> {
     }
 }
 
-/// Writes one tensor's data: tensors of a mapped file in the same byte
-/// order are copied file to file by the kernel when `w` is a file; all
-/// other sources go through [`TensorData::write_to`].
-fn write_source(
-    data: &mut TensorData<'_>,
-    name: &str,
-    ty: crate::format::GgmlType,
-    shape: &[u64],
-    nbytes: u64,
+/// Tensors stored back to back in one mapped file exactly as they are to
+/// be written, copied by the kernel in one go: `tensors[first..end]`, the
+/// `len` bytes at `offset` of `src` (data and the padding between the
+/// tensors, not the last one's).
+struct CopyRun<'f> {
+    /// The first tensor, through whose map the run's first bytes are read.
+    first: Tensor<'f>,
+    src: &'f File,
+    offset: u64,
+    len: u64,
+    end: usize,
+}
+
+/// A tensor the kernel can copy: data of a mapped file in the output's
+/// byte order and of the declared size, with its file and offset.
+fn copyable<'a>(
+    t: &PendingTensor<'a>,
     endian: crate::format::Endian,
-    w: &mut dyn DataSink,
-) -> Result<()> {
-    if let TensorData::File(t) = data {
-        if t.file_endian() == endian && nbytes > 0 && t.byte_size()? == nbytes {
-            if let Some((src, offset)) = t.mapped_file() {
-                if let Some(dst) = w.file()? {
-                    #[cfg(test)]
-                    tests::KERNEL_COPIES.with(|n| n.set(n.get() + 1));
-                    if kernel_copy(src, offset, nbytes, dst)? {
-                        return Ok(());
-                    }
-                }
-            }
-        }
+) -> Option<(Tensor<'a>, &'a File, u64)> {
+    let TensorData::File(src) = &t.data else {
+        return None;
+    };
+    if src.file_endian() != endian || src.byte_size().ok()? != t.nbytes {
+        return None;
     }
-    data.write_to(name, ty, shape, nbytes, endian, w.writer())
+    let (file, offset) = src.mapped_file()?;
+    Some((*src, file, offset))
+}
+
+/// The longest run of kernel-copyable tensors starting at `first`: each
+/// next tensor lies in the same file right where the output puts it,
+/// after the previous one's padding, and the source's padding bytes are
+/// zero as the output's are. An unchanged layout is one run, so the
+/// whole data section goes out in one `copy_file_range`, as `cp` copies.
+fn copy_run<'f>(
+    tensors: &IndexMap<String, PendingTensor<'f>>,
+    slots: &[TensorSlot],
+    first: usize,
+    endian: crate::format::Endian,
+) -> Option<CopyRun<'f>> {
+    let (_, t) = tensors.get_index(first)?;
+    let (head, src, offset) = copyable(t, endian)?;
+    let mut prev = head;
+    let mut len = t.nbytes;
+    let mut end = first + 1;
+    while let (Some((_, t)), Some(slot)) = (tensors.get_index(end), slots.get(end - 1)) {
+        let Some((next, file, at)) = copyable(t, endian) else {
+            break;
+        };
+        let expected = offset.checked_add(len)?.checked_add(slot.padding)?;
+        let zero_gap = slot.padding == 0
+            || prev
+                .file_bytes(prev.byte_size().ok()?, slot.padding)
+                .is_some_and(|gap| gap.iter().all(|&b| b == 0));
+        if !std::ptr::eq(file, src) || at != expected || !zero_gap {
+            break;
+        }
+        len = expected - offset + t.nbytes;
+        prev = next;
+        end += 1;
+    }
+    Some(CopyRun {
+        first: head,
+        src,
+        offset,
+        len,
+        end,
+    })
+}
+
+/// Where the kernel's copies should start in the output: it copies
+/// through a pipe of 16 pages, 64 KiB at a time, and a copy whose
+/// destination starts on a 64 KiB boundary writes whole 64 KiB blocks that
+/// the page cache keeps as large folios. From any other start every block
+/// straddles two, and copying and syncing 1 GiB on ext4 took a third
+/// longer (measured: benches/write.rs against `cp`, which copies from 0).
+const KERNEL_COPY_ALIGN: u64 = 64 << 10;
+
+/// Copies `run` to `dst` at its position: the bytes from the next
+/// [`KERNEL_COPY_ALIGN`] boundary on by the kernel, then the bytes before
+/// it with one `pwrite`; leaves the position at the end of the run and
+/// tells `copied` the bytes done. Returns `false`, having written
+/// nothing, when the kernel cannot copy between these files.
+fn copy_by_kernel(run: &CopyRun<'_>, dst: &File, copied: &mut dyn FnMut(u64)) -> Result<bool> {
+    let mut dst = dst;
+    let at = dst.stream_position()?;
+    let head = ((KERNEL_COPY_ALIGN - at % KERNEL_COPY_ALIGN) % KERNEL_COPY_ALIGN).min(run.len);
+    let (head, head_bytes) = match run.first.file_bytes(0, head) {
+        Some(bytes) => (head, bytes),
+        None => (0, &[][..]),
+    };
+    let rest = run.len - head;
+    let mut after_head = |n| copied(head + n);
+    if rest > 0
+        && !kernel_copy(
+            run.src,
+            run.offset + head,
+            rest,
+            dst,
+            at + head,
+            &mut after_head,
+        )?
+    {
+        return Ok(false);
+    }
+    write_all_at(dst, head_bytes, at)?;
+    dst.seek(SeekFrom::Start(at + run.len))?;
+    copied(run.len);
+    Ok(true)
+}
+
+#[cfg(unix)]
+fn write_all_at(file: &File, bytes: &[u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, bytes, at)
+}
+
+#[cfg(not(unix))]
+fn write_all_at(mut file: &File, bytes: &[u8], at: u64) -> std::io::Result<()> {
+    let end = file.stream_position()?;
+    file.seek(SeekFrom::Start(at))?;
+    file.write_all(bytes)?;
+    file.seek(SeekFrom::Start(end)).map(drop)
 }
 
 /// Reports bytes written so far and the total (internal form of
@@ -156,7 +255,8 @@ impl<'p> WriteOptions<'p> {
     }
 
     /// Calls `progress(done, total)` with the bytes written so far and the
-    /// file's total length: after the header and after each tensor (in
+    /// file's total length: after the header and after each tensor, or
+    /// each GiB of tensors the kernel copies in one go (in
     /// [`WriteMode::Reserve`], `done` counts tensor data until the header
     /// goes last and brings it to `total`).
     pub fn progress(mut self, progress: impl FnMut(u64, u64) + 'p) -> Self {
@@ -362,6 +462,10 @@ impl<'a> Builder<'a> {
         Ok(layout)
     }
 
+    /// Writes every tensor's data, padded. Tensors of mapped files in the
+    /// output's byte order go file to file by the kernel when `w` is a
+    /// file, as many at a time as lie back to back (see [`copy_run`]);
+    /// all other sources go through [`TensorData::write_to`].
     fn write_data(
         &mut self,
         layout: &Layout,
@@ -369,12 +473,50 @@ impl<'a> Builder<'a> {
         progress: Progress<'_>,
     ) -> Result<()> {
         let endian = self.ctx.endian;
+        let total = layout.file_len();
         let mut done = layout.data_offset();
-        for ((name, t), slot) in self.tensors.iter_mut().zip(&layout.tensors) {
-            write_source(&mut t.data, name, t.ty, &t.shape, t.nbytes, endian, w)?;
+        // Cleared when the kernel cannot copy between these files, so
+        // later tensors go straight to plain writes.
+        let mut kernel = true;
+        let mut i = 0;
+        while i < layout.tensors.len() {
+            let candidate = kernel
+                && self
+                    .tensors
+                    .get_index(i)
+                    .is_some_and(|(_, t)| t.nbytes > 0 && copyable(t, endian).is_some());
+            if candidate {
+                // Flushes what is buffered, so the copy lands after it.
+                match w.file()? {
+                    None => kernel = false,
+                    Some(dst) => {
+                        if let Some(run) = copy_run(&self.tensors, &layout.tensors, i, endian) {
+                            #[cfg(test)]
+                            tests::KERNEL_COPIES.with(|n| n.set(n.get() + 1));
+                            if copy_by_kernel(&run, dst, &mut |n| progress(done + n, total))? {
+                                let padding = layout.tensors[run.end - 1].padding;
+                                write_zeros(w.writer(), padding)?;
+                                done += run.len + padding;
+                                progress(done, total);
+                                i = run.end;
+                                continue;
+                            }
+                            kernel = false;
+                        }
+                    }
+                }
+            }
+            let (Some((name, t)), Some(slot)) =
+                (self.tensors.get_index_mut(i), layout.tensors.get(i))
+            else {
+                break;
+            };
+            t.data
+                .write_to(name, t.ty, &t.shape, t.nbytes, endian, w.writer())?;
             write_zeros(w.writer(), slot.padding)?;
             done += slot.nbytes + slot.padding;
-            progress(done, layout.file_len());
+            progress(done, total);
+            i += 1;
         }
         Ok(())
     }
@@ -569,7 +711,7 @@ mod tests {
     use std::io::Cursor;
 
     thread_local! {
-        /// Tensors offered to the kernel-side copy on this thread.
+        /// Kernel-side copies (runs of tensors) started on this thread.
         pub(super) static KERNEL_COPIES: Cell<u64> = const { Cell::new(0) };
     }
 
@@ -580,13 +722,13 @@ mod tests {
     }
 
     #[test]
-    fn files_take_kernel_copies_other_outputs_do_not() {
+    fn files_take_one_kernel_copy_other_outputs_none() {
         let bytes = crate::testing::tiny_file();
         let dir = tempfile::tempdir().unwrap();
         let src = dir.path().join("src.gguf");
         std::fs::write(&src, &bytes).unwrap();
         let file = crate::GgufFile::open(&src).unwrap();
-        let n = file.tensor_count() as u64;
+        assert_eq!(file.tensor_count(), 2);
         for mode in [WriteMode::Single, WriteMode::Reserve] {
             let opts = || WriteOptions::new().mode(mode);
             let mut out = tempfile::tempfile().unwrap();
@@ -596,14 +738,15 @@ mod tests {
                     .write_with(&mut out, opts())
                     .unwrap();
             });
-            assert_eq!(copies, n, "{mode:?}: &mut File");
+            // The data section is contiguous in both files: one copy.
+            assert_eq!(copies, 1, "{mode:?}: &mut File");
             let copies = copies_while(|| {
                 let path = dir.path().join("out.gguf");
                 let mut b = Builder::from_file(&file).unwrap();
                 b.write_to_path_with(&path, opts()).unwrap();
                 assert_eq!(std::fs::read(&path).unwrap(), bytes);
             });
-            assert_eq!(copies, n, "{mode:?}: path");
+            assert_eq!(copies, 1, "{mode:?}: path");
             let copies = copies_while(|| {
                 let mut cur = Cursor::new(Vec::new());
                 let mut b = Builder::from_file(&file).unwrap();
@@ -612,5 +755,155 @@ mod tests {
             });
             assert_eq!(copies, 0, "{mode:?}: cursor");
         }
+    }
+
+    /// Five I8 tensors of 3, 40, 0, 7 and 64 bytes (padding 29, 24, 0,
+    /// 25, 0 at alignment 32), written canonically.
+    fn padded_file() -> Vec<u8> {
+        let mut b = Builder::new();
+        b.set("general.architecture", "llama").unwrap();
+        for (i, n) in [3u8, 40, 0, 7, 64].into_iter().enumerate() {
+            let data: Vec<u8> = (0..n)
+                .map(|k| k.wrapping_mul(7).wrapping_add(i as u8 + 1))
+                .collect();
+            b.add_tensor(format!("t{i}"), crate::GgmlType::I8, &[u64::from(n)], data)
+                .unwrap();
+        }
+        b.to_vec().unwrap()
+    }
+
+    /// Writes `b` to a file with kernel copies and to memory without;
+    /// returns the file's bytes, the memory's and the copies made.
+    fn both_ways(mut b: Builder<'_>, mode: WriteMode) -> (Vec<u8>, Vec<u8>, u64) {
+        let mut cur = Cursor::new(Vec::new());
+        b.write_with(&mut cur, WriteOptions::new().mode(mode))
+            .unwrap();
+        let mut out = tempfile::tempfile().unwrap();
+        let copies = copies_while(|| {
+            b.write_with(&mut out, WriteOptions::new().mode(mode))
+                .unwrap();
+        });
+        out.seek(SeekFrom::Start(0)).unwrap();
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut out, &mut bytes).unwrap();
+        (bytes, cur.into_inner(), copies)
+    }
+
+    #[test]
+    fn a_large_run_lands_at_the_file_position_whatever_its_alignment() {
+        let mut b = Builder::new();
+        b.set("general.architecture", "llama").unwrap();
+        for (i, n) in [100_003u64, 70_000, 5, 1 << 17].into_iter().enumerate() {
+            let data: Vec<u8> = (0..n).map(|k| (k * 31 + i as u64) as u8).collect();
+            b.add_tensor(format!("t{i}"), crate::GgmlType::I8, &[n], data)
+                .unwrap();
+        }
+        let bytes = b.to_vec().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src.gguf");
+        std::fs::write(&src, &bytes).unwrap();
+        let file = crate::GgufFile::open(&src).unwrap();
+        // The data section starts before, on and after a 64 KiB boundary.
+        for prefix in [0usize, 6, 65_536 - 40, 65_536, 200_000] {
+            for mode in [WriteMode::Single, WriteMode::Reserve] {
+                let mut out = tempfile::tempfile().unwrap();
+                out.write_all(&vec![0xEE; prefix]).unwrap();
+                let copies = copies_while(|| {
+                    Builder::from_file(&file)
+                        .unwrap()
+                        .write_with(&mut out, WriteOptions::new().mode(mode))
+                        .unwrap();
+                });
+                assert_eq!(copies, 1, "{mode:?} after {prefix}");
+                assert_eq!(
+                    out.stream_position().unwrap(),
+                    (prefix + bytes.len()) as u64
+                );
+                out.seek(SeekFrom::Start(0)).unwrap();
+                let mut got = Vec::new();
+                std::io::Read::read_to_end(&mut out, &mut got).unwrap();
+                assert!(got[..prefix].iter().all(|&b| b == 0xEE));
+                assert!(got[prefix..] == bytes[..], "{mode:?} after {prefix}");
+            }
+        }
+    }
+
+    #[test]
+    fn padded_tensors_go_in_one_copy_when_the_layout_is_unchanged() {
+        let bytes = padded_file();
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src.gguf");
+        std::fs::write(&src, &bytes).unwrap();
+        let file = crate::GgufFile::open(&src).unwrap();
+        for mode in [WriteMode::Single, WriteMode::Reserve] {
+            let (out, mem, copies) = both_ways(Builder::from_file(&file).unwrap(), mode);
+            assert_eq!(out, bytes, "{mode:?}");
+            assert_eq!(mem, bytes, "{mode:?}");
+            assert_eq!(copies, 1, "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn a_new_alignment_copies_the_tensors_that_stay_together() {
+        let bytes = padded_file();
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src.gguf");
+        std::fs::write(&src, &bytes).unwrap();
+        let file = crate::GgufFile::open(&src).unwrap();
+        let mut b = Builder::from_file(&file).unwrap();
+        b.alignment(64).unwrap();
+        let (out, mem, copies) = both_ways(b, WriteMode::Single);
+        assert_eq!(out, mem);
+        assert_ne!(out, bytes);
+        // t1 moves away from t0 and t4 from t3 (padding 61 and 57 where
+        // the source has 29 and 25); t1's padding is still 24 and t2 is
+        // empty, so t1..t3 stay together: [t0], [t1, t2, t3], [t4].
+        assert_eq!(copies, 3);
+    }
+
+    #[test]
+    fn nonzero_source_padding_splits_the_copy_and_is_written_as_zeros() {
+        let mut bytes = padded_file();
+        let file = crate::GgufFile::from_bytes(&bytes).unwrap();
+        // The padding after t1 (24 bytes) holds garbage in the source.
+        let t1 = file.tensor("t1").unwrap();
+        let gap = (t1.file_offset() + 40) as usize;
+        drop(file);
+        let canonical = bytes.clone();
+        bytes[gap..gap + 24].fill(0xAB);
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src.gguf");
+        std::fs::write(&src, &bytes).unwrap();
+        let file = crate::GgufFile::open(&src).unwrap();
+        let (out, mem, copies) = both_ways(Builder::from_file(&file).unwrap(), WriteMode::Single);
+        assert_eq!(out, canonical);
+        assert_eq!(mem, canonical);
+        // t0..t1, then t2..t4.
+        assert_eq!(copies, 2);
+    }
+
+    #[test]
+    fn a_tensor_from_memory_splits_the_copy() {
+        let bytes = padded_file();
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src.gguf");
+        std::fs::write(&src, &bytes).unwrap();
+        let file = crate::GgufFile::open(&src).unwrap();
+        let mut b = Builder::new();
+        b.set("general.architecture", "llama").unwrap();
+        for t in file.tensors() {
+            let data = if t.name() == "t1" {
+                TensorData::from(t.data().unwrap().to_vec())
+            } else {
+                TensorData::from(t)
+            };
+            b.add_tensor(t.name(), t.ggml_type(), t.shape(), data)
+                .unwrap();
+        }
+        let (out, mem, copies) = both_ways(b, WriteMode::Single);
+        assert_eq!(out, bytes);
+        assert_eq!(mem, bytes);
+        // t0, then t3..t4 (t2 is empty; t1 is written from memory).
+        assert_eq!(copies, 2);
     }
 }

@@ -365,33 +365,37 @@ impl Write for CountingWriter<'_> {
     }
 }
 
-/// Copies `len` bytes at `offset` of `src` to the current position of
-/// `dst` inside the kernel (`copy_file_range`: no pass through user space,
-/// shared extents on filesystems that support them). Returns `false`,
-/// having copied nothing, when the kernel cannot copy between these files.
+/// Copies `len` bytes at `offset` of `src` to `dst` at `to` inside the
+/// kernel (`copy_file_range`: no pass through user space, shared extents
+/// on filesystems that support them), in calls of up to 1 GiB, telling
+/// `copied` the bytes copied so far after each; `dst`'s file position is
+/// left alone. Returns `false`, having copied nothing, when the kernel
+/// cannot copy between these files.
 #[cfg(target_os = "linux")]
 pub(crate) fn kernel_copy(
     src: &std::fs::File,
     offset: u64,
     len: u64,
     dst: &std::fs::File,
+    to: u64,
+    copied: &mut dyn FnMut(u64),
 ) -> std::io::Result<bool> {
     use std::os::fd::AsRawFd;
     let mut off_in = i64::try_from(offset).map_err(std::io::Error::other)?;
+    let mut off_out = i64::try_from(to).map_err(std::io::Error::other)?;
     let mut left = len;
     while left > 0 {
         let want = usize::try_from(left.min(1 << 30)).unwrap_or(1 << 30);
         // SAFETY: both descriptors are open for the duration of the call
-        // (borrowed `File`s); `off_in` is a live local the kernel reads and
-        // advances; a null `off_out` makes the kernel use and advance
-        // `dst`'s own file position, as a `write` would.
+        // (borrowed `File`s); `off_in` and `off_out` are live locals the
+        // kernel reads and advances.
         #[allow(unsafe_code)]
         let n = unsafe {
             libc::copy_file_range(
                 src.as_raw_fd(),
                 &mut off_in,
                 dst.as_raw_fd(),
-                std::ptr::null_mut(),
+                &mut off_out,
                 want,
                 0,
             )
@@ -414,6 +418,7 @@ pub(crate) fn kernel_copy(
             return Err(std::io::ErrorKind::UnexpectedEof.into());
         }
         left -= n as u64;
+        copied(len - left);
     }
     Ok(true)
 }
@@ -425,6 +430,8 @@ pub(crate) fn kernel_copy(
     _offset: u64,
     _len: u64,
     _dst: &std::fs::File,
+    _to: u64,
+    _copied: &mut dyn FnMut(u64),
 ) -> std::io::Result<bool> {
     Ok(false)
 }

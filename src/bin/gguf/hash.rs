@@ -22,16 +22,25 @@
 //! Tensor names are printed with their control characters escaped (see
 //! `text`), and looked up in a manifest both escaped and raw.
 //!
-//! Speed: the whole-model hashes are sequential by nature, so the data is
-//! walked once in chunks and every hash state (whole-model and per-tensor)
-//! consumes each chunk on its own rayon thread while the chunk is still in
-//! cache. The wall time is then about that of the slowest single hash over
-//! the data, or the total work divided by the cores, whichever is larger.
+//! Speed and memory: each digest (the whole-model ones, and each
+//! algorithm's per-tensor ones) runs on its own thread, fed the same
+//! pieces of the data in order through a short queue, so the digests
+//! spread over the cores and the wall time is about the total work
+//! divided by the cores (or the slowest single digest). The data is read
+//! front to back once, a piece at a time; a local model's pieces leave
+//! the process's memory as soon as every digest has consumed them, so
+//! memory stays at the pieces in flight, not the model's size.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::mpsc::{sync_channel, Receiver, Sender, SyncSender};
+use std::sync::Arc;
 
-use rayon::prelude::*;
+use gguf::Tensor;
+
+use crate::open::Opened;
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
 use xxhash_rust::xxh64::Xxh64;
@@ -107,14 +116,14 @@ const UUID_NAMESPACE_LLAMA_CPP: [u8; 16] = [
     0xef, 0x00, 0x12, 0x06, 0xda, 0xdc, 0x5f, 0x6d, 0xa1, 0x5f, 0x33, 0x59, 0xe5, 0x77, 0xd4, 0xe5,
 ];
 
-/// Bytes each hash state consumes per step: small enough to stay in the
-/// shared cache while every state reads it, large enough that the
-/// per-step synchronisation costs nothing measurable.
-const CHUNK: usize = 1 << 20;
+/// Bytes of one piece of the data stream: large enough that passing it
+/// to every digest thread costs nothing measurable, small enough that the
+/// pieces in flight stay a few MiB.
+const PIECE: usize = 1 << 20;
 
-/// Below this, a chunk is hashed by every state on the calling thread:
-/// waking the pool would cost more than the hashing.
-const PARALLEL_MIN: usize = 64 << 10;
+/// Pieces queued per digest thread: absorbs the jitter of threads
+/// sharing cores without letting any digest run far ahead.
+const QUEUE: usize = 8;
 
 enum State {
     Xxh64(Box<Xxh64>),
@@ -167,13 +176,67 @@ fn hex(bytes: &[u8]) -> String {
     })
 }
 
-/// Feeds `data` to every state, each on its own thread for large chunks.
-fn feed(states: &mut [&mut State], data: &[u8]) {
-    for chunk in data.chunks(CHUNK) {
-        if chunk.len() < PARALLEL_MIN || states.len() < 2 {
-            states.iter_mut().for_each(|s| s.update(chunk));
-        } else {
-            states.par_iter_mut().for_each(|s| s.update(chunk));
+/// One piece of one tensor's data, shared by every digest thread. When
+/// the last thread drops it, a local model's pages of it are released.
+struct Piece<'m> {
+    /// The tensor's whole data (mapped, or downloaded).
+    data: Arc<Cow<'m, [u8]>>,
+    range: Range<usize>,
+    /// Index of the tensor in the hashing order.
+    tensor: usize,
+    /// The tensor's last piece (an empty tensor has one, empty).
+    last: bool,
+    /// The tensor whose mapped pages `range` covers, if local.
+    mapped: Option<Tensor<'m>>,
+}
+
+impl Piece<'_> {
+    fn bytes(&self) -> &[u8] {
+        &self.data[self.range.clone()]
+    }
+}
+
+impl Drop for Piece<'_> {
+    fn drop(&mut self) {
+        if let Some(t) = self.mapped {
+            t.release_pages(self.range.start as u64..self.range.end as u64);
+        }
+    }
+}
+
+/// What one digest thread computes.
+enum Lane {
+    /// The whole model's digest.
+    Model(Algo),
+    /// Each tensor's digest, sent back as each tensor ends.
+    Layer(usize, Algo),
+}
+
+/// A per-tensor digest: (tensor, layer lane, hash).
+type LayerDigest = (usize, usize, String);
+
+/// Runs one digest over every piece, in order, until the reader hangs up;
+/// returns the whole-model digest (per-tensor ones go to `out`).
+fn run_lane(lane: Lane, pieces: Receiver<Arc<Piece<'_>>>, out: Sender<LayerDigest>) -> String {
+    match lane {
+        Lane::Model(algo) => {
+            let mut state = State::new(algo);
+            for p in pieces {
+                state.update(p.bytes());
+            }
+            state.finish()
+        }
+        Lane::Layer(k, algo) => {
+            let mut state = State::new(algo);
+            for p in pieces {
+                state.update(p.bytes());
+                if p.last {
+                    let done = std::mem::replace(&mut state, State::new(algo));
+                    // The reader stops listening only when it failed.
+                    let _ = out.send((p.tensor, k, done.finish()));
+                }
+            }
+            String::new()
         }
     }
 }
@@ -402,7 +465,6 @@ pub fn run(args: Args) -> crate::CliResult {
         other,
         tally: Tally::default(),
     };
-    let mut model: Vec<(Algo, State)> = algos.iter().map(|&a| (a, State::new(a))).collect();
     let layer_algos: Vec<Algo> = if args.no_layer {
         Vec::new()
     } else {
@@ -415,32 +477,18 @@ pub fn run(args: Args) -> crate::CliResult {
         .flat_map(|(k, f)| f.tensors().map(move |t| (k, t)))
         .filter(|(_, t)| !SKIPPED_SUFFIXES.iter().any(|s| t.name().ends_with(s)))
         .collect();
-    let total: u64 = tensors.iter().filter_map(|(_, t)| t.byte_size().ok()).sum();
     let bar = crate::progress::Bar::new();
-    let mut done = 0u64;
-    for (k, t) in &tensors {
-        let data = opened
-            .tensor_data(*k, t)
-            .map_err(|e| format!("{}: {e}", fname))?;
-        let mut layer: Vec<(Algo, State)> =
-            layer_algos.iter().map(|&a| (a, State::new(a))).collect();
-        {
-            let mut states: Vec<&mut State> = model
-                .iter_mut()
-                .chain(layer.iter_mut())
-                .map(|(_, s)| s)
-                .collect();
-            feed(&mut states, &data);
-        }
-        done += data.len() as u64;
-        bar.update(done, total);
-        for (algo, state) in layer {
-            printer.line(algo, &state.finish(), Some(t.name()))?;
-        }
-    }
+    let job = Job {
+        opened: &opened,
+        tensors: &tensors,
+        model_algos: &algos,
+        layer_algos: &layer_algos,
+        fname: &fname,
+    };
+    let model = job.run(&mut printer, &bar);
     drop(bar);
-    for (algo, state) in model {
-        printer.line(algo, &state.finish(), None)?;
+    for (algo, hash) in algos.iter().zip(model?) {
+        printer.line(*algo, &hash, None)?;
     }
     if let Some(m) = &manifest {
         let (code, text) = printer.tally.exit_code();
@@ -462,4 +510,149 @@ pub fn run(args: Args) -> crate::CliResult {
         }
     }
     Ok(())
+}
+
+/// The tensors to hash and the digests to compute over them.
+struct Job<'j, 'm> {
+    opened: &'m Opened,
+    tensors: &'j [(usize, Tensor<'m>)],
+    model_algos: &'j [Algo],
+    layer_algos: &'j [Algo],
+    fname: &'j str,
+}
+
+impl<'m> Job<'_, 'm> {
+    /// Starts one thread per digest, feeds them every tensor's data in
+    /// pieces, and prints each tensor's lines as soon as all its digests
+    /// are in. Returns the whole-model digests in `model_algos` order; an
+    /// error (a tensor's data unreadable, output failing) after printing
+    /// the lines of the tensors hashed before it.
+    fn run(
+        &self,
+        printer: &mut Printer<'_>,
+        bar: &crate::progress::Bar,
+    ) -> crate::CliResult<Vec<String>> {
+        std::thread::scope(|scope| {
+            let (digest_tx, digests) = std::sync::mpsc::channel();
+            let lanes = self.model_algos.iter().map(|&a| Lane::Model(a)).chain(
+                self.layer_algos
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &a)| Lane::Layer(k, a)),
+            );
+            let mut queues = Vec::new();
+            let mut workers = Vec::new();
+            for lane in lanes {
+                let (tx, rx) = sync_channel(QUEUE);
+                let out = digest_tx.clone();
+                queues.push(tx);
+                workers.push(scope.spawn(move || run_lane(lane, rx, out)));
+            }
+            drop(digest_tx);
+            let mut lines = InOrder::new(self.tensors.len(), self.layer_algos.len());
+            let fed = self.feed(&queues, bar, || {
+                lines.take(&digests);
+                lines.print_ready(printer, self)
+            });
+            // Hanging up ends every digest thread once its queue is empty.
+            drop(queues);
+            let model: Result<Vec<String>, _> = workers.into_iter().map(|w| w.join()).collect();
+            let model = model.map_err(|_| "a digest thread panicked")?;
+            lines.take(&digests);
+            lines.print_ready(printer, self)?;
+            fed?;
+            Ok(model.into_iter().take(self.model_algos.len()).collect())
+        })
+    }
+
+    /// Sends every tensor's data to every queue, piece by piece, calling
+    /// `between` after each tensor. A local tensor's data is its mapped
+    /// bytes, released piece by piece once every digest has read them.
+    fn feed(
+        &self,
+        queues: &[SyncSender<Arc<Piece<'m>>>],
+        bar: &crate::progress::Bar,
+        mut between: impl FnMut() -> crate::CliResult,
+    ) -> crate::CliResult {
+        let local = matches!(self.opened, Opened::Local(_));
+        let total: u64 = self
+            .tensors
+            .iter()
+            .filter_map(|(_, t)| t.byte_size().ok())
+            .sum();
+        let mut done = 0u64;
+        for (i, (shard, t)) in self.tensors.iter().enumerate() {
+            let data = self
+                .opened
+                .tensor_data(*shard, t)
+                .map_err(|e| format!("{}: {e}", self.fname))?;
+            let data = Arc::new(data);
+            let len = data.len();
+            let mut start = 0;
+            loop {
+                let end = len.min(start + PIECE);
+                let piece = Arc::new(Piece {
+                    data: Arc::clone(&data),
+                    range: start..end,
+                    tensor: i,
+                    last: end == len,
+                    mapped: local.then_some(*t),
+                });
+                for q in queues {
+                    q.send(Arc::clone(&piece))
+                        .map_err(|_| "a digest thread stopped")?;
+                }
+                if end == len {
+                    break;
+                }
+                start = end;
+            }
+            done += len as u64;
+            bar.update(done, total);
+            between()?;
+        }
+        Ok(())
+    }
+}
+
+/// Per-tensor digests as they arrive, printed in tensor order once all of
+/// a tensor's are in.
+struct InOrder {
+    /// For each tensor, one slot per per-tensor algorithm.
+    digests: Vec<Vec<Option<String>>>,
+    next: usize,
+}
+
+impl InOrder {
+    fn new(tensors: usize, lanes: usize) -> Self {
+        InOrder {
+            digests: vec![vec![None; lanes]; if lanes == 0 { 0 } else { tensors }],
+            next: 0,
+        }
+    }
+
+    /// Takes every digest already sent.
+    fn take(&mut self, from: &Receiver<LayerDigest>) {
+        for (tensor, lane, hash) in from.try_iter() {
+            if let Some(slot) = self.digests.get_mut(tensor).and_then(|d| d.get_mut(lane)) {
+                *slot = Some(hash);
+            }
+        }
+    }
+
+    /// Prints the lines of every tensor, in order, whose digests are all in.
+    fn print_ready(&mut self, printer: &mut Printer<'_>, job: &Job<'_, '_>) -> crate::CliResult {
+        while let Some(d) = self.digests.get_mut(self.next) {
+            if d.iter().any(Option::is_none) {
+                break;
+            }
+            let hashes: Vec<String> = d.iter_mut().filter_map(Option::take).collect();
+            let (_, t) = job.tensors[self.next];
+            for (algo, hash) in job.layer_algos.iter().zip(hashes) {
+                printer.line(*algo, &hash, Some(t.name()))?;
+            }
+            self.next += 1;
+        }
+        Ok(())
+    }
 }

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use gguf::summary::{ModelSummary, PerLayer};
 use gguf::Model;
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
 use serde_json::json;
 
 use crate::json;
@@ -84,69 +86,102 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         tensors: !args.no_tensors,
     };
     if args.json {
-        crate::print_json(&to_json(&model, &filter))
-    } else {
-        crate::print(&to_text(&model, &filter))
+        return json::print_pretty(&Document {
+            model: &model,
+            filter: &filter,
+        });
+    }
+    crate::print(&to_text(&model, &filter))
+}
+
+/// The whole model as JSON: header facts of the first file, the model's
+/// metadata (split keys apart, under `split`), every tensor of every
+/// shard in order (with its shard's index when split), and the shards.
+/// Serialized as it is read, entry by entry and tensor by tensor: a
+/// 262,144-token vocabulary is never held as a JSON tree.
+struct Document<'m> {
+    model: &'m Model<'m>,
+    filter: &'m Filter<'m>,
+}
+
+impl Serialize for Document<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let model = self.model;
+        let file = model.metadata_file();
+        let mut doc = s.serialize_map(None)?;
+        doc.serialize_entry("summary", &summary_json(model))?;
+        doc.serialize_entry("version", &file.version())?;
+        doc.serialize_entry("endian", &file.endian().to_string())?;
+        doc.serialize_entry("alignment", &file.alignment())?;
+        doc.serialize_entry("data_offset", &file.data_offset())?;
+        doc.serialize_entry("file_size", &file.file_len())?;
+        doc.serialize_entry("metadata", &MetadataJson(self))?;
+        if self.filter.tensors {
+            doc.serialize_entry("tensors", &TensorsJson(model))?;
+        }
+        if let Some(info) = model.split() {
+            doc.serialize_entry(
+                "split",
+                &json!({"count": info.count, "tensors_count": info.tensors_count}),
+            )?;
+        }
+        if model.is_split() {
+            let shards: Vec<_> = model
+                .shards()
+                .iter()
+                .map(|s| {
+                    json!({
+                        "file": s.path().display().to_string(),
+                        "tensors": s.file().tensor_count(),
+                        "bytes": s.file().file_len(),
+                    })
+                })
+                .collect();
+            doc.serialize_entry("shards", &shards)?;
+        }
+        doc.end()
     }
 }
 
-/// The whole model: header facts of the first file, the model's metadata
-/// (split keys apart, under `split`), every tensor of every shard in order
-/// (with its shard's index when split), and the shards.
-fn to_json(model: &Model<'_>, filter: &Filter<'_>) -> String {
-    let file = model.metadata_file();
-    let split = model.is_split();
-    let metadata: Vec<_> = model
-        .metadata()
-        .filter(|(k, _)| filter.key(k))
-        .map(|(k, v)| json::entry(k, &v))
-        .collect();
-    let mut doc = json!({
-        "summary": summary_json(model),
-        "version": file.version(),
-        "endian": file.endian().to_string(),
-        "alignment": file.alignment(),
-        "data_offset": file.data_offset(),
-        "file_size": file.file_len(),
-        "metadata": metadata,
-    });
-    if filter.tensors {
-        let tensors: Vec<_> = model
-            .tensors_with_shard()
-            .map(|(shard, t)| {
-                let mut v = json!({
-                    "name": t.name(),
-                    "type": t.ggml_type().to_string(),
-                    "type_id": t.ggml_type().id(),
-                    "shape": t.shape(),
-                    "offset": t.offset(),
-                    "bytes": t.byte_size().ok(),
-                });
-                if split {
-                    v["shard"] = json!(shard);
-                }
-                v
-            })
-            .collect();
-        doc["tensors"] = json!(tensors);
+/// The metadata entries the filter keeps, in order.
+struct MetadataJson<'d>(&'d Document<'d>);
+
+impl Serialize for MetadataJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let Document { model, filter } = self.0;
+        let kept = || model.metadata().filter(|(k, _)| filter.key(k));
+        let mut seq = s.serialize_seq(Some(kept().count()))?;
+        for (key, value) in kept() {
+            seq.serialize_element(&json::EntryJson { key, value })?;
+        }
+        seq.end()
     }
-    if let Some(info) = model.split() {
-        doc["split"] = json!({"count": info.count, "tensors_count": info.tensors_count});
+}
+
+/// Every tensor of every shard, in order, each a small object.
+struct TensorsJson<'m>(&'m Model<'m>);
+
+impl Serialize for TensorsJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let model = self.0;
+        let split = model.is_split();
+        let mut seq = s.serialize_seq(None)?;
+        for (shard, t) in model.tensors_with_shard() {
+            let mut v = json!({
+                "name": t.name(),
+                "type": t.ggml_type().to_string(),
+                "type_id": t.ggml_type().id(),
+                "shape": t.shape(),
+                "offset": t.offset(),
+                "bytes": t.byte_size().ok(),
+            });
+            if split {
+                v["shard"] = json!(shard);
+            }
+            seq.serialize_element(&v)?;
+        }
+        seq.end()
     }
-    if split {
-        doc["shards"] = model
-            .shards()
-            .iter()
-            .map(|s| {
-                json!({
-                    "file": s.path().display().to_string(),
-                    "tensors": s.file().tensor_count(),
-                    "bytes": s.file().file_len(),
-                })
-            })
-            .collect();
-    }
-    serde_json::to_string_pretty(&doc).unwrap_or_default()
 }
 
 fn to_text(model: &Model<'_>, filter: &Filter<'_>) -> String {
@@ -406,3 +441,7 @@ fn summary_text(s: &mut String, model: &Model<'_>) {
     }
     let _ = writeln!(s);
 }
+
+#[cfg(test)]
+#[path = "inspect_tests.rs"]
+mod tests;
