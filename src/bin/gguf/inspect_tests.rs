@@ -64,7 +64,12 @@ fn tree_document(model: &Model<'_>, filter: &Filter<'_>) -> String {
             })
             .collect();
     }
-    serde_json::to_string_pretty(&doc).unwrap() + "\n"
+    // What `print_json` printed of the whole document: DEL and C1 escaped
+    // as JSON escapes them.
+    let mut out = Vec::new();
+    let text = serde_json::to_string_pretty(&doc).unwrap();
+    crate::text::write(&mut out, &text, crate::text::Style::Json).unwrap();
+    String::from_utf8(out).unwrap() + "\n"
 }
 
 fn tree_float(v: f64) -> serde_json::Value {
@@ -258,7 +263,7 @@ fn streamed_json_is_the_tree_document_for_every_value_type() {
     // The escapes really are in the document, as JSON writes them.
     let doc = streamed(&model, &filters()[0]);
     assert!(doc.contains(
-        r#"quote \" backslash \\ slash / nl \n tab \t cr \r bell \u0007 nul \u0000 esc \u001b"#
+        r#"quote \" backslash \\ slash / nl \n tab \t cr \r bell \u0007 nul \u0000 esc \u001b del \u007f c1 \u0085"#
     ));
     assert!(doc.contains("\"NaN\"") && doc.contains("\"-inf\"") && doc.contains("-0.0"));
     assert!(doc.contains("\"element_type\": \"array\""));

@@ -142,12 +142,12 @@ impl Formatter for TerminalSafe {
         let mut start = 0;
         for (i, c) in fragment.char_indices() {
             if c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) {
-                w.write_all(fragment[start..i].as_bytes())?;
+                w.write_all(&fragment.as_bytes()[start..i])?;
                 write!(w, "\\u{:04x}", u32::from(c))?;
                 start = i + c.len_utf8();
             }
         }
-        w.write_all(fragment[start..].as_bytes())
+        w.write_all(&fragment.as_bytes()[start..])
     }
 
     // The layout is the pretty printer's.
