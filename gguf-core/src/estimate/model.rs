@@ -56,7 +56,7 @@ pub struct ModelShape {
     pub experts: (u32, u32),
     /// Bytes of `token_embd.weight` when the model ties its output layer
     /// to it (no `output.weight`), so that llama.cpp loads it a second time
-    /// as the output layer (see [`duplicated_output`]); `None` otherwise.
+    /// as the output layer (see `duplicated_output`); `None` otherwise.
     pub tied_output: Option<u64>,
 }
 
