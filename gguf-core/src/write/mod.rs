@@ -17,6 +17,7 @@ pub(crate) mod slack;
 mod source;
 mod split;
 mod value;
+mod writeback;
 
 pub use builder::Builder;
 pub use layout::{Layout, TensorSlot};
