@@ -93,8 +93,9 @@ fn copyable<'a>(
 /// The longest run of kernel-copyable tensors starting at `first`: each
 /// next tensor lies in the same file right where the output puts it,
 /// after the previous one's padding, and the source's padding bytes are
-/// zero as the output's are. An unchanged layout is one run, so the
-/// whole data section goes out in one `copy_file_range`, as `cp` copies.
+/// zero as the output's are. An unchanged layout is one run: the whole
+/// data section goes out in one `copy_file_range` call as `cp` copies it
+/// (in 64 MiB pieces for a durable write, see [`copy_by_kernel`]).
 fn copy_run<'f>(
     tensors: &IndexMap<String, PendingTensor<'f>>,
     slots: &[TensorSlot],
@@ -102,8 +103,8 @@ fn copy_run<'f>(
     endian: crate::format::Endian,
 ) -> Option<CopyRun<'f>> {
     let (_, t) = tensors.get_index(first)?;
-    let (head, src, offset) = copyable(t, endian)?;
-    let mut prev = head;
+    let (first_tensor, src, offset) = copyable(t, endian)?;
+    let mut prev = first_tensor;
     let mut len = t.nbytes;
     let mut end = first + 1;
     while let (Some((_, t)), Some(slot)) = (tensors.get_index(end), slots.get(end - 1)) {
@@ -123,7 +124,7 @@ fn copy_run<'f>(
         end += 1;
     }
     Some(CopyRun {
-        first: head,
+        first: first_tensor,
         src,
         offset,
         len,
@@ -136,7 +137,7 @@ fn copy_run<'f>(
 /// destination starts on a 64 KiB boundary writes whole 64 KiB blocks that
 /// the page cache keeps as large folios. From any other start every block
 /// straddles two, and copying and syncing 1 GiB on ext4 took a third
-/// longer (measured: benches/write.rs against `cp`, which copies from 0).
+/// longer than `cp`, which copies from offset 0 (benches/write.rs).
 const KERNEL_COPY_ALIGN: u64 = 64 << 10;
 
 /// Copies `run` to `dst` at its position: the bytes from the next
