@@ -49,8 +49,8 @@
 //!   not documented on docs.rs.
 #![deny(missing_docs)]
 // Unsafe code is confined to a few marked sites (memory maps, CPU-feature
-// dispatch of the SIMD kernels, `copy_file_range`), each with `allow` and a
-// `SAFETY:` comment.
+// dispatch of the SIMD kernels, `copy_file_range`, `sync_file_range`), each
+// with `allow` and a `SAFETY:` comment.
 #![deny(unsafe_code)]
 
 // Lets the derive macros name this crate as `::gguf_core` from inside it.

@@ -18,6 +18,7 @@ mod source;
 mod split;
 pub(crate) mod temp;
 mod value;
+mod writeback;
 
 pub use builder::Builder;
 pub use layout::{Layout, TensorSlot};

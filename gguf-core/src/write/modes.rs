@@ -12,6 +12,7 @@ use crate::read::Tensor;
 use crate::write::builder::{Builder, PendingTensor};
 use crate::write::layout::{Layout, TensorSlot};
 use crate::write::source::{kernel_copy, TensorData};
+use crate::write::writeback::Writeback;
 
 /// Buffer of the file writers: large enough that small tensors and
 /// padding go out in few system calls.
@@ -92,8 +93,9 @@ fn copyable<'a>(
 /// The longest run of kernel-copyable tensors starting at `first`: each
 /// next tensor lies in the same file right where the output puts it,
 /// after the previous one's padding, and the source's padding bytes are
-/// zero as the output's are. An unchanged layout is one run, so the
-/// whole data section goes out in one `copy_file_range`, as `cp` copies.
+/// zero as the output's are. An unchanged layout is one run: the whole
+/// data section goes out in one `copy_file_range` call as `cp` copies it
+/// (in 64 MiB pieces for a durable write, see [`copy_by_kernel`]).
 fn copy_run<'f>(
     tensors: &IndexMap<String, PendingTensor<'f>>,
     slots: &[TensorSlot],
@@ -101,8 +103,8 @@ fn copy_run<'f>(
     endian: crate::format::Endian,
 ) -> Option<CopyRun<'f>> {
     let (_, t) = tensors.get_index(first)?;
-    let (head, src, offset) = copyable(t, endian)?;
-    let mut prev = head;
+    let (first_tensor, src, offset) = copyable(t, endian)?;
+    let mut prev = first_tensor;
     let mut len = t.nbytes;
     let mut end = first + 1;
     while let (Some((_, t)), Some(slot)) = (tensors.get_index(end), slots.get(end - 1)) {
@@ -122,7 +124,7 @@ fn copy_run<'f>(
         end += 1;
     }
     Some(CopyRun {
-        first: head,
+        first: first_tensor,
         src,
         offset,
         len,
@@ -135,15 +137,22 @@ fn copy_run<'f>(
 /// destination starts on a 64 KiB boundary writes whole 64 KiB blocks that
 /// the page cache keeps as large folios. From any other start every block
 /// straddles two, and copying and syncing 1 GiB on ext4 took a third
-/// longer (measured: benches/write.rs against `cp`, which copies from 0).
+/// longer than `cp`, which copies from offset 0 (benches/write.rs).
 const KERNEL_COPY_ALIGN: u64 = 64 << 10;
 
 /// Copies `run` to `dst` at its position: the bytes from the next
 /// [`KERNEL_COPY_ALIGN`] boundary on by the kernel, then the bytes before
 /// it with one `pwrite`; leaves the position at the end of the run and
-/// tells `copied` the bytes done. Returns `false`, having written
-/// nothing, when the kernel cannot copy between these files.
-fn copy_by_kernel(run: &CopyRun<'_>, dst: &File, copied: &mut dyn FnMut(u64)) -> Result<bool> {
+/// tells `copied` the bytes done. With a `writeback`, the copy goes in
+/// pieces of [`WRITEBACK_PIECE`], each handed to it once copied. Returns
+/// `false`, having written nothing, when the kernel cannot copy between
+/// these files.
+fn copy_by_kernel(
+    run: &CopyRun<'_>,
+    dst: &File,
+    copied: &mut dyn FnMut(u64),
+    writeback: Option<&Writeback>,
+) -> Result<bool> {
     let mut dst = dst;
     let at = dst.stream_position()?;
     let head = ((KERNEL_COPY_ALIGN - at % KERNEL_COPY_ALIGN) % KERNEL_COPY_ALIGN).min(run.len);
@@ -152,7 +161,19 @@ fn copy_by_kernel(run: &CopyRun<'_>, dst: &File, copied: &mut dyn FnMut(u64)) ->
         None => (0, &[][..]),
     };
     let rest = run.len - head;
-    let mut after_head = |n| copied(head + n);
+    let piece = if writeback.is_some() {
+        WRITEBACK_PIECE
+    } else {
+        u64::MAX
+    };
+    let mut started = at + head;
+    let mut after_head = |n| {
+        copied(head + n);
+        if let Some(wb) = writeback {
+            wb.push(started..at + head + n);
+            started = at + head + n;
+        }
+    };
     if rest > 0
         && !kernel_copy(
             run.src,
@@ -160,6 +181,7 @@ fn copy_by_kernel(run: &CopyRun<'_>, dst: &File, copied: &mut dyn FnMut(u64)) ->
             rest,
             dst,
             at + head,
+            piece,
             &mut after_head,
         )?
     {
@@ -170,6 +192,11 @@ fn copy_by_kernel(run: &CopyRun<'_>, dst: &File, copied: &mut dyn FnMut(u64)) ->
     copied(run.len);
     Ok(true)
 }
+
+/// Bytes per kernel copy call when each copied piece starts its writeback:
+/// small enough that the disk starts early, large enough that the calls
+/// cost nothing measurable (16 per GiB).
+const WRITEBACK_PIECE: u64 = 64 << 20;
 
 #[cfg(unix)]
 fn write_all_at(file: &File, bytes: &[u8], at: u64) -> std::io::Result<()> {
@@ -256,7 +283,7 @@ impl<'p> WriteOptions<'p> {
 
     /// Calls `progress(done, total)` with the bytes written so far and the
     /// file's total length: after the header and after each tensor, or
-    /// each GiB of tensors the kernel copies in one go (in
+    /// each piece (up to 1 GiB) of tensors the kernel copies in one go (in
     /// [`WriteMode::Reserve`], `done` counts tensor data until the header
     /// goes last and brings it to `total`).
     pub fn progress(mut self, progress: impl FnMut(u64, u64) + 'p) -> Self {
@@ -333,7 +360,7 @@ impl<'a> Builder<'a> {
     /// # Ok(()) }
     /// ```
     pub fn write<W: Write>(&mut self, mut w: W) -> Result<Layout> {
-        self.write_single(&mut AnySink(&mut w), &mut |_, _| {})
+        self.write_single(&mut AnySink(&mut w), &mut |_, _| {}, None)
     }
 
     /// The whole file in memory (a single-pass [`write`](Self::write)).
@@ -380,17 +407,17 @@ impl<'a> Builder<'a> {
             None => &mut nothing,
         };
         if let Some(file) = out.file() {
-            return self.write_file(file, mode, progress);
+            return self.write_file(file, mode, progress, false);
         }
         match mode {
-            WriteMode::Single => self.write_single(&mut AnySink(&mut out), progress),
+            WriteMode::Single => self.write_single(&mut AnySink(&mut out), progress, None),
             WriteMode::Reserve => {
                 let layout = self.layout()?;
                 let start = out.stream_position()?;
                 out.seek(SeekFrom::Start(start + layout.data_offset()))?;
                 let mut data_progress =
                     |done: u64, total: u64| progress(done - layout.data_offset(), total);
-                self.write_data(&layout, &mut AnySink(&mut out), &mut data_progress)?;
+                self.write_data(&layout, &mut AnySink(&mut out), &mut data_progress, None)?;
                 self.finish_reserved(&layout, &mut out, start, progress)?;
                 Ok(layout)
             }
@@ -449,15 +476,20 @@ impl<'a> Builder<'a> {
             None => &mut nothing,
         };
         crate::write::atomic::replace_in(path.as_ref(), temp_dir.as_deref(), |file| {
-            self.write_file(file, mode, progress)
+            self.write_file(file, mode, progress, true)
         })
     }
 
-    fn write_single(&mut self, w: &mut dyn DataSink, progress: Progress<'_>) -> Result<Layout> {
+    fn write_single(
+        &mut self,
+        w: &mut dyn DataSink,
+        progress: Progress<'_>,
+        writeback: Option<&Writeback>,
+    ) -> Result<Layout> {
         let layout = self.layout()?;
         self.write_header(w.writer(), &layout)?;
         progress(layout.data_offset(), layout.file_len());
-        self.write_data(&layout, w, progress)?;
+        self.write_data(&layout, w, progress, writeback)?;
         w.writer().flush()?;
         Ok(layout)
     }
@@ -471,6 +503,7 @@ impl<'a> Builder<'a> {
         layout: &Layout,
         w: &mut dyn DataSink,
         progress: Progress<'_>,
+        writeback: Option<&Writeback>,
     ) -> Result<()> {
         let endian = self.ctx.endian;
         let total = layout.file_len();
@@ -493,7 +526,8 @@ impl<'a> Builder<'a> {
                         if let Some(run) = copy_run(&self.tensors, &layout.tensors, i, endian) {
                             #[cfg(test)]
                             tests::KERNEL_COPIES.with(|n| n.set(n.get() + 1));
-                            if copy_by_kernel(&run, dst, &mut |n| progress(done + n, total))? {
+                            let mut copied = |n| progress(done + n, total);
+                            if copy_by_kernel(&run, dst, &mut copied, writeback)? {
                                 let padding = layout.tensors[run.end - 1].padding;
                                 write_zeros(w.writer(), padding)?;
                                 done += run.len + padding;
@@ -575,17 +609,21 @@ impl<'a> Builder<'a> {
     }
 
     /// Writes to an open file from its current position, buffered, with
-    /// kernel-side copies of mapped tensors.
+    /// kernel-side copies of mapped tensors. For a `durable` write (one
+    /// that an fsync follows), what the kernel copies starts for the disk
+    /// at once (see [`Writeback`]).
     pub(crate) fn write_file(
         &mut self,
         file: &mut File,
         mode: WriteMode,
         progress: Progress<'_>,
+        durable: bool,
     ) -> Result<Layout> {
+        let writeback = durable.then(|| Writeback::start(file)).flatten();
         match mode {
             WriteMode::Single => {
                 let mut w = BufWriter::with_capacity(WRITE_BUFFER, file);
-                let layout = self.write_single(&mut w, progress)?;
+                let layout = self.write_single(&mut w, progress, writeback.as_ref())?;
                 w.into_inner().map_err(|e| Error::Io(e.into_error()))?;
                 Ok(layout)
             }
@@ -598,7 +636,7 @@ impl<'a> Builder<'a> {
                 let mut w = BufWriter::with_capacity(WRITE_BUFFER, &mut *file);
                 let mut data_progress =
                     |done: u64, total: u64| progress(done - layout.data_offset(), total);
-                self.write_data(&layout, &mut w, &mut data_progress)?;
+                self.write_data(&layout, &mut w, &mut data_progress, writeback.as_ref())?;
                 w.into_inner().map_err(|e| Error::Io(e.into_error()))?;
                 self.finish_reserved(&layout, file, start, progress)?;
                 Ok(layout)
@@ -825,6 +863,18 @@ mod tests {
                 assert!(got[..prefix].iter().all(|&b| b == 0xEE));
                 assert!(got[prefix..] == bytes[..], "{mode:?} after {prefix}");
             }
+        }
+        // Through a path: durable, so the copy also starts its writeback.
+        for mode in [WriteMode::Single, WriteMode::Reserve] {
+            let path = dir.path().join("out.gguf");
+            let copies = copies_while(|| {
+                Builder::from_file(&file)
+                    .unwrap()
+                    .write_to_path_with(&path, WriteOptions::new().mode(mode))
+                    .unwrap();
+            });
+            assert_eq!(copies, 1, "{mode:?}: path");
+            assert!(std::fs::read(&path).unwrap() == bytes, "{mode:?}: path");
         }
     }
 

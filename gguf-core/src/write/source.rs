@@ -367,10 +367,10 @@ impl Write for CountingWriter<'_> {
 
 /// Copies `len` bytes at `offset` of `src` to `dst` at `to` inside the
 /// kernel (`copy_file_range`: no pass through user space, shared extents
-/// on filesystems that support them), in calls of up to 1 GiB, telling
-/// `copied` the bytes copied so far after each; `dst`'s file position is
-/// left alone. Returns `false`, having copied nothing, when the kernel
-/// cannot copy between these files.
+/// on filesystems that support them), in calls of up to `piece` bytes (and
+/// at most 1 GiB), telling `copied` the bytes copied so far after each;
+/// `dst`'s file position is left alone. Returns `false`, having copied
+/// nothing, when the kernel cannot copy between these files.
 #[cfg(target_os = "linux")]
 pub(crate) fn kernel_copy(
     src: &std::fs::File,
@@ -378,6 +378,7 @@ pub(crate) fn kernel_copy(
     len: u64,
     dst: &std::fs::File,
     to: u64,
+    piece: u64,
     copied: &mut dyn FnMut(u64),
 ) -> std::io::Result<bool> {
     use std::os::fd::AsRawFd;
@@ -385,7 +386,7 @@ pub(crate) fn kernel_copy(
     let mut off_out = i64::try_from(to).map_err(std::io::Error::other)?;
     let mut left = len;
     while left > 0 {
-        let want = usize::try_from(left.min(1 << 30)).unwrap_or(1 << 30);
+        let want = usize::try_from(left.min(piece).min(1 << 30)).unwrap_or(1 << 30);
         // SAFETY: both descriptors are open for the duration of the call
         // (borrowed `File`s); `off_in` and `off_out` are live locals the
         // kernel reads and advances.
@@ -431,6 +432,7 @@ pub(crate) fn kernel_copy(
     _len: u64,
     _dst: &std::fs::File,
     _to: u64,
+    _piece: u64,
     _copied: &mut dyn FnMut(u64),
 ) -> std::io::Result<bool> {
     Ok(false)

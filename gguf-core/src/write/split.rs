@@ -105,7 +105,7 @@ fn write_shard(
     mode: WriteMode,
     progress: Progress<'_>,
 ) -> Result<Layout> {
-    b.write_file(file, mode, progress)
+    b.write_file(file, mode, progress, true)
 }
 
 impl<'a> Builder<'a> {
