@@ -367,7 +367,7 @@ impl AsyncRemoteFile {
 }
 
 /// The byte range and element count of rows `rows` of tensor `t`.
-fn row_bytes(t: &crate::Tensor<'_>, rows: &Range<u64>) -> Result<(Range<u64>, usize)> {
+fn row_bytes(t: &crate::read::Tensor<'_>, rows: &Range<u64>) -> Result<(Range<u64>, usize)> {
     let size = t.byte_size()?;
     let row_len = t.shape().first().copied().unwrap_or(1);
     let n_rows = t.element_count().checked_div(row_len).unwrap_or(0);

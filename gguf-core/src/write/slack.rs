@@ -33,7 +33,7 @@ impl Builder<'_> {
     /// assert_eq!(file.get_array(gguf_core::write::SLACK_KEY)?.len(), 4096);
     /// # Ok(()) }
     /// ```
-    pub fn reserve_metadata(&mut self, bytes: u64) -> crate::Result<&mut Self> {
+    pub fn reserve_metadata(&mut self, bytes: u64) -> crate::error::Result<&mut Self> {
         self.set(SLACK_KEY, value(bytes))
     }
 }
