@@ -25,7 +25,7 @@ use std::sync::Mutex;
 use crate::error::{Error, Result};
 use crate::format::ValueType;
 
-use super::source::Source;
+use super::backing::Backing;
 use super::{parse, GgufFile, Limits, Parsed};
 
 /// Default size of the first read and of the margin past the known part
@@ -388,7 +388,7 @@ impl HeaderParser {
         let mut buf = std::mem::take(&mut self.buf);
         buf.truncate(parsed.header_len as usize);
         buf.shrink_to_fit();
-        GgufFile::assemble(Source::Header(buf), file_len, parsed)
+        GgufFile::assemble(Backing::Header(buf), file_len, parsed)
     }
 }
 

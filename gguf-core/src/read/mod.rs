@@ -11,7 +11,7 @@ mod incremental;
 mod lint;
 mod local_header;
 mod metadata;
-mod source;
+mod backing;
 mod tensor;
 mod tensor_info;
 mod tensor_values;
@@ -37,7 +37,7 @@ pub use tensor::Tensor;
 pub use tensor_values::RowIter;
 
 use metadata::KvEntry;
-use source::Source;
+use backing::Backing;
 use tensor_info::TensorEntry;
 
 /// Bounds on what a file may ask of the reader.
@@ -91,7 +91,7 @@ impl Default for Limits {
 /// # Ok(()) }
 /// ```
 pub struct GgufFile<'a> {
-    source: Source<'a>,
+    backing: Backing<'a>,
     file_len: u64,
     ctx: Ctx,
     alignment: u64,
@@ -189,15 +189,15 @@ impl<'a> GgufFile<'a> {
     pub fn from_bytes_with(bytes: &'a [u8], limits: Limits) -> Result<Self> {
         let parsed = parse(bytes, bytes.len() as u64, &limits)?;
         Ok(Self::assemble(
-            Source::Borrowed(bytes),
+            Backing::Borrowed(bytes),
             bytes.len() as u64,
             parsed,
         ))
     }
 
-    fn assemble(source: Source<'a>, file_len: u64, p: Parsed) -> Self {
+    fn assemble(backing: Backing<'a>, file_len: u64, p: Parsed) -> Self {
         GgufFile {
-            source,
+            backing,
             file_len,
             ctx: p.ctx,
             alignment: p.alignment,
@@ -217,7 +217,7 @@ impl GgufFile<'static> {
     /// never copied, and no in-place edit of the file (by an
     /// [`Editor`](crate::edit::Editor) in this process or another) can
     /// change a string or array borrowed from the header. See
-    /// `read/source.rs` and ARCHITECTURE.md for why.
+    /// `read/backing.rs` and ARCHITECTURE.md for why.
     ///
     /// Opening never writes. If an in-place edit of this file was
     /// interrupted (its journal lies beside the file, see
@@ -241,12 +241,12 @@ impl GgufFile<'static> {
 
     /// [`open`](Self::open) with explicit [`Limits`].
     pub fn open_with(path: impl AsRef<Path>, limits: Limits) -> Result<Self> {
-        let (source, (parsed, file_len)) = Source::open(path.as_ref(), |buf, file_len| {
+        let (backing, (parsed, file_len)) = Backing::open(path.as_ref(), |buf, file_len| {
             let parsed = parse(buf, file_len, &limits)?;
             let data_offset = parsed.data_offset;
             Ok(((parsed, file_len), data_offset))
         })?;
-        Ok(Self::assemble(source, file_len, parsed))
+        Ok(Self::assemble(backing, file_len, parsed))
     }
 
     /// Reads only the header region (header, metadata, tensor infos) from
@@ -325,7 +325,7 @@ impl<'a> GgufFile<'a> {
     /// # Ok(()) }
     /// ```
     pub fn header_bytes(&self) -> &[u8] {
-        let header = self.source.header();
+        let header = self.backing.header();
         let end = usize::try_from(self.header_len).map_or(header.len(), |e| e.min(header.len()));
         &header[..end]
     }
@@ -343,51 +343,51 @@ impl<'a> GgufFile<'a> {
     /// # Ok(()) }
     /// ```
     pub fn data_section(&self) -> Option<&[u8]> {
-        self.source.data_section(self.data_offset)
+        self.backing.data_section(self.data_offset)
     }
 
     /// The padded header region (`0..data_offset()`, or to the end of a
     /// shorter file): what an in-place edit rewrites.
     #[cfg(unix)]
     pub(crate) fn header_region(&self) -> &[u8] {
-        let header = self.source.header();
+        let header = self.backing.header();
         let end = usize::try_from(self.data_offset.min(self.file_len))
             .map_or(header.len(), |e| e.min(header.len()));
         &header[..end]
     }
 
-    /// File bytes `start..start + len`, if held (see [`Source::range`]).
+    /// File bytes `start..start + len`, if held (see [`Backing::range`]).
     pub(crate) fn range(&self, start: usize, len: usize) -> Option<&[u8]> {
-        self.source.range(start, len)
+        self.backing.range(start, len)
     }
 
     /// Tells the kernel the mapped bytes in `start..start + len` will not be
     /// needed soon (no-op for buffers that are not maps).
     pub(crate) fn release(&self, start: usize, len: usize) {
-        self.source.release(start, len);
+        self.backing.release(start, len);
     }
 
     /// The file behind a memory map ([`open`](GgufFile::open)), for
     /// kernel-side copies of tensor data.
     pub(crate) fn mapped_file(&self) -> Option<&std::fs::File> {
-        self.source.file()
+        self.backing.file()
     }
 
     /// True when tensor data is available ([`Tensor::data`] works).
     /// False for a header read alone, and for a header given one tensor's
     /// bytes (remote reading), where only that tensor's data works.
     pub fn has_data(&self) -> bool {
-        self.source.has_data()
+        self.backing.has_data()
     }
 
     /// A copy of this header-only file that also holds the file's bytes
     /// `start..start + data.len()` (one tensor's data, fetched remotely).
     #[cfg_attr(not(feature = "remote"), allow(dead_code))]
     pub(crate) fn with_window(&self, start: usize, data: Vec<u8>) -> GgufFile<'static> {
-        let header = self.source.header();
+        let header = self.backing.header();
         let header_len = usize::try_from(self.header_len).unwrap_or(usize::MAX);
         GgufFile {
-            source: Source::Window {
+            backing: Backing::Window {
                 header: header.get(..header_len).unwrap_or(header).to_vec(),
                 start,
                 data,
@@ -509,7 +509,7 @@ impl<'a> GgufFile<'a> {
     }
 
     fn decode(&self, e: &KvEntry) -> Value<'_> {
-        let bytes = self.source.header();
+        let bytes = self.backing.header();
         if let Some((elem, len, body)) = e.array {
             return Value::Array(ArrayView::new(
                 elem,

@@ -51,13 +51,13 @@
 use std::fs::File;
 use std::path::Path;
 
-use memmap2::MmapOptions;
+use memmap2::{Mmap, MmapOptions};
 
 use super::header_copy::HeaderCopy;
 use super::local_header::read_header;
 use crate::error::Result;
 
-pub(crate) enum Source<'a> {
+pub(crate) enum Backing<'a> {
     /// The caller's buffer: the whole file.
     Borrowed(&'a [u8]),
     /// A file opened by path.
@@ -86,14 +86,14 @@ pub(crate) struct Mapped {
     file: File,
 }
 
-impl Source<'static> {
+impl Backing<'static> {
     /// Opens `path`, parses its header region with `parse` (given the
     /// header bytes and the file length; returns the parsed value and its
     /// data offset), copies the header and maps the data section.
     pub(crate) fn open<P>(
         path: &Path,
         parse: impl FnOnce(&[u8], u64) -> Result<(P, u64)>,
-    ) -> Result<(Source<'static>, P)> {
+    ) -> Result<(Backing<'static>, P)> {
         let file = File::open(path)?;
         let meta = file.metadata()?;
         if meta.is_dir() {
@@ -144,7 +144,7 @@ impl Source<'static> {
             data_offset,
             file,
         };
-        Ok((Source::File(mapped), parsed))
+        Ok((Backing::File(mapped), parsed))
     }
 }
 
@@ -178,13 +178,13 @@ impl Drop for SharedLock<'_> {
     }
 }
 
-impl Source<'_> {
+impl Backing<'_> {
     /// The header region: the bytes every metadata offset points into.
     pub(crate) fn header(&self) -> &[u8] {
         match self {
-            Source::Borrowed(b) => b,
-            Source::File(m) => &m.header,
-            Source::Header(v) | Source::Window { header: v, .. } => v,
+            Backing::Borrowed(b) => b,
+            Backing::File(m) => &m.header,
+            Backing::Header(v) | Backing::Window { header: v, .. } => v,
         }
     }
 
@@ -193,9 +193,9 @@ impl Source<'_> {
     pub(crate) fn range(&self, start: usize, len: usize) -> Option<&[u8]> {
         let end = start.checked_add(len)?;
         match self {
-            Source::Borrowed(b) => b.get(start..end),
-            Source::Header(v) => v.get(start..end),
-            Source::Window {
+            Backing::Borrowed(b) => b.get(start..end),
+            Backing::Header(v) => v.get(start..end),
+            Backing::Window {
                 header,
                 start: base,
                 data,
@@ -203,7 +203,7 @@ impl Source<'_> {
                 Some(rel) => data.get(rel..rel + len),
                 None => header.get(start..end),
             },
-            Source::File(m) => match start.checked_sub(m.data_offset) {
+            Backing::File(m) => match start.checked_sub(m.data_offset) {
                 Some(rel) => m.data.as_deref().unwrap_or(&[]).get(rel..rel + len),
                 None => m.header.get(start..end),
             },
@@ -213,27 +213,27 @@ impl Source<'_> {
     /// The data section (`data_offset..`), when held.
     pub(crate) fn data_section(&self, data_offset: u64) -> Option<&[u8]> {
         match self {
-            Source::Borrowed(b) => Some(
+            Backing::Borrowed(b) => Some(
                 usize::try_from(data_offset)
                     .ok()
                     .and_then(|d| b.get(d..))
                     .unwrap_or(&[]),
             ),
-            Source::File(m) => Some(m.data.as_deref().unwrap_or(&[])),
-            Source::Header(_) | Source::Window { .. } => None,
+            Backing::File(m) => Some(m.data.as_deref().unwrap_or(&[])),
+            Backing::Header(_) | Backing::Window { .. } => None,
         }
     }
 
     /// True when all tensor data is held.
     pub(crate) fn has_data(&self) -> bool {
-        !matches!(self, Source::Header(_) | Source::Window { .. })
+        !matches!(self, Backing::Header(_) | Backing::Window { .. })
     }
 
     /// Tells the kernel that file bytes `start..start + len` of the data
     /// section will not be needed soon.
     pub(crate) fn release(&self, start: usize, len: usize) {
         #[cfg(unix)]
-        if let Source::File(Mapped {
+        if let Backing::File(Mapped {
             data: Some(map),
             data_offset,
             ..
@@ -265,7 +265,7 @@ impl Source<'_> {
     /// The mapped file, when the data section is a map of one.
     pub(crate) fn file(&self) -> Option<&File> {
         match self {
-            Source::File(m) => Some(&m.file),
+            Backing::File(m) => Some(&m.file),
             _ => None,
         }
     }
