@@ -50,10 +50,12 @@
 
 use std::fs::File;
 use std::path::Path;
+use std::sync::Arc;
 
 use memmap2::{Mmap, MmapOptions};
 
 use super::header_copy::HeaderCopy;
+use super::range::RangeRead;
 use super::local_header::read_header;
 use crate::error::Result;
 
@@ -62,14 +64,13 @@ pub(crate) enum Backing<'a> {
     Borrowed(&'a [u8]),
     /// A file opened by path.
     File(Mapped),
-    /// Only the header region, read from a stream.
+    /// Only the header region ([`HeaderParser`](super::HeaderParser)).
     Header(Vec<u8>),
-    /// The header region, and the file's bytes at `start..` fetched on
-    /// their own (one tensor's data read from a remote file).
-    Window {
+    /// The header region, and where tensor data is read on request (a
+    /// stream, a remote file): one range read per tensor.
+    Ranged {
         header: Vec<u8>,
-        start: usize,
-        data: Vec<u8>,
+        reader: Arc<dyn RangeRead>,
     },
 }
 
@@ -184,7 +185,7 @@ impl Backing<'_> {
         match self {
             Backing::Borrowed(b) => b,
             Backing::File(m) => &m.header,
-            Backing::Header(v) | Backing::Window { header: v, .. } => v,
+            Backing::Header(v) | Backing::Ranged { header: v, .. } => v,
         }
     }
 
@@ -194,15 +195,7 @@ impl Backing<'_> {
         let end = start.checked_add(len)?;
         match self {
             Backing::Borrowed(b) => b.get(start..end),
-            Backing::Header(v) => v.get(start..end),
-            Backing::Window {
-                header,
-                start: base,
-                data,
-            } => match start.checked_sub(*base) {
-                Some(rel) => data.get(rel..rel + len),
-                None => header.get(start..end),
-            },
+            Backing::Header(v) | Backing::Ranged { header: v, .. } => v.get(start..end),
             Backing::File(m) => match start.checked_sub(m.data_offset) {
                 Some(rel) => m.data.as_deref().unwrap_or(&[]).get(rel..rel + len),
                 None => m.header.get(start..end),
@@ -220,13 +213,21 @@ impl Backing<'_> {
                     .unwrap_or(&[]),
             ),
             Backing::File(m) => Some(m.data.as_deref().unwrap_or(&[])),
-            Backing::Header(_) | Backing::Window { .. } => None,
+            Backing::Header(_) | Backing::Ranged { .. } => None,
         }
     }
 
     /// True when all tensor data is held.
     pub(crate) fn has_data(&self) -> bool {
-        !matches!(self, Backing::Header(_) | Backing::Window { .. })
+        !matches!(self, Backing::Header(_) | Backing::Ranged { .. })
+    }
+
+    /// Where tensor data is read on request, when it is not held.
+    pub(crate) fn reader(&self) -> Option<&Arc<dyn RangeRead>> {
+        match self {
+            Backing::Ranged { reader, .. } => Some(reader),
+            _ => None,
+        }
     }
 
     /// Tells the kernel that file bytes `start..start + len` of the data

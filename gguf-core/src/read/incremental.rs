@@ -247,7 +247,8 @@ pub enum Step {
 
 /// An incremental header parser without I/O of its own: it asks for byte
 /// ranges, is given them, and finishes with a header-only [`GgufFile`]
-/// (see [`GgufFile::from_reader`] for what such a file offers).
+/// whose tensor data is not held ([`Tensor::data`](super::Tensor::data)
+/// fails with [`Error::DataNotLoaded`]).
 ///
 /// ```
 /// use gguf_core::read::{HeaderParser, ReadAt, ReadOptions, Step};

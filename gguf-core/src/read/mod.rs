@@ -5,19 +5,23 @@
 //! rejected). Arrays are validated but not decoded; scalars and strings are
 //! decoded on lookup from the borrowed bytes.
 
+mod backing;
 mod header;
 mod header_copy;
 mod incremental;
 mod lint;
 mod local_header;
 mod metadata;
-mod backing;
+mod options;
+mod range;
+mod source;
 mod tensor;
 mod tensor_info;
 mod tensor_values;
+mod url;
 
-use std::io::{Read, Seek};
 use std::path::Path;
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 
@@ -33,11 +37,23 @@ pub use incremental::{
     DEFAULT_MAX_HEADER_LEN,
 };
 pub use lint::LintIssue;
+pub use options::OpenOptions;
+#[cfg(feature = "remote")]
+pub use options::{RemoteOptions, DEFAULT_HEADER_DEADLINE};
+#[cfg(feature = "remote")]
+pub use range::Stats;
+pub use source::{Source, Stream};
+pub use url::redact_url;
 pub use tensor::Tensor;
 pub use tensor_values::RowIter;
 
-use metadata::KvEntry;
 use backing::Backing;
+use metadata::KvEntry;
+pub(crate) use range::RangeRead;
+#[cfg(feature = "remote")]
+pub(crate) use range::ReadFuture;
+#[cfg(feature = "remote")]
+pub(crate) use url::STORE_SCHEMES;
 use tensor_info::TensorEntry;
 
 /// Bounds on what a file may ask of the reader.
@@ -72,16 +88,19 @@ impl Default for Limits {
 
 /// A parsed, validated GGUF file.
 ///
-/// The file's bytes are borrowed (`from_bytes`); or the header region is
-/// copied and the data section memory-mapped (`open`); or, for
-/// `from_reader`, only the header region is held. Everything handed out
-/// (`&str`, arrays, tensor data) borrows from these without copying.
+/// One file, as [`GgufFile::open`] reads it from a [`Source`]: the
+/// caller's bytes borrowed; or, for a path, the header region copied and
+/// the data section memory-mapped; or, for a stream or a URL, the header
+/// region held and each tensor's data read on request
+/// ([`Tensor::read`]). Everything handed out (`&str`, arrays, held tensor
+/// data) borrows from these without copying. A [`Model`](crate::Model)
+/// is what users open; a `GgufFile` is one of its shards.
 ///
 /// ```
 /// # fn main() -> gguf_core::Result<()> {
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// use gguf_core::GgufFile;
-/// let file = GgufFile::from_bytes(&bytes)?;
+/// let file = GgufFile::open(&bytes)?;
 /// assert_eq!(file.version(), 3);
 /// assert_eq!(file.get_str("general.architecture")?, "llama");
 /// assert_eq!(file.get::<u32>("llama.context_length")?, 4096);
@@ -172,22 +191,10 @@ fn parse(buf: &[u8], file_len: u64, limits: &Limits) -> Result<Parsed> {
 }
 
 impl<'a> GgufFile<'a> {
-    /// Parses and validates a whole file held in memory.
-    ///
-    /// ```
-    /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
-    /// assert_eq!(file.tensor_count(), 2);
-    /// # Ok(()) }
-    /// ```
-    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self> {
-        Self::from_bytes_with(bytes, Limits::default())
-    }
-
-    /// [`from_bytes`](Self::from_bytes) with explicit [`Limits`].
-    pub fn from_bytes_with(bytes: &'a [u8], limits: Limits) -> Result<Self> {
-        let parsed = parse(bytes, bytes.len() as u64, &limits)?;
+    /// Parses and validates a whole file held in memory (the door,
+    /// [`GgufFile::open`], leads here for [`Source::Bytes`]).
+    pub(crate) fn parse_slice(bytes: &'a [u8], limits: &Limits) -> Result<Self> {
+        let parsed = parse(bytes, bytes.len() as u64, limits)?;
         Ok(Self::assemble(
             Backing::Borrowed(bytes),
             bytes.len() as u64,
@@ -210,70 +217,45 @@ impl<'a> GgufFile<'a> {
 }
 
 impl GgufFile<'static> {
-    /// Reads and validates the file at `path`.
-    ///
-    /// The header region (metadata and tensor infos) is copied into memory
-    /// and the data section is memory-mapped read-only: tensor data is
-    /// never copied, and no in-place edit of the file (by an
-    /// [`Editor`](crate::edit::Editor) in this process or another) can
-    /// change a string or array borrowed from the header. See
-    /// `read/backing.rs` and ARCHITECTURE.md for why.
+    /// Reads and validates the file at `path`: the header region copied
+    /// into memory, the data section memory-mapped read-only, so no
+    /// in-place edit of the file (by an [`Editor`](crate::edit::Editor) in
+    /// this process or another) can change a string or array borrowed
+    /// from the header. See `read/backing.rs` and ARCHITECTURE.md for why.
     ///
     /// Opening never writes. If an in-place edit of this file was
     /// interrupted (its journal lies beside the file, see
     /// [`edit`](crate::edit)), the file is presented as it was before that
-    /// edit, with the old header bytes taken from the journal; the file and
-    /// the journal are left as they are, so read-only files and directories
-    /// open normally. [`Editor::open`](crate::edit::Editor::open) or
-    /// [`edit::recover`](crate::edit::recover) repair the file on disk.
-    ///
-    /// ```no_run
-    /// # fn main() -> gguf_core::Result<()> {
-    /// let file = gguf_core::GgufFile::open("model.gguf")?;
-    /// for t in file.tensors() {
-    ///     println!("{} {} {:?}", t.name(), t.ggml_type(), t.shape());
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        Self::open_with(path, Limits::default())
-    }
-
-    /// [`open`](Self::open) with explicit [`Limits`].
-    pub fn open_with(path: impl AsRef<Path>, limits: Limits) -> Result<Self> {
-        let (backing, (parsed, file_len)) = Backing::open(path.as_ref(), |buf, file_len| {
-            let parsed = parse(buf, file_len, &limits)?;
+    /// edit, with the old header bytes taken from the journal.
+    pub(crate) fn parse_path(path: &Path, limits: &Limits) -> Result<Self> {
+        let (backing, (parsed, file_len)) = Backing::open(path, |buf, file_len| {
+            let parsed = parse(buf, file_len, limits)?;
             let data_offset = parsed.data_offset;
             Ok(((parsed, file_len), data_offset))
         })?;
         Ok(Self::assemble(backing, file_len, parsed))
     }
 
-    /// Reads only the header region (header, metadata, tensor infos) from
-    /// a seekable stream, such as a huge file or a remote object; tensor
-    /// data is never read, so [`Tensor::data`] fails with
-    /// [`Error::DataNotLoaded`]. Bounds of tensor data are still checked
-    /// against the stream's length.
-    ///
-    /// ```
-    /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_reader(std::io::Cursor::new(bytes))?;
-    /// assert_eq!(file.tensor("output.weight")?.shape(), &[8, 2]);
-    /// # Ok(()) }
-    /// ```
-    pub fn from_reader<R: Read + Seek>(reader: R) -> Result<Self> {
-        Self::from_reader_with(reader, Limits::default())
+    /// Reads the header region of a stream (64 KiB first, then what it
+    /// needs in a few large steps: never more than the header region plus
+    /// 64 KiB); tensor data is read from the stream on request
+    /// ([`Tensor::read`]).
+    pub(crate) fn parse_stream(stream: Stream, options: &OpenOptions) -> Result<Self> {
+        let reader = SeekReader::new(stream.0)?;
+        let file = read_header(&reader, &options.stream_read())?;
+        Ok(file.with_reader(Arc::new(reader)))
     }
 
-    /// [`from_reader`](Self::from_reader) with explicit [`Limits`].
-    ///
-    /// Reads 64 KiB first, then, if the header region is longer, what it
-    /// needs in a few large steps ([`read_header`]): never more than the
-    /// header region plus 64 KiB.
-    pub fn from_reader_with<R: Read + Seek>(reader: R, limits: Limits) -> Result<Self> {
-        let options = ReadOptions::default().chunk(1 << 16).limits(limits);
-        read_header(&SeekReader::new(reader)?, &options)
+    /// This header-only file, reading tensor data from `reader` on
+    /// request.
+    pub(crate) fn with_reader(self, reader: Arc<dyn RangeRead>) -> Self {
+        let backing = match self.backing {
+            Backing::Header(header) | Backing::Ranged { header, .. } => {
+                Backing::Ranged { header, reader }
+            }
+            other => other,
+        };
+        GgufFile { backing, ..self }
     }
 }
 
@@ -319,7 +301,7 @@ impl<'a> GgufFile<'a> {
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// assert_eq!(&file.header_bytes()[..4], b"GGUF");
     /// assert_eq!(file.header_bytes().len() as u64, file.header_len());
     /// # Ok(()) }
@@ -331,13 +313,13 @@ impl<'a> GgufFile<'a> {
     }
 
     /// The data section (`data_offset()..file_len()`), where every tensor's
-    /// data lies; `None` for [`from_reader`](GgufFile::from_reader), which
-    /// holds no data.
+    /// data lies; `None` when tensor data is not held (a stream, a URL:
+    /// see [`Tensor::read`]).
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// let data = file.data_section().unwrap();
     /// assert_eq!(data.len() as u64, file.file_len() - file.data_offset());
     /// # Ok(()) }
@@ -380,26 +362,23 @@ impl<'a> GgufFile<'a> {
         self.backing.has_data()
     }
 
-    /// A copy of this header-only file that also holds the file's bytes
-    /// `start..start + data.len()` (one tensor's data, fetched remotely).
-    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
-    pub(crate) fn with_window(&self, start: usize, data: Vec<u8>) -> GgufFile<'static> {
-        let header = self.backing.header();
-        let header_len = usize::try_from(self.header_len).unwrap_or(usize::MAX);
-        GgufFile {
-            backing: Backing::Window {
-                header: header.get(..header_len).unwrap_or(header).to_vec(),
-                start,
-                data,
-            },
-            file_len: self.file_len,
-            ctx: self.ctx,
-            alignment: self.alignment,
-            header_len: self.header_len,
-            data_offset: self.data_offset,
-            kvs: self.kvs.clone(),
-            tensors: self.tensors.clone(),
-        }
+    /// Where tensor data is read on request (a stream, a remote file),
+    /// when it is not held.
+    pub(crate) fn reader(&self) -> Option<&Arc<dyn RangeRead>> {
+        self.backing.reader()
+    }
+
+    /// What reading this remote file cost so far (requests, bytes, time);
+    /// `None` for a file that is not remote.
+    #[cfg(feature = "remote")]
+    pub fn remote_stats(&self) -> Option<Stats> {
+        self.reader().and_then(|r| r.stats())
+    }
+
+    /// The ETag of this remote file, when its server sent one.
+    #[cfg(feature = "remote")]
+    pub fn remote_etag(&self) -> Option<String> {
+        self.reader().and_then(|r| r.etag())
     }
 
     // ---- metadata ----
@@ -419,7 +398,7 @@ impl<'a> GgufFile<'a> {
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// let (first_key, first_value) = file.metadata().next().unwrap();
     /// assert_eq!(first_key, "general.architecture");
     /// assert_eq!(first_value.as_str(), Some("llama"));
@@ -462,7 +441,7 @@ impl<'a> GgufFile<'a> {
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// assert_eq!(file.get::<u32>("llama.context_length")?, 4096);
     /// let err = file.get::<u64>("llama.context_length").unwrap_err();
     /// assert!(err.to_string().contains("has type u32, expected u64"));
@@ -491,7 +470,7 @@ impl<'a> GgufFile<'a> {
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// let tokens: Vec<&str> = file.get_strings("tokenizer.ggml.tokens")?.collect();
     /// assert_eq!(tokens.len(), 4);
     /// # Ok(()) }

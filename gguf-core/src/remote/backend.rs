@@ -11,7 +11,7 @@ use super::http::HttpSource;
 use super::location::Location;
 use super::redact::{server_text, Secrets};
 use super::store::StoreSource;
-use super::{RemoteOptions, Stats};
+use crate::read::{RemoteOptions, Stats};
 
 /// The file's identity as the first response described it.
 #[derive(Debug, Clone, Default)]

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use super::backend::Identity;
 use super::redact::{redact, server_text, Secrets};
 use super::redirect::{keep_for_other_origin, next_hop, same_origin, Policy, Refused};
-use super::RemoteOptions;
+use crate::read::RemoteOptions;
 
 pub(crate) struct HttpSource {
     client: reqwest::Client,
@@ -108,7 +108,7 @@ impl HttpSource {
             Failure::Http(e) => network(display, e, what, self.timeouts, &self.secrets),
             Failure::Refused(r) => Error::RedirectRefused {
                 url: display.into(),
-                to: super::redact_url(&r.to),
+                to: crate::read::redact_url(&r.to),
                 reason: r.reason,
             },
         }

@@ -6,41 +6,8 @@ use crate::error::{Error, Result};
 
 use super::redact::redact;
 use super::redirect::Policy;
-use super::RemoteOptions;
-
-/// Schemes handled by `object_store`.
-const STORE_SCHEMES: &[&str] = &["s3", "s3a", "gs", "az", "abfs", "abfss", "adl", "azure"];
-
-/// True when `s` is a URL this module reads (`http(s)://`, `hf://`,
-/// `ms://`, `ollama://` or an object-store scheme), false for a local path
-/// (and for `ollama:NAME`, a model of the local Ollama store: see
-/// [`ollama_model_path`](super::ollama_model_path)).
-///
-/// ```
-/// use gguf_core::remote::is_remote;
-/// assert!(is_remote("https://example.com/m.gguf"));
-/// assert!(is_remote("s3://bucket/m.gguf"));
-/// assert!(is_remote("hf://owner/repo/m.gguf"));
-/// assert!(is_remote("ms://owner/repo/m.gguf"));
-/// assert!(is_remote("ollama://registry.ollama.ai/library/gemma3:270m"));
-/// assert!(!is_remote("ollama:gemma3:270m"));
-/// assert!(!is_remote("models/m.gguf"));
-/// assert!(!is_remote("C:/models/m.gguf"));
-/// ```
-pub fn is_remote(s: &str) -> bool {
-    match s.split_once("://") {
-        Some((scheme, _)) => {
-            let scheme = scheme.to_ascii_lowercase();
-            scheme == "http"
-                || scheme == "https"
-                || scheme == "hf"
-                || scheme == "ms"
-                || scheme == "ollama"
-                || STORE_SCHEMES.contains(&scheme.as_str())
-        }
-        None => false,
-    }
-}
+use crate::read::STORE_SCHEMES;
+use crate::read::RemoteOptions;
 
 /// A parsed remote location. Its `Debug` shows the redacted URL only:
 /// it may hold a token.
@@ -69,7 +36,7 @@ impl std::fmt::Debug for Location {
 
 fn bad(url: &str, reason: impl Into<String>) -> Error {
     Error::BadUrl {
-        url: super::redact_url(url),
+        url: crate::read::redact_url(url),
         reason: reason.into(),
     }
 }

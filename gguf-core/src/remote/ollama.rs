@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use super::location::Location;
 use super::redact::redact;
 use super::redirect::{is_loopback, Policy};
-use super::RemoteOptions;
+use crate::read::RemoteOptions;
 
 /// The media type of the layer holding the GGUF file.
 pub const MODEL_MEDIA_TYPE: &str = "application/vnd.ollama.image.model";
@@ -54,7 +54,7 @@ pub(crate) struct Name {
 
 fn bad(s: &str, reason: impl Into<String>) -> Error {
     Error::BadUrl {
-        url: super::redact_url(s),
+        url: crate::read::redact_url(s),
         reason: reason.into(),
     }
 }

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use super::backend::Identity;
 use super::redact::{redact, server_text, Secrets};
 use super::store_http::Connector;
-use super::RemoteOptions;
+use crate::read::RemoteOptions;
 
 pub(crate) struct StoreSource {
     store: Arc<dyn ObjectStore>,
