@@ -15,7 +15,7 @@ use libfuzzer_sys::fuzz_target;
 const DECODE_LIMIT: u64 = 1 << 10;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(file) = GgufFile::from_bytes(data) else {
+    let Ok(file) = GgufFile::open(data) else {
         return;
     };
     let s = summary(&file, true);

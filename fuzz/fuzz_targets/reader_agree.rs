@@ -13,7 +13,7 @@ use gguf_fuzz::summary;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let a = GgufFile::from_bytes(data);
+    let a = GgufFile::open(data);
     // The incremental parser that remote reading uses, fed in small steps
     // (16 to 63 bytes, varied with the input): every resumption point is
     // exercised, and the outcome must not depend on the step.
@@ -32,7 +32,7 @@ fuzz_target!(|data: &[u8]| {
             c.map(|_| ())
         ),
     }
-    let b = GgufFile::from_reader(std::io::Cursor::new(data));
+    let b = GgufFile::open(gguf_core::read::Source::reader(std::io::Cursor::new(data)));
     match (a, b) {
         (Ok(a), Ok(b)) => {
             assert_eq!(summary(&a, true), summary(&b, true));

@@ -594,7 +594,7 @@ fn from_reader_reads_only_the_header_region() {
         inner: std::io::Cursor::new(&bytes),
         max_pos: 0,
     };
-    let f = gguf::GgufFile::from_reader(&mut rec).unwrap();
+    let f = gguf::GgufFile::open(gguf::read::Source::reader(&mut rec)).unwrap();
     assert!(f.header_len() < CHUNK);
     assert!(
         rec.max_pos <= f.header_len() + CHUNK,
@@ -624,7 +624,7 @@ fn from_reader_with_a_big_header() {
         inner: std::io::Cursor::new(&bytes),
         max_pos: 0,
     };
-    let f = gguf::GgufFile::from_reader(&mut rec).unwrap();
+    let f = gguf::GgufFile::open(gguf::read::Source::reader(&mut rec)).unwrap();
     assert!(f.header_len() > 10 * CHUNK);
     assert_eq!(
         f.get_strings("tokenizer.ggml.tokens").unwrap().nth(149_999),
@@ -651,6 +651,6 @@ fn from_reader_at_a_nonzero_stream_position() {
     bytes.extend_from_slice(&gguf);
     let mut cur = std::io::Cursor::new(&bytes);
     std::io::Seek::seek(&mut cur, std::io::SeekFrom::Start(100)).unwrap();
-    let streamed = gguf::GgufFile::from_reader(cur).unwrap();
+    let streamed = gguf::GgufFile::open(gguf::read::Source::reader(cur)).unwrap();
     super::util::assert_same_index(&accept(&gguf), &streamed);
 }

@@ -249,7 +249,7 @@ fn a_six_and_a_half_mb_header_costs_three_reads() {
     std::fs::write(dir.path().join("m.gguf"), &bytes).unwrap();
     let server = Server::http(dir.path());
     let remote = RemoteFile::open(&server.url("m.gguf")).unwrap();
-    let local = GgufFile::from_bytes(&bytes).unwrap();
+    let local = GgufFile::open(&bytes).unwrap();
     let header = local.header_len();
     assert!((6_400_000..6_700_000).contains(&header), "{header}");
     let (requests, served) = server.take_stats();

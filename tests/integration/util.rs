@@ -37,8 +37,8 @@ pub fn open_via_file(bytes: &[u8]) -> gguf::Result<GgufFile<'static>> {
 /// asserts that all three give the same error, and returns it.
 #[track_caller]
 pub fn reject(bytes: &[u8]) -> Error {
-    let a = GgufFile::from_bytes(bytes).expect_err("from_bytes accepted a hostile file");
-    let b = GgufFile::from_reader(std::io::Cursor::new(bytes))
+    let a = GgufFile::open(bytes).expect_err("from_bytes accepted a hostile file");
+    let b = GgufFile::open(gguf::read::Source::reader(std::io::Cursor::new(bytes)))
         .expect_err("from_reader accepted a hostile file");
     let c = open_via_file(bytes).expect_err("open accepted a hostile file");
     let (da, db, dc) = (format!("{a:?}"), format!("{b:?}"), format!("{c:?}"));
@@ -53,9 +53,9 @@ pub fn reject(bytes: &[u8]) -> Error {
 /// `open` see the same metadata and tensor infos, and returns the first.
 #[track_caller]
 pub fn accept(bytes: &[u8]) -> GgufFile<'_> {
-    let file = GgufFile::from_bytes(bytes)
+    let file = GgufFile::open(bytes)
         .unwrap_or_else(|e| panic!("from_bytes rejected a valid file: {e}"));
-    let streamed = GgufFile::from_reader(std::io::Cursor::new(bytes))
+    let streamed = GgufFile::open(gguf::read::Source::reader(std::io::Cursor::new(bytes)))
         .unwrap_or_else(|e| panic!("from_reader rejected a valid file: {e}"));
     assert_same_index(&file, &streamed);
     assert!(!streamed.has_data());
@@ -325,7 +325,7 @@ impl Content {
 
     /// Opens `bytes` with our reader and checks it holds exactly this content.
     pub fn check_read_back(&self, bytes: &[u8]) {
-        let file = GgufFile::from_bytes(bytes).expect("written file reads back");
+        let file = GgufFile::open(bytes).expect("written file reads back");
         assert_eq!(file.version(), self.ctx.version);
         assert_eq!(file.endian(), self.ctx.endian);
         assert_eq!(file.alignment(), u64::from(self.alignment));

@@ -48,7 +48,7 @@ impl<'a> Model<'a> {
         match source.into() {
             Source::Path(path) => Ok(Model::open_path(&path, &options.limits)?),
             Source::Ollama(name) => Model::open_path(&ollama_path(&name)?, &options.limits),
-            Source::Url(url) => Model::from_remote(open_url(&url, options, true)?),
+            Source::Url(url) => Model::from_remote(&url, open_url(&url, options, true)?),
             other => {
                 let origin = one_origin(&other);
                 Model::from_files(vec![(origin, GgufFile::open_with(other, options)?)])
@@ -79,17 +79,24 @@ impl Model<'static> {
             Source::Url(url) => {
                 let files =
                     crate::remote::open_async(&url, options, Some(later_first_read)).await?;
-                Model::from_remote(files)
+                Model::from_remote(&url, files)
             }
             other => Model::open_with(other, options),
         }
     }
 
-    fn from_remote(files: Vec<(String, GgufFile<'static>)>) -> Result<Self> {
+    /// The model of the remote files read from `given`: one file keeps
+    /// the name it was given (`hf://…`, `ollama://…`), redacted; the
+    /// shards of a split model are named by their own URLs.
+    fn from_remote(given: &str, files: Vec<(String, GgufFile<'static>)>) -> Result<Self> {
+        let one = files.len() == 1;
         Model::from_files(
             files
                 .into_iter()
-                .map(|(url, f)| (Origin::Url(url), f))
+                .map(|(url, f)| match one {
+                    true => (Origin::Url(crate::read::redact_url(given)), f),
+                    false => (Origin::Url(url), f),
+                })
                 .collect(),
         )
     }

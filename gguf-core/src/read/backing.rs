@@ -70,7 +70,7 @@ pub(crate) enum Backing<'a> {
     /// stream, a remote file): one range read per tensor.
     Ranged {
         header: Vec<u8>,
-        reader: Arc<dyn RangeRead>,
+        reader: Arc<dyn RangeRead + 'a>,
     },
 }
 
@@ -179,7 +179,7 @@ impl Drop for SharedLock<'_> {
     }
 }
 
-impl Backing<'_> {
+impl<'a> Backing<'a> {
     /// The header region: the bytes every metadata offset points into.
     pub(crate) fn header(&self) -> &[u8] {
         match self {
@@ -223,7 +223,7 @@ impl Backing<'_> {
     }
 
     /// Where tensor data is read on request, when it is not held.
-    pub(crate) fn reader(&self) -> Option<&Arc<dyn RangeRead>> {
+    pub(crate) fn reader(&self) -> Option<&Arc<dyn RangeRead + 'a>> {
         match self {
             Backing::Ranged { reader, .. } => Some(reader),
             _ => None,

@@ -628,7 +628,7 @@ mod tests {
     #[test]
     fn lower_bound_never_passes_the_header_end() {
         let bytes = vocab_file(20_000, 4096);
-        let file = GgufFile::from_bytes(&bytes).unwrap();
+        let file = GgufFile::open(&bytes).unwrap();
         let end = file.header_len();
         for cut in (0..end as usize).step_by(997) {
             let lb = min_header_end(&bytes[..cut], bytes.len() as u64);
@@ -650,7 +650,7 @@ mod tests {
             max_end: 0.into(),
         };
         let file = read_header(&src, &ReadOptions::default().chunk(CHUNK)).unwrap();
-        let local = GgufFile::from_bytes(&bytes).unwrap();
+        let local = GgufFile::open(&bytes).unwrap();
         assert_eq!(file.header_len(), local.header_len());
         assert_eq!(
             file.get_strings("tokenizer.ggml.tokens")
@@ -679,7 +679,7 @@ mod tests {
     fn truncated_files_fail_as_locally() {
         let bytes = vocab_file(2000, 64);
         for cut in (0..bytes.len()).step_by(331) {
-            let local = GgufFile::from_bytes(&bytes[..cut]).map(|_| ()).unwrap_err();
+            let local = GgufFile::open(&bytes[..cut]).map(|_| ()).unwrap_err();
             let inc = read_header(&bytes[..cut], &ReadOptions::default().chunk(1000))
                 .map(|_| ())
                 .unwrap_err();

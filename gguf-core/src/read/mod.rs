@@ -236,11 +236,14 @@ impl GgufFile<'static> {
         Ok(Self::assemble(backing, file_len, parsed))
     }
 
+}
+
+impl<'a> GgufFile<'a> {
     /// Reads the header region of a stream (64 KiB first, then what it
     /// needs in a few large steps: never more than the header region plus
     /// 64 KiB); tensor data is read from the stream on request
     /// ([`Tensor::read`]).
-    pub(crate) fn parse_stream(stream: Stream, options: &OpenOptions) -> Result<Self> {
+    pub(crate) fn parse_stream(stream: Stream<'a>, options: &OpenOptions) -> Result<Self> {
         let reader = SeekReader::new(stream.0)?;
         let file = read_header(&reader, &options.stream_read())?;
         Ok(file.with_reader(Arc::new(reader)))
@@ -248,18 +251,17 @@ impl GgufFile<'static> {
 
     /// This header-only file, reading tensor data from `reader` on
     /// request.
-    pub(crate) fn with_reader(self, reader: Arc<dyn RangeRead>) -> Self {
+    pub(crate) fn with_reader(self, reader: Arc<dyn RangeRead + 'a>) -> Self {
         let backing = match self.backing {
             Backing::Header(header) | Backing::Ranged { header, .. } => {
                 Backing::Ranged { header, reader }
             }
-            other => other,
+            // Tensor data already held needs no reader.
+            held => held,
         };
         GgufFile { backing, ..self }
     }
-}
 
-impl<'a> GgufFile<'a> {
     /// GGUF version: 1, 2 or 3.
     pub fn version(&self) -> u32 {
         self.ctx.version
@@ -364,7 +366,7 @@ impl<'a> GgufFile<'a> {
 
     /// Where tensor data is read on request (a stream, a remote file),
     /// when it is not held.
-    pub(crate) fn reader(&self) -> Option<&Arc<dyn RangeRead>> {
+    pub(crate) fn reader(&self) -> Option<&Arc<dyn RangeRead + 'a>> {
         self.backing.reader()
     }
 

@@ -6,11 +6,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use gguf::write::{Builder, WriteMode};
-use gguf::{tensor, GgmlType, Model, Tensor};
+use gguf::{tensor, GgmlType, Tensor};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The GGUF file to read.
+    /// The model to read: a path (any shard of a split model stands for
+    /// the whole model), ollama:NAME[:TAG] or a URL (every tensor is
+    /// fetched, one range request each).
     input: PathBuf,
     /// Where to write; may be the input itself (replaced atomically).
     output: PathBuf,
@@ -25,6 +27,8 @@ pub struct Args {
     /// kept and a warning lists them.
     #[arg(long)]
     allow_requantize: bool,
+    #[command(flatten)]
+    source: crate::open::SourceArgs,
 }
 
 fn parse_type(s: &str) -> Result<GgmlType, String> {
@@ -263,9 +267,9 @@ pub fn plan(t: &Tensor<'_>, ty: GgmlType, allow_requantize: bool) -> Result<Ggml
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let input = Model::open(&args.input)?;
+    let input = crate::open::open_model(&args.input, &args.source)?;
     let mut b =
-        Builder::from_model(&input).map_err(|e| format!("{}: {e}", args.input.display()))?;
+        Builder::from_model(&input).map_err(|e| format!("{}: {e}", crate::open::shown(&args.input)))?;
     let mut converted = 0usize;
     // Fallback type -> names of the tensors that got it.
     let mut fell_back: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -275,7 +279,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         match plan(&t, args.ty, args.allow_requantize) {
             Ok(to) => {
                 b.requantize_tensor(t.name(), to)
-                    .map_err(|e| format!("{}: {e}", args.input.display()))?;
+                    .map_err(|e| format!("{}: {e}", crate::open::shown(&args.input)))?;
                 if to == args.ty {
                     converted += 1;
                 } else {

@@ -80,7 +80,7 @@ impl Filter<'_> {
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let model = crate::open::open_model(&args.file, None, &args.source)?;
+    let model = crate::open::open_model(&args.file, &args.source)?;
     let filter = Filter {
         keys: args.keys.as_deref(),
         tensors: !args.no_tensors,
@@ -131,7 +131,7 @@ impl Serialize for Document<'_> {
                 .iter()
                 .map(|s| {
                     json!({
-                        "file": s.path().display().to_string(),
+                        "file": s.origin().to_string(),
                         "tensors": s.file().tensor_count(),
                         "bytes": s.file().file_len(),
                     })
@@ -249,7 +249,7 @@ fn shard_table(s: &mut String, model: &Model<'_>) {
         let col = model
             .shards()
             .iter()
-            .map(|sh| width(&sh.path().display().to_string()))
+            .map(|sh| width(&sh.origin().to_string()))
             .max()
             .unwrap_or(4);
         let _ = writeln!(s, "  {:col$}  {:>8}  {:>14}", "file", "tensors", "bytes");
@@ -257,7 +257,7 @@ fn shard_table(s: &mut String, model: &Model<'_>) {
             let _ = writeln!(
                 s,
                 "  {:col$}  {:>8}  {:>14}",
-                escape(&sh.path().display().to_string()),
+                escape(&sh.origin().to_string()),
                 sh.file().tensor_count(),
                 sh.file().file_len()
             );

@@ -57,7 +57,7 @@ fn tree_document(model: &Model<'_>, filter: &Filter<'_>) -> String {
             .iter()
             .map(|s| {
                 json!({
-                    "file": s.path().display().to_string(),
+                    "file": s.origin().to_string(),
                     "tensors": s.file().tensor_count(),
                     "bytes": s.file().file_len(),
                 })
@@ -253,7 +253,7 @@ fn filters() -> [Filter<'static>; 5] {
 #[test]
 fn streamed_json_is_the_tree_document_for_every_value_type() {
     let bytes = every_value_type().to_vec().unwrap();
-    let file = gguf::GgufFile::from_bytes(&bytes).unwrap();
+    let file = gguf::GgufFile::open(&bytes).unwrap();
     let model = Model::from_files(vec![("crafted \"x\".gguf".into(), file)]).unwrap();
     for filter in filters() {
         let expected = tree_document(&model, &filter);
@@ -291,7 +291,7 @@ fn streamed_json_is_the_tree_document_for_a_split_model() {
 #[test]
 fn streamed_json_is_the_tree_document_for_an_empty_model() {
     let bytes = Builder::new().to_vec().unwrap();
-    let file = gguf::GgufFile::from_bytes(&bytes).unwrap();
+    let file = gguf::GgufFile::open(&bytes).unwrap();
     let model = Model::from_files(vec![("empty.gguf".into(), file)]).unwrap();
     for filter in filters() {
         assert_eq!(
