@@ -665,7 +665,7 @@ fn assert_gguf_py_reads(paths: &[&Path], only: Option<&str>) {
     let views: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(views.len(), paths.len());
     for (path, view) in paths.iter().zip(&views) {
-        let file = GgufFile::open(path).unwrap();
+        let file = GgufFile::open(*path).unwrap();
         assert_eq!(
             view.as_object().unwrap().len(),
             file.tensor_count(),

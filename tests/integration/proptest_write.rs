@@ -318,7 +318,7 @@ proptest! {
             .collect();
         prop_assert_eq!(tensors, want);
         // from_reader sees the same header.
-        let r = GgufFile::open(gguf::read::Source::reader(Cursor::new(&outputs[0]))).unwrap();
+        let r = GgufFile::open(gguf::read::Source::reader(Cursor::new(outputs[0].to_vec()))).unwrap();
         prop_assert_eq!(r.header_len(), f.header_len());
         prop_assert_eq!(r.tensor_count(), f.tensor_count());
     }

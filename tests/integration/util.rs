@@ -38,7 +38,7 @@ pub fn open_via_file(bytes: &[u8]) -> gguf::Result<GgufFile<'static>> {
 #[track_caller]
 pub fn reject(bytes: &[u8]) -> Error {
     let a = GgufFile::open(bytes).expect_err("from_bytes accepted a hostile file");
-    let b = GgufFile::open(gguf::read::Source::reader(std::io::Cursor::new(bytes)))
+    let b = GgufFile::open(gguf::read::Source::reader(std::io::Cursor::new(bytes.to_vec())))
         .expect_err("from_reader accepted a hostile file");
     let c = open_via_file(bytes).expect_err("open accepted a hostile file");
     let (da, db, dc) = (format!("{a:?}"), format!("{b:?}"), format!("{c:?}"));
@@ -55,7 +55,7 @@ pub fn reject(bytes: &[u8]) -> Error {
 pub fn accept(bytes: &[u8]) -> GgufFile<'_> {
     let file = GgufFile::open(bytes)
         .unwrap_or_else(|e| panic!("from_bytes rejected a valid file: {e}"));
-    let streamed = GgufFile::open(gguf::read::Source::reader(std::io::Cursor::new(bytes)))
+    let streamed = GgufFile::open(gguf::read::Source::reader(std::io::Cursor::new(bytes.to_vec())))
         .unwrap_or_else(|e| panic!("from_reader rejected a valid file: {e}"));
     assert_same_index(&file, &streamed);
     assert!(!streamed.has_data());
@@ -109,14 +109,16 @@ pub fn assert_same_index(a: &GgufFile<'_>, b: &GgufFile<'_>) {
 /// A reader that records the furthest byte position it was asked to read.
 pub struct Recording<R> {
     pub inner: R,
-    pub max_pos: u64,
+    /// Shared, so that it can be read while the stream is opened.
+    pub max_pos: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl<R: Read + Seek> Read for Recording<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         let pos = self.inner.stream_position()?;
-        self.max_pos = self.max_pos.max(pos);
+        self.max_pos
+            .fetch_max(pos, std::sync::atomic::Ordering::Relaxed);
         Ok(n)
     }
 }

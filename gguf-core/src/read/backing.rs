@@ -70,7 +70,7 @@ pub(crate) enum Backing<'a> {
     /// stream, a remote file): one range read per tensor.
     Ranged {
         header: Vec<u8>,
-        reader: Arc<dyn RangeRead + 'a>,
+        reader: Arc<dyn RangeRead>,
     },
 }
 
@@ -223,7 +223,7 @@ impl<'a> Backing<'a> {
     }
 
     /// Where tensor data is read on request, when it is not held.
-    pub(crate) fn reader(&self) -> Option<&Arc<dyn RangeRead + 'a>> {
+    pub(crate) fn reader(&self) -> Option<&Arc<dyn RangeRead>> {
         match self {
             Backing::Ranged { reader, .. } => Some(reader),
             _ => None,

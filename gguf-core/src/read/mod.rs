@@ -243,7 +243,7 @@ impl<'a> GgufFile<'a> {
     /// needs in a few large steps: never more than the header region plus
     /// 64 KiB); tensor data is read from the stream on request
     /// ([`Tensor::read`]).
-    pub(crate) fn parse_stream(stream: Stream<'a>, options: &OpenOptions) -> Result<Self> {
+    pub(crate) fn parse_stream(stream: Stream, options: &OpenOptions) -> Result<Self> {
         let reader = SeekReader::new(stream.0)?;
         let file = read_header(&reader, &options.stream_read())?;
         Ok(file.with_reader(Arc::new(reader)))
@@ -251,7 +251,7 @@ impl<'a> GgufFile<'a> {
 
     /// This header-only file, reading tensor data from `reader` on
     /// request.
-    pub(crate) fn with_reader(self, reader: Arc<dyn RangeRead + 'a>) -> Self {
+    pub(crate) fn with_reader(self, reader: Arc<dyn RangeRead>) -> Self {
         let backing = match self.backing {
             Backing::Header(header) | Backing::Ranged { header, .. } => {
                 Backing::Ranged { header, reader }
@@ -366,7 +366,7 @@ impl<'a> GgufFile<'a> {
 
     /// Where tensor data is read on request (a stream, a remote file),
     /// when it is not held.
-    pub(crate) fn reader(&self) -> Option<&Arc<dyn RangeRead + 'a>> {
+    pub(crate) fn reader(&self) -> Option<&Arc<dyn RangeRead>> {
         self.backing.reader()
     }
 

@@ -48,7 +48,7 @@ pub(crate) trait RangeRead: Send + Sync {
 
 /// A stream opened through [`Source::Reader`](super::Source::Reader):
 /// positioned reads behind a lock.
-impl RangeRead for SeekReader<Box<dyn ReadSeek + Send + '_>> {
+impl RangeRead for SeekReader<Box<dyn ReadSeek + Send>> {
     fn read_range(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
         self.read_at(offset, len)
     }

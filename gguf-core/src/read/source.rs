@@ -46,7 +46,7 @@ pub enum Source<'a> {
     Bytes(&'a [u8]),
     /// A seekable stream: its header region is read, and each tensor's
     /// data on request ([`Tensor::read`](super::Tensor::read)).
-    Reader(Stream<'a>),
+    Reader(Stream),
     /// A URL (see the type's docs for the schemes), as given: it may hold
     /// credentials, so it is shown only redacted ([`redact_url`]).
     Url(String),
@@ -55,14 +55,14 @@ pub enum Source<'a> {
 }
 
 /// A boxed `Read + Seek` stream, for [`Source::Reader`].
-pub struct Stream<'a>(pub(crate) Box<dyn ReadSeek + Send + 'a>);
+pub struct Stream(pub(crate) Box<dyn ReadSeek + Send>);
 
 /// `Read + Seek`, nameable as one object type.
 pub(crate) trait ReadSeek: Read + Seek {}
 
 impl<T: Read + Seek> ReadSeek for T {}
 
-impl std::fmt::Debug for Stream<'_> {
+impl std::fmt::Debug for Stream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Stream")
     }
@@ -98,7 +98,7 @@ impl<'a> Source<'a> {
     /// assert_eq!(t.read()?.len() as u64, t.byte_size()?); // one read of the stream
     /// # Ok(()) }
     /// ```
-    pub fn reader(reader: impl Read + Seek + Send + 'a) -> Self {
+    pub fn reader(reader: impl Read + Seek + Send + 'static) -> Self {
         Source::Reader(Stream(Box::new(reader)))
     }
 
@@ -204,8 +204,8 @@ impl<'a, const N: usize> From<&'a [u8; N]> for Source<'a> {
     }
 }
 
-impl<'a> From<Stream<'a>> for Source<'a> {
-    fn from(s: Stream<'a>) -> Self {
+impl From<Stream> for Source<'_> {
+    fn from(s: Stream) -> Self {
         Source::Reader(s)
     }
 }
