@@ -3,8 +3,11 @@
 //! The crate is layered like the format:
 //! - [`format`](mod@format): wire types and the size arithmetic shared by every part
 //!   ([`GgmlType`], [`format::Value`], [`format::align_up`], ...);
-//! - [`read`]: [`GgufFile`], a validated zero-copy view of a file;
-//! - [`model`]: [`Model`], a model in one file or split into shards, seen as one;
+//! - [`read`]: [`GgufFile`], a validated zero-copy view of one file, and
+//!   [`read::Source`], what can be opened (a path, bytes, a `Read + Seek`
+//!   stream, a URL, an Ollama store entry);
+//! - [`model`]: [`Model`], a model in one file or split into shards, seen as
+//!   one, and the one door: [`Model::open`] reads any source;
 //! - [`naming`]: the GGUF file-name convention and shard names;
 //! - [`edit`]: [`edit::Editor`], metadata edits in place or by atomic rewrite
 //!   (Unix only: it writes at file offsets and tells a replaced file by its
@@ -16,10 +19,10 @@
 //! - [`summary`]: what a model is, from its header ([`summary::ModelSummary`]);
 //! - [`llama_load`]: whether llama.cpp's model loader would load a model
 //!   ([`llama_load::LoadReport`]);
-//! - `remote` (cargo feature `remote`): files behind `http(s)://`, `hf://`,
-//!   `ms://`, `ollama://`, `s3://`, `gs://` and `az://` URLs, read at the
-//!   cost of their header, and models of the local Ollama store
-//!   (`ollama:NAME[:TAG]`);
+//! - `remote` (cargo feature `remote`): the transport behind URLs
+//!   (`http(s)://`, `hf://`, `ms://`, `ollama://`, `s3://`, `gs://`,
+//!   `az://`), read at the cost of their header, and the local Ollama store
+//!   (`ollama:NAME[:TAG]`); users open URLs through [`Model::open`];
 //! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
 //! - [`Error`]: the one error type, which always says what and where.
 //!

@@ -26,6 +26,8 @@ use crate::error::{Error, Result};
 use crate::format::ValueType;
 
 use super::backing::Backing;
+use super::range::RangeRead;
+use super::source::ReadSeek;
 use super::{parse, GgufFile, Limits, Parsed};
 
 /// Default size of the first read and of the margin past the known part
@@ -227,6 +229,14 @@ impl<R: Read + Seek> ReadAt for SeekReader<R> {
 
     fn size(&self) -> Result<u64> {
         Ok(self.size)
+    }
+}
+
+/// A stream opened through [`Source::Reader`](super::Source::Reader):
+/// tensor data read on request, by positioned reads behind the lock.
+impl RangeRead for SeekReader<Box<dyn ReadSeek + Send>> {
+    fn read_range(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
+        self.read_at(offset, len)
     }
 }
 

@@ -8,8 +8,6 @@ use std::pin::Pin;
 #[cfg(feature = "remote")]
 use std::time::Duration;
 
-use super::incremental::{ReadAt, SeekReader};
-use super::source::ReadSeek;
 use crate::error::Result;
 
 /// A boxed future of a range read.
@@ -43,14 +41,6 @@ pub(crate) trait RangeRead: Send + Sync {
     #[cfg(feature = "remote")]
     fn etag(&self) -> Option<String> {
         None
-    }
-}
-
-/// A stream opened through [`Source::Reader`](super::Source::Reader):
-/// positioned reads behind a lock.
-impl RangeRead for SeekReader<Box<dyn ReadSeek + Send>> {
-    fn read_range(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
-        self.read_at(offset, len)
     }
 }
 

@@ -12,7 +12,7 @@ use url::Url;
 
 use crate::error::{Error, Result};
 
-use super::backend::Identity;
+use super::backend::{Counters, Identity, RangeSource};
 use super::redact::{redact, server_text, Secrets};
 use super::redirect::{keep_for_other_origin, next_hop, same_origin, Policy, Refused};
 use crate::read::RemoteOptions;
@@ -114,7 +114,8 @@ impl HttpSource {
         }
     }
 
-    /// One `GET` with `Range: bytes=offset-(offset+len-1)`.
+    /// One `GET` with `Range: bytes=offset-(offset+len-1)`; the
+    /// [`RangeSource`] impl counts it.
     pub(crate) async fn read(
         &self,
         display: &str,
@@ -383,5 +384,21 @@ impl HttpSource {
             }
             body.extend_from_slice(&chunk);
         }
+    }
+}
+
+#[async_trait::async_trait]
+impl RangeSource for HttpSource {
+    async fn read_range(
+        &self,
+        display: &str,
+        offset: u64,
+        len: u64,
+        known: Option<Identity>,
+        counters: &Counters,
+    ) -> Result<(Vec<u8>, Identity)> {
+        counters.requests.fetch_add(1, Ordering::Relaxed);
+        self.read(display, offset, len, known.as_ref(), &counters.bytes)
+            .await
     }
 }

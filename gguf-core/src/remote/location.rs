@@ -4,8 +4,11 @@ use url::Url;
 
 use crate::error::{Error, Result};
 
+use super::backend::Backend;
+use super::http::HttpSource;
 use super::redact::redact;
 use super::redirect::Policy;
+use super::store::StoreSource;
 use crate::read::STORE_SCHEMES;
 use crate::read::RemoteOptions;
 
@@ -52,7 +55,10 @@ impl Location {
             }),
             "hf" => hf(s, options),
             "ms" => modelscope(s),
-            "ollama" => super::ollama::registry_location(s),
+            "ollama" => {
+                let (repo, tag) = super::ollama::registry_location(s)?;
+                Ok(Location::Ollama { repo, tag })
+            }
             scheme if STORE_SCHEMES.contains(&scheme) => Ok(Location::Store { url }),
             scheme => Err(bad(
                 s,
@@ -82,6 +88,31 @@ impl Location {
             }
             other => Ok((other, 0)),
         }
+    }
+
+    /// A connection to the file at this location (an Ollama model must be
+    /// resolved first, [`resolve`](Self::resolve)).
+    pub(crate) fn connect(&self, options: &RemoteOptions) -> Result<Backend> {
+        let source: Box<dyn super::backend::RangeSource> = match self {
+            Location::Http {
+                url,
+                token,
+                redirects,
+            } => Box::new(HttpSource::new(
+                url.clone(),
+                token.clone(),
+                *redirects,
+                options,
+            )?),
+            Location::Store { url } => Box::new(StoreSource::new(url, options)?),
+            Location::Ollama { .. } => {
+                return Err(Error::BadUrl {
+                    url: self.display(),
+                    reason: "the Ollama manifest must be read first (Location::resolve)".into(),
+                })
+            }
+        };
+        Ok(Backend::new(self.display(), source))
     }
 
     /// The URL as it may be shown ([`redact_url`](super::redact_url)).

@@ -147,14 +147,14 @@ async fn open_async_in(
         Some(_) => split::shard_locations(first)?,
         None => vec![first],
     };
-    let backend = Arc::new(Backend::new(&locations[0], remote)?);
+    let backend = Arc::new(locations[0].connect(remote)?);
     backend.count_metadata_requests(lookups);
     let first = open_backend(backend, options, None, runtime.clone()).await?;
     let guess = shards.map_or(remote.read.chunk, |f| f(&first.1, remote.read.chunk));
     let rest = locations[1..].iter().map(|l| {
         let runtime = runtime.clone();
         async move {
-            let backend = Arc::new(Backend::new(l, remote)?);
+            let backend = Arc::new(l.connect(remote)?);
             open_backend(backend, options, Some(guess), runtime).await
         }
     });

@@ -18,7 +18,6 @@ use url::Url;
 
 use crate::error::{Error, Result};
 
-use super::location::Location;
 use super::redact::redact;
 use super::redirect::{is_loopback, Policy};
 use crate::read::RemoteOptions;
@@ -234,9 +233,10 @@ pub(crate) fn model_digest(shown: &str, manifest: &[u8]) -> Result<String> {
     }
 }
 
-/// `ollama://HOST/[NAMESPACE/]MODEL[:TAG]`: HTTPS, except to a loopback
-/// host (a registry on this machine), which is plain HTTP.
-pub(crate) fn registry_location(s: &str) -> Result<Location> {
+/// `ollama://HOST/[NAMESPACE/]MODEL[:TAG]`: the repository's URL
+/// (`…/v2/NAMESPACE/MODEL/`) and the tag. HTTPS, except to a loopback host
+/// (a registry on this machine), which is plain HTTP.
+pub(crate) fn registry_location(s: &str) -> Result<(Url, String)> {
     let rest = &s["ollama://".len()..];
     let name = parse_name(s, rest, true)?;
     let base = Url::parse(&format!("https://{}/", name.registry))
@@ -247,10 +247,7 @@ pub(crate) fn registry_location(s: &str) -> Result<Location> {
         name.registry, name.namespace, name.model
     ))
     .map_err(|e| bad(s, format!("bad registry host: {e}")))?;
-    Ok(Location::Ollama {
-        repo,
-        tag: name.tag,
-    })
+    Ok((repo, name.tag))
 }
 
 /// The blob URL of the model layer of the manifest at `repo`'s tag `tag`
@@ -330,9 +327,9 @@ mod tests {
 
     #[test]
     fn registry_urls_are_https_except_loopback() {
-        let url = |s: &str| match registry_location(s).unwrap() {
-            Location::Ollama { repo, tag } => format!("{repo} {tag}"),
-            _ => unreachable!(),
+        let url = |s: &str| {
+            let (repo, tag) = registry_location(s).unwrap();
+            format!("{repo} {tag}")
         };
         assert_eq!(
             url("ollama://registry.ollama.ai/gemma3:270m"),

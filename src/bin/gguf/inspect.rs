@@ -19,7 +19,8 @@ pub struct Args {
     /// (http(s)://, hf://OWNER/REPO/FILE[@REVISION], ms://OWNER/REPO/FILE,
     /// ollama://HOST/MODEL[:TAG], s3://, gs://, az://) of which only the
     /// header is read.
-    file: PathBuf,
+    #[arg(value_name = "FILE")]
+    path: PathBuf,
     /// Print everything as JSON: every value in full, every tensor.
     #[arg(long)]
     json: bool,
@@ -32,6 +33,11 @@ pub struct Args {
     /// `tokenizer.ggml.*_token_id`.
     #[arg(long, value_name = "PATTERN")]
     keys: Option<String>,
+    /// Show this one file's own header, as gguf-py's gguf-dump does,
+    /// instead of the whole model: every key (a shard's split.* keys
+    /// included) and only this file's tensors, with their offsets.
+    #[arg(long, conflicts_with_all = ["keys", "no_tensors"])]
+    file: bool,
     #[command(flatten)]
     source: crate::open::SourceArgs,
 }
@@ -80,7 +86,15 @@ impl Filter<'_> {
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let model = crate::open::open_model(&args.file, &args.source)?;
+    if args.file {
+        let file = crate::open::open_file(&args.path, &args.source)?;
+        let origin = crate::open::shown(&args.path);
+        if args.json {
+            return json::print_pretty(&crate::inspect_file::to_json(&file, &origin));
+        }
+        return crate::print(&crate::inspect_file::to_text(&file, &origin));
+    }
+    let model = crate::open::open_model(&args.path, &args.source)?;
     let filter = Filter {
         keys: args.keys.as_deref(),
         tensors: !args.no_tensors,

@@ -12,6 +12,7 @@ mod estimate;
 mod get;
 mod hash;
 mod inspect;
+mod inspect_file;
 mod interrupt;
 mod json;
 mod merge;

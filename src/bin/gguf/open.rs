@@ -111,6 +111,31 @@ pub fn open_model(name: &Path, how: &SourceArgs) -> Result<Model<'static>> {
     Ok(model)
 }
 
+/// One file at `name`, not its whole model (`inspect --file`): a shard
+/// opens as itself, split keys included.
+pub fn open_file(name: &Path, how: &SourceArgs) -> Result<gguf::GgufFile<'static>> {
+    let source = source(name.as_os_str());
+    let shown_source = source.to_string();
+    let started = Instant::now();
+    let remote = source.is_url();
+    let file = gguf::GgufFile::open_with(source, &how.options()).map_err(|e| match remote {
+        // A URL's errors name it (without credentials) themselves.
+        true => e.to_string(),
+        false => format!("{}: {e}", shown(name)),
+    })?;
+    if how.verbose && remote {
+        let s = file.remote_stats().unwrap_or_default();
+        crate::message(&format!(
+            "{shown_source}: header {} bytes: {} range requests, {} bytes in {:.1} ms",
+            file.header_len(),
+            s.requests + s.head_requests,
+            s.bytes,
+            started.elapsed().as_secs_f64() * 1e3,
+        ));
+    }
+    Ok(file)
+}
+
 /// `--verbose` for a remote model: each shard's header read, then the
 /// totals.
 fn report_fetch(model: &Model<'_>, shown: &str, started: Instant) {
