@@ -104,10 +104,13 @@ fn every_command_shows_urls_without_credentials() {
         (vec!["hash", &url, "--algo", "sha256"], true, true),
         (vec!["estimate", &url, "--json", "--verbose"], true, true),
         (vec!["estimate", &missing], false, true),
-        (vec!["check", &url], false, true),
-        (vec!["diff", &url, "x.gguf"], false, true),
-        (vec!["get", &url, "general.name"], false, true),
-        (vec!["rewrite", &url, "out.gguf"], false, true),
+        // Every reading command reads a URL (`check` names it in its verdict).
+        (vec!["check", &url], true, true),
+        (vec!["diff", &url, &missing], false, true),
+        (vec!["get", &url, "general.name"], true, false),
+        (vec!["get", &missing, "general.name"], false, true),
+        (vec!["rewrite", &url, "out.gguf"], true, false),
+        // An editing command refuses a URL, naming it.
         (vec!["set", &url, "general.name", "x"], false, true),
     ];
     for (args, ok, names_it) in &cases {

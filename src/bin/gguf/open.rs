@@ -99,12 +99,16 @@ pub fn open_model(name: &Path, how: &SourceArgs) -> Result<Model<'static>> {
     let shown_source = source.to_string();
     let started = Instant::now();
     let local = !source.is_url();
-    if let (Source::Ollama(_), true) = (&source, how.verbose) {
+    let ollama = matches!(source, Source::Ollama(_));
+    if ollama && how.verbose {
         crate::message(&format!("{shown_source}: the local Ollama store"));
     }
-    // Errors name the file (the shard), the manifest or the URL (without
-    // credentials) themselves.
-    let model = Model::open_with(source, &how.options())?;
+    // Errors name the file (the shard) or the URL (without credentials)
+    // themselves; an Ollama entry's are prefixed with the name given.
+    let model = Model::open_with(source, &how.options()).map_err(|e| match ollama {
+        true => format!("{shown_source}: {e}"),
+        false => e.to_string(),
+    })?;
     if how.verbose && !local {
         report_fetch(&model, &shown_source, started);
     }
