@@ -235,3 +235,34 @@ fn later_first_read(first: &GgufFile<'_>, chunk: u64) -> u64 {
         .saturating_add(LATER_SHARD_KV_ROOM + first.alignment())
         .min(chunk)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(not(feature = "remote"))]
+    #[test]
+    fn a_url_without_the_remote_feature_is_an_error_naming_it() {
+        let e = Model::open("https://user:pw@host/m.gguf?sig=abc").unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("feature `remote`"), "{text}");
+        assert!(text.contains("https://host/m.gguf?sig=REDACTED"), "{text}");
+        assert!(!text.contains("pw") && !text.contains("abc"), "{text}");
+        let e = GgufFile::open("ollama:gemma3").unwrap_err();
+        assert!(e.to_string().contains("feature `remote`"), "{e}");
+    }
+
+    #[test]
+    fn a_stream_reads_tensor_data_on_request() {
+        let mut b = crate::write::Builder::new();
+        b.add_tensor("t", crate::GgmlType::I8, &[4], vec![1u8, 2, 3, 4])
+            .unwrap();
+        let bytes = b.to_vec().unwrap();
+        let model = Model::open(Source::reader(std::io::Cursor::new(bytes))).unwrap();
+        let t = model.tensor("t").unwrap();
+        assert!(t.data().is_err(), "a stream's data is not held");
+        assert_eq!(&*t.read().unwrap(), &[1, 2, 3, 4]);
+        assert_eq!(&*t.read_range(1..3).unwrap(), &[2, 3]);
+        assert_eq!(model.shards()[0].origin(), &Origin::Stream);
+    }
+}
