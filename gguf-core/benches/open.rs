@@ -68,11 +68,7 @@ fn bench_file(c: &mut Criterion, group: &str, path: &Path, bytes: &[u8]) {
     );
     let mut g = c.benchmark_group(group);
     g.bench_function("from_bytes", |b| {
-        b.iter(|| {
-            GgufFile::open(black_box(bytes))
-                .unwrap()
-                .tensor_count()
-        })
+        b.iter(|| GgufFile::open(black_box(bytes)).unwrap().tensor_count())
     });
     g.bench_function("open_mmap", |b| {
         b.iter(|| GgufFile::open(black_box(path)).unwrap().tensor_count())

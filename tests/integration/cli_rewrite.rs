@@ -110,10 +110,7 @@ fn endian_option_swaps_plain_tensors_and_back() {
         ..le.clone()
     };
     be.check_read_back(&be_bytes);
-    assert_eq!(
-        GgufFile::open(&be_bytes).unwrap().endian(),
-        Endian::Big
-    );
+    assert_eq!(GgufFile::open(&be_bytes).unwrap().endian(), Endian::Big);
     ok(&gguf(&[
         p("rewrite"),
         &big,

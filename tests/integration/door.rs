@@ -130,7 +130,10 @@ fn inspect_file_shows_one_shard_as_gguf_dump_does() {
     assert!(text.contains("split.no = 1"), "{text}");
     assert!(text.contains("GGUF.tensor_count = 1"), "{text}");
     assert!(text.contains("| t1 | offset 0"), "{text}");
-    assert!(!text.contains("| t0 |") && !text.contains("| t2 |"), "{text}");
+    assert!(
+        !text.contains("| t0 |") && !text.contains("| t2 |"),
+        "{text}"
+    );
     let (json, _) = run(gguf().args(["inspect", shard, "--file", "--json"]));
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
     let keys: Vec<&str> = doc["metadata"]
@@ -139,7 +142,10 @@ fn inspect_file_shows_one_shard_as_gguf_dump_does() {
         .iter()
         .map(|e| e["key"].as_str().unwrap())
         .collect();
-    assert!(keys.contains(&"split.no") && keys.contains(&"split.count"), "{keys:?}");
+    assert!(
+        keys.contains(&"split.no") && keys.contains(&"split.count"),
+        "{keys:?}"
+    );
     let tensors = doc["tensors"].as_array().unwrap();
     assert_eq!(tensors.len(), 1);
     assert_eq!(tensors[0]["name"], "t1");

@@ -85,10 +85,7 @@ fn run_edit(before: Vec<u8>, edit: impl FnOnce(&mut Editor)) -> Outcome {
             file_bytes,
         } => {
             assert_eq!(file_bytes, after.len() as u64);
-            assert_eq!(
-                header_bytes,
-                GgufFile::open(&after).unwrap().data_offset()
-            );
+            assert_eq!(header_bytes, GgufFile::open(&after).unwrap().data_offset());
         }
     }
     assert!(

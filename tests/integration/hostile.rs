@@ -582,11 +582,20 @@ fn arrays_nested_deeper_than_the_limit() {
     // A custom limit is honoured by every entry point.
     let strict = Limits::default().max_array_depth(1);
     let buf = nested(2);
-    let a = GgufFile::open_with(&buf, &gguf::read::OpenOptions::default().limits(strict)).unwrap_err();
+    let a =
+        GgufFile::open_with(&buf, &gguf::read::OpenOptions::default().limits(strict)).unwrap_err();
     assert!(matches!(a, Error::ArrayTooDeep { limit: 1, .. }), "{a:?}");
-    let b = GgufFile::open_with(gguf::read::Source::reader(std::io::Cursor::new(buf.to_vec())), &gguf::read::OpenOptions::default().limits(strict)).unwrap_err();
+    let b = GgufFile::open_with(
+        gguf::read::Source::reader(std::io::Cursor::new(buf.to_vec())),
+        &gguf::read::OpenOptions::default().limits(strict),
+    )
+    .unwrap_err();
     assert_eq!(format!("{a:?}"), format!("{b:?}"));
-    GgufFile::open_with(&nested(1), &gguf::read::OpenOptions::default().limits(strict)).unwrap();
+    GgufFile::open_with(
+        &nested(1),
+        &gguf::read::OpenOptions::default().limits(strict),
+    )
+    .unwrap();
 }
 
 #[test]

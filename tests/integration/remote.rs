@@ -180,7 +180,10 @@ pub(super) fn open_remote(url: &str) -> gguf::Result<GgufFile<'static>> {
 }
 
 /// [`open_remote`] with `options`.
-pub(super) fn open_remote_with(url: &str, options: &RemoteOptions) -> gguf::Result<GgufFile<'static>> {
+pub(super) fn open_remote_with(
+    url: &str,
+    options: &RemoteOptions,
+) -> gguf::Result<GgufFile<'static>> {
     GgufFile::open_with(
         Source::url(url),
         &OpenOptions::default().remote(options.clone()),

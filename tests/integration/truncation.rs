@@ -168,7 +168,10 @@ fn every_cut_is_an_error() {
     for &cut in cuts.iter().step_by(997) {
         let input = &bytes[..cut];
         let a = GgufFile::open(input).unwrap_err();
-        let b = GgufFile::open(gguf::read::Source::reader(std::io::Cursor::new(input.to_vec()))).unwrap_err();
+        let b = GgufFile::open(gguf::read::Source::reader(std::io::Cursor::new(
+            input.to_vec(),
+        )))
+        .unwrap_err();
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "cut at {cut}");
     }
 }
@@ -176,8 +179,7 @@ fn every_cut_is_an_error() {
 #[test]
 fn accepted_file_allocates_less_than_its_size() {
     let bytes = realistic();
-    let (file, largest) =
-        largest_allocation(|| GgufFile::open(&bytes).map(|f| f.tensor_count()));
+    let (file, largest) = largest_allocation(|| GgufFile::open(&bytes).map(|f| f.tensor_count()));
     assert_eq!(file.unwrap(), 42);
     // The index holds offsets, not copies: far below the header region.
     let header_len = GgufFile::open(&bytes).unwrap().header_len() as usize;

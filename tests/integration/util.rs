@@ -38,8 +38,10 @@ pub fn open_via_file(bytes: &[u8]) -> gguf::Result<GgufFile<'static>> {
 #[track_caller]
 pub fn reject(bytes: &[u8]) -> Error {
     let a = GgufFile::open(bytes).expect_err("from_bytes accepted a hostile file");
-    let b = GgufFile::open(gguf::read::Source::reader(std::io::Cursor::new(bytes.to_vec())))
-        .expect_err("from_reader accepted a hostile file");
+    let b = GgufFile::open(gguf::read::Source::reader(std::io::Cursor::new(
+        bytes.to_vec(),
+    )))
+    .expect_err("from_reader accepted a hostile file");
     let c = open_via_file(bytes).expect_err("open accepted a hostile file");
     let (da, db, dc) = (format!("{a:?}"), format!("{b:?}"), format!("{c:?}"));
     assert_eq!(da, db, "from_bytes and from_reader disagree");
@@ -53,10 +55,12 @@ pub fn reject(bytes: &[u8]) -> Error {
 /// `open` see the same metadata and tensor infos, and returns the first.
 #[track_caller]
 pub fn accept(bytes: &[u8]) -> GgufFile<'_> {
-    let file = GgufFile::open(bytes)
-        .unwrap_or_else(|e| panic!("from_bytes rejected a valid file: {e}"));
-    let streamed = GgufFile::open(gguf::read::Source::reader(std::io::Cursor::new(bytes.to_vec())))
-        .unwrap_or_else(|e| panic!("from_reader rejected a valid file: {e}"));
+    let file =
+        GgufFile::open(bytes).unwrap_or_else(|e| panic!("from_bytes rejected a valid file: {e}"));
+    let streamed = GgufFile::open(gguf::read::Source::reader(std::io::Cursor::new(
+        bytes.to_vec(),
+    )))
+    .unwrap_or_else(|e| panic!("from_reader rejected a valid file: {e}"));
     assert_same_index(&file, &streamed);
     assert!(!streamed.has_data());
     let mapped = open_via_file(bytes).unwrap_or_else(|e| panic!("open rejected a valid file: {e}"));

@@ -171,11 +171,7 @@ fn open_url(
 }
 
 #[cfg(not(feature = "remote"))]
-fn open_url(
-    url: &str,
-    _: &OpenOptions,
-    _: bool,
-) -> Result<Vec<(String, GgufFile<'static>)>> {
+fn open_url(url: &str, _: &OpenOptions, _: bool) -> Result<Vec<(String, GgufFile<'static>)>> {
     Err(Error::BadUrl {
         url: crate::read::redact_url(url),
         reason: "this build of gguf-core has no remote reading (feature `remote`)".into(),

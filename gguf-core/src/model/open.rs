@@ -140,9 +140,7 @@ impl<'a> Model<'a> {
 /// [`Model::from_files`]) and returns its split keys and, when split, the
 /// index of its tensors. Remote shard sets are checked here too, so a set
 /// read over the network is held to the same rules as one on disk.
-fn check_files(
-    files: &[(&Path, &GgufFile<'_>)],
-) -> Result<(Option<SplitInfo>, ShardIndex)> {
+fn check_files(files: &[(&Path, &GgufFile<'_>)]) -> Result<(Option<SplitInfo>, ShardIndex)> {
     let Some(&(first_path, first)) = files.first() else {
         return Err(Error::ShardName {
             path: PathBuf::new(),

@@ -55,8 +55,8 @@ use std::sync::Arc;
 use memmap2::{Mmap, MmapOptions};
 
 use super::header_copy::HeaderCopy;
-use super::range::RangeRead;
 use super::local_header::read_header;
+use super::range::RangeRead;
 use crate::error::Result;
 
 pub(crate) enum Backing<'a> {

@@ -43,18 +43,18 @@ pub use options::{RemoteOptions, DEFAULT_HEADER_DEADLINE};
 #[cfg(feature = "remote")]
 pub use range::Stats;
 pub use source::{Source, Stream};
-pub use url::redact_url;
 pub use tensor::Tensor;
 pub use tensor_values::RowIter;
+pub use url::redact_url;
 
 use backing::Backing;
 use metadata::KvEntry;
 pub(crate) use range::RangeRead;
 #[cfg(feature = "remote")]
 pub(crate) use range::ReadFuture;
+use tensor_info::TensorEntry;
 #[cfg(feature = "remote")]
 pub(crate) use url::STORE_SCHEMES;
-use tensor_info::TensorEntry;
 
 /// Bounds on what a file may ask of the reader.
 ///
@@ -235,7 +235,6 @@ impl GgufFile<'static> {
         })?;
         Ok(Self::assemble(backing, file_len, parsed))
     }
-
 }
 
 impl<'a> GgufFile<'a> {

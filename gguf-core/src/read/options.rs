@@ -137,4 +137,3 @@ impl RemoteOptions {
         self
     }
 }
-

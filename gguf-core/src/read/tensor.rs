@@ -239,7 +239,13 @@ impl<'f> Tensor<'f> {
     }
 
     /// A range read's bytes, when they are all there.
-    fn check_read(&self, source: Option<&str>, offset: u64, len: u64, bytes: Vec<u8>) -> Result<Vec<u8>> {
+    fn check_read(
+        &self,
+        source: Option<&str>,
+        offset: u64,
+        len: u64,
+        bytes: Vec<u8>,
+    ) -> Result<Vec<u8>> {
         if bytes.len() as u64 != len {
             return Err(Error::ShortRead {
                 source_name: source.unwrap_or("stream").into(),

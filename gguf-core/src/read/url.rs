@@ -4,7 +4,8 @@
 //! tells a URL from a path and never shows a credential.
 
 /// Schemes handled by object stores (`object_store`).
-pub(crate) const STORE_SCHEMES: &[&str] = &["s3", "s3a", "gs", "az", "abfs", "abfss", "adl", "azure"];
+pub(crate) const STORE_SCHEMES: &[&str] =
+    &["s3", "s3a", "gs", "az", "abfs", "abfss", "adl", "azure"];
 
 /// True when `s` is a URL of a scheme this crate reads (`http(s)://`,
 /// `hf://`, `ms://`, `ollama://` or an object-store scheme).
@@ -89,4 +90,3 @@ pub fn redact_url(url: &str) -> String {
     }
     out
 }
-

@@ -9,8 +9,8 @@ use super::http::HttpSource;
 use super::redact::redact;
 use super::redirect::Policy;
 use super::store::StoreSource;
-use crate::read::STORE_SCHEMES;
 use crate::read::RemoteOptions;
+use crate::read::STORE_SCHEMES;
 
 /// A parsed remote location. Its `Debug` shows the redacted URL only:
 /// it may hold a token.

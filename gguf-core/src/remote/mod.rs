@@ -186,7 +186,10 @@ async fn open_backend(
         }
     };
     let name = backend.display().to_owned();
-    Ok((name, file.with_reader(Arc::new(RemoteReader { backend, runtime }))))
+    Ok((
+        name,
+        file.with_reader(Arc::new(RemoteReader { backend, runtime })),
+    ))
 }
 
 async fn read_header(

@@ -268,8 +268,8 @@ pub fn plan(t: &Tensor<'_>, ty: GgmlType, allow_requantize: bool) -> Result<Ggml
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let input = crate::open::open_model(&args.input, &args.source)?;
-    let mut b =
-        Builder::from_model(&input).map_err(|e| format!("{}: {e}", crate::open::shown(&args.input)))?;
+    let mut b = Builder::from_model(&input)
+        .map_err(|e| format!("{}: {e}", crate::open::shown(&args.input)))?;
     let mut converted = 0usize;
     // Fallback type -> names of the tensors that got it.
     let mut fell_back: BTreeMap<String, Vec<String>> = BTreeMap::new();

@@ -444,7 +444,9 @@ fn edit_file(
 }
 
 pub fn rm(args: RmArgs) -> CliResult {
-    edit_file("rm", &args.file, args.dry_run, |ed| ed.remove(args.key).map(drop))
+    edit_file("rm", &args.file, args.dry_run, |ed| {
+        ed.remove(args.key).map(drop)
+    })
 }
 
 pub fn mv(args: MvArgs) -> CliResult {

@@ -24,14 +24,14 @@ pub fn to_text(file: &GgufFile<'_>, origin: &str) -> String {
         file.data_offset(),
         file.file_len()
     );
-    let _ = writeln!(
-        s,
-        "* Dumping {} key/value pair(s)",
-        file.kv_count() + 3
-    );
+    let _ = writeln!(s, "* Dumping {} key/value pair(s)", file.kv_count() + 3);
     let header = [
         ("UINT32", "GGUF.version", file.version().to_string()),
-        ("UINT64", "GGUF.tensor_count", file.tensor_count().to_string()),
+        (
+            "UINT64",
+            "GGUF.tensor_count",
+            file.tensor_count().to_string(),
+        ),
         ("UINT64", "GGUF.kv_count", file.kv_count().to_string()),
     ];
     let mut n = 0;

@@ -187,10 +187,7 @@ impl std::error::Error for Usage {}
 
 /// Opens the model a command reads (any source, see `open.rs`); errors
 /// name the source (a URL without its credentials).
-fn open(
-    path: &std::path::Path,
-    how: &open::SourceArgs,
-) -> Result<gguf::Model<'static>, String> {
+fn open(path: &std::path::Path, how: &open::SourceArgs) -> Result<gguf::Model<'static>, String> {
     // The model's errors name the file, shard or URL themselves.
     open::open_model(path, how).map_err(|e| e.to_string())
 }

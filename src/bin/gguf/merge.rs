@@ -21,8 +21,8 @@ pub struct Args {
 /// written unsplit.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let model = crate::open::open_model(&args.input, &args.source)?;
-    let mut b =
-        Builder::from_model(&model).map_err(|e| format!("{}: {e}", crate::open::shown(&args.input)))?;
+    let mut b = Builder::from_model(&model)
+        .map_err(|e| format!("{}: {e}", crate::open::shown(&args.input)))?;
     let layout = crate::progress::write_to_path(&mut b, &args.output, WriteMode::Single)?;
     crate::print(&format!(
         "{}: {} bytes, {} tensors from {} shard(s)",

@@ -74,8 +74,7 @@ fn positive_seconds(s: &str) -> std::result::Result<f64, String> {
 impl SourceArgs {
     fn options(&self) -> OpenOptions {
         OpenOptions::default().remote(
-            RemoteOptions::default()
-                .header_deadline(Duration::from_secs_f64(self.remote_deadline)),
+            RemoteOptions::default().header_deadline(Duration::from_secs_f64(self.remote_deadline)),
         )
     }
 }

@@ -71,8 +71,8 @@ fn parse_count(s: &str) -> Result<usize, String> {
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let model = crate::open::open_model(&args.input, &args.source)?;
-    let mut b =
-        Builder::from_model(&model).map_err(|e| format!("{}: {e}", crate::open::shown(&args.input)))?;
+    let mut b = Builder::from_model(&model)
+        .map_err(|e| format!("{}: {e}", crate::open::shown(&args.input)))?;
     let opts = SplitOptions::default()
         .max_size(args.max_size.unwrap_or(0))
         .max_tensors(args.max_tensors.unwrap_or(0))

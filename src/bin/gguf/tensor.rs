@@ -40,7 +40,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let t = &t;
     match &args.npy {
         Some(out) => {
-            write_npy(&t, out).map_err(|e| format!("{}: {e}", out.display()))?;
+            write_npy(t, out).map_err(|e| format!("{}: {e}", out.display()))?;
             crate::print(&format!(
                 "{}: {} {} values of {} {}, shape {:?}",
                 out.display(),
@@ -48,10 +48,10 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                 NpyType::of(t.ggml_type()).name,
                 t.ggml_type(),
                 crate::text::escape(t.name()),
-                numpy_shape(&t)
+                numpy_shape(t)
             ))
         }
-        None => crate::print(&summary(&t)?),
+        None => crate::print(&summary(t)?),
     }
 }
 
@@ -121,10 +121,7 @@ impl<'t> Held<'t> {
 
     /// Calls `f` with each row of values decoded to f32, in file order,
     /// one row in memory at a time.
-    fn for_each_row(
-        &self,
-        mut f: impl FnMut(&[f32]),
-    ) -> Result<(), Box<dyn std::error::Error>> {
+    fn for_each_row(&self, mut f: impl FnMut(&[f32])) -> Result<(), Box<dyn std::error::Error>> {
         let row_len = self.row_len().max(1);
         let n_rows = usize::try_from(self.tensor.element_count())? / row_len;
         if n_rows == 0 {
