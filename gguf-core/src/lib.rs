@@ -21,8 +21,9 @@
 //!   ([`llama_load::LoadReport`]);
 //! - `remote` (cargo feature `remote`): the transport behind URLs
 //!   (`http(s)://`, `hf://`, `ms://`, `ollama://`, `s3://`, `gs://`,
-//!   `az://`), read at the cost of their header, and the local Ollama store
-//!   (`ollama:NAME[:TAG]`); users open URLs through [`Model::open`];
+//!   `az://`), read at the cost of their header; users open URLs through
+//!   [`Model::open`] (the local Ollama store, `ollama:NAME[:TAG]`, needs
+//!   no feature);
 //! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
 //! - [`Error`]: the one error type, which always says what and where.
 //!
@@ -41,8 +42,8 @@
 //!   metadata needs neither (`default-features = false`).
 //! - `remote` (off): the `remote` module, reading headers and tensors of
 //!   files behind `http(s)://`, `hf://`, `ms://`, `ollama://`, `s3://`,
-//!   `gs://` and `az://` URLs by range requests, and finding the models
-//!   of the local Ollama store (`ollama:NAME[:TAG]`). Pulls in
+//!   `gs://` and `az://` URLs by range requests (without it, opening a URL
+//!   is an error saying so). Pulls in
 //!   object_store, reqwest (rustls), tokio, futures, bytes and url.
 //! - `testing` (off): hooks for this workspace's own integration tests
 //!   (a `testing` module of byte-level fixture builders, and

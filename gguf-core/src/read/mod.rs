@@ -12,6 +12,7 @@ mod incremental;
 mod lint;
 mod local_header;
 mod metadata;
+pub(crate) mod ollama_store;
 mod options;
 mod range;
 mod source;
@@ -37,6 +38,7 @@ pub use incremental::{
     DEFAULT_MAX_HEADER_LEN,
 };
 pub use lint::LintIssue;
+pub use ollama_store::{is_ollama_store, ollama_model_path, MODEL_MEDIA_TYPE};
 pub use options::OpenOptions;
 #[cfg(feature = "remote")]
 pub use options::{RemoteOptions, DEFAULT_HEADER_DEADLINE};

@@ -26,7 +26,8 @@
 //!   host; anonymous access only.
 //!
 //! A model pulled into the local Ollama store is a local file:
-//! [`ollama_model_path`] finds it (`ollama:NAME[:TAG]`).
+//! [`ollama_model_path`](crate::read::ollama_model_path) finds it
+//! (`ollama:NAME[:TAG]`), without this feature.
 //!
 //! Users do not call this module to open a file: [`Model::open`] and
 //! [`GgufFile::open`] take a URL like any other [`Source`], and
@@ -98,7 +99,6 @@ use crate::read::{GgufFile, HeaderParser, OpenOptions, Step};
 
 use backend::Backend;
 use location::Location;
-pub use ollama::{is_ollama_store, ollama_model_path, MODEL_MEDIA_TYPE};
 pub(crate) use split::FirstRead;
 
 /// The runtime of the blocking API, shared by the shards of one model.
