@@ -1,6 +1,6 @@
 //! Files the reader must reject, each with its exact error variant and the
 //! offset, key or tensor name that locates the fault. Every case is checked
-//! through `from_bytes`, `from_reader` and `open`, which must agree.
+//! through a byte slice, a `Read + Seek` stream and a path (`GgufFile::open` of each), which must agree.
 
 use gguf::read::Limits;
 use gguf::{Endian, Error, GgufFile, ValueType};
