@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use gguf::model::Origin;
-use gguf::read::Source;
+use gguf::read::{OpenOptions, Source};
 use gguf::write::{Builder, SplitOptions};
 use gguf::{GgmlType, GgufFile, Model};
 
@@ -154,4 +154,39 @@ fn inspect_file_shows_one_shard_as_gguf_dump_does() {
         tensors[0]["file_offset"],
         file.tensor("t1").unwrap().file_offset()
     );
+}
+
+#[test]
+fn the_async_door_reads_a_remote_split_model() {
+    let dir = tempfile::tempdir().unwrap();
+    split_model(dir.path());
+    let server = Server::http(dir.path());
+    let url = server.url("m-00001-of-00003.gguf");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let model = Model::open_async(url, &OpenOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(model.shard_count(), 3);
+        server.take_stats();
+        let t = model.tensor("t1").unwrap();
+        assert_eq!(&*t.read_async().await.unwrap(), &[1u8; 16]);
+        assert_eq!(&*t.read_range_async(4..8).await.unwrap(), &[1u8; 4]);
+        assert_eq!(server.take_stats().0, 2, "one request per read");
+        // A blocking read of a file opened from async code: an error
+        // naming the async read, not a hang.
+        let e = t.read().unwrap_err();
+        assert!(e.to_string().contains("read_async"), "{e}");
+        // A local source opens synchronously inside the future.
+        let local = Model::open_async(
+            dir.path().join("m-00003-of-00003.gguf"),
+            &OpenOptions::default(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(local.tensor("t2").unwrap().data().unwrap(), &[2u8; 16]);
+    });
 }

@@ -15,11 +15,9 @@ use crate::error::{Error, Result};
 /// The media type of the layer holding the GGUF file.
 pub const MODEL_MEDIA_TYPE: &str = "application/vnd.ollama.image.model";
 
-
 const DEFAULT_REGISTRY: &str = "registry.ollama.ai";
 const DEFAULT_NAMESPACE: &str = "library";
 const DEFAULT_TAG: &str = "latest";
-
 
 /// Manifests are a few hundred bytes; anything past this is not one.
 pub(crate) const MANIFEST_LIMIT: u64 = 1 << 20;
@@ -214,7 +212,6 @@ pub(crate) fn model_digest(shown: &str, manifest: &[u8]) -> Result<String> {
     }
 }
 
-
 /// A JSON value, as much of one as a manifest needs: objects and arrays
 /// kept, strings decoded, other scalars only checked.
 #[derive(Debug, PartialEq)]
@@ -287,7 +284,10 @@ impl JsonReader<'_> {
 
     fn value(&mut self, depth: u32) -> std::result::Result<Json, String> {
         if depth > JSON_DEPTH {
-            return Err(format!("nested deeper than {JSON_DEPTH} at byte {}", self.i));
+            return Err(format!(
+                "nested deeper than {JSON_DEPTH} at byte {}",
+                self.i
+            ));
         }
         self.ws();
         match self.b.get(self.i) {
@@ -384,9 +384,7 @@ impl JsonReader<'_> {
             };
             self.i += 1;
             match c {
-                b'"' => {
-                    return String::from_utf8(out).map_err(|_| "a string is not UTF-8".into())
-                }
+                b'"' => return String::from_utf8(out).map_err(|_| "a string is not UTF-8".into()),
                 b'\\' => {
                     let Some(&e) = self.b.get(self.i) else {
                         return Err(self.expected("an escape"));
@@ -503,7 +501,8 @@ mod tests {
 
     #[test]
     fn json_reads_what_manifests_hold() {
-        let doc = Json::parse(br#" {"a": [1, -2.5e3, true, null, "x\u00e9\n\"q\""], "b": {}} "#).unwrap();
+        let doc =
+            Json::parse(br#" {"a": [1, -2.5e3, true, null, "x\u00e9\n\"q\""], "b": {}} "#).unwrap();
         let a = doc.get("a").and_then(Json::as_array).unwrap();
         assert_eq!(a.len(), 5);
         assert_eq!(a[4].as_str(), Some("xé\n\"q\""));

@@ -229,7 +229,7 @@ async fn read_header(
 struct RemoteReader {
     backend: Arc<Backend>,
     /// The blocking API's runtime; empty for a file opened from async
-    /// code until a blocking read needs one.
+    /// code, whose reads are async only.
     runtime: SharedRuntime,
 }
 
@@ -249,20 +249,22 @@ impl RemoteReader {
 }
 
 impl crate::read::RangeRead for RemoteReader {
+    /// Blocking: on the runtime the blocking door opened the file with.
+    /// A file opened from async code ([`Model::open_async`]) has its
+    /// connections on the caller's runtime, which a blocking read could
+    /// not drive: it is an error naming the async read instead of a hang.
+    ///
+    /// [`Model::open_async`]: crate::model::Model::open_async
     fn read_range(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
-        if tokio::runtime::Handle::try_current().is_ok() {
-            return Err(Error::BadUrl {
-                url: self.backend.display().into(),
-                reason: "a blocking read inside async code: use Tensor::read_async".into(),
-            });
-        }
         let rt = match self.runtime.get() {
-            Some(rt) => rt,
-            None => {
-                let _ = self.runtime.set(runtime()?);
-                self.runtime
-                    .get()
-                    .ok_or_else(|| Error::Io(std::io::Error::other("no runtime")))?
+            Some(rt) if tokio::runtime::Handle::try_current().is_err() => rt,
+            _ => {
+                return Err(Error::BadUrl {
+                    url: self.backend.display().into(),
+                    reason: "a blocking read of a file opened from async code: use \
+                             Tensor::read_async (or open it with Model::open)"
+                        .into(),
+                })
             }
         };
         rt.block_on(self.read(offset, len))

@@ -66,7 +66,6 @@ pub(crate) async fn resolve_registry(
         .map_err(|e| bad(repo.as_str(), e.to_string()))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
