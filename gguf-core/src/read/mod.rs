@@ -11,6 +11,7 @@ mod header_copy;
 mod incremental;
 mod lint;
 mod local_header;
+mod manifest_json;
 mod metadata;
 pub(crate) mod ollama_store;
 mod options;
