@@ -359,9 +359,10 @@ impl<'a> GgufFile<'a> {
         self.backing.file()
     }
 
-    /// True when tensor data is available ([`Tensor::data`] works).
-    /// False for a header read alone, and for a header given one tensor's
-    /// bytes (remote reading), where only that tensor's data works.
+    /// True when tensor data is held ([`Tensor::data`] borrows it): a
+    /// path (mapped) or bytes. False for a stream or a URL, whose tensor
+    /// data [`Tensor::read`] reads on request, and for a header read alone
+    /// ([`HeaderParser`]).
     pub fn has_data(&self) -> bool {
         self.backing.has_data()
     }
