@@ -51,7 +51,7 @@
 use std::fs::File;
 use std::path::Path;
 
-use memmap2::MmapOptions;
+use memmap2::{Mmap, MmapOptions};
 
 use super::header_copy::HeaderCopy;
 use super::local_header::read_header;
