@@ -15,8 +15,6 @@
 //! a program that opens big headers one after another touches fresh memory
 //! only once. At most one map of at most `SPARE_MAX` bytes is kept.
 
-use std::fs::File;
-use std::io;
 use std::ops::Deref;
 
 /// Headers up to this size are copied into a `Vec`: below it, the few
@@ -29,10 +27,6 @@ const HEAP_MAX: usize = 256 << 10;
 /// multiple of it, so that the kernel aligns it to huge pages.
 #[cfg(target_os = "linux")]
 const HUGE_PAGE: usize = 2 << 20;
-
-/// The least address space taken for a header that outgrows the heap.
-#[cfg(target_os = "linux")]
-const RESERVE: usize = 32 << 20;
 
 /// The largest map kept for reuse: more than any real header needs, so a
 /// hostile one is not kept for the life of the process.
@@ -54,6 +48,36 @@ pub(crate) enum HeaderCopy {
 }
 
 impl HeaderCopy {
+    /// A copy of `bytes`.
+    pub(crate) fn of(bytes: &[u8]) -> std::io::Result<Self> {
+        #[cfg(target_os = "linux")]
+        if bytes.len() > HEAP_MAX {
+            let size = bytes
+                .len()
+                .checked_next_multiple_of(HUGE_PAGE)
+                .unwrap_or(bytes.len());
+            if let Some(mut map) = reuse(size).or_else(|| new_map(size)) {
+                map[..bytes.len()].copy_from_slice(bytes);
+                return Ok(HeaderCopy::Map {
+                    map: Recycled(Some(map)),
+                    len: bytes.len(),
+                });
+            }
+        }
+        let mut v = Vec::new();
+        v.try_reserve_exact(bytes.len()).map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::OutOfMemory,
+                format!(
+                    "a header region of {} bytes does not fit in memory",
+                    bytes.len()
+                ),
+            )
+        })?;
+        v.extend_from_slice(bytes);
+        Ok(HeaderCopy::Heap(v))
+    }
+
     /// Forgets the bytes from `len` on.
     pub(crate) fn truncate(&mut self, new_len: usize) {
         match self {
@@ -62,135 +86,6 @@ impl HeaderCopy {
             HeaderCopy::Map { len, .. } => *len = (*len).min(new_len),
         }
     }
-}
-
-/// A header region being read from a file: its first `filled` bytes are
-/// the file's, the rest of its storage is zeroes waiting to be read into.
-/// Storage that grows past `HEAP_MAX` is a (reused) huge-page map, so the
-/// bytes are read straight into the memory that keeps them, once.
-pub(crate) struct HeaderBuf {
-    /// All of it initialized (zeroes where nothing was read yet), so that
-    /// reads go into it without `unsafe`; a fresh map comes zeroed from the
-    /// kernel, without a pass over it here.
-    storage: HeaderCopy,
-    filled: usize,
-    /// The most storage worth having: the file's length.
-    max_len: usize,
-}
-
-impl HeaderBuf {
-    /// An empty buffer for the header of a file of `file_len` bytes.
-    pub(crate) fn new(file_len: u64) -> Self {
-        HeaderBuf {
-            storage: HeaderCopy::Heap(Vec::new()),
-            filled: 0,
-            max_len: usize::try_from(file_len).unwrap_or(usize::MAX),
-        }
-    }
-
-    /// The bytes read so far: the file's bytes `0..filled`.
-    pub(crate) fn filled(&self) -> &[u8] {
-        &self.storage[..self.filled]
-    }
-
-    /// Reads the file's bytes `filled..end` with positioned reads. A file
-    /// that ends before `end` (it shrank since its length was taken) is an
-    /// error: the caller asks only for bytes within the length it knows.
-    pub(crate) fn read_to(&mut self, file: &File, end: usize) -> io::Result<()> {
-        if end <= self.filled {
-            return Ok(());
-        }
-        self.reserve(end)?;
-        while self.filled < end {
-            let into = &mut self.storage.as_mut_slice()[self.filled..end];
-            match read_at(file, into, self.filled as u64) {
-                Ok(0) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        format!(
-                            "the file ended at byte {} while its header region was read \
-                             (it was shortened meanwhile)",
-                            self.filled
-                        ),
-                    ))
-                }
-                Ok(n) => self.filled += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
-    }
-
-    /// The bytes read, as the owned header copy.
-    pub(crate) fn into_copy(self) -> HeaderCopy {
-        let mut copy = self.storage;
-        copy.truncate(self.filled);
-        copy
-    }
-
-    /// Makes room for `end` bytes, keeping those read.
-    fn reserve(&mut self, end: usize) -> io::Result<()> {
-        if self.storage.capacity() >= end {
-            return Ok(());
-        }
-        // Growing in doublings bounds the bytes moved by a header whose
-        // size was guessed short to the size of the header.
-        let want = end.max(self.storage.capacity().saturating_mul(2).min(self.max_len));
-        #[cfg(target_os = "linux")]
-        if want > HEAP_MAX {
-            // Room to grow without moving: a guess of the header's length
-            // can come out short, and address space costs nothing until
-            // it is touched (only the pages read into are).
-            let room = want
-                .saturating_mul(2)
-                .max(RESERVE)
-                .min(self.max_len.max(want));
-            let size = room.checked_next_multiple_of(HUGE_PAGE).unwrap_or(room);
-            if let Some(mut map) = reuse(size).or_else(|| new_map(size)) {
-                map[..self.filled].copy_from_slice(&self.storage[..self.filled]);
-                self.storage = HeaderCopy::Map {
-                    len: map.len(),
-                    map: Recycled(Some(map)),
-                };
-                return Ok(());
-            }
-        }
-        let HeaderCopy::Heap(v) = &mut self.storage else {
-            // A map that cannot grow into another map: move to the heap.
-            let mut v = Vec::new();
-            try_reserve(&mut v, want)?;
-            v.extend_from_slice(&self.storage[..self.filled]);
-            v.resize(want, 0);
-            self.storage = HeaderCopy::Heap(v);
-            return Ok(());
-        };
-        // Zeroing costs a pass over the memory, which stays small on Linux
-        // (at most `HEAP_MAX`; larger headers go to a map).
-        try_reserve(v, want - v.len())?;
-        v.resize(want, 0);
-        Ok(())
-    }
-}
-
-fn try_reserve(v: &mut Vec<u8>, additional: usize) -> io::Result<()> {
-    v.try_reserve_exact(additional)
-        .map_err(|_| too_large(v.len().saturating_add(additional)))
-}
-
-fn too_large(len: usize) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::OutOfMemory,
-        format!("a header region of {len} bytes does not fit in memory"),
-    )
-}
-
-/// One positioned read: at most `buf.len()` bytes at `offset`.
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    #[cfg(unix)]
-    return std::os::unix::fs::FileExt::read_at(file, buf, offset);
-    #[cfg(windows)]
-    return std::os::windows::fs::FileExt::seek_read(file, buf, offset);
 }
 
 /// The spare map, when there is one of at least `size` bytes.
@@ -231,26 +126,6 @@ impl Drop for Recycled {
     }
 }
 
-impl HeaderCopy {
-    /// How many bytes the storage holds, read or not.
-    fn capacity(&self) -> usize {
-        match self {
-            HeaderCopy::Heap(v) => v.len(),
-            #[cfg(target_os = "linux")]
-            HeaderCopy::Map { map, .. } => map.0.as_ref().map_or(0, |m| m.len()),
-        }
-    }
-
-    /// All of the storage, read or not.
-    fn as_mut_slice(&mut self) -> &mut [u8] {
-        match self {
-            HeaderCopy::Heap(v) => v,
-            #[cfg(target_os = "linux")]
-            HeaderCopy::Map { map, .. } => map.0.as_deref_mut().unwrap_or(&mut []),
-        }
-    }
-}
-
 impl From<Vec<u8>> for HeaderCopy {
     fn from(v: Vec<u8>) -> Self {
         HeaderCopy::Heap(v)
@@ -266,44 +141,5 @@ impl Deref for HeaderCopy {
             #[cfg(target_os = "linux")]
             HeaderCopy::Map { map, len } => map.0.as_deref().map_or(&[], |m| &m[..*len]),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn file_of(bytes: &[u8]) -> (tempfile::TempDir, File) {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        std::fs::write(&path, bytes).unwrap();
-        let file = File::open(&path).unwrap();
-        (dir, file)
-    }
-
-    /// Reads in steps, across the move from the heap to a map, keep every
-    /// byte read before.
-    #[test]
-    fn reads_in_steps_keep_the_bytes_read_before() {
-        let bytes: Vec<u8> = (0..(3 << 20) as u32).map(|i| (i % 251) as u8).collect();
-        let (_dir, file) = file_of(&bytes);
-        let mut buf = HeaderBuf::new(bytes.len() as u64);
-        for end in [0, 10, 4096, 300 << 10, 2 << 20, 3 << 20] {
-            buf.read_to(&file, end).unwrap();
-            assert_eq!(buf.filled(), &bytes[..end], "{end}");
-        }
-        let copy = buf.into_copy();
-        assert_eq!(&*copy, &bytes[..]);
-    }
-
-    /// A file shorter than the bytes asked for (one shortened while it is
-    /// read) is an error, not a loop or a buffer of zeroes.
-    #[test]
-    fn a_file_shorter_than_asked_is_an_error() {
-        let (_dir, file) = file_of(&[7; 100]);
-        let mut buf = HeaderBuf::new(200);
-        let err = buf.read_to(&file, 150).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
-        assert!(err.to_string().contains("ended at byte 100"), "{err}");
     }
 }

@@ -22,17 +22,11 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Mutex;
 
-use indexmap::IndexMap;
-
 use crate::error::{Error, Result};
-use crate::format::cursor::Cursor;
-use crate::format::{align_up, Ctx, Endian, ValueType, DEFAULT_ALIGNMENT};
+use crate::format::ValueType;
 
-use super::header::{self, Header};
-use super::metadata::{self, KvEntry};
 use super::source::Source;
-use super::tensor_info::{self, TensorEntry};
-use super::{GgufFile, Limits, Parsed};
+use super::{parse, GgufFile, Limits, Parsed};
 
 /// Default size of the first read and of the margin past the known part
 /// of the header: 2 MiB, as the Hugging Face Hub's own GGUF parser uses.
@@ -270,11 +264,10 @@ pub enum Step {
 /// assert_eq!(parser.reads(), 1);
 /// # Ok::<(), gguf_core::Error>(())
 /// ```
+#[derive(Debug)]
 pub struct HeaderParser {
     options: ReadOptions,
     buf: Vec<u8>,
-    /// The parse so far, which goes on from the entry it stopped in.
-    parse: HeaderParse,
     /// Unknown until the first bytes arrive (a remote source learns it
     /// from the first response).
     file_len: Option<u64>,
@@ -286,26 +279,12 @@ pub struct HeaderParser {
     finished: bool,
 }
 
-impl std::fmt::Debug for HeaderParser {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HeaderParser")
-            .field("options", &self.options)
-            .field("bytes_read", &self.buf.len())
-            .field("file_len", &self.file_len)
-            .field("pending", &self.pending)
-            .field("reads", &self.reads)
-            .field("finished", &self.finished)
-            .finish_non_exhaustive()
-    }
-}
-
 impl HeaderParser {
     /// A parser that has read nothing yet.
     pub fn new(options: ReadOptions) -> Self {
         HeaderParser {
             options,
             buf: Vec::new(),
-            parse: HeaderParse::new(options.limits),
             file_len: None,
             pending: None,
             first: options.chunk,
@@ -353,7 +332,7 @@ impl HeaderParser {
             self.pending = Some((0, len));
             return Ok(Step::Read { offset: 0, len });
         };
-        match self.parse.resume(&self.buf, file_len) {
+        match parse(&self.buf, file_len, &self.options.limits) {
             Ok(parsed) => {
                 self.finished = true;
                 Ok(Step::Done(Box::new(self.assemble(file_len, parsed))))
@@ -439,139 +418,6 @@ pub fn read_header<S: ReadAt + ?Sized>(
     }
 }
 
-// ---- the parse that stops where its bytes do ----
-
-/// Where a [`HeaderParse`] goes on from.
-#[derive(Debug, Clone, Copy)]
-enum Stage {
-    /// Nothing parsed yet.
-    Start,
-    /// Metadata entry `next` starts at the parse's position.
-    Metadata { header: Header, next: u64 },
-    /// Tensor info `next` starts at the parse's position.
-    TensorInfos { header: Header, next: u64 },
-}
-
-/// The crate's one parser of the header region, able to stop where its
-/// bytes run out and go on later from the start of the entry (metadata
-/// entry or tensor info) it stopped in, instead of from the start of the
-/// file.
-///
-/// [`resume`](Self::resume) is given the file's first bytes, each time at
-/// least as many as the time before. On a prefix it parses exactly as on
-/// the whole file up to where the prefix ends, and there fails with
-/// [`Error::Truncated`]; called again with more bytes it reads that entry
-/// again, so every error and offset is the one a parse of the whole file
-/// gives. Other errors are final.
-pub(crate) struct HeaderParse {
-    limits: Limits,
-    stage: Stage,
-    /// Where the next entry starts.
-    pos: usize,
-    kvs: IndexMap<Box<str>, KvEntry>,
-    alignment: u64,
-    tensors: IndexMap<Box<str>, TensorEntry>,
-}
-
-impl HeaderParse {
-    pub(crate) fn new(limits: Limits) -> Self {
-        HeaderParse {
-            limits,
-            stage: Stage::Start,
-            pos: 0,
-            kvs: IndexMap::new(),
-            alignment: DEFAULT_ALIGNMENT,
-            tensors: IndexMap::new(),
-        }
-    }
-
-    /// Parses on over `buf`, the first bytes of a file of `file_len`
-    /// bytes; the whole header region once it is all there.
-    pub(crate) fn resume(&mut self, buf: &[u8], file_len: u64) -> Result<Parsed> {
-        let ctx = match self.stage {
-            Stage::Start => Ctx::default(),
-            Stage::Metadata { header, .. } | Stage::TensorInfos { header, .. } => header.ctx,
-        };
-        let mut cur = Cursor::new(buf, ctx, file_len);
-        cur.set_pos(self.pos);
-        loop {
-            match self.stage {
-                Stage::Start => {
-                    let header = header::read_header(&mut cur)?;
-                    self.kvs = metadata::start_metadata(&cur, header.kv_count, header.kv_count_at)?;
-                    self.stage = Stage::Metadata { header, next: 0 };
-                }
-                Stage::Metadata { header, next } if next == header.kv_count => {
-                    self.tensors = tensor_info::start_tensor_infos(
-                        &cur,
-                        header.tensor_count,
-                        header.tensor_count_at,
-                    )?;
-                    self.stage = Stage::TensorInfos { header, next: 0 };
-                }
-                Stage::Metadata { header, next } => {
-                    metadata::read_entry(
-                        &mut cur,
-                        next,
-                        self.limits.max_array_depth,
-                        &mut self.kvs,
-                        &mut self.alignment,
-                    )?;
-                    self.stage = Stage::Metadata {
-                        header,
-                        next: next + 1,
-                    };
-                }
-                Stage::TensorInfos { header, next } if next == header.tensor_count => {
-                    return self.finish(header.ctx, cur.pos() as u64, file_len);
-                }
-                Stage::TensorInfos { header, next } => {
-                    tensor_info::read_tensor_info(&mut cur, next, &mut self.tensors)?;
-                    self.stage = Stage::TensorInfos {
-                        header,
-                        next: next + 1,
-                    };
-                }
-            }
-            self.pos = cur.pos();
-        }
-    }
-
-    /// The parsed header region, once every tensor info is read.
-    fn finish(&mut self, ctx: Ctx, header_len: u64, file_len: u64) -> Result<Parsed> {
-        let data_offset = align_up(header_len, self.alignment).ok_or(Error::InvalidAlignment {
-            offset: 0,
-            alignment: self.alignment,
-        })?;
-        tensor_info::check_data_ranges(&self.tensors, self.alignment, data_offset, file_len)?;
-        Ok(Parsed {
-            ctx,
-            alignment: self.alignment,
-            header_len,
-            data_offset,
-            kvs: std::mem::take(&mut self.kvs),
-            tensors: std::mem::take(&mut self.tensors),
-        })
-    }
-
-    /// Where the entry the parse stopped in starts, and what is left to
-    /// read from there: the start of a walk that guesses the header's end.
-    fn walk_from(&self) -> Option<WalkFrom> {
-        let (header, kv_next, tensor_next) = match self.stage {
-            Stage::Start => return None,
-            Stage::Metadata { header, next } => (header, next, 0),
-            Stage::TensorInfos { header, next } => (header, header.kv_count, next),
-        };
-        Some(WalkFrom {
-            pos: self.pos as u64,
-            big: header.ctx.endian == Endian::Big,
-            width: header.ctx.count_width() as u64,
-            kvs_left: header.kv_count - kv_next,
-            tensors_left: header.tensor_count - tensor_next,
-        })
-    }
-}
-
 // ---- lower bound of the header's end ----
 
 /// Why the walk stopped.
@@ -594,50 +440,11 @@ fn min_header_end(prefix: &[u8], file_len: u64) -> u64 {
         pos: 0,
         big: false,
         width: 8,
-        guess: false,
     };
     match w.header() {
         Ok(()) => w.pos,
         Err(Stop::Short(end)) => end.min(file_len),
         Err(Stop::Unknown) => 0,
-    }
-}
-
-/// Where a walk starts in the middle of the header region: at the start of
-/// the entry a [`HeaderParse`] stopped in, with what is left after it.
-#[derive(Debug, Clone, Copy)]
-struct WalkFrom {
-    pos: u64,
-    big: bool,
-    width: u64,
-    kvs_left: u64,
-    tensors_left: u64,
-}
-
-/// A guess of where the header region of a file starting with `prefix`
-/// ends, for a local read that can afford to read a little too much but
-/// should not stop often: the walk of [`min_header_end`], from where
-/// `parse` stopped, except that an array of strings (or of arrays) that
-/// runs past the prefix is guessed to go on as it began, plus a quarter,
-/// rather than with the least its elements can take. `None` when the walk
-/// cannot tell.
-pub(crate) fn guess_header_end(prefix: &[u8], parse: &HeaderParse) -> Option<u64> {
-    let from = parse.walk_from();
-    let mut w = Walker {
-        buf: prefix,
-        pos: from.map_or(0, |f| f.pos),
-        big: from.is_some_and(|f| f.big),
-        width: from.map_or(8, |f| f.width),
-        guess: true,
-    };
-    let walked = match from {
-        None => w.header(),
-        Some(f) => w.entries(f.kvs_left, f.tensors_left),
-    };
-    match walked {
-        Ok(()) => Some(w.pos),
-        Err(Stop::Short(end)) => Some(end),
-        Err(Stop::Unknown) => None,
     }
 }
 
@@ -651,9 +458,6 @@ struct Walker<'a> {
     big: bool,
     /// Width of counts and lengths: 4 in version 1, else 8.
     width: u64,
-    /// Where an array of variable-size elements runs out, guess its end
-    /// from the elements read instead of giving a lower bound.
-    guess: bool,
 }
 
 impl Walker<'_> {
@@ -713,12 +517,6 @@ impl Walker<'_> {
         }
         let tensor_count = self.uint(self.width, self.width)?;
         let kv_count = self.uint(self.width, 0)?;
-        self.entries(kv_count, tensor_count)
-    }
-
-    /// Walks `kv_count` metadata entries and then `tensor_count` tensor
-    /// infos from the walk's position.
-    fn entries(&mut self, kv_count: u64, tensor_count: u64) -> Result<(), Stop> {
         // Name length, n_dims, type, offset.
         let min_info = self.width + 4 + 4 + 8;
         let infos = tensor_count.saturating_mul(min_info);
@@ -770,26 +568,11 @@ impl Walker<'_> {
             return self.skip(count.saturating_mul(n as u64), tail);
         }
         let min = self.min_size(elem);
-        let body = self.pos;
         // Each element takes at least `min` bytes, so the loop ends when
         // the prefix does, whatever the count says.
         for j in 0..count {
             let rest = (count - j - 1).saturating_mul(min).saturating_add(tail);
-            let at = self.pos;
-            match self.value(elem_id, rest, depth + 1) {
-                Err(Stop::Short(end)) if self.guess && j > 0 => {
-                    // The elements left, each the average size of those
-                    // read, and a quarter more: vocabularies grow longer
-                    // towards their end.
-                    let average = (at - body) / j;
-                    let left = (count - j).saturating_mul(average.max(min));
-                    let guess = at
-                        .saturating_add(left.saturating_add(left / 4))
-                        .saturating_add(tail);
-                    return Err(Stop::Short(end.max(guess)));
-                }
-                r => r?,
-            }
+            self.value(elem_id, rest, depth + 1)?;
         }
         Ok(())
     }
@@ -900,74 +683,6 @@ mod tests {
                 .map(|_| ())
                 .unwrap_err();
             assert_eq!(format!("{local:?}"), format!("{inc:?}"), "cut {cut}");
-        }
-    }
-
-    /// Resumed over prefixes that grow in steps of any size, the parse
-    /// ends as one parse of the whole file does, and on a corrupt file
-    /// fails as it does.
-    #[test]
-    fn a_resumed_parse_ends_as_one_parse() {
-        let good = vocab_file(3000, 64);
-        let mut corrupt = good.clone();
-        // The last byte of a token deep in the vocabulary: invalid UTF-8.
-        let at = good.windows(7).position(|w| w == b"tok2500").unwrap() + 6;
-        corrupt[at] = 0xFF;
-        let limits = Limits::default();
-        for bytes in [&good, &corrupt] {
-            let whole = super::super::parse(bytes, bytes.len() as u64, &limits);
-            for step in [1, 7, 1000, 4096, 65536] {
-                let mut parse = HeaderParse::new(limits);
-                let mut end = 0;
-                let resumed = loop {
-                    end = (end + step).min(bytes.len());
-                    match parse.resume(&bytes[..end], bytes.len() as u64) {
-                        Err(Error::Truncated { .. }) if end < bytes.len() => {}
-                        r => break r,
-                    }
-                };
-                match (&whole, &resumed) {
-                    (Ok(a), Ok(b)) => {
-                        assert_eq!(
-                            (a.header_len, a.data_offset, a.kvs.len(), a.tensors.len()),
-                            (b.header_len, b.data_offset, b.kvs.len(), b.tensors.len())
-                        );
-                        for ((ka, ea), (kb, eb)) in a.kvs.iter().zip(&b.kvs) {
-                            assert_eq!(ka, kb);
-                            assert_eq!(
-                                (ea.entry_offset, ea.value_offset, ea.value_end, ea.array),
-                                (eb.entry_offset, eb.value_offset, eb.value_end, eb.array)
-                            );
-                        }
-                    }
-                    (Err(a), Err(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
-                    _ => panic!("step {step}: one parse and the resumed one disagree"),
-                }
-            }
-            assert_eq!(whole.is_ok(), std::ptr::eq(bytes, &good));
-        }
-    }
-
-    /// Where a vocabulary of strings of one length runs past the prefix,
-    /// the guess of where the header goes on lies past the vocabulary's
-    /// end, by about a quarter of what was left of it, not by more.
-    #[test]
-    fn the_guess_of_a_vocabulary_is_past_its_end_and_not_far() {
-        let bytes = vocab_file(100_000, 64);
-        let file_len = bytes.len() as u64;
-        let whole = super::super::parse(&bytes, file_len, &Limits::default()).unwrap();
-        let end = whole.kvs["tokenizer.ggml.tokens"].value_end as u64;
-        for prefix in [256 << 10, 700 << 10] {
-            let mut parse = HeaderParse::new(Limits::default());
-            let stopped = parse.resume(&bytes[..prefix], file_len);
-            assert!(matches!(stopped, Err(Error::Truncated { .. })), "{prefix}");
-            let guess = guess_header_end(&bytes[..prefix], &parse).unwrap();
-            let left = end - prefix as u64;
-            assert!(guess >= end, "{prefix}: guess {guess} < end {end}");
-            assert!(
-                guess <= end + left / 3,
-                "{prefix}: guess {guess}, end {end}"
-            );
         }
     }
 }

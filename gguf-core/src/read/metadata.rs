@@ -6,7 +6,7 @@ use super::insert_unique;
 use crate::error::{Error, Result};
 use crate::format::array::{read_value, Walk};
 use crate::format::cursor::Cursor;
-use crate::format::{KvHeaderWire, StrSpan, Value, ValueType, ALIGNMENT_KEY};
+use crate::format::{KvHeaderWire, StrSpan, Value, ValueType, ALIGNMENT_KEY, DEFAULT_ALIGNMENT};
 
 /// Where one metadata entry lives in the file.
 #[derive(Debug, Clone, Copy)]
@@ -23,18 +23,23 @@ pub(crate) struct KvEntry {
     pub array: Option<(ValueType, u64, usize)>,
 }
 
+/// The metadata index, in file order, and the alignment it declares.
+pub(crate) struct Metadata {
+    pub entries: IndexMap<Box<str>, KvEntry>,
+    pub alignment: u64,
+}
+
 /// Smallest possible entry: key length, a one-byte key, type tag, a one-byte value.
 fn min_entry_size(width: usize) -> u64 {
     width as u64 + 1 + 4 + 1
 }
 
-/// Checks the metadata count against the file's size and makes the index
-/// for it, before the first entry is read.
-pub(crate) fn start_metadata(
-    cur: &Cursor<'_>,
+pub(crate) fn read_metadata(
+    cur: &mut Cursor<'_>,
     kv_count: u64,
     kv_count_at: usize,
-) -> Result<IndexMap<Box<str>, KvEntry>> {
+    max_array_depth: u32,
+) -> Result<Metadata> {
     let width = cur.ctx().count_width();
     cur.check_count(kv_count, min_entry_size(width), kv_count_at, || {
         "metadata count".into()
@@ -44,67 +49,50 @@ pub(crate) fn start_metadata(
     // no more index than the remaining bytes, so a lying count cannot make
     // us allocate more than the file holds. Real entries grow it as read.
     let fits = cur.remaining_in_file() / std::mem::size_of::<(u64, Box<str>, KvEntry)>() as u64;
-    Ok(IndexMap::with_capacity(
-        kv_count.min(4096).min(fits) as usize
-    ))
-}
-
-/// Reads metadata entry `i` at the cursor into `entries`, and the
-/// alignment it declares into `alignment`. Nothing is changed when it
-/// fails, so that a parse stopped by a short buffer can read the entry
-/// again once more bytes are there.
-pub(crate) fn read_entry(
-    cur: &mut Cursor<'_>,
-    i: u64,
-    max_array_depth: u32,
-    entries: &mut IndexMap<Box<str>, KvEntry>,
-    alignment: &mut u64,
-) -> Result<()> {
+    let mut entries = IndexMap::with_capacity(kv_count.min(4096).min(fits) as usize);
     let walk = Walk {
         max_depth: max_array_depth,
         check_contents: true,
     };
-    let entry_offset = cur.pos();
-    let kv: KvHeaderWire<StrSpan> = cur
-        .wire(cur.ctx())
-        .map_err(|e| kv_header_error(cur, entry_offset, i, e))?;
-    let key = borrow(cur, kv.key, || format!("key of metadata entry {i}"))?;
-    if key.is_empty() {
-        return Err(Error::EmptyKey {
+    let mut alignment = DEFAULT_ALIGNMENT;
+    for i in 0..kv_count {
+        let entry_offset = cur.pos();
+        let kv: KvHeaderWire<StrSpan> = cur
+            .wire(cur.ctx())
+            .map_err(|e| kv_header_error(cur, entry_offset, i, e))?;
+        let key = borrow(cur, kv.key, || format!("key of metadata entry {i}"))?;
+        if key.is_empty() {
+            return Err(Error::EmptyKey {
+                offset: entry_offset as u64,
+            });
+        }
+        let type_id = kv.value_type;
+        let value_type = ValueType::from_id(type_id).ok_or_else(|| Error::InvalidValueType {
+            offset: kv.key.end(),
+            key: key.into(),
+            type_id,
+        })?;
+        let value_offset = cur.pos();
+        let value = read_value(cur, value_type, 0, &walk, 0, &|| key.to_owned())?;
+        if key == ALIGNMENT_KEY {
+            alignment = check_alignment(&value, value_offset)?;
+        }
+        let array = value
+            .as_array()
+            .map(|a| (a.element_type(), a.len() as u64, a.offset() as usize));
+        let entry = KvEntry {
+            entry_offset,
+            value_offset,
+            value_end: cur.pos(),
+            value_type,
+            array,
+        };
+        insert_unique(&mut entries, key, entry, || Error::DuplicateKey {
             offset: entry_offset as u64,
-        });
+            key: key.into(),
+        })?;
     }
-    let type_id = kv.value_type;
-    let value_type = ValueType::from_id(type_id).ok_or_else(|| Error::InvalidValueType {
-        offset: kv.key.end(),
-        key: key.into(),
-        type_id,
-    })?;
-    let value_offset = cur.pos();
-    let value = read_value(cur, value_type, 0, &walk, 0, &|| key.to_owned())?;
-    let declared = if key == ALIGNMENT_KEY {
-        Some(check_alignment(&value, value_offset)?)
-    } else {
-        None
-    };
-    let array = value
-        .as_array()
-        .map(|a| (a.element_type(), a.len() as u64, a.offset() as usize));
-    let entry = KvEntry {
-        entry_offset,
-        value_offset,
-        value_end: cur.pos(),
-        value_type,
-        array,
-    };
-    insert_unique(entries, key, entry, || Error::DuplicateKey {
-        offset: entry_offset as u64,
-        key: key.into(),
-    })?;
-    if let Some(declared) = declared {
-        *alignment = declared;
-    }
-    Ok(())
+    Ok(Metadata { entries, alignment })
 }
 
 /// The string a span read from `cur` points at, borrowed from its buffer.

@@ -24,7 +24,9 @@ use indexmap::IndexMap;
 use crate::error::{Error, Result};
 use crate::format::array::{read_value, Walk};
 use crate::format::cursor::Cursor;
-use crate::format::{ArrayView, Ctx, Endian, Scalar, StrIter, TypedIter, Value, ValueType};
+use crate::format::{
+    align_up, ArrayView, Ctx, Endian, Scalar, StrIter, TypedIter, Value, ValueType,
+};
 
 pub use incremental::{
     read_header, HeaderParser, ReadAt, ReadOptions, SeekReader, Step, DEFAULT_CHUNK,
@@ -143,7 +145,30 @@ fn insert_unique<E>(
 /// Parses the header region from `buf`, the first bytes of a file of
 /// `file_len` bytes, in spec order: header, metadata, tensor infos, data.
 fn parse(buf: &[u8], file_len: u64, limits: &Limits) -> Result<Parsed> {
-    incremental::HeaderParse::new(*limits).resume(buf, file_len)
+    let mut cur = Cursor::new(buf, Ctx::default(), file_len);
+    let header = header::read_header(&mut cur)?;
+    let meta = metadata::read_metadata(
+        &mut cur,
+        header.kv_count,
+        header.kv_count_at,
+        limits.max_array_depth,
+    )?;
+    let tensors =
+        tensor_info::read_tensor_infos(&mut cur, header.tensor_count, header.tensor_count_at)?;
+    let header_len = cur.pos() as u64;
+    let data_offset = align_up(header_len, meta.alignment).ok_or(Error::InvalidAlignment {
+        offset: 0,
+        alignment: meta.alignment,
+    })?;
+    tensor_info::check_data_ranges(&tensors, meta.alignment, data_offset, file_len)?;
+    Ok(Parsed {
+        ctx: header.ctx,
+        alignment: meta.alignment,
+        header_len,
+        data_offset,
+        kvs: meta.entries,
+        tensors,
+    })
 }
 
 impl<'a> GgufFile<'a> {
@@ -216,7 +241,11 @@ impl GgufFile<'static> {
 
     /// [`open`](Self::open) with explicit [`Limits`].
     pub fn open_with(path: impl AsRef<Path>, limits: Limits) -> Result<Self> {
-        let (source, parsed, file_len) = Source::open(path.as_ref(), &limits)?;
+        let (source, (parsed, file_len)) = Source::open(path.as_ref(), |buf, file_len| {
+            let parsed = parse(buf, file_len, &limits)?;
+            let data_offset = parsed.data_offset;
+            Ok(((parsed, file_len), data_offset))
+        })?;
         Ok(Self::assemble(source, file_len, parsed))
     }
 

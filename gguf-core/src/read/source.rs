@@ -55,7 +55,6 @@ use memmap2::{Mmap, MmapOptions};
 
 use super::header_copy::HeaderCopy;
 use super::local_header::read_header;
-use super::{parse, Limits, Parsed};
 use crate::error::Result;
 
 pub(crate) enum Source<'a> {
@@ -88,10 +87,13 @@ pub(crate) struct Mapped {
 }
 
 impl Source<'static> {
-    /// Opens `path`, reads and parses its header region with `limits`,
-    /// keeps the header and maps the data section; returns the file's
-    /// length too.
-    pub(crate) fn open(path: &Path, limits: &Limits) -> Result<(Source<'static>, Parsed, u64)> {
+    /// Opens `path`, parses its header region with `parse` (given the
+    /// header bytes and the file length; returns the parsed value and its
+    /// data offset), copies the header and maps the data section.
+    pub(crate) fn open<P>(
+        path: &Path,
+        parse: impl FnOnce(&[u8], u64) -> Result<(P, u64)>,
+    ) -> Result<(Source<'static>, P)> {
         let file = File::open(path)?;
         let meta = file.metadata()?;
         if meta.is_dir() {
@@ -103,7 +105,7 @@ impl Source<'static> {
             .into());
         }
         let file_len = meta.len();
-        let (header, parsed) = {
+        let (header, parsed, data_offset) = {
             // Held while the header is read: an in-place commit holds the
             // exclusive lock from its journal write to its last header byte.
             // Advisory and best effort: a filesystem without locks still
@@ -111,13 +113,12 @@ impl Source<'static> {
             let _lock = SharedLock::take(&file);
             match saved_header(path, file_len)? {
                 Some(old) => {
-                    let parsed = parse(&old, file_len, limits)?;
-                    (HeaderCopy::from(old), parsed)
+                    let (parsed, data_offset) = parse(&old, file_len)?;
+                    (HeaderCopy::from(old), parsed, data_offset)
                 }
-                None => read_header(&file, file_len, limits)?,
+                None => read_header(&file, file_len, parse)?,
             }
         };
-        let data_offset = parsed.data_offset;
         let mut header = header;
         header.truncate(usize::try_from(data_offset.min(file_len)).unwrap_or(usize::MAX));
         // Where the data section starts, whatever the header copy holds (a
@@ -143,7 +144,7 @@ impl Source<'static> {
             data_offset,
             file,
         };
-        Ok((Source::File(mapped), parsed, file_len))
+        Ok((Source::File(mapped), parsed))
     }
 }
 

@@ -35,10 +35,8 @@ fn min_info_size(width: usize) -> u64 {
     width as u64 + 1 + 4 + 4 + 8
 }
 
-/// Checks the tensor count against the file's size and makes the index for
-/// it, before the first tensor info is read.
-pub(crate) fn start_tensor_infos(
-    cur: &Cursor<'_>,
+pub(crate) fn read_tensor_infos(
+    cur: &mut Cursor<'_>,
     count: u64,
     count_at: usize,
 ) -> Result<IndexMap<Box<str>, TensorEntry>> {
@@ -48,70 +46,63 @@ pub(crate) fn start_tensor_infos(
     })?;
     // As for metadata: never reserve more index than the bytes that remain.
     let fits = cur.remaining_in_file() / std::mem::size_of::<(u64, Box<str>, TensorEntry)>() as u64;
-    Ok(IndexMap::with_capacity(count.min(65536).min(fits) as usize))
-}
-
-/// Reads tensor info `i` at the cursor into `tensors`; nothing is changed
-/// when it fails (see [`read_entry`](super::metadata::read_entry)).
-pub(crate) fn read_tensor_info(
-    cur: &mut Cursor<'_>,
-    i: u64,
-    tensors: &mut IndexMap<Box<str>, TensorEntry>,
-) -> Result<()> {
-    let info_offset = cur.pos();
-    let info: TensorInfoWire<StrSpan> = cur
-        .wire(cur.ctx())
-        .map_err(|e| tensor_info_error(cur, info_offset, i, e))?;
-    let name = borrow(cur, info.name, || format!("name of tensor info {i}"))?;
-    let n_dims = info.n_dims;
-    let dims_at = info.name.end() + 4;
-    let dims = info.dims.padded();
-    let ty = GgmlType::from_id(info.ggml_type);
-    let offset = info.offset;
-    let shape = &dims[..n_dims as usize];
-    let overflow = || Error::ElementCountOverflow {
-        offset: dims_at,
-        tensor: name.into(),
-        shape: shape.to_vec(),
-    };
-    let nbytes = match tensor_nbytes(ty, shape) {
-        Ok(n) => Some(n),
-        Err(SizeError::UnknownType) => {
-            // Still reject shapes no type could have.
-            element_count(shape).ok_or_else(overflow)?;
-            None
-        }
-        Err(SizeError::ElementCountOverflow) => return Err(overflow()),
-        Err(SizeError::RowNotBlockMultiple { block }) => {
-            return Err(Error::RowNotBlockMultiple {
-                tensor: name.into(),
-                // No dimensions: a scalar, one element.
-                row: shape.first().copied().unwrap_or(1),
-                ty,
-                block,
-            });
-        }
-        Err(SizeError::ByteSizeOverflow) => {
-            return Err(Error::ByteSizeOverflow {
-                tensor: name.into(),
-                elements: element_count(shape).unwrap_or(u64::MAX),
-                ty,
-            })
-        }
-    };
-    let entry = TensorEntry {
-        info_offset,
-        n_dims,
-        dims,
-        ty,
-        offset,
-        nbytes,
-    };
-    insert_unique(tensors, name, entry, || Error::DuplicateTensor {
-        offset: info_offset as u64,
-        tensor: name.into(),
-    })?;
-    Ok(())
+    let mut tensors = IndexMap::with_capacity(count.min(65536).min(fits) as usize);
+    for i in 0..count {
+        let info_offset = cur.pos();
+        let info: TensorInfoWire<StrSpan> = cur
+            .wire(cur.ctx())
+            .map_err(|e| tensor_info_error(cur, info_offset, i, e))?;
+        let name = borrow(cur, info.name, || format!("name of tensor info {i}"))?;
+        let n_dims = info.n_dims;
+        let dims_at = info.name.end() + 4;
+        let dims = info.dims.padded();
+        let ty = GgmlType::from_id(info.ggml_type);
+        let offset = info.offset;
+        let shape = &dims[..n_dims as usize];
+        let overflow = || Error::ElementCountOverflow {
+            offset: dims_at,
+            tensor: name.into(),
+            shape: shape.to_vec(),
+        };
+        let nbytes = match tensor_nbytes(ty, shape) {
+            Ok(n) => Some(n),
+            Err(SizeError::UnknownType) => {
+                // Still reject shapes no type could have.
+                element_count(shape).ok_or_else(overflow)?;
+                None
+            }
+            Err(SizeError::ElementCountOverflow) => return Err(overflow()),
+            Err(SizeError::RowNotBlockMultiple { block }) => {
+                return Err(Error::RowNotBlockMultiple {
+                    tensor: name.into(),
+                    // No dimensions: a scalar, one element.
+                    row: shape.first().copied().unwrap_or(1),
+                    ty,
+                    block,
+                });
+            }
+            Err(SizeError::ByteSizeOverflow) => {
+                return Err(Error::ByteSizeOverflow {
+                    tensor: name.into(),
+                    elements: element_count(shape).unwrap_or(u64::MAX),
+                    ty,
+                })
+            }
+        };
+        let entry = TensorEntry {
+            info_offset,
+            n_dims,
+            dims,
+            ty,
+            offset,
+            nbytes,
+        };
+        insert_unique(&mut tensors, name, entry, || Error::DuplicateTensor {
+            offset: info_offset as u64,
+            tensor: name.into(),
+        })?;
+    }
+    Ok(tensors)
 }
 
 /// Names what failed in a tensor info: the name, or the rest of a named info.
