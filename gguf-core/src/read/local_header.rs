@@ -8,21 +8,22 @@
 //! goes to, which `header_copy.rs` takes in 2 MiB pages. Whole-process CPU
 //! time, min of 40 processes, in one run of `benches/open_vs_llama.py` on a
 //! shared two-core virtual machine, against llama.cpp's own C reader
-//! (`gguf_init_from_file`, no tensor data):
+//! (`gguf_init_from_file`, no tensor data); the two figures of ours are the
+//! same code built twice (before and after issue 21's speed work, which
+//! left this read as it was), so their gap is the machine's noise:
 //!
-//! | header                                   | llama.cpp | this read        |
-//! |------------------------------------------|-----------|------------------|
-//! | Gemma 3 270M (262K tokens, 6.3 MB)       | 35.5 ms   | 2.8 ms (0.080x)  |
-//! | Qwen2-shaped (152K tokens + 151K merges) | 26.6 ms   | 2.2 ms (0.084x)  |
+//! | header                                   | llama.cpp | this read                  |
+//! |------------------------------------------|-----------|----------------------------|
+//! | Gemma 3 270M (262K tokens, 6.3 MB)       | 36.2 ms   | 2.9-3.5 ms (0.081-0.096x)  |
+//! | Qwen2-shaped (152K tokens + 151K merges) | 28.2 ms   | 2.2 ms (0.078-0.079x)      |
 //!
-//! From one run to the next the same binary varies by up to 0.4 ms (from
-//! 0.080x to 0.100x for Gemma) on this machine. In one process, opening
-//! the same file again and again (the huge-page buffer reused), `open` takes
-//! 1.3x `GgufFile::from_bytes` on the same bytes for the Qwen2-shaped header
-//! and 2.1x for Gemma, whose 2 MB of scores and token types the parse skips
-//! but the copy does not: moving 6 MB costs about 0.2-0.3 ms here, a third
-//! of the parse, so "within 10%" would need the copy to run beside the
-//! parse (another thread) rather than after it.
+//! In one process, opening the same file again and again (the huge-page
+//! buffer reused), `open` takes 1.3x-1.4x `GgufFile::from_bytes` on the
+//! same bytes for the Qwen2-shaped header and 2.1x-2.2x for Gemma, whose
+//! 2 MB of scores and token types the parse skips but the copy does not.
+//! Moving 6 MB costs about 0.2-0.3 ms here, a third of the parse, so
+//! "within 10%" would need the copy to run beside the parse (another
+//! thread) rather than after it.
 
 use std::fs::File;
 
