@@ -1,4 +1,4 @@
-//! `GgufFile::open(`GgufFile::from_bytes` on arbitrary bytes[u8])` on arbitrary bytes; on success, everything the
+//! `GgufFile::open(&[u8])` on arbitrary bytes; on success, everything the
 //! file offers is read: every value (nested arrays, string arrays, typed
 //! iterators), every tensor info, the llama.cpp lint, and the decoded
 //! values and rows of small tensors. Bad input must give an error, never a

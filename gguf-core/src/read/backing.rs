@@ -25,12 +25,7 @@
 //! the editor's behaviour depend on unrelated parts of a program.
 //!
 //! The copy costs a `memcpy` of the header region, and the fresh memory it
-//! goes to, which `header_copy.rs` takes in 2 MiB pages: opening Gemma 3
-//! 270M (6.3 MB of header) in a new process took 3.9 ms of CPU time, against
-//! 2.2 ms with the header borrowed from the map and 6.7 ms with the copy in
-//! heap memory faulted in 4 KiB at a time (`benches/open_vs_llama.py`, a
-//! shared two-core virtual machine; llama.cpp's own reader took 36 ms).
-//! The header is parsed from a temporary map of the file, taken and dropped
+//! goes to (`local_header.rs` gives the figures). The header is parsed from a temporary map of the file, taken and dropped
 //! under a shared advisory lock (the lock the editor takes exclusively to
 //! commit), so neither a torn header nor a header that changes while it is
 //! parsed can be seen by way of this crate.
