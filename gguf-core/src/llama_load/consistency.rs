@@ -211,3 +211,114 @@ fn block_count_problem(file: &GgufFile<'_>, arch: &str) -> Option<MetadataProble
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::GgmlType;
+    use crate::write::Builder;
+
+    fn problems(build: impl FnOnce(&mut Builder<'_>)) -> Vec<String> {
+        let mut b = Builder::new();
+        build(&mut b);
+        let bytes = b.to_vec().unwrap();
+        let file = GgufFile::from_bytes(&bytes).unwrap();
+        metadata_problems(&file)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    fn layer(b: &mut Builder<'_>, name: &str) {
+        b.add_tensor(name, GgmlType::F32, &[1], vec![0u8; 4])
+            .unwrap();
+    }
+
+    #[test]
+    fn consistent_metadata_has_no_problem() {
+        let found = problems(|b| {
+            b.set("general.architecture", "llama").unwrap();
+            b.set("llama.block_count", 2u32).unwrap();
+            b.set("tokenizer.ggml.tokens", vec!["a", "b"]).unwrap();
+            b.set("tokenizer.ggml.scores", vec![0f32, 1.0]).unwrap();
+            b.set("tokenizer.ggml.bos_token_id", 1u32).unwrap();
+            b.set("tokenizer.ggml.padding_token_id", -1i32).unwrap();
+            layer(b, "blk.0.w");
+            layer(b, "blk.1.w");
+        });
+        assert_eq!(found, Vec::<String>::new());
+    }
+
+    #[test]
+    fn per_token_arrays_must_match_the_tokens() {
+        let found = problems(|b| {
+            b.set("tokenizer.ggml.tokens", vec!["a", "b"]).unwrap();
+            b.set("tokenizer.ggml.scores", vec![0f32]).unwrap();
+            b.set("tokenizer.ggml.token_type", vec![1i32, 1, 1])
+                .unwrap();
+        });
+        assert_eq!(
+            found,
+            [
+                "tokenizer.ggml.scores has 1 entries, tokenizer.ggml.tokens has 2",
+                "tokenizer.ggml.token_type has 3 entries, tokenizer.ggml.tokens has 2",
+            ]
+        );
+    }
+
+    #[test]
+    fn token_ids_must_be_integers_within_the_vocabulary() {
+        let found = problems(|b| {
+            b.set("tokenizer.ggml.tokens", vec!["a", "b"]).unwrap();
+            b.set("tokenizer.ggml.bos_token_id", 2u64).unwrap();
+            b.set("tokenizer.ggml.eos_token_id", -2i8).unwrap();
+            b.set("tokenizer.ggml.unk_token_id", "0").unwrap();
+        });
+        assert_eq!(
+            found,
+            [
+                "tokenizer.ggml.bos_token_id = 2 is outside the vocabulary of 2 tokens",
+                "tokenizer.ggml.eos_token_id = -2 is outside the vocabulary of 2 tokens",
+                "tokenizer.ggml.unk_token_id is a string, not an integer",
+            ]
+        );
+    }
+
+    #[test]
+    fn token_ids_are_not_checked_without_tokens() {
+        let found = problems(|b| {
+            b.set("tokenizer.ggml.bos_token_id", 99u32).unwrap();
+        });
+        assert_eq!(found, Vec::<String>::new());
+    }
+
+    #[test]
+    fn block_count_must_match_the_layers() {
+        let with = |count: Option<u32>, layers: &[&str]| {
+            problems(|b| {
+                b.set("general.architecture", "llama").unwrap();
+                if let Some(n) = count {
+                    b.set("llama.block_count", n).unwrap();
+                }
+                for name in layers {
+                    layer(b, name);
+                }
+            })
+        };
+        assert_eq!(
+            with(Some(3), &["blk.0.w", "blk.1.w"]),
+            ["llama.block_count = 3, but the tensors have 2 blk.N layers (highest blk.1)"]
+        );
+        // Two layers, but numbered 0 and 2.
+        assert_eq!(
+            with(Some(2), &["blk.0.w", "blk.2.w"]),
+            ["llama.block_count = 2, but the tensors have 2 blk.N layers (highest blk.2)"]
+        );
+        assert_eq!(
+            with(None, &["blk.0.w"]),
+            ["llama.block_count is missing (or not an integer) but the file has blk.N tensors"]
+        );
+        // No blk.N tensor: nothing to compare.
+        assert_eq!(with(Some(4), &["output.weight"]), Vec::<String>::new());
+    }
+}

@@ -295,9 +295,9 @@ mod tests {
         assert_eq!(fallback(T::Q2_0, 96), Some(T::Q4_0));
         // Not even the 32-element fallback fits: F16.
         assert_eq!(fallback(T::Q4_K, 40), Some(T::F16));
-        // A 32-element type has nothing smaller: it stays (and the caller
-        // finds the row still does not fit).
-        assert_eq!(fallback(T::Q8_0, 40), Some(T::Q8_0));
+        // A 32-element type has no smaller block type to go to: F16.
+        assert_eq!(fallback(T::Q8_0, 40), Some(T::F16));
+        assert_eq!(fallback(T::MXFP4, 40), Some(T::F16));
         // A larger block with no fallback in llama-quantize.
         assert_eq!(fallback(T::NVFP4, 32), None);
         let c = choose_pure("blk.0.attn_q.weight", &[32, 8], T::F32, T::NVFP4, false);

@@ -120,3 +120,72 @@ impl Tensor<'_> {
         Ok(first.map(|first| NonFinite { count, first, unit }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::GgufFile;
+    use crate::write::Builder;
+
+    fn scan(ty: GgmlType, shape: &[u64], data: Vec<u8>) -> Option<NonFinite> {
+        let mut b = Builder::new();
+        b.add_tensor("t", ty, shape, data).unwrap();
+        let bytes = b.to_vec().unwrap();
+        let file = GgufFile::from_bytes(&bytes).unwrap();
+        let found = file.tensor("t").unwrap().non_finite().unwrap();
+        found
+    }
+
+    #[test]
+    fn finite_floats_pass_and_non_finite_ones_are_counted() {
+        let f32s = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        assert_eq!(scan(GgmlType::F32, &[3], f32s(&[1.0, -2.0, 0.0])), None);
+        let found = scan(
+            GgmlType::F32,
+            &[4],
+            f32s(&[1.0, f32::NEG_INFINITY, 0.0, f32::NAN]),
+        );
+        assert_eq!(
+            found,
+            Some(NonFinite {
+                count: 2,
+                first: 1,
+                unit: FiniteUnit::Values
+            })
+        );
+    }
+
+    #[test]
+    fn quantized_blocks_are_checked_by_their_f16_scales() {
+        // Three Q8_0 blocks (34 bytes: f16 d, then 32 int8); the second and
+        // third have an infinite or NaN scale.
+        let mut data = vec![0u8; 3 * 34];
+        data[34..36].copy_from_slice(&0x7c00u16.to_le_bytes());
+        data[68..70].copy_from_slice(&0x7e00u16.to_le_bytes());
+        let found = scan(GgmlType::Q8_0, &[96], data);
+        assert_eq!(
+            found,
+            Some(NonFinite {
+                count: 2,
+                first: 1,
+                unit: FiniteUnit::BlockScales
+            })
+        );
+        assert_eq!(scan(GgmlType::Q8_0, &[32], vec![0u8; 34]), None);
+    }
+
+    #[test]
+    fn integer_tensors_have_nothing_to_check() {
+        assert_eq!(scan(GgmlType::I32, &[2], vec![0xff; 8]), None);
+    }
+
+    #[test]
+    fn every_f16_scale_lies_inside_its_block() {
+        for ty in GgmlType::ALL {
+            if let Some(offsets) = f16_scales(*ty) {
+                let size = ty.type_size().unwrap() as usize;
+                assert!(offsets.iter().all(|&at| at + 2 <= size), "{ty}");
+            }
+        }
+    }
+}
