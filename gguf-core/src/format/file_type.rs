@@ -150,3 +150,48 @@ pub fn file_type_name(file_type: u32) -> Option<&'static str> {
 pub fn file_type_of(ty: GgmlType) -> Option<u32> {
     FILE_TYPES.iter().find(|r| r.3 == Some(ty)).map(|r| r.0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_type_has_one_file_type_named_after_it() {
+        for ty in GgmlType::ALL {
+            let rows: Vec<_> = FILE_TYPES.iter().filter(|r| r.3 == Some(*ty)).collect();
+            assert!(rows.len() <= 1, "{ty} has {} file types", rows.len());
+            if let Some(&&(id, _, label, _)) = rows.first() {
+                let name = ty.name().unwrap();
+                assert!(label.unwrap().contains(name), "{ty}: {id} {label:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn uniform_types_map_to_llama_h_ids() {
+        // What llama-quantize writes for a file of one type (K-quants: _M).
+        for (ty, id) in [
+            (T::F32, 0),
+            (T::F16, 1),
+            (T::Q4_0, 2),
+            (T::Q8_0, 7),
+            (T::Q2_K, 10),
+            (T::Q3_K, 12),
+            (T::Q4_K, 15),
+            (T::Q5_K, 17),
+            (T::Q6_K, 18),
+            (T::IQ4_NL, 25),
+            (T::BF16, 32),
+            (T::TQ1_0, 36),
+            (T::MXFP4, 38),
+            (T::NVFP4, 39),
+            (T::Q1_0, 40),
+            (T::Q2_0, 41),
+        ] {
+            assert_eq!(file_type_of(ty), Some(id), "{ty}");
+        }
+        for ty in [T::Q8_K, T::Q8_1, T::I8, T::F64] {
+            assert_eq!(file_type_of(ty), None, "{ty}");
+        }
+    }
+}
