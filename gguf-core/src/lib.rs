@@ -78,4 +78,4 @@ pub use error::{Error, Result};
 pub use format::{ArrayView, Ctx, Endian, GgmlType, Value, ValueType};
 pub use metadata::{FromMetadata, General, LlamaHyperParams, Metadata, ToMetadata, Tokenizer};
 pub use model::Model;
-pub use read::{GgufFile, LintIssue, Tensor};
+pub use read::{Gguf, GgufFile, LintIssue, Tensor};

@@ -13,6 +13,7 @@
 //! assert_eq!(name.to_string(), "Grok-100B-v1.0-Q4_0-00003-of-00009.gguf");
 //! ```
 
+use crate::read::Gguf;
 use std::fmt;
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,6 @@
 //! [`Editor`]: queued metadata edits, committed in place or by rewrite.
 
+use crate::read::Gguf;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;

@@ -70,7 +70,7 @@ pub use tokenizer::Tokenizer;
 pub use gguf_derive::Metadata;
 
 use crate::error::{Error, Result};
-use crate::read::GgufFile;
+use crate::read::Gguf;
 use crate::write::OwnedValue;
 
 /// The key whose value fills `{arch}` when reading.
@@ -102,10 +102,10 @@ pub const ARCH_PLACEHOLDER: &str = "{arch}";
 pub trait FromMetadata: Sized {
     /// Reads the value; `{arch}` in keys is the file's `general.architecture`
     /// (required only when some key is templated).
-    fn from_gguf(file: &GgufFile<'_>) -> Result<Self>;
+    fn from_gguf(file: &(impl Gguf + ?Sized)) -> Result<Self>;
 
     /// Reads the value with `{arch}` replaced by `arch`.
-    fn from_gguf_arch(file: &GgufFile<'_>, arch: &str) -> Result<Self>;
+    fn from_gguf_arch(file: &(impl Gguf + ?Sized), arch: &str) -> Result<Self>;
 }
 
 /// A type written as metadata entries.

@@ -1,6 +1,7 @@
 //! [`ModelEditor`]: metadata edits and tensor renames of a model in one
 //! file or in shards.
 
+use crate::read::Gguf;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,6 @@
 //! Finding, opening and validating the shards of a [`Model`].
 
+use crate::read::Gguf;
 use std::path::{Path, PathBuf};
 
 use super::{Model, Shard, ShardIndex, SplitInfo, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};

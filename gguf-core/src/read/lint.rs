@@ -1,5 +1,6 @@
 //! What llama.cpp would refuse in a file this crate accepts.
 
+use crate::read::Gguf;
 use std::fmt;
 
 use crate::format::{align_up, Endian, Value, ValueType};

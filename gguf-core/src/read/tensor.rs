@@ -1,5 +1,6 @@
 //! [`Tensor`]: one tensor's info and its zero-copy data.
 
+use crate::read::Gguf;
 use crate::error::{Error, Result};
 use crate::format::layout::element_count;
 use crate::format::{Endian, GgmlType, TensorElement};

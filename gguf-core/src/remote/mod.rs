@@ -80,6 +80,7 @@ mod split;
 mod store;
 mod store_http;
 
+use crate::read::Gguf;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

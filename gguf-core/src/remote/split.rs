@@ -1,6 +1,7 @@
 //! Split models remotely: from one shard's URL, every shard's header,
 //! fetched concurrently.
 
+use crate::read::Gguf;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 use crate::format::Value;
 use crate::metadata::MetaField;
-use crate::read::GgufFile;
+use crate::read::Gguf;
 use crate::write::{OwnedArray, OwnedValue};
 
 /// A `u32` hyper-parameter that llama.cpp reads with `get_key_or_arr`: a
@@ -65,7 +65,7 @@ impl std::fmt::Display for PerLayer {
 impl MetaField for PerLayer {
     /// A `u32`, or an array of `u32` or `i32` (llama.cpp's `get_arr` accepts
     /// both element types; negative entries are refused).
-    fn read(file: &GgufFile<'_>, key: &str) -> Result<Self> {
+    fn read(file: &(impl Gguf + ?Sized), key: &str) -> Result<Self> {
         let value = file.require(key)?;
         let mismatch = |found: String| Error::TypeMismatch {
             key: key.into(),

@@ -1,5 +1,6 @@
 //! [`Builder`]: metadata and tensors in, a GGUF file out.
 
+use crate::read::Gguf;
 use std::io::Write;
 
 use indexmap::IndexMap;

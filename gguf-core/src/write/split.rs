@@ -2,6 +2,7 @@
 //!
 //! The rules are on [`SplitOptions`].
 
+use crate::read::Gguf;
 use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
