@@ -2,6 +2,7 @@
 //! fast slice reader must agree with them field for field, and writing what
 //! they read must give back the same bytes.
 
+use crate::read::Gguf;
 use std::io::Cursor;
 
 use binrw::{BinRead, BinWrite};

@@ -580,6 +580,7 @@ impl Walker<'_> {
 
 #[cfg(test)]
 mod tests {
+    use crate::read::Gguf;
     use super::*;
 
     /// A reader that counts reads and bytes.

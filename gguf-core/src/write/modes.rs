@@ -744,6 +744,7 @@ impl<W: Write> MetadataFirst<'_, '_, W> {
 
 #[cfg(test)]
 mod tests {
+    use crate::read::Gguf;
     use super::*;
     use std::cell::Cell;
     use std::io::Cursor;
