@@ -16,6 +16,7 @@
 //! Run by `cargo test --all-targets` (no `--bench` argument), it only
 //! makes a quick smoke run on the bundled sample.
 
+use gguf::Gguf;
 use std::io::BufRead;
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -14,6 +14,7 @@
 
 mod common;
 
+use gguf::Gguf;
 use common::{run, timed};
 
 use std::path::Path;

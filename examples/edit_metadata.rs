@@ -10,6 +10,7 @@
 //! was (a journal makes it crash-safe), else the file is rewritten
 //! atomically. `Builder::reserve_metadata` leaves room for later edits.
 
+use gguf::Gguf;
 use gguf::edit::{Commit, Editor};
 use gguf::GgufFile;
 

@@ -10,6 +10,7 @@
 //! serves `samples/tiny-llama.gguf` with `Range` support, so the example
 //! runs anywhere; the library talks to it exactly as to a model hub.
 
+use gguf::Gguf;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 

@@ -7,6 +7,7 @@
 //! cargo run --example requantize -- model.gguf   # any model (output in a temp dir)
 //! ```
 
+use gguf::Gguf;
 use gguf::write::Builder;
 use gguf::{tensor, GgmlType, GgufFile};
 

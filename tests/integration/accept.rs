@@ -2,6 +2,7 @@
 //! the llama.cpp lint. Every file also goes through `from_reader` and
 //! `open` (see `util::accept`), which must index it identically.
 
+use gguf::Gguf;
 use gguf::format::align_up;
 use gguf::read::LintIssue;
 use gguf::{Endian, Error, GgmlType, Value, ValueType};

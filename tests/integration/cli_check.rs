@@ -1,6 +1,7 @@
 //! `gguf check`: validation, lint, non-finite values and scales, metadata
 //! consistency.
 
+use gguf::Gguf;
 use std::path::Path;
 use std::process::Command;
 

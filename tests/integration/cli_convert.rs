@@ -3,6 +3,7 @@
 //! matrix became the asked type, and names the valid types when given a
 //! name it cannot use.
 
+use gguf::Gguf;
 use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Output;

@@ -1,5 +1,6 @@
 //! `gguf set`, `gguf rm`, `gguf mv`, `gguf rename-tensor` as a user runs them.
 
+use gguf::Gguf;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::SystemTime;

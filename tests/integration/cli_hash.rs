@@ -1,6 +1,7 @@
 //! `gguf hash`: output identical to gguf-py's `gguf_hash.py`, and
 //! manifest checks as `llama-gguf-hash --check` does them.
 
+use gguf::Gguf;
 use std::path::Path;
 use std::process::{Command, Output};
 

@@ -1,5 +1,6 @@
 //! `gguf rewrite`, run as a child process.
 
+use gguf::Gguf;
 use std::path::Path;
 use std::process::Output;
 

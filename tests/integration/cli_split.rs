@@ -1,6 +1,7 @@
 //! `gguf split` / `gguf merge`, and the commands that take any shard of a
 //! split model and act on the whole model.
 
+use gguf::Gguf;
 use std::path::Path;
 
 use gguf::write::Builder;

@@ -1,5 +1,6 @@
 //! `gguf tensor` and `gguf convert`, run as child processes.
 
+use gguf::Gguf;
 use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Output};

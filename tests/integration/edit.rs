@@ -1,6 +1,7 @@
 //! Editor semantics: which edits land in place, what bytes they touch,
 //! what the slack does, errors, and that a failed edit loses nothing.
 
+use gguf::Gguf;
 use std::path::Path;
 
 use gguf::edit::{Commit, Editor};

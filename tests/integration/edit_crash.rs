@@ -3,6 +3,7 @@
 //! moments. After recovery the file is always exactly the old or the new
 //! version, never a mix.
 
+use gguf::Gguf;
 use std::path::Path;
 use std::time::Duration;
 

@@ -2,6 +2,7 @@
 //! `edit_interop`, `cli_edit`).
 #![allow(dead_code)]
 
+use gguf::Gguf;
 use std::path::{Path, PathBuf};
 
 use gguf::write::SLACK_KEY;

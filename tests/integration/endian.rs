@@ -1,6 +1,7 @@
 //! Byte-order conversion of every sized type: `gguf rewrite --endian` and
 //! the Builder, against gguf-py's `gguf_convert_endian.py`.
 
+use gguf::Gguf;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -2,6 +2,7 @@
 //! through the library and through the `gguf` tool (`inspect`, `tensor`,
 //! `rewrite`, `convert`).
 
+use gguf::Gguf;
 use std::path::Path;
 use std::process::Output;
 

@@ -5,6 +5,7 @@
 //! Python or gguf-py missing is a test failure, never a skip: CI installs
 //! them from tests/oracles/requirements.txt.
 
+use gguf::Gguf;
 use std::ffi::OsStr;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};

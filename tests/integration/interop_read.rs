@@ -7,6 +7,7 @@
 //! Needs python3 with gguf==0.19.0 (set `GGUF_PYTHON` to use another
 //! interpreter). When it is missing the test fails: CI installs it.
 
+use gguf::Gguf;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -11,6 +11,7 @@
 //! (`venv/bin/python`); otherwise each prints a `skipped:` line. With
 //! `GGUF_GEMMA_MODEL` naming a real model (Gemma 3 270M), they use it too.
 
+use gguf::Gguf;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -5,6 +5,7 @@
 //! The child is this test binary, re-run on the ignored `memory_child`
 //! test with `GGUF_MEMORY_CHILD` set.
 
+use gguf::Gguf;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -2,6 +2,7 @@
 //! `Vec`, headers over 256 KiB in an anonymous map of their own on Linux),
 //! the tensor data a map of the file.
 
+use gguf::Gguf;
 use std::path::{Path, PathBuf};
 
 use gguf::edit::{Commit, Editor};

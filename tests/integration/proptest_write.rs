@@ -7,6 +7,7 @@
 //!
 //! Few cases by default, to keep the suite fast; `PROPTEST_CASES=N` runs N.
 
+use gguf::Gguf;
 use std::io::Cursor;
 
 use gguf::edit::Editor;

@@ -7,6 +7,7 @@
 //! Needs python3 with the packages of tests/oracles/requirements.txt
 //! (`GGUF_PYTHON` picks another interpreter).
 
+use gguf::Gguf;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};

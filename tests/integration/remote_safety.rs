@@ -11,6 +11,7 @@
 //! (`AWS_ENDPOINT`) at the range server, which serves `HEAD` and ranged
 //! `GET` of `BUCKET/KEY` as S3 does for these reads.
 
+use gguf::Gguf;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -5,6 +5,7 @@
 //! Inputs here are built field by field with `Raw`, independently of the
 //! writer (gguf-py inputs are in `gguf_py.rs`).
 
+use gguf::Gguf;
 use std::io::Cursor;
 
 use gguf::write::{Builder, WriteMode, WriteOptions};

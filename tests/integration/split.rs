@@ -3,6 +3,7 @@
 //! canonical file, hostile shard sets give precise errors, and a failed
 //! split leaves no file behind.
 
+use gguf::Gguf;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -1,6 +1,7 @@
 //! Decoded tensor values (`Tensor::to_f32`, rows, f16/bf16) and quantize on
 //! write (`Builder::add_tensor_quantized`, `Builder::requantize_tensor`).
 
+use gguf::Gguf;
 use std::io::Cursor;
 
 use gguf::tensor;

@@ -3,6 +3,7 @@
 //! justifies. A counting global allocator measures the largest single
 //! allocation made by the current thread while a parse runs.
 
+use gguf::Gguf;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 

@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+use gguf::Gguf;
 use std::io::{Cursor, Read, Seek, SeekFrom};
 
 pub use gguf::testing::{tiny_file, Raw};

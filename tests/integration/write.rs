@@ -1,5 +1,6 @@
 //! The writer: builder validation, the three write modes, atomic writes.
 
+use gguf::Gguf;
 use std::io::Cursor;
 
 use gguf::write::{Builder, OwnedValue, WriteMode, WriteOptions};

@@ -17,6 +17,7 @@
 //! an interrupted write left beside the file (`.gguf-*.tmp`) are named in a
 //! note, whatever the status.
 
+use gguf::Gguf;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 

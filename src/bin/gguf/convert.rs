@@ -2,6 +2,7 @@
 //! another type, as `llama-quantize --pure` selects them and falls back
 //! per tensor.
 
+use gguf::Gguf;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 

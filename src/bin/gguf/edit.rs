@@ -1,6 +1,7 @@
 //! `gguf set`, `gguf rm`, `gguf mv`, `gguf rename-tensor`: metadata edits,
 //! in place when they fit.
 
+use gguf::Gguf;
 use std::path::PathBuf;
 
 use gguf::edit::Commit;

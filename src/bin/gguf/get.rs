@@ -1,5 +1,6 @@
 //! `gguf get FILE KEY [--json]`: one metadata value, printed for scripts.
 
+use gguf::Gguf;
 use std::path::PathBuf;
 
 use gguf::{GgufFile, Value};

@@ -31,6 +31,7 @@
 //! the process's memory as soon as every digest has consumed them, so
 //! memory stays at the pieces in flight, not the model's size.
 
+use gguf::Gguf;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;

@@ -1,6 +1,7 @@
 //! `gguf inspect FILE [--json]`: FILE may be any shard of a split model,
 //! which is then described whole (every tensor, and a table of shards).
 
+use gguf::Gguf;
 use std::path::PathBuf;
 
 use gguf::summary::{ModelSummary, PerLayer};

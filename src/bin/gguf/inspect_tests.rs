@@ -2,6 +2,7 @@
 //! byte for byte to the document it printed when it was built as a
 //! `serde_json::Value` tree first (kept here as the reference).
 
+use gguf::Gguf;
 use gguf::format::{OwnedArray, OwnedValue};
 use gguf::write::{Builder, SplitOptions};
 use gguf::{GgmlType, Model};

@@ -4,6 +4,7 @@
 //! - a URL: `http(s)://`, `hf://`, `ms://`, `ollama://`, `s3://`, `gs://`,
 //!   `az://` (see `gguf::remote`), read at the cost of their headers.
 
+use gguf::Gguf;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

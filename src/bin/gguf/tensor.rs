@@ -1,6 +1,7 @@
 //! `gguf tensor FILE NAME [--npy OUT]`: a tensor's summary, or its values
 //! as a NumPy `.npy` file.
 
+use gguf::Gguf;
 use std::io::Write;
 use std::path::PathBuf;
 
