@@ -21,6 +21,7 @@ use crate::write::OwnedValue;
 /// them is refused.
 ///
 /// ```
+/// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
 /// use gguf_core::{model::{Model, ModelEditor}, write::{Builder, SplitOptions}, GgmlType};
 /// let dir = tempfile::tempdir()?;

@@ -93,6 +93,7 @@ impl std::fmt::Debug for Shard<'_> {
 /// [module docs](self)).
 ///
 /// ```
+/// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
 /// use gguf_core::{model::Model, write::{Builder, SplitOptions}, GgmlType};
 /// let dir = tempfile::tempdir()?;

@@ -46,6 +46,7 @@ impl Model<'static> {
     /// [module docs](super) for what is validated.
     ///
     /// ```no_run
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// let model = gguf_core::model::Model::open("Grok-100B-v1.0-Q4_0-00003-of-00009.gguf")?;
     /// for t in model.tensors() {

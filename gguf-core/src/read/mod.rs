@@ -77,6 +77,7 @@ impl Default for Limits {
 /// (`&str`, arrays, tensor data) borrows from these without copying.
 ///
 /// ```
+/// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// use gguf_core::GgufFile;
@@ -174,6 +175,7 @@ impl<'a> GgufFile<'a> {
     /// Parses and validates a whole file held in memory.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
@@ -227,6 +229,7 @@ impl GgufFile<'static> {
     /// [`edit::recover`](crate::edit::recover) repair the file on disk.
     ///
     /// ```no_run
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// let file = gguf_core::GgufFile::open("model.gguf")?;
     /// for t in file.tensors() {
@@ -255,6 +258,7 @@ impl GgufFile<'static> {
     /// against the stream's length.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_reader(std::io::Cursor::new(bytes))?;

@@ -61,6 +61,7 @@
 //! [`Error::Deadline`] saying how many arrived.
 //!
 //! ```no_run
+//! use gguf_core::Gguf;
 //! # fn main() -> gguf_core::Result<()> {
 //! use gguf_core::remote::RemoteFile;
 //! let remote = RemoteFile::open("hf://Qwen/Qwen3-0.6B-GGUF/Qwen3-0.6B-Q8_0.gguf")?;
@@ -396,6 +397,7 @@ fn row_bytes(t: &crate::read::Tensor<'_>, rows: &Range<u64>) -> Result<(Range<u6
 /// facade over [`AsyncRemoteFile`], for synchronous code and the CLI.
 ///
 /// ```no_run
+/// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
 /// let remote = gguf_core::remote::RemoteFile::open("s3://models/llama.gguf")?;
 /// for t in remote.file().tensors() {

@@ -11,6 +11,7 @@ use crate::write::{OwnedArray, OwnedValue};
 /// (OpenELM's head counts, Gemma 3n's feed-forward lengths).
 ///
 /// ```
+/// use gguf_core::Gguf;
 /// use gguf_core::summary::PerLayer;
 /// let heads = PerLayer::Layers(vec![4, 8, 8]);
 /// assert_eq!(heads.get(1), 8);

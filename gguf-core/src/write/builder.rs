@@ -214,6 +214,7 @@ impl<'a> Builder<'a> {
     /// its position and takes the new value (and type).
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// let mut b = gguf_core::write::Builder::new();
     /// b.set("a", 1u8)?.set("b", "two")?.set("a", 3.0f64)?;
@@ -265,6 +266,7 @@ impl<'a> Builder<'a> {
     /// absence is fine).
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// let mut b = gguf_core::write::Builder::new();
     /// b.set("a", 1u8)?.set("b", 2u8)?.remove("a")?;
@@ -315,6 +317,7 @@ impl<'a> Builder<'a> {
     /// (as [`GgufFile::get`](crate::GgufFile::get)).
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// let mut b = gguf_core::write::Builder::new();
     /// b.set("llama.context_length", 4096u32)?;

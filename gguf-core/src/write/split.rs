@@ -237,6 +237,7 @@ impl<'a> Builder<'a> {
     /// temporary file.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// use gguf_core::{model::Model, write::{Builder, SplitOptions}, GgmlType};
     /// let dir = tempfile::tempdir()?;
