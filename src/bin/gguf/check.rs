@@ -185,14 +185,14 @@ fn load_report(path: &std::path::Path, file: &GgufFile<'_>) -> Result<LoadReport
 }
 
 /// Length of an array entry, if the key holds an array.
-fn array_len(file: &GgufFile<'_>, key: &str) -> Option<usize> {
+fn array_len(file: &impl Gguf, key: &str) -> Option<usize> {
     match file.value(key)? {
         Value::Array(a) => Some(a.len()),
         _ => None,
     }
 }
 
-fn metadata(file: &GgufFile<'_>) -> Vec<Problem> {
+fn metadata(file: &impl Gguf) -> Vec<Problem> {
     let mut out = Vec::new();
     let check = "metadata";
     let tokens = array_len(file, "tokenizer.ggml.tokens");
@@ -345,7 +345,7 @@ fn scan(t: &Tensor<'_>) -> gguf::Result<Option<(u64, u64, &'static str)>> {
     Ok(first.map(|f| (count, f, what)))
 }
 
-fn finite(file: &GgufFile<'_>) -> Vec<Problem> {
+fn finite(file: &impl Gguf) -> Vec<Problem> {
     let tensors: Vec<_> = file.tensors().collect();
     let results: Vec<_> = tensors.par_iter().map(scan).collect();
     tensors
