@@ -29,25 +29,24 @@ fn describe(g: &impl Gguf) -> String {
     for (i, t) in g.tensors().enumerate() {
         assert_eq!(g.tensor_index(t.name()), Some(i));
         assert_eq!(g.tensor(t.name()).unwrap().shape(), t.shape());
-        let data = t.data().unwrap();
         let _ = writeln!(
             s,
-            "  {} {} {:?} {} {data:?}",
+            "  {} {} {:?} {}",
             t.name(),
             t.ggml_type(),
             t.shape(),
-            t.element_count()
+            t.element_count(),
         );
     }
     assert!(g.tensor_at(g.tensor_count()).is_none());
     let _ = writeln!(s, "ctx {:?}", g.get::<u32>("llama.context_length"));
-    let _ = writeln!(s, "ctx as u64: {}", g.get::<u64>("llama.context_length").unwrap_err());
+    let _ = writeln!(s, "ctx as u64: {:?}", g.get::<u64>("llama.context_length").err());
     let tokens: Vec<&str> = g.get_strings("tokenizer.ggml.tokens").unwrap().collect();
     let _ = writeln!(s, "tokens {tokens:?}");
     let scores: Vec<f32> = g.get_array_of("tokenizer.ggml.scores").unwrap().collect();
     let _ = writeln!(s, "scores {scores:?}");
     let _ = writeln!(s, "{}", g.get_array_of::<u32>("tokenizer.ggml.scores").unwrap_err());
-    let _ = writeln!(s, "{}", g.get_str("llama.context_length").unwrap_err());
+    let _ = writeln!(s, "{:?}", g.get_str("llama.context_length").err());
     let _ = writeln!(s, "{}", g.require("no.such.key").unwrap_err());
     let _ = writeln!(s, "{}", g.tensor("no.such.tensor").unwrap_err());
     s
@@ -92,17 +91,36 @@ fn one_function_inspects_a_file_and_a_split_model_alike() {
         "5 keys",
         "  general.architecture: String = \"llama\"",
         "3 tensors",
-        "  blk.2.w I8 [2, 2] 4 [2, 2, 2, 2]",
+        "  blk.2.w I8 [2, 2] 4",
         "ctx Ok(4096)",
         "tokens [\"<s>\", \"</s>\", \"a\"]",
         "scores [0.0, -1.0, -2.5]",
     ] {
         assert!(of_file.contains(line), "{line:?} not in\n{of_file}");
     }
-    assert!(of_file.contains("has type u32, expected u64"), "{of_file}");
+    let err = model.get::<u64>("llama.context_length").unwrap_err();
+    assert!(err.to_string().contains("has type u32, expected u64"), "{err}");
     assert!(of_file.contains("expected array of u32"), "{of_file}");
     assert!(of_file.contains("no.such.key"), "{of_file}");
     assert!(of_file.contains("no.such.tensor"), "{of_file}");
+
+    for (a, b) in file.tensors().zip(model.tensors()) {
+        assert_eq!(a.data().unwrap(), b.data().unwrap());
+    }
+    assert_eq!(model.tensor("blk.2.w").unwrap().data().unwrap(), [2; 4]);
+
+    // A file under construction: the builder's preview.
+    let preview = builder().preview().unwrap();
+    assert_eq!(describe(&preview), of_file);
+    let offsets = |g: &GgufFile<'_>| g.tensors().map(|t| t.offset()).collect::<Vec<_>>();
+    assert_eq!(offsets(&preview), [0, 32, 64]);
+    assert_eq!(offsets(&preview), offsets(&file));
+    assert_eq!(preview.data_offset(), file.data_offset());
+    assert_eq!(preview.file_len(), file.file_len());
+    assert!(matches!(
+        preview.tensor("blk.1.w").unwrap().data(),
+        Err(Error::DataNotLoaded { tensor }) if tensor == "blk.1.w"
+    ));
 
     // The summary (and so estimate and llama_load, which take the same
     // trait) sees the same model.
@@ -176,4 +194,30 @@ fn a_model_shows_its_metadata_without_the_split_keys_wherever_they_are() {
             assert_eq!(model.tensor_count(), usize::from(count));
         }
     }
+}
+
+#[test]
+fn an_editors_preview_is_the_file_its_commit_leaves() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.gguf");
+    builder().write_to_path(&path).unwrap();
+    let before = describe(&GgufFile::open(&path).unwrap());
+
+    let mut ed = gguf::edit::Editor::open(&path).unwrap();
+    ed.set("general.name", "a much longer name than before, so the header grows")
+        .unwrap()
+        .remove("llama.context_length")
+        .unwrap()
+        .rename_tensor("blk.0.w", "blk.0.renamed")
+        .unwrap()
+        .set("tokenizer.ggml.tokens", vec!["x".to_string(); 40])
+        .unwrap();
+    let preview = describe(&ed.preview().unwrap());
+    // Not written yet.
+    assert_eq!(describe(ed.file()), before);
+    assert_ne!(preview, before);
+    assert!(preview.contains("blk.0.renamed"), "{preview}");
+    assert!(preview.contains("ctx Err("), "{preview}");
+    ed.commit().unwrap();
+    assert_eq!(describe(&GgufFile::open(&path).unwrap()), preview);
 }

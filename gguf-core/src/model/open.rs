@@ -136,6 +136,7 @@ impl<'a> Model<'a> {
     /// to `split.tensors.count`).
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// use gguf_core::{model::Model, GgufFile};

@@ -35,6 +35,7 @@ impl<'f> Tensor<'f> {
     /// elements), for any type with a decoder, in either byte order.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// use gguf_core::{write::Builder, GgmlType, GgufFile};
     /// let x: Vec<f32> = (0..64).map(|i| i as f32 / 16.0).collect();

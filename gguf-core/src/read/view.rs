@@ -19,10 +19,12 @@ use super::{GgufFile, Tensor};
 /// part of it (`model.shards()` shows each file as it is).
 ///
 /// [`write::Builder`](crate::write::Builder) and
-/// [`edit::Editor`](crate::edit::Editor) do not implement it: a value here
-/// borrows its encoded bytes ([`ArrayView`]) and a [`Tensor`] its file,
-/// while a builder holds owned values and tensors that are not in any file
-/// yet; write the builder (or commit the editor) and open the result.
+/// [`edit::Editor`](crate::edit::Editor) do not implement it themselves: a
+/// value here borrows its encoded bytes ([`ArrayView`]) and a [`Tensor`]
+/// its file, while a builder holds owned values and tensors that are in no
+/// file yet. Their `preview()` ([`Builder::preview`](crate::write::Builder::preview),
+/// [`Editor::preview`](crate::edit::Editor::preview)) is the header they
+/// would write, read back as a header-only [`GgufFile`], which does.
 ///
 /// ```
 /// # fn main() -> gguf_core::Result<()> {
@@ -37,7 +39,7 @@ use super::{GgufFile, Tensor};
 /// }
 ///
 /// let file = GgufFile::from_bytes(&bytes)?;
-/// assert_eq!(describe(&file), "llama: 8 keys, 48 parameters");
+/// assert_eq!(describe(&file), "llama: 4 keys, 48 parameters");
 /// # Ok(()) }
 /// ```
 pub trait Gguf {

@@ -84,6 +84,7 @@ pub(crate) struct PendingTensor<'a> {
 /// the alignment), the same bytes llama.cpp and gguf-py write.
 ///
 /// ```
+/// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
 /// use gguf_core::{write::Builder, GgmlType, GgufFile};
 /// let weights = vec![0.5f32; 64];
@@ -439,6 +440,7 @@ impl<'a> Builder<'a> {
     /// swapped with [`tensor::swap_byte_order`](crate::tensor::swap_byte_order).
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// use gguf_core::{tensor, write::Builder, GgmlType, GgufFile};
     /// let x: Vec<f32> = (0..512).map(|i| (i as f32).sin()).collect();
@@ -468,6 +470,7 @@ impl<'a> Builder<'a> {
     /// tensor's size. The tensor keeps its name, shape and position.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// use gguf_core::{write::Builder, GgmlType, GgufFile};
