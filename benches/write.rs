@@ -14,8 +14,8 @@
 
 mod common;
 
-use gguf::Gguf;
 use common::{run, timed};
+use gguf::Gguf;
 
 use std::path::Path;
 use std::process::Command;

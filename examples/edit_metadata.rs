@@ -10,8 +10,8 @@
 //! was (a journal makes it crash-safe), else the file is rewritten
 //! atomically. `Builder::reserve_metadata` leaves room for later edits.
 
-use gguf::Gguf;
 use gguf::edit::{Commit, Editor};
+use gguf::Gguf;
 use gguf::GgufFile;
 
 fn main() -> gguf::Result<()> {

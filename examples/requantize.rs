@@ -7,8 +7,8 @@
 //! cargo run --example requantize -- model.gguf   # any model (output in a temp dir)
 //! ```
 
-use gguf::Gguf;
 use gguf::write::Builder;
+use gguf::Gguf;
 use gguf::{tensor, GgmlType, GgufFile};
 
 fn main() -> gguf::Result<()> {

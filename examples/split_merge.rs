@@ -9,8 +9,8 @@
 //! The shards have the same bytes as gguf-py's `GGUFWriter` with
 //! `split_max_tensors`; `gguf split` / `gguf merge` do the same from the shell.
 
-use gguf::Gguf;
 use gguf::write::{Builder, SplitOptions};
+use gguf::Gguf;
 use gguf::{GgufFile, Model};
 
 fn main() -> gguf::Result<()> {

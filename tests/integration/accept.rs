@@ -2,9 +2,9 @@
 //! the llama.cpp lint. Every file also goes through `from_reader` and
 //! `open` (see `util::accept`), which must index it identically.
 
-use gguf::Gguf;
 use gguf::format::align_up;
 use gguf::read::LintIssue;
+use gguf::Gguf;
 use gguf::{Endian, Error, GgmlType, Value, ValueType};
 
 use super::util::{accept, ctx, raw, tiny_file, Raw, Recording};

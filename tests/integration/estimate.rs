@@ -2,10 +2,10 @@
 //! Builder (GQA with per-layer KV heads, sliding window, MoE, recurrent)
 //! and against figures recorded from llama.cpp (tests/data/estimate_reference.json).
 
-use gguf::Gguf;
 use gguf::estimate::{Estimate, FlashAttn, Settings};
 use gguf::summary::{ModelSummary, PerLayer};
 use gguf::write::{Builder, OwnedArray, OwnedValue};
+use gguf::Gguf;
 use gguf::{GgmlType, GgufFile};
 
 /// The one place tests call the Builder's write API: metadata entries and

@@ -2,8 +2,8 @@
 //! offset, key or tensor name that locates the fault. Every case is checked
 //! through `from_bytes`, `from_reader` and `open`, which must agree.
 
-use gguf::Gguf;
 use gguf::read::Limits;
+use gguf::Gguf;
 use gguf::{Endian, Error, GgufFile, ValueType};
 
 use super::util::{ctx, raw, reject, Raw};

@@ -2,9 +2,9 @@
 //! is one change to a loadable file (the sample, or a tiny model built per
 //! architecture), and the report must name it.
 
-use gguf::Gguf;
 use gguf::llama_load::{Coverage, LoadProblem, LoadReport};
 use gguf::write::{Builder, OwnedArray, OwnedValue};
+use gguf::Gguf;
 use gguf::{GgmlType, GgufFile};
 
 const SAMPLE: &[u8] = include_bytes!("../../samples/tiny-llama.gguf");

@@ -40,12 +40,20 @@ fn describe(g: &impl Gguf) -> String {
     }
     assert!(g.tensor_at(g.tensor_count()).is_none());
     let _ = writeln!(s, "ctx {:?}", g.get::<u32>("llama.context_length"));
-    let _ = writeln!(s, "ctx as u64: {:?}", g.get::<u64>("llama.context_length").err());
+    let _ = writeln!(
+        s,
+        "ctx as u64: {:?}",
+        g.get::<u64>("llama.context_length").err()
+    );
     let tokens: Vec<&str> = g.get_strings("tokenizer.ggml.tokens").unwrap().collect();
     let _ = writeln!(s, "tokens {tokens:?}");
     let scores: Vec<f32> = g.get_array_of("tokenizer.ggml.scores").unwrap().collect();
     let _ = writeln!(s, "scores {scores:?}");
-    let _ = writeln!(s, "{}", g.get_array_of::<u32>("tokenizer.ggml.scores").unwrap_err());
+    let _ = writeln!(
+        s,
+        "{}",
+        g.get_array_of::<u32>("tokenizer.ggml.scores").unwrap_err()
+    );
     let _ = writeln!(s, "{:?}", g.get_str("llama.context_length").err());
     let _ = writeln!(s, "{}", g.require("no.such.key").unwrap_err());
     let _ = writeln!(s, "{}", g.tensor("no.such.tensor").unwrap_err());
@@ -99,7 +107,10 @@ fn one_function_inspects_a_file_and_a_split_model_alike() {
         assert!(of_file.contains(line), "{line:?} not in\n{of_file}");
     }
     let err = model.get::<u64>("llama.context_length").unwrap_err();
-    assert!(err.to_string().contains("has type u32, expected u64"), "{err}");
+    assert!(
+        err.to_string().contains("has type u32, expected u64"),
+        "{err}"
+    );
     assert!(of_file.contains("expected array of u32"), "{of_file}");
     assert!(of_file.contains("no.such.key"), "{of_file}");
     assert!(of_file.contains("no.such.tensor"), "{of_file}");
@@ -159,15 +170,46 @@ fn shard(path: &Path, order: &[&str], no: u16, count: u16, tensor: &str) {
 #[test]
 fn a_model_shows_its_metadata_without_the_split_keys_wherever_they_are() {
     let orders: [&[&str]; 4] = [
-        &["split.no", "split.count", "split.tensors.count", "a", "b", "c"],
-        &["a", "b", "c", "split.no", "split.count", "split.tensors.count"],
-        &["split.tensors.count", "a", "split.no", "b", "split.count", "c"],
-        &["a", "split.count", "b", "split.no", "c", "split.tensors.count"],
+        &[
+            "split.no",
+            "split.count",
+            "split.tensors.count",
+            "a",
+            "b",
+            "c",
+        ],
+        &[
+            "a",
+            "b",
+            "c",
+            "split.no",
+            "split.count",
+            "split.tensors.count",
+        ],
+        &[
+            "split.tensors.count",
+            "a",
+            "split.no",
+            "b",
+            "split.count",
+            "c",
+        ],
+        &[
+            "a",
+            "split.count",
+            "b",
+            "split.no",
+            "c",
+            "split.tensors.count",
+        ],
     ];
     let dir = tempfile::tempdir().unwrap();
     for (case, order) in orders.iter().enumerate() {
         for count in [1u16, 2] {
-            let p = |k: u16| dir.path().join(format!("c{case}-0000{k}-of-0000{count}.gguf"));
+            let p = |k: u16| {
+                dir.path()
+                    .join(format!("c{case}-0000{k}-of-0000{count}.gguf"))
+            };
             for no in 0..count {
                 shard(&p(no + 1), order, no, count, &format!("t{no}"));
             }
@@ -204,14 +246,17 @@ fn an_editors_preview_is_the_file_its_commit_leaves() {
     let before = describe(&GgufFile::open(&path).unwrap());
 
     let mut ed = gguf::edit::Editor::open(&path).unwrap();
-    ed.set("general.name", "a much longer name than before, so the header grows")
-        .unwrap()
-        .remove("llama.context_length")
-        .unwrap()
-        .rename_tensor("blk.0.w", "blk.0.renamed")
-        .unwrap()
-        .set("tokenizer.ggml.tokens", vec!["x".to_string(); 40])
-        .unwrap();
+    ed.set(
+        "general.name",
+        "a much longer name than before, so the header grows",
+    )
+    .unwrap()
+    .remove("llama.context_length")
+    .unwrap()
+    .rename_tensor("blk.0.w", "blk.0.renamed")
+    .unwrap()
+    .set("tokenizer.ggml.tokens", vec!["x".to_string(); 40])
+    .unwrap();
     let preview = describe(&ed.preview().unwrap());
     // Not written yet.
     assert_eq!(describe(ed.file()), before);

@@ -76,11 +76,7 @@ const NO_DUPLICATED_OUTPUT: &[&str] = &["bitnet"];
 /// of that tensor for a decoder that ties its output layer. Models without
 /// a memory module (encoders, diffusion models) are left out: the BERT
 /// family has no output layer at all.
-fn duplicated_output(
-    model: &(impl Gguf + ?Sized),
-    arch: &str,
-    memory: MemoryKind,
-) -> Option<u64> {
+fn duplicated_output(model: &(impl Gguf + ?Sized), arch: &str, memory: MemoryKind) -> Option<u64> {
     if memory == MemoryKind::None || NO_DUPLICATED_OUTPUT.contains(&arch) {
         return None;
     }

@@ -50,7 +50,12 @@ pub(super) struct HParams {
 impl HParams {
     /// Reads them for architecture `arch`, whose vocabulary has `n_vocab`
     /// tokens (`None` when it has none: `{arch}.vocab_size` then).
-    pub(super) fn read(meta: &(impl Gguf + ?Sized), arch: &str, swa: Swa, n_vocab: Option<u64>) -> Self {
+    pub(super) fn read(
+        meta: &(impl Gguf + ?Sized),
+        arch: &str,
+        swa: Swa,
+        n_vocab: Option<u64>,
+    ) -> Self {
         let key = |k: &str| format!("{arch}.{k}");
         let u32_key = |k: &str| u32_of(meta, &key(k)).map(u64::from);
         let layer0 = |k: &str| first_of_layers(meta, &key(k)).map(u64::from);

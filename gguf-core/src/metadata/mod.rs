@@ -1,7 +1,8 @@
 //! Typed metadata: plain Rust structs mapped to and from metadata entries.
 //!
 //! `#[derive(Metadata)]` implements [`FromMetadata`] (read a struct from a
-//! [`GgufFile`]) and [`ToMetadata`] (turn it into entries for
+//! [`GgufFile`](crate::GgufFile), a [`Model`](crate::Model) or any
+//! [`Gguf`]) and [`ToMetadata`] (turn it into entries for
 //! [`Builder::set_all`](crate::write::Builder::set_all)). Each field's
 //! type says how its value is stored, through [`MetaField`]: numbers and
 //! bools must match the stored type exactly (as llama.cpp's getters
@@ -73,8 +74,9 @@ use crate::error::{Error, Result};
 use crate::read::Gguf;
 use crate::write::OwnedValue;
 
-/// The key whose value fills `{arch}` when reading.
-pub const ARCH_KEY: &str = "general.architecture";
+/// The key whose value fills `{arch}` when reading (defined with the
+/// format's other well-known keys).
+pub use crate::format::ARCH_KEY;
 
 /// The placeholder replaced by the architecture in key templates.
 pub const ARCH_PLACEHOLDER: &str = "{arch}";

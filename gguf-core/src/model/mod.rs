@@ -15,7 +15,7 @@
 //! shard present, each `split.no` equal to the shard's position, the same
 //! `split.count` everywhere, tensor names unique across shards, and the
 //! tensor total equal to `split.tensors.count`. Each failure is an
-//! [`Error`] naming the file.
+//! [`Error`](crate::Error) naming the file.
 
 #[cfg(unix)]
 mod edit;

@@ -582,8 +582,8 @@ impl Walker<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::read::Gguf;
     use super::*;
+    use crate::read::Gguf;
 
     /// A reader that counts reads and bytes.
     struct Counting<'a> {

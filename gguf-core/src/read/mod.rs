@@ -3,7 +3,9 @@
 //! Opening parses the header, every metadata entry and every tensor info,
 //! in that order, and checks them all (see [`crate::Error`] for what is
 //! rejected). Arrays are validated but not decoded; scalars and strings are
-//! decoded on lookup from the borrowed bytes.
+//! decoded on lookup from the borrowed bytes. The getters are those of
+//! [`Gguf`], the one read-side trait, which [`Model`](crate::Model)
+//! implements too.
 
 mod header;
 mod header_copy;

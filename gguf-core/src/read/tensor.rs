@@ -1,9 +1,9 @@
 //! [`Tensor`]: one tensor's info and its zero-copy data.
 
-use crate::read::Gguf;
 use crate::error::{Error, Result};
 use crate::format::layout::element_count;
 use crate::format::{Endian, GgmlType, TensorElement};
+use crate::read::Gguf;
 
 use super::tensor_info::TensorEntry;
 use super::GgufFile;

@@ -1,8 +1,9 @@
 //! [`Gguf`]: the one read-side view of a model's header, whatever holds it.
 
 use crate::error::{Error, Result};
-use crate::format::{ArrayView, Ctx, Endian, Scalar, StrIter, TypedIter, Value, ValueType};
-use crate::metadata::ARCH_KEY;
+use crate::format::{
+    ArrayView, Ctx, Endian, Scalar, StrIter, TypedIter, Value, ValueType, ARCH_KEY,
+};
 
 use super::{GgufFile, Tensor};
 
@@ -257,7 +258,11 @@ impl<'g, G: Gguf + ?Sized> Iterator for Entries<'g, G> {
             return None;
         }
         let entry = self.view.entry_at(self.next);
-        self.next = if entry.is_some() { self.next + 1 } else { self.end };
+        self.next = if entry.is_some() {
+            self.next + 1
+        } else {
+            self.end
+        };
         entry
     }
 

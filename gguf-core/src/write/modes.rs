@@ -747,8 +747,8 @@ impl<W: Write> MetadataFirst<'_, '_, W> {
 
 #[cfg(test)]
 mod tests {
-    use crate::read::Gguf;
     use super::*;
+    use crate::read::Gguf;
     use std::cell::Cell;
     use std::io::Cursor;
 

@@ -2,9 +2,9 @@
 //! byte for byte to the document it printed when it was built as a
 //! `serde_json::Value` tree first (kept here as the reference).
 
-use gguf::Gguf;
 use gguf::format::{OwnedArray, OwnedValue};
 use gguf::write::{Builder, SplitOptions};
+use gguf::Gguf;
 use gguf::{GgmlType, Model};
 use serde_json::json;
 
