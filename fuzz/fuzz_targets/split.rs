@@ -18,6 +18,7 @@
 //! `split.no` its position, lookups agreeing with the iteration order.
 #![no_main]
 
+use gguf_core::Gguf;
 use std::path::Path;
 
 use gguf_core::format::ALIGNMENT_KEY;

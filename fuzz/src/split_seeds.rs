@@ -11,6 +11,7 @@
 //! does this after the build). A separate program would need libFuzzer's
 //! coverage hooks linked in, which only a fuzz target has.
 
+use gguf_core::Gguf;
 use std::path::Path;
 
 use gguf_core::write::{Builder, SplitOptions};
