@@ -15,7 +15,6 @@ impl Builder<'_> {
     /// nothing is set.
     ///
     /// ```
-    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// use gguf_core::{metadata::General, write::Builder};
     /// let general = General { architecture: "llama".into(), name: Some("tiny".into()), ..General::default() };

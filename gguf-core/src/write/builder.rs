@@ -215,7 +215,6 @@ impl<'a> Builder<'a> {
     /// its position and takes the new value (and type).
     ///
     /// ```
-    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// let mut b = gguf_core::write::Builder::new();
     /// b.set("a", 1u8)?.set("b", "two")?.set("a", 3.0f64)?;
@@ -267,7 +266,6 @@ impl<'a> Builder<'a> {
     /// absence is fine).
     ///
     /// ```
-    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// let mut b = gguf_core::write::Builder::new();
     /// b.set("a", 1u8)?.set("b", 2u8)?.remove("a")?;
@@ -309,16 +307,15 @@ impl<'a> Builder<'a> {
     }
 
     /// The value of `key`, or `None` when absent (as
-    /// [`GgufFile::value`](crate::GgufFile::value)).
+    /// [`Gguf::value`](crate::Gguf::value)).
     pub fn value(&self, key: &str) -> Option<&MetaValue<'a>> {
         self.kvs.get(key)
     }
 
     /// A scalar of exactly type `T`; errors name the key and both types
-    /// (as [`GgufFile::get`](crate::GgufFile::get)).
+    /// (as [`Gguf::get`](crate::Gguf::get)).
     ///
     /// ```
-    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// let mut b = gguf_core::write::Builder::new();
     /// b.set("llama.context_length", 4096u32)?;
@@ -334,7 +331,7 @@ impl<'a> Builder<'a> {
             .ok_or_else(|| type_mismatch(key, T::TYPE.name(), v))
     }
 
-    /// A string value (as [`GgufFile::get_str`](crate::GgufFile::get_str)).
+    /// A string value (as [`Gguf::get_str`](crate::Gguf::get_str)).
     pub fn get_str(&self, key: &str) -> Result<&str> {
         let v = self.require(key)?;
         v.as_str().ok_or_else(|| type_mismatch(key, "string", v))
