@@ -16,7 +16,6 @@
 //! Run by `cargo test --all-targets` (no `--bench` argument), it only
 //! makes a quick smoke run on the bundled sample.
 
-use gguf::Gguf;
 use std::io::BufRead;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -24,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use gguf::remote::RemoteFile;
 use gguf::testing::Raw;
-use gguf::{Ctx, GgufFile};
+use gguf::{Ctx, Gguf, GgufFile};
 
 fn median(mut f: impl FnMut() -> Duration, runs: usize) -> Duration {
     let mut times: Vec<Duration> = (0..runs).map(|_| f()).collect();

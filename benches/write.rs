@@ -15,14 +15,13 @@
 mod common;
 
 use common::{run, timed};
-use gguf::Gguf;
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use gguf::write::{Builder, WriteMode, WriteOptions};
-use gguf::{GgmlType, GgufFile};
+use gguf::{GgmlType, Gguf, GgufFile};
 
 const DIM: u64 = 2048;
 const FFN: u64 = 5632;

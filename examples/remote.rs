@@ -10,11 +10,11 @@
 //! serves `samples/tiny-llama.gguf` with `Range` support, so the example
 //! runs anywhere; the library talks to it exactly as to a model hub.
 
-use gguf::Gguf;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 
 use gguf::remote::RemoteFile;
+use gguf::Gguf;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let url = match std::env::args().nth(1) {

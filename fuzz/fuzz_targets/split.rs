@@ -18,13 +18,13 @@
 //! `split.no` its position, lookups agreeing with the iteration order.
 #![no_main]
 
-use gguf_core::Gguf;
 use std::path::Path;
 
 use gguf_core::format::ALIGNMENT_KEY;
 use gguf_core::model::{is_split_key, Model, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
 use gguf_core::naming::{parse_shard_name, shard_file_name};
 use gguf_core::write::{Builder, OwnedValue};
+use gguf_core::Gguf;
 use gguf_core::GgufFile;
 use gguf_fuzz::{canon_value, shard_set, Bytes, MAX_SHARDS};
 use libfuzzer_sys::fuzz_target;

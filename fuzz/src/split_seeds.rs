@@ -11,10 +11,10 @@
 //! does this after the build). A separate program would need libFuzzer's
 //! coverage hooks linked in, which only a fuzz target has.
 
-use gguf_core::Gguf;
 use std::path::Path;
 
 use gguf_core::write::{Builder, SplitOptions};
+use gguf_core::Gguf;
 use gguf_core::GgufFile;
 
 use crate::{join_shard_set, MAX_SHARDS};

@@ -17,12 +17,12 @@
 //! `GGUF_PYTHON` for another interpreter), or uses `GGUF_BENCH_FILE` if set.
 //! Compare with gguf-py's reader: `python3 benches/gguf_py_open.py <file>`.
 
-use gguf_core::Gguf;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use gguf_core::Gguf;
 use gguf_core::GgufFile;
 
 #[path = "common/qwen2.rs"]

@@ -16,10 +16,10 @@
 //! Without arguments it prints this usage and does nothing, so that a plain
 //! `cargo bench` passes over it.
 
-use gguf_core::Gguf;
 use std::hint::black_box;
 use std::time::Instant;
 
+use gguf_core::Gguf;
 use gguf_core::GgufFile;
 
 #[path = "common/qwen2.rs"]

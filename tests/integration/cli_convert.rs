@@ -3,13 +3,12 @@
 //! matrix became the asked type, and names the valid types when given a
 //! name it cannot use.
 
-use gguf::Gguf;
 use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Output;
 
 use gguf::write::Builder;
-use gguf::{GgmlType, GgufFile};
+use gguf::{GgmlType, Gguf, GgufFile};
 
 use super::cli_tensor::{convert, quantized_model};
 use super::tensor_api::{encode, randoms};

@@ -1,11 +1,11 @@
 //! `gguf set`, `gguf rm`, `gguf mv`, `gguf rename-tensor` as a user runs them.
 
-use gguf::Gguf;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::SystemTime;
 
 use gguf::write::{OwnedArray, OwnedValue};
+use gguf::Gguf;
 use gguf::GgufFile;
 
 use super::edit_fixtures::{metadata, model, put, tensor_hashes, Spec};

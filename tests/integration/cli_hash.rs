@@ -1,12 +1,11 @@
 //! `gguf hash`: output identical to gguf-py's `gguf_hash.py`, and
 //! manifest checks as `llama-gguf-hash --check` does them.
 
-use gguf::Gguf;
 use std::path::Path;
 use std::process::{Command, Output};
 
 use gguf::write::OwnedValue;
-use gguf::{Endian, GgmlType};
+use gguf::{Endian, GgmlType, Gguf};
 
 use super::util::{ctx, tensor_set, Content, Mode, Src, TensorSpec};
 

@@ -1,10 +1,9 @@
 //! `gguf rewrite`, run as a child process.
 
-use gguf::Gguf;
 use std::path::Path;
 use std::process::Output;
 
-use gguf::{Endian, GgufFile};
+use gguf::{Endian, Gguf, GgufFile};
 
 use super::util::{ctx, gguf, rich, tiny_file, Content, Mode, Src};
 

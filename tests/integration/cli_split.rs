@@ -1,10 +1,10 @@
 //! `gguf split` / `gguf merge`, and the commands that take any shard of a
 //! split model and act on the whole model.
 
-use gguf::Gguf;
 use std::path::Path;
 
 use gguf::write::Builder;
+use gguf::Gguf;
 use gguf::Model;
 
 use super::util::gguf;

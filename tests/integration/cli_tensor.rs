@@ -1,12 +1,11 @@
 //! `gguf tensor` and `gguf convert`, run as child processes.
 
-use gguf::Gguf;
 use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Output};
 
 use gguf::write::{Builder, OwnedValue};
-use gguf::{tensor, Endian, GgmlType, GgufFile};
+use gguf::{tensor, Endian, GgmlType, Gguf, GgufFile};
 
 use super::tensor_api::{encode, multi_type_file, randoms};
 

@@ -1,13 +1,12 @@
 //! Editor semantics: which edits land in place, what bytes they touch,
 //! what the slack does, errors, and that a failed edit loses nothing.
 
-use gguf::Gguf;
 use std::path::Path;
 
 use gguf::edit::{Commit, Editor};
 use gguf::write::OwnedValue;
 use gguf::write::SLACK_KEY;
-use gguf::{Endian, Error, GgufFile};
+use gguf::{Endian, Error, Gguf, GgufFile};
 
 use super::edit_fixtures::{
     leftovers, metadata, model, padding, put, slack_len, tensor_hashes, Spec, TEMPLATE,

@@ -3,12 +3,12 @@
 //! moments. After recovery the file is always exactly the old or the new
 //! version, never a mix.
 
-use gguf::Gguf;
 use std::path::Path;
 use std::time::Duration;
 
 use gguf::edit::{journal_path, Commit, Editor, Step};
 use gguf::write::SLACK_KEY;
+use gguf::Gguf;
 use gguf::GgufFile;
 
 use super::edit_fixtures::{

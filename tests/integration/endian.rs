@@ -1,13 +1,12 @@
 //! Byte-order conversion of every sized type: `gguf rewrite --endian` and
 //! the Builder, against gguf-py's `gguf_convert_endian.py`.
 
-use gguf::Gguf;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use gguf::write::{Builder, OwnedValue};
-use gguf::{Endian, GgmlType, GgufFile};
+use gguf::{Endian, GgmlType, Gguf, GgufFile};
 
 use super::util::{ctx, Content, Mode, Src, TensorSpec};
 

@@ -2,11 +2,10 @@
 //! through the library and through the `gguf` tool (`inspect`, `tensor`,
 //! `rewrite`, `convert`).
 
-use gguf::Gguf;
 use std::path::Path;
 use std::process::Output;
 
-use gguf::{Error, GgmlType, GgufFile};
+use gguf::{Error, GgmlType, Gguf, GgufFile};
 
 use super::util::{accept, gguf, raw, reject, Raw};
 

@@ -7,11 +7,10 @@
 //! Needs python3 with gguf==0.19.0 (set `GGUF_PYTHON` to use another
 //! interpreter). When it is missing the test fails: CI installs it.
 
-use gguf::Gguf;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use gguf::{ArrayView, Endian, GgmlType, GgufFile, Value, ValueType};
+use gguf::{ArrayView, Endian, GgmlType, Gguf, GgufFile, Value, ValueType};
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 

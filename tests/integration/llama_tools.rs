@@ -11,14 +11,13 @@
 //! (`venv/bin/python`); otherwise each prints a `skipped:` line. With
 //! `GGUF_GEMMA_MODEL` naming a real model (Gemma 3 270M), they use it too.
 
-use gguf::Gguf;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use gguf::model::{is_split_key, Model};
 use gguf::write::{Builder, OwnedValue};
-use gguf::{Endian, GgmlType, GgufFile};
+use gguf::{Endian, GgmlType, Gguf, GgufFile};
 
 use super::util::{ctx, every_value, gguf, tensor_set, Content, Mode, Rng, Src};
 

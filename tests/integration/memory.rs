@@ -5,12 +5,11 @@
 //! The child is this test binary, re-run on the ignored `memory_child`
 //! test with `GGUF_MEMORY_CHILD` set.
 
-use gguf::Gguf;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gguf::write::Builder;
-use gguf::{GgmlType, GgufFile};
+use gguf::{GgmlType, Gguf, GgufFile};
 
 const MIB: u64 = 1 << 20;
 const TENSORS: u64 = 16;

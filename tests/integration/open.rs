@@ -2,10 +2,10 @@
 //! `Vec`, headers over 256 KiB in an anonymous map of their own on Linux),
 //! the tensor data a map of the file.
 
-use gguf::Gguf;
 use std::path::{Path, PathBuf};
 
 use gguf::edit::{Commit, Editor};
+use gguf::Gguf;
 use gguf::GgufFile;
 
 use super::util::{assert_same_index, raw};

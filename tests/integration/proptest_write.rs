@@ -7,12 +7,11 @@
 //!
 //! Few cases by default, to keep the suite fast; `PROPTEST_CASES=N` runs N.
 
-use gguf::Gguf;
 use std::io::Cursor;
 
 use gguf::edit::Editor;
 use gguf::write::{Builder, OwnedArray, OwnedValue, WriteMode, WriteOptions, SLACK_KEY};
-use gguf::{Ctx, Endian, GgmlType, GgufFile, Value};
+use gguf::{Ctx, Endian, GgmlType, Gguf, GgufFile, Value};
 use proptest::prelude::*;
 
 fn config(default_cases: u32) -> ProptestConfig {

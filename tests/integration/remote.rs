@@ -7,7 +7,6 @@
 //! Needs python3 with the packages of tests/oracles/requirements.txt
 //! (`GGUF_PYTHON` picks another interpreter).
 
-use gguf::Gguf;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -16,7 +15,7 @@ use std::time::Duration;
 use gguf::read::{ReadOptions, DEFAULT_CHUNK};
 use gguf::remote::{open_shards, RemoteFile, RemoteOptions};
 use gguf::write::Builder;
-use gguf::{Error, GgmlType, GgufFile};
+use gguf::{Error, GgmlType, Gguf, GgufFile};
 
 use super::util::{assert_same_index, raw, tiny_file};
 

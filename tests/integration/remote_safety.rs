@@ -11,7 +11,6 @@
 //! (`AWS_ENDPOINT`) at the range server, which serves `HEAD` and ranged
 //! `GET` of `BUCKET/KEY` as S3 does for these reads.
 
-use gguf::Gguf;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -19,7 +18,7 @@ use std::time::{Duration, Instant};
 use gguf::read::DEFAULT_CHUNK;
 use gguf::remote::{RemoteFile, RemoteOptions};
 use gguf::write::Builder;
-use gguf::{Error, GgmlType};
+use gguf::{Error, GgmlType, Gguf};
 
 use super::remote::{gguf, run, Server};
 use super::sources;

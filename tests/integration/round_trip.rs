@@ -5,11 +5,10 @@
 //! Inputs here are built field by field with `Raw`, independently of the
 //! writer (gguf-py inputs are in `gguf_py.rs`).
 
-use gguf::Gguf;
 use std::io::Cursor;
 
 use gguf::write::{Builder, WriteMode, WriteOptions};
-use gguf::{Ctx, Endian, GgufFile};
+use gguf::{Ctx, Endian, Gguf, GgufFile};
 
 use super::util::{ctx, rich, Mode, Raw, Src};
 

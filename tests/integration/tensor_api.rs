@@ -1,12 +1,11 @@
 //! Decoded tensor values (`Tensor::to_f32`, rows, f16/bf16) and quantize on
 //! write (`Builder::add_tensor_quantized`, `Builder::requantize_tensor`).
 
-use gguf::Gguf;
 use std::io::Cursor;
 
 use gguf::tensor;
 use gguf::write::{Builder, WriteMode, WriteOptions};
-use gguf::{Endian, Error, GgmlType, GgufFile};
+use gguf::{Endian, Error, GgmlType, Gguf, GgufFile};
 
 use super::util::{raw, Rng};
 

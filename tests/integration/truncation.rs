@@ -3,12 +3,11 @@
 //! justifies. A counting global allocator measures the largest single
 //! allocation made by the current thread while a parse runs.
 
-use gguf::Gguf;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use gguf::format::align_up;
-use gguf::{Error, GgmlType, GgufFile};
+use gguf::{Error, GgmlType, Gguf, GgufFile};
 
 use super::util::{raw, Rng};
 

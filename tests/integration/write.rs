@@ -1,10 +1,9 @@
 //! The writer: builder validation, the three write modes, atomic writes.
 
-use gguf::Gguf;
 use std::io::Cursor;
 
 use gguf::write::{Builder, OwnedValue, WriteMode, WriteOptions};
-use gguf::{Endian, Error, GgmlType, GgufFile};
+use gguf::{Endian, Error, GgmlType, Gguf, GgufFile};
 
 use super::util::{ctx, rich, Content, Mode, Src, TensorSpec};
 

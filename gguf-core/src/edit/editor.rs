@@ -1,6 +1,5 @@
 //! [`Editor`]: queued metadata edits, committed in place or by rewrite.
 
-use crate::read::Gguf;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
@@ -8,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::format::align_up;
+use crate::read::Gguf;
 use crate::read::GgufFile;
 use crate::write::{replace_file, Builder, Layout, MetaValue, OwnedValue};
 

@@ -2,12 +2,12 @@
 //! fast slice reader must agree with them field for field, and writing what
 //! they read must give back the same bytes.
 
-use crate::read::Gguf;
 use std::io::Cursor;
 
 use binrw::{BinRead, BinWrite};
 
 use crate::format::{Ctx, Endian, GgufString, HeaderWire, KvHeaderWire, StrSpan, TensorInfoWire};
+use crate::read::Gguf;
 use crate::testing::Raw;
 use crate::GgufFile;
 

@@ -1,9 +1,9 @@
 //! What llama.cpp would refuse in a file this crate accepts.
 
-use crate::read::Gguf;
 use std::fmt;
 
 use crate::format::{align_up, Endian, Value, ValueType};
+use crate::read::Gguf;
 
 use super::GgufFile;
 

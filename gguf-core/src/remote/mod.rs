@@ -81,13 +81,12 @@ mod split;
 mod store;
 mod store_http;
 
-use crate::read::Gguf;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::read::{GgufFile, HeaderParser, ReadOptions, Step};
+use crate::read::{Gguf, GgufFile, HeaderParser, ReadOptions, Step};
 
 use backend::Backend;
 pub use location::is_remote;

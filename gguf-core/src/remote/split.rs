@@ -1,11 +1,11 @@
 //! Split models remotely: from one shard's URL, every shard's header,
 //! fetched concurrently.
 
-use crate::read::Gguf;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::Result;
+use crate::read::Gguf;
 use crate::read::GgufFile;
 
 use super::backend::Backend;

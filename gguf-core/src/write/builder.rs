@@ -1,6 +1,5 @@
 //! [`Builder`]: metadata and tensors in, a GGUF file out.
 
-use crate::read::Gguf;
 use std::io::Write;
 
 use indexmap::IndexMap;
@@ -11,6 +10,7 @@ use crate::format::{
     Ctx, Endian, GgmlType, Scalar, TensorElement, Value, ALIGNMENT_KEY, DEFAULT_ALIGNMENT,
     MAX_DIMS, MAX_TENSOR_NAME,
 };
+use crate::read::Gguf;
 use crate::read::GgufFile;
 use crate::write::encode::{value_len, Encoder};
 use crate::write::layout::Layout;

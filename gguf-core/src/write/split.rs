@@ -2,7 +2,6 @@
 //!
 //! The rules are on [`SplitOptions`].
 
-use crate::read::Gguf;
 use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -11,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::format::ALIGNMENT_KEY;
 use crate::model::{is_split_key, Model, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
 use crate::naming::shard_path;
+use crate::read::Gguf;
 use crate::write::builder::{Builder, PendingTensor};
 use crate::write::layout::Layout;
 use crate::write::modes::{Progress, WriteMode, WriteOptions};

@@ -17,12 +17,11 @@
 //! an interrupted write left beside the file (`.gguf-*.tmp`) are named in a
 //! note, whatever the status.
 
-use gguf::Gguf;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use gguf::llama_load::LoadReport;
-use gguf::{GgmlType, GgufFile, Model, Tensor, Value};
+use gguf::{GgmlType, Gguf, GgufFile, Model, Tensor, Value};
 use rayon::prelude::*;
 use serde_json::json;
 

@@ -2,12 +2,11 @@
 //! another type, as `llama-quantize --pure` selects them and falls back
 //! per tensor.
 
-use gguf::Gguf;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use gguf::write::{Builder, WriteMode};
-use gguf::{tensor, GgmlType, Model, Tensor};
+use gguf::{tensor, GgmlType, Gguf, Model, Tensor};
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -3,10 +3,9 @@
 //! Exit status as diff(1): 0 when the files hold the same header fields,
 //! metadata and tensors, 1 when anything differs, 2 on error.
 
-use gguf::Gguf;
 use std::path::PathBuf;
 
-use gguf::{ArrayView, Endian, Tensor, Value};
+use gguf::{ArrayView, Endian, Gguf, Tensor, Value};
 use rayon::prelude::*;
 use serde_json::{json, Value as Json};
 

@@ -1,13 +1,12 @@
 //! `gguf set`, `gguf rm`, `gguf mv`, `gguf rename-tensor`: metadata edits,
 //! in place when they fit.
 
-use gguf::Gguf;
 use std::path::PathBuf;
 
 use gguf::edit::Commit;
 use gguf::model::ModelEditor;
 use gguf::write::{OwnedArray, OwnedValue};
-use gguf::{Value, ValueType};
+use gguf::{Gguf, Value, ValueType};
 
 type CliResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
 

@@ -1,9 +1,8 @@
 //! `gguf get FILE KEY [--json]`: one metadata value, printed for scripts.
 
-use gguf::Gguf;
 use std::path::PathBuf;
 
-use gguf::{GgufFile, Value};
+use gguf::{Gguf, GgufFile, Value};
 
 use crate::json;
 

@@ -31,7 +31,6 @@
 //! the process's memory as soon as every digest has consumed them, so
 //! memory stays at the pieces in flight, not the model's size.
 
-use gguf::Gguf;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -39,6 +38,7 @@ use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, Receiver, Sender, SyncSender};
 use std::sync::Arc;
 
+use gguf::Gguf;
 use gguf::Tensor;
 
 use crate::open::Opened;

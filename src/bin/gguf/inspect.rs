@@ -1,10 +1,10 @@
 //! `gguf inspect FILE [--json]`: FILE may be any shard of a split model,
 //! which is then described whole (every tensor, and a table of shards).
 
-use gguf::Gguf;
 use std::path::PathBuf;
 
 use gguf::summary::{ModelSummary, PerLayer};
+use gguf::Gguf;
 use gguf::Model;
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};

@@ -4,7 +4,6 @@
 //! - a URL: `http(s)://`, `hf://`, `ms://`, `ollama://`, `s3://`, `gs://`,
 //!   `az://` (see `gguf::remote`), read at the cost of their headers.
 
-use gguf::Gguf;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -12,7 +11,7 @@ use std::time::{Duration, Instant};
 use gguf::remote::{
     is_ollama_store, is_remote, ollama_model_path, redact_url, RemoteFile, RemoteOptions,
 };
-use gguf::{GgufFile, Model, Tensor};
+use gguf::{Gguf, GgufFile, Model, Tensor};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 

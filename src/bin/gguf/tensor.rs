@@ -1,11 +1,10 @@
 //! `gguf tensor FILE NAME [--npy OUT]`: a tensor's summary, or its values
 //! as a NumPy `.npy` file.
 
-use gguf::Gguf;
 use std::io::Write;
 use std::path::PathBuf;
 
-use gguf::{Endian, GgmlType, Tensor};
+use gguf::{Endian, GgmlType, Gguf, Tensor};
 
 #[derive(clap::Args)]
 pub struct Args {
