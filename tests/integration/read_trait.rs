@@ -266,3 +266,45 @@ fn an_editors_preview_is_the_file_its_commit_leaves() {
     ed.commit().unwrap();
     assert_eq!(describe(&GgufFile::open(&path).unwrap()), preview);
 }
+
+#[test]
+fn a_builders_preview_of_a_large_header_is_the_written_files_header() {
+    let mut b = builder();
+    let tokens: Vec<String> = (0..150_000).map(|i| format!("token{i}")).collect();
+    b.set("tokenizer.ggml.tokens", tokens).unwrap();
+    b.alignment(4096).unwrap();
+    let preview = b.preview().unwrap();
+    let bytes = b.to_vec().unwrap();
+    let file = GgufFile::from_bytes(&bytes).unwrap();
+    assert!(file.header_len() > 1 << 20, "{}", file.header_len());
+    assert_eq!(describe_header(&preview), describe_header(&file));
+    assert_eq!(preview.header_bytes(), file.header_bytes());
+    assert_eq!(
+        (
+            preview.data_offset(),
+            preview.file_len(),
+            preview.alignment()
+        ),
+        (file.data_offset(), file.file_len(), 4096)
+    );
+    assert_eq!(
+        preview.get_strings("tokenizer.ggml.tokens").unwrap().last(),
+        Some("token149999")
+    );
+}
+
+/// The metadata and tensor infos, without the checks of [`describe`] that
+/// need the tokenizer it writes.
+fn describe_header(g: &impl Gguf) -> Vec<String> {
+    let mut out: Vec<String> = g.metadata().map(|(k, v)| format!("{k}={v}")).collect();
+    out.extend(g.tensors().map(|t| {
+        format!(
+            "{} {} {:?} {}",
+            t.name(),
+            t.ggml_type(),
+            t.shape(),
+            t.offset()
+        )
+    }));
+    out
+}
