@@ -13,7 +13,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 
-use gguf::GgufFile;
+use gguf::{Gguf, GgufFile};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let url = match std::env::args().nth(1) {

@@ -3,9 +3,11 @@
 //! The crate is layered like the format:
 //! - [`format`](mod@format): wire types and the size arithmetic shared by every part
 //!   ([`GgmlType`], [`format::Value`], [`format::align_up`], ...);
-//! - [`read`]: [`GgufFile`], a validated zero-copy view of one file, and
+//! - [`read`]: [`GgufFile`], a validated zero-copy view of one file,
 //!   [`read::Source`], what can be opened (a path, bytes, a `Read + Seek`
-//!   stream, a URL, an Ollama store entry);
+//!   stream, a URL, an Ollama store entry), and [`Gguf`], the getters every
+//!   view of a model shares (a file, a split [`Model`], a builder's or
+//!   editor's preview);
 //! - [`model`]: [`Model`], a model in one file or split into shards, seen as
 //!   one, and the one door: [`Model::open`] reads any source;
 //! - [`naming`]: the GGUF file-name convention and shard names;
@@ -19,6 +21,8 @@
 //! - [`summary`]: what a model is, from its header ([`summary::ModelSummary`]);
 //! - [`llama_load`]: whether llama.cpp's model loader would load a model
 //!   ([`llama_load::LoadReport`]);
+//! - [`quantize`]: llama-quantize's choices of which tensors to convert and
+//!   to what type ([`quantize::choose_pure`]);
 //! - `remote` (cargo feature `remote`): the transport behind URLs
 //!   (`http(s)://`, `hf://`, `ms://`, `ollama://`, `s3://`, `gs://`,
 //!   `az://`), read at the cost of their header; users open URLs through
@@ -69,6 +73,7 @@ pub mod llama_load;
 pub mod metadata;
 pub mod model;
 pub mod naming;
+pub mod quantize;
 pub mod read;
 #[cfg(feature = "remote")]
 pub mod remote;
@@ -82,4 +87,4 @@ pub use error::{Error, Result};
 pub use format::{ArrayView, Ctx, Endian, GgmlType, Value, ValueType};
 pub use metadata::{FromMetadata, General, LlamaHyperParams, Metadata, ToMetadata, Tokenizer};
 pub use model::Model;
-pub use read::{GgufFile, LintIssue, Tensor};
+pub use read::{Gguf, GgufFile, LintIssue, Tensor};

@@ -7,7 +7,7 @@ use std::path::Path;
 use gguf::model::Origin;
 use gguf::read::{OpenOptions, Source};
 use gguf::write::{Builder, SplitOptions};
-use gguf::{GgmlType, GgufFile, Model};
+use gguf::{GgmlType, Gguf, GgufFile, Model};
 
 use super::remote::{gguf, run, Server};
 

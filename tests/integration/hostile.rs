@@ -3,7 +3,7 @@
 //! through a byte slice, a `Read + Seek` stream and a path (`GgufFile::open` of each), which must agree.
 
 use gguf::read::Limits;
-use gguf::{Endian, Error, GgufFile, ValueType};
+use gguf::{Endian, Error, Gguf, GgufFile, ValueType};
 
 use super::util::{ctx, raw, reject, Raw};
 

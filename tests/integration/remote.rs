@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use gguf::read::{OpenOptions, ReadOptions, RemoteOptions, Source, DEFAULT_CHUNK};
 use gguf::write::Builder;
-use gguf::{Error, GgmlType, GgufFile, Model};
+use gguf::{Error, GgmlType, Gguf, GgufFile, Model};
 
 use super::util::{assert_same_index, raw, tiny_file};
 

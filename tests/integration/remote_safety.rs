@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use gguf::read::{RemoteOptions, DEFAULT_CHUNK};
 use gguf::write::Builder;
-use gguf::{Error, GgmlType, Model};
+use gguf::{Error, GgmlType, Gguf, Model};
 
 use super::remote::{gguf, open_remote, open_remote_with, run, Server};
 use super::sources;

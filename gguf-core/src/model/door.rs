@@ -8,6 +8,8 @@ use super::SPLIT_TENSORS_COUNT;
 #[cfg(not(feature = "remote"))]
 use crate::error::Error;
 use crate::error::Result;
+#[cfg(feature = "remote")]
+use crate::read::Gguf;
 use crate::read::{GgufFile, OpenOptions, Source};
 
 impl<'a> Model<'a> {
@@ -226,6 +228,8 @@ fn later_first_read(first: &GgufFile<'_>, chunk: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(not(feature = "remote"))]
+    use crate::read::Gguf;
 
     #[cfg(not(feature = "remote"))]
     #[test]

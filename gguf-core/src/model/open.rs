@@ -6,7 +6,7 @@ use super::origin::Origin;
 use super::{Model, Shard, ShardIndex, SplitInfo, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
 use crate::error::{Error, Result};
 use crate::naming::{parse_shard_name, shard_file_name};
-use crate::read::{GgufFile, Limits};
+use crate::read::{Gguf, GgufFile, Limits};
 
 /// Wraps an error with the file it came from.
 fn at(path: &Path) -> impl FnOnce(Error) -> Error + '_ {

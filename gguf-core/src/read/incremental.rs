@@ -264,6 +264,7 @@ pub enum Step {
 /// fails with [`Error::DataNotLoaded`]).
 ///
 /// ```
+/// use gguf_core::Gguf;
 /// use gguf_core::read::{HeaderParser, ReadAt, ReadOptions, Step};
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// let source: &[u8] = &bytes; // any source of positional reads
@@ -426,6 +427,7 @@ impl HeaderParser {
 /// driver of [`HeaderParser`].
 ///
 /// ```
+/// use gguf_core::Gguf;
 /// use gguf_core::read::{read_header, ReadOptions};
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// let file = read_header(&bytes[..], &ReadOptions::default())?;
@@ -620,6 +622,7 @@ impl Walker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::read::Gguf;
 
     /// A reader that counts reads and bytes.
     struct Counting<'a> {

@@ -66,6 +66,7 @@
 //! [`Error::Deadline`] saying how many arrived.
 //!
 //! ```no_run
+//! use gguf_core::Gguf;
 //! # fn main() -> gguf_core::Result<()> {
 //! use gguf_core::Model;
 //! let model = Model::open("hf://Qwen/Qwen3-0.6B-GGUF/Qwen3-0.6B-Q8_0.gguf")?;

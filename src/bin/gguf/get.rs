@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use gguf::{Model, Value};
+use gguf::{Gguf, Model, Value};
 
 use crate::json;
 

@@ -4,7 +4,7 @@
 //! gguf-dump lists as `GGUF.*`), then that file's own tensors with their
 //! offsets, for someone debugging one shard of a split model.
 
-use gguf::GgufFile;
+use gguf::{Gguf, GgufFile};
 use serde_json::json;
 
 use crate::json;
