@@ -23,6 +23,7 @@ impl<'a> Model<'a> {
     /// validated.
     ///
     /// ```no_run
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// use gguf_core::Model;
     /// let model = Model::open("Grok-100B-v1.0-Q4_0-00003-of-00009.gguf")?;
@@ -38,6 +39,7 @@ impl<'a> Model<'a> {
     /// [`open`](Self::open) with explicit [`OpenOptions`] for every file.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// use gguf_core::{read::{Limits, OpenOptions}, Model};
@@ -66,6 +68,7 @@ impl Model<'static> {
     /// then read with [`Tensor::read_async`](crate::Tensor::read_async).
     ///
     /// ```no_run
+    /// use gguf_core::Gguf;
     /// # async fn f() -> gguf_core::Result<()> {
     /// use gguf_core::{read::OpenOptions, Model};
     /// let model = Model::open_async("s3://models/big-00001-of-00003.gguf", &OpenOptions::default()).await?;
@@ -122,6 +125,7 @@ impl<'a> GgufFile<'a> {
     /// [`edit::recover`](crate::edit::recover) repair the file on disk.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::open(&bytes)?;

@@ -53,6 +53,7 @@ impl Tensor<'_> {
     /// Fails when the data cannot be read or decoded.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// use gguf_core::read::{FiniteUnit, NonFinite};
     /// use gguf_core::{write::Builder, GgmlType, GgufFile};

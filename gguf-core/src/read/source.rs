@@ -90,6 +90,7 @@ impl<'a> Source<'a> {
     /// so a GGUF file embedded in a larger stream works.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// use gguf_core::{read::Source, GgufFile};

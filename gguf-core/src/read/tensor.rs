@@ -132,6 +132,7 @@ impl<'f> Tensor<'f> {
     /// stream, a remote file: one request).
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::open(&bytes)?;
@@ -149,6 +150,7 @@ impl<'f> Tensor<'f> {
     /// held, else one range read.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// use gguf_core::{read::Source, GgufFile};
@@ -174,6 +176,7 @@ impl<'f> Tensor<'f> {
     /// to `f32`: one range read when the data is not held.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::open(&bytes)?;
