@@ -22,7 +22,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gguf::testing::Raw;
-use gguf::{Ctx, Gguf, GgufFile};
+use gguf::{format::WireFormat, Gguf, GgufFile};
 
 fn median(mut f: impl FnMut() -> Duration, runs: usize) -> Duration {
     let mut times: Vec<Duration> = (0..runs).map(|_| f()).collect();
@@ -32,7 +32,7 @@ fn median(mut f: impl FnMut() -> Duration, runs: usize) -> Duration {
 
 fn six_mb_header() -> Vec<u8> {
     let tokens = 300_000u64;
-    let mut r = Raw::new(Ctx::default());
+    let mut r = Raw::new(WireFormat::default());
     r.header(1, 1)
         .str("tokenizer.ggml.tokens")
         .u32(9)

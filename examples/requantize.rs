@@ -8,7 +8,7 @@
 //! ```
 
 use gguf::write::Builder;
-use gguf::{tensor, GgmlType, Gguf, GgufFile};
+use gguf::{codec, GgmlType, Gguf, GgufFile};
 
 fn main() -> gguf::Result<()> {
     let path = std::env::args()
@@ -66,9 +66,9 @@ fn main() -> gguf::Result<()> {
         GgmlType::Q4_K,
         GgmlType::Q2_K,
     ] {
-        let q = tensor::quantize(ty, &values, &[256, 4])?;
+        let q = codec::quantize(ty, &values, &[256, 4])?;
         let mut back = vec![0f32; values.len()];
-        tensor::dequantize(ty, gguf::Endian::Little, &q, &mut back)?;
+        codec::dequantize(ty, gguf::Endian::Little, &q, &mut back)?;
         println!(
             "  {:6} {:5} bytes for {} values, max abs error {:.5}",
             ty.to_string(),
@@ -80,7 +80,7 @@ fn main() -> gguf::Result<()> {
     let extra = new.tensor("extra.weight")?;
     assert_eq!(
         extra.data()?,
-        tensor::quantize(GgmlType::Q4_K, &values, &[256, 4])?
+        codec::quantize(GgmlType::Q4_K, &values, &[256, 4])?
     );
     Ok(())
 }

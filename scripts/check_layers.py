@@ -21,7 +21,7 @@ from pathlib import Path
 LAYERS = [
     ["error", "format"],  # the error names format types; format returns errors
     ["journal"],  # the in-place edit journal's on-disk format
-    ["tensor"],  # the codecs
+    ["codec"],  # the codecs
     ["read"],
     ["naming"],
     ["remote"],  # the transport behind URLs: reads headers with read/, opened by model/'s door

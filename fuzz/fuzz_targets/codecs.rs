@@ -11,7 +11,7 @@
 //! stays within the error `bound` gives for the type.
 #![no_main]
 
-use gguf_core::tensor;
+use gguf_core::codec;
 use gguf_core::{Endian, GgmlType};
 use gguf_fuzz::Bytes;
 use libfuzzer_sys::fuzz_target;
@@ -66,10 +66,10 @@ fuzz_target!(|data: &[u8]| {
     let mut block_bytes = input.take(blocks * ts).to_vec();
     block_bytes.resize(blocks * ts, 0);
     for endian in [Endian::Little, Endian::Big] {
-        let v = tensor::dequantize_to_vec(ty, endian, &block_bytes).expect("whole blocks decode");
+        let v = codec::dequantize_to_vec(ty, endian, &block_bytes).expect("whole blocks decode");
         assert_eq!(v.len(), blocks * bs);
         let mut par = vec![0f32; v.len()];
-        tensor::dequantize_par(ty, endian, &block_bytes, &mut par).expect("parallel decode");
+        codec::dequantize_par(ty, endian, &block_bytes, &mut par).expect("parallel decode");
         assert_eq!(
             bits(&v),
             bits(&par),
@@ -77,11 +77,11 @@ fuzz_target!(|data: &[u8]| {
         );
         // Partial blocks are an error, not a panic.
         if ts > 1 {
-            assert!(tensor::dequantize_to_vec(ty, endian, &block_bytes[1..]).is_err());
+            assert!(codec::dequantize_to_vec(ty, endian, &block_bytes[1..]).is_err());
         }
     }
 
-    if !tensor::can_quantize(ty) {
+    if !codec::can_quantize(ty) {
         return;
     }
     // Floats: raw bit patterns, or finite values of every magnitude.
@@ -98,9 +98,9 @@ fuzz_target!(|data: &[u8]| {
             }
         })
         .collect();
-    let q = tensor::quantize(ty, &x, &[n as u64]).expect("whole blocks quantize");
+    let q = codec::quantize(ty, &x, &[n as u64]).expect("whole blocks quantize");
     assert_eq!(q.len(), blocks * ts);
-    let y = tensor::dequantize_to_vec(ty, Endian::Little, &q).expect("own output decodes");
+    let y = codec::dequantize_to_vec(ty, Endian::Little, &q).expect("own output decodes");
     assert_eq!(y.len(), n);
     for (i, (xb, yb)) in x.chunks(bs).zip(y.chunks(bs)).enumerate() {
         if !xb.iter().all(|v| v.is_finite() && v.abs() <= FINITE_LIMIT) {

@@ -8,7 +8,7 @@
 #![no_main]
 
 use gguf_core::edit::{journal_path, Editor};
-use gguf_core::write::{OwnedArray, OwnedValue, SLACK_KEY};
+use gguf_core::{format::{OwnedArray, OwnedValue}, write::SLACK_KEY};
 use gguf_core::Gguf;
 use gguf_core::GgufFile;
 use gguf_fuzz::{summary, Bytes};

@@ -6,7 +6,7 @@
 //! keys aside), unless its `split.count` says otherwise.
 #![no_main]
 
-use gguf_core::model::{is_split_key, Model, SPLIT_COUNT};
+use gguf_core::{model::{is_split_key, SPLIT_COUNT}, Model};
 use gguf_core::read::{read_header, ReadOptions};
 use gguf_core::Gguf;
 use gguf_core::GgufFile;
@@ -33,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
             c.map(|_| ())
         ),
     }
-    let b = GgufFile::open(gguf_core::read::Source::reader(std::io::Cursor::new(data.to_vec())));
+    let b = GgufFile::open(gguf_core::Source::reader(std::io::Cursor::new(data.to_vec())));
     match (a, b) {
         (Ok(a), Ok(b)) => {
             assert_eq!(summary(&a, true), summary(&b, true));

@@ -6,7 +6,7 @@
 
 pub mod split_seeds;
 
-use gguf_core::format::{Ctx, Endian, Value};
+use gguf_core::{format::WireFormat, Endian, Value};
 use gguf_core::write::{Builder, WriteMode, WriteOptions};
 use gguf_core::{Gguf, GgufFile, Result};
 
@@ -81,7 +81,7 @@ pub struct InfoSummary {
 /// What a parsed file says, bit for bit, apart from its tensor data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
-    pub ctx: Ctx,
+    pub ctx: WireFormat,
     pub alignment: u64,
     pub kvs: Vec<(String, Vec<u8>)>,
     pub tensors: Vec<InfoSummary>,
@@ -113,7 +113,7 @@ pub fn summary(file: &GgufFile<'_>, offsets: bool) -> Summary {
         .collect::<Vec<_>>();
     assert_eq!(tensors.len(), file.tensor_count());
     Summary {
-        ctx: file.ctx(),
+        ctx: file.wire_format(),
         alignment: file.alignment(),
         kvs,
         tensors,

@@ -17,7 +17,8 @@ use gguf_core::write::{Builder, SplitOptions};
 use gguf_core::Gguf;
 use gguf_core::GgufFile;
 
-use crate::{join_shard_set, MAX_SHARDS};
+use crate::join_shard_set;
+use crate::MAX_SHARDS;
 
 /// The environment variable that asks for the seeds.
 pub const ENV: &str = "GGUF_FUZZ_SPLIT_SEEDS";

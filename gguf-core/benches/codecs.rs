@@ -11,7 +11,7 @@
 //! speed, where criterion's mean mostly measures the other tenants.
 
 use criterion::{criterion_group, Criterion, Throughput};
-use gguf_core::{tensor, Endian, GgmlType};
+use gguf_core::{codec, Endian, GgmlType};
 use std::hint::black_box;
 
 fn n_elements() -> usize {
@@ -51,8 +51,8 @@ fn bench_dequantize(c: &mut Criterion) {
     let mut g = c.benchmark_group("dequantize");
     g.throughput(Throughput::Elements(n as u64));
     for &ty in DEQUANT {
-        let data = if tensor::can_quantize(ty) {
-            tensor::quantize(ty, &x, &[n as u64]).unwrap()
+        let data = if codec::can_quantize(ty) {
+            codec::quantize(ty, &x, &[n as u64]).unwrap()
         } else {
             // IQ4_XS has no reference quantizer: random blocks decode just as fast.
             let ts = ty.type_size().unwrap() as usize;
@@ -71,11 +71,11 @@ fn bench_dequantize(c: &mut Criterion) {
         };
         let mut out = vec![0f32; n];
         g.bench_function(format!("{ty}/serial"), |b| {
-            b.iter(|| tensor::dequantize(ty, Endian::Little, black_box(&data), &mut out).unwrap())
+            b.iter(|| codec::dequantize(ty, Endian::Little, black_box(&data), &mut out).unwrap())
         });
         g.bench_function(format!("{ty}/parallel"), |b| {
             b.iter(|| {
-                tensor::dequantize_par(ty, Endian::Little, black_box(&data), &mut out).unwrap()
+                codec::dequantize_par(ty, Endian::Little, black_box(&data), &mut out).unwrap()
             })
         });
     }
@@ -92,7 +92,7 @@ fn bench_quantize(c: &mut Criterion) {
         let mut out =
             vec![0u8; n / ty.block_size().unwrap() as usize * ty.type_size().unwrap() as usize];
         g.bench_function(format!("{ty}"), |b| {
-            b.iter(|| tensor::quantize_into(ty, black_box(&x), &mut out).unwrap())
+            b.iter(|| codec::quantize_into(ty, black_box(&x), &mut out).unwrap())
         });
     }
     g.finish();
@@ -113,19 +113,19 @@ fn best_of() {
             .fold(f64::MAX, f64::min)
     };
     for &ty in DEQUANT {
-        let data = if tensor::can_quantize(ty) {
-            tensor::quantize(ty, &x, &[n as u64]).unwrap()
+        let data = if codec::can_quantize(ty) {
+            codec::quantize(ty, &x, &[n as u64]).unwrap()
         } else {
-            let q = tensor::quantize(GgmlType::Q4_K, &x, &[n as u64]).unwrap();
+            let q = codec::quantize(GgmlType::Q4_K, &x, &[n as u64]).unwrap();
             // IQ4_XS blocks are 136 bytes: any bytes decode, at the same speed.
             q.iter().cycle().take(n / 256 * 136).copied().collect()
         };
         let mut out = vec![0f32; n];
         let s = best(&mut || {
-            tensor::dequantize(ty, Endian::Little, black_box(&data), &mut out).unwrap()
+            codec::dequantize(ty, Endian::Little, black_box(&data), &mut out).unwrap()
         });
         let p = best(&mut || {
-            tensor::dequantize_par(ty, Endian::Little, black_box(&data), &mut out).unwrap()
+            codec::dequantize_par(ty, Endian::Little, black_box(&data), &mut out).unwrap()
         });
         println!(
             "dequantize {ty:7} serial {:6.2} G elem/s   parallel {:6.2} G elem/s",
@@ -137,7 +137,7 @@ fn best_of() {
         let m = n / 4;
         let mut out =
             vec![0u8; m / ty.block_size().unwrap() as usize * ty.type_size().unwrap() as usize];
-        let s = best(&mut || tensor::quantize_into(ty, black_box(&x[..m]), &mut out).unwrap());
+        let s = best(&mut || codec::quantize_into(ty, black_box(&x[..m]), &mut out).unwrap());
         println!(
             "quantize   {ty:7} serial {:8.1} M elem/s",
             m as f64 / s / 1e6

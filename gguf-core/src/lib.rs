@@ -2,9 +2,9 @@
 //!
 //! The crate is layered like the format:
 //! - [`format`](mod@format): wire types and the size arithmetic shared by every part
-//!   ([`GgmlType`], [`format::Value`], [`format::align_up`], ...);
+//!   ([`GgmlType`], [`Value`], [`format::align_up`], ...);
 //! - [`read`]: [`GgufFile`], a validated zero-copy view of one file,
-//!   [`read::Source`], what can be opened (a path, bytes, a `Read + Seek`
+//!   [`Source`], what can be opened (a path, bytes, a `Read + Seek`
 //!   stream, a URL, an Ollama store entry), and [`Gguf`], the getters every
 //!   view of a model shares (a file, a split [`Model`], a builder's or
 //!   editor's preview);
@@ -28,7 +28,7 @@
 //!   `az://`), read at the cost of their header; users open URLs through
 //!   [`Model::open`] (the local Ollama store, `ollama:NAME[:TAG]`, needs
 //!   no feature);
-//! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
+//! - [`codec`]: dequantize and quantize tensor data, bit-exact with ggml;
 //! - [`Error`]: the one error type, which always says what and where.
 //!
 //! Most users depend on the facade package `gguf-kit`, which re-exports
@@ -37,7 +37,7 @@
 //! # Cargo features
 //!
 //! - `parallel` (on by default): the tensor codecs on every core
-//!   ([`tensor::dequantize_par`], [`read::Tensor::to_f32`], quantizing while
+//!   ([`codec::dequantize_par`], [`Tensor::to_f32`], quantizing while
 //!   writing), through rayon. Off: they run on the calling thread, give the
 //!   same bytes, and rayon is not compiled.
 //! - `simd` (on by default): AVX2 and F16C copies of the tensor codecs on
@@ -64,6 +64,7 @@
 // Lets the derive macros name this crate as `::gguf_core` from inside it.
 extern crate self as gguf_core;
 
+pub mod codec;
 #[cfg(unix)]
 pub mod edit;
 pub mod error;
@@ -78,13 +79,26 @@ pub mod read;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod summary;
-pub mod tensor;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod write;
 
+// Each public item has one public path: the handful every user needs at
+// the root (below), the rest in their modules.
 pub use error::{Error, Result};
-pub use format::{ArrayView, Ctx, Endian, GgmlType, Value, ValueType};
-pub use metadata::{FromMetadata, General, LlamaHyperParams, Metadata, ToMetadata, Tokenizer};
+pub use format::array::ArrayView;
+pub use format::ggml_type::GgmlType;
+pub use format::value::{Value, ValueType};
+pub use format::wire_format::Endian;
+/// The derive macro for [`FromMetadata`] and [`ToMetadata`]; see [`metadata`].
+pub use gguf_derive::Metadata;
+pub use metadata::general::General;
+pub use metadata::llama::LlamaHyperParams;
+pub use metadata::tokenizer::Tokenizer;
+pub use metadata::{FromMetadata, ToMetadata};
 pub use model::Model;
-pub use read::{Gguf, GgufFile, LintIssue, Tensor};
+pub use read::options::OpenOptions;
+pub use read::source::Source;
+pub use read::tensor::Tensor;
+pub use read::view::Gguf;
+pub use read::GgufFile;

@@ -362,7 +362,7 @@ pub fn shard_path(path: &Path, index: u32, count: u32) -> PathBuf {
 
 // ---- the converter's name ----
 
-pub use crate::format::file_type_encoding;
+use crate::format::file_type_encoding;
 
 /// Parameter counts as gguf-py's `GGUFWriter.get_total_parameter_count`
 /// computes them from tensor shapes: (total, shared, expert, expert count);

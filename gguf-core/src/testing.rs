@@ -3,7 +3,7 @@
 //! tests and with the non-default `testing` feature, which the root crate's
 //! integration tests turn on; not part of the API.
 
-use crate::format::{Ctx, Endian};
+use crate::format::{Endian, WireFormat};
 
 /// Appends GGUF fields to a buffer in a given version and byte order.
 #[derive(Debug, Clone, Default)]
@@ -11,12 +11,12 @@ pub struct Raw {
     /// The bytes so far.
     pub buf: Vec<u8>,
     /// Version and byte order used for numbers, lengths and counts.
-    pub ctx: Ctx,
+    pub ctx: WireFormat,
 }
 
 impl Raw {
     /// Empty buffer with this context.
-    pub fn new(ctx: Ctx) -> Self {
+    pub fn new(ctx: WireFormat) -> Self {
         Raw {
             buf: Vec::new(),
             ctx,
@@ -101,7 +101,7 @@ impl Raw {
 /// `output.weight` `[8, 2]`. Doc examples read the same bytes from
 /// `tests/data/tiny.gguf`, so they do not need this module.
 pub fn tiny_file() -> Vec<u8> {
-    let mut r = Raw::new(Ctx::default());
+    let mut r = Raw::new(WireFormat::default());
     r.header(2, 4);
     r.str("general.architecture").u32(8).str("llama");
     r.str("llama.context_length").u32(4).u32(4096);

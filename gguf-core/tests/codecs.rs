@@ -6,7 +6,7 @@
 //! whatever their payload and sign, because NaN bits produced by arithmetic
 //! differ between numpy and C on the same inputs.
 
-use gguf_core::{tensor, Endian, GgmlType};
+use gguf_core::{codec, Endian, GgmlType};
 
 const VECTORS: &[u8] = include_bytes!("../../tests/oracles/codec_vectors.bin");
 
@@ -77,7 +77,7 @@ fn codecs_match_oracles() {
     for r in &recs {
         if r.quantize {
             let src = f32s(r.input);
-            match tensor::quantize(r.ty, &src, &[src.len() as u64]) {
+            match codec::quantize(r.ty, &src, &[src.len() as u64]) {
                 Ok(got) if got == r.output => {}
                 Ok(got) => {
                     let (bs, ts) = (
@@ -112,7 +112,7 @@ fn codecs_match_oracles() {
                 Endian::Little
             };
             let want = f32s(r.output);
-            match tensor::dequantize_to_vec(r.ty, endian, r.input) {
+            match codec::dequantize_to_vec(r.ty, endian, r.input) {
                 Ok(got) => {
                     let n = want.len().min(got.len());
                     let bad: Vec<usize> = (0..n).filter(|&i| !same(got[i], want[i])).collect();
@@ -147,7 +147,7 @@ fn codecs_match_oracles() {
                     }
                     // The parallel path must agree with the serial one.
                     let mut par = vec![0f32; got.len()];
-                    tensor::dequantize_par(r.ty, endian, r.input, &mut par).unwrap();
+                    codec::dequantize_par(r.ty, endian, r.input, &mut par).unwrap();
                     assert!(
                         par.iter()
                             .zip(&got)
@@ -199,7 +199,7 @@ fn every_quantizable_type_has_a_quantize_oracle() {
     let missing: Vec<GgmlType> = GgmlType::ALL
         .iter()
         .copied()
-        .filter(|&t| t != GgmlType::F32 && tensor::can_quantize(t))
+        .filter(|&t| t != GgmlType::F32 && codec::can_quantize(t))
         .filter(|&t| !recs.iter().any(|r| r.quantize && r.ty == t))
         .collect();
     assert!(
@@ -210,7 +210,7 @@ fn every_quantizable_type_has_a_quantize_oracle() {
 
 #[test]
 fn length_errors_are_precise() {
-    let err = tensor::dequantize_to_vec(GgmlType::Q8_0, Endian::Little, &[0u8; 35]).unwrap_err();
+    let err = codec::dequantize_to_vec(GgmlType::Q8_0, Endian::Little, &[0u8; 35]).unwrap_err();
     assert!(
         matches!(
             err,
@@ -223,7 +223,7 @@ fn length_errors_are_precise() {
         "{err}"
     );
     let mut out = [0f32; 31];
-    let err = tensor::dequantize(GgmlType::Q8_0, Endian::Little, &[0u8; 34], &mut out).unwrap_err();
+    let err = codec::dequantize(GgmlType::Q8_0, Endian::Little, &[0u8; 34], &mut out).unwrap_err();
     assert!(
         matches!(
             err,
@@ -235,17 +235,17 @@ fn length_errors_are_precise() {
         ),
         "{err}"
     );
-    let err = tensor::dequantize_to_vec(GgmlType::Unknown(36), Endian::Little, &[]).unwrap_err();
+    let err = codec::dequantize_to_vec(GgmlType::Unknown(36), Endian::Little, &[]).unwrap_err();
     assert!(
         matches!(err, gguf_core::Error::UnsupportedType { .. }),
         "{err}"
     );
-    let err = tensor::quantize(GgmlType::IQ2_XXS, &[0.0; 256], &[256]).unwrap_err();
+    let err = codec::quantize(GgmlType::IQ2_XXS, &[0.0; 256], &[256]).unwrap_err();
     assert!(
         matches!(err, gguf_core::Error::UnsupportedType { .. }),
         "{err}"
     );
-    let err = tensor::quantize(GgmlType::Q4_K, &[0.0; 512], &[128, 4]).unwrap_err();
+    let err = codec::quantize(GgmlType::Q4_K, &[0.0; 512], &[128, 4]).unwrap_err();
     assert!(
         matches!(
             err,
@@ -257,7 +257,7 @@ fn length_errors_are_precise() {
         ),
         "{err}"
     );
-    let err = tensor::quantize(GgmlType::Q4_0, &[0.0; 64], &[32, 3]).unwrap_err();
+    let err = codec::quantize(GgmlType::Q4_0, &[0.0; 64], &[32, 3]).unwrap_err();
     assert!(
         matches!(
             err,
@@ -286,7 +286,7 @@ fn random_bytes_never_panic() {
         let ts = ty.type_size().unwrap() as usize;
         for endian in [Endian::Little, Endian::Big] {
             let data = &bytes[..ts * 8];
-            let v = tensor::dequantize_to_vec(ty, endian, data).unwrap();
+            let v = codec::dequantize_to_vec(ty, endian, data).unwrap();
             assert_eq!(v.len() as u64, 8 * ty.block_size().unwrap());
         }
     }
@@ -300,11 +300,11 @@ fn quantize_round_trip_is_close() {
         .map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0)
         .collect();
     for &ty in GgmlType::ALL {
-        if !tensor::can_quantize(ty) {
+        if !codec::can_quantize(ty) {
             continue;
         }
-        let q = tensor::quantize(ty, &x, &[1024]).unwrap();
-        let y = tensor::dequantize_to_vec(ty, Endian::Little, &q).unwrap();
+        let q = codec::quantize(ty, &x, &[1024]).unwrap();
+        let y = codec::dequantize_to_vec(ty, Endian::Little, &q).unwrap();
         let rms = (x
             .iter()
             .zip(&y)
@@ -335,9 +335,9 @@ fn random_floats_never_panic() {
         })
         .collect();
     for &ty in GgmlType::ALL {
-        if tensor::can_quantize(ty) {
-            let q = tensor::quantize(ty, &x, &[1024]).unwrap();
-            tensor::dequantize_to_vec(ty, Endian::Little, &q).unwrap();
+        if codec::can_quantize(ty) {
+            let q = codec::quantize(ty, &x, &[1024]).unwrap();
+            codec::dequantize_to_vec(ty, Endian::Little, &q).unwrap();
         }
     }
 }

@@ -1,9 +1,12 @@
 //! Typed metadata: `#[derive(Metadata)]`, `Builder::set_all`, the shipped
 //! `General` / `LlamaHyperParams` / `Tokenizer`, and a file written by gguf-py.
 
-use gguf_core::metadata::ToMetadata;
-use gguf_core::write::{Builder, OwnedArray, OwnedValue};
 use gguf_core::Gguf;
+use gguf_core::ToMetadata;
+use gguf_core::{
+    format::{OwnedArray, OwnedValue},
+    write::Builder,
+};
 use gguf_core::{
     Error, FromMetadata, General, GgmlType, GgufFile, LlamaHyperParams, Metadata, Tokenizer,
 };

@@ -1,7 +1,7 @@
 //! Derive macros for the gguf crates.
 //!
 //! - `#[derive(GgufCodec)]` generates binrw `BinRead` + `BinWrite` impls for
-//!   a wire struct. Both take `gguf_core::format::Ctx` (for its version) as
+//!   a wire struct. Both take `gguf_core::format::WireFormat` (for its version) as
 //!   their arguments and binrw's own `endian` argument as the byte order,
 //!   and pass both to every field, so one definition reads and writes v1
 //!   (u32 lengths), v2/v3 (u64 lengths), little- and big-endian files.
@@ -20,32 +20,32 @@ use proc_macro::TokenStream;
 mod codec;
 mod metadata;
 
-/// Generates binrw `BinRead` and `BinWrite` impls taking `Ctx` as args.
+/// Generates binrw `BinRead` and `BinWrite` impls taking `WireFormat` as args.
 ///
 /// Fields of primitive number types (`u8`..`u64`, `i8`..`i64`, `f32`,
 /// `f64`, `[u8; N]`) are read in the byte order binrw passes
 /// (`read_options`' `endian`, or `read_le`/`read_be`); every other field
-/// type must itself implement `BinRead`/`BinWrite` with `Args = Ctx` and
-/// gets the same byte order. The `endian` of the `Ctx` passed is not
-/// consulted: callers that keep one in a `Ctx` pass `ctx.endian.into()`.
+/// type must itself implement `BinRead`/`BinWrite` with `Args = WireFormat` and
+/// gets the same byte order. The `endian` of the `WireFormat` passed is not
+/// consulted: callers that keep one in a `WireFormat` pass `ctx.endian.into()`.
 ///
 /// `#[gguf(count = expr)]`, where `expr` may name earlier fields, marks a
 /// field whose element count is stored elsewhere: a `Vec<T>` is read
 /// element by element, never reserved up front, so a hostile count cannot
-/// allocate; any other type reads with `Args = (Ctx, u64)` (the count) and
-/// writes with `Args = Ctx`, e.g. an inline, bounded `Dims`.
+/// allocate; any other type reads with `Args = (WireFormat, u64)` (the count) and
+/// writes with `Args = WireFormat`, e.g. an inline, bounded `Dims`.
 ///
 /// The struct may be generic: a field of a type parameter's type gets a
 /// `BinRead` (`BinWrite`) bound on the impl, so one definition can read a
 /// zero-copy string span and write a borrowed `&str`.
 ///
-/// The generated code names `::binrw` and `::gguf_core::format::Ctx`, so
+/// The generated code names `::binrw` and `::gguf_core::format::WireFormat`, so
 /// the crate using the derive depends on both (it is meant for gguf-core's
 /// own wire structs and for crates extending the format).
 ///
 /// ```
 /// use binrw::{BinRead, BinWrite};
-/// use gguf_core::format::{Ctx, Dims, GgufStr, GgufString};
+/// use gguf_core::format::{WireFormat, Dims, GgufStr, GgufString};
 /// use gguf_core::Endian;
 /// use gguf_derive::GgufCodec;
 ///
@@ -64,7 +64,7 @@ mod metadata;
 /// let info = TensorInfoWire { name: GgufStr("w"), n_dims: 2, dims, ggml_type: 0, offset: 64 };
 /// // Version 1 stores the string length and the dimensions as u32.
 /// for (version, len) in [(1, 4 + 1 + 4 + 2 * 4 + 4 + 8), (3, 8 + 1 + 4 + 2 * 8 + 4 + 8)] {
-///     let ctx = Ctx { version, endian: Endian::Big };
+///     let ctx = WireFormat { version, endian: Endian::Big };
 ///     let mut out = std::io::Cursor::new(Vec::new());
 ///     info.write_options(&mut out, binrw::Endian::Big, ctx)?;
 ///     let bytes = out.into_inner();

@@ -595,7 +595,7 @@ fn from_reader_reads_only_the_header_region() {
         inner: std::io::Cursor::new(bytes.clone()),
         max_pos: max_pos.clone(),
     };
-    let f = gguf::GgufFile::open(gguf::read::Source::reader(rec)).unwrap();
+    let f = gguf::GgufFile::open(gguf::Source::reader(rec)).unwrap();
     let rec_max = || max_pos.load(std::sync::atomic::Ordering::Relaxed);
     assert!(f.header_len() < CHUNK);
     assert!(
@@ -633,7 +633,7 @@ fn from_reader_with_a_big_header() {
         inner: std::io::Cursor::new(bytes.clone()),
         max_pos: max_pos.clone(),
     };
-    let f = gguf::GgufFile::open(gguf::read::Source::reader(rec)).unwrap();
+    let f = gguf::GgufFile::open(gguf::Source::reader(rec)).unwrap();
     let rec_max = || max_pos.load(std::sync::atomic::Ordering::Relaxed);
     assert!(f.header_len() > 10 * CHUNK);
     assert_eq!(
@@ -661,6 +661,6 @@ fn from_reader_at_a_nonzero_stream_position() {
     bytes.extend_from_slice(&gguf);
     let mut cur = std::io::Cursor::new(bytes);
     std::io::Seek::seek(&mut cur, std::io::SeekFrom::Start(100)).unwrap();
-    let streamed = gguf::GgufFile::open(gguf::read::Source::reader(cur)).unwrap();
+    let streamed = gguf::GgufFile::open(gguf::Source::reader(cur)).unwrap();
     super::util::assert_same_index(&accept(&gguf), &streamed);
 }

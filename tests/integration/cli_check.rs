@@ -4,7 +4,10 @@
 use std::path::Path;
 use std::process::Command;
 
-use gguf::write::{Builder, OwnedArray, OwnedValue};
+use gguf::{
+    format::{OwnedArray, OwnedValue},
+    write::Builder,
+};
 use gguf::{GgmlType, Gguf};
 
 fn check(path: &Path, json: bool) -> (Option<i32>, String) {

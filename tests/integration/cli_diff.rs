@@ -2,7 +2,10 @@
 
 use std::path::Path;
 
-use gguf::write::{Builder, OwnedArray, OwnedValue};
+use gguf::{
+    format::{OwnedArray, OwnedValue},
+    write::Builder,
+};
 use gguf::{Endian, GgmlType};
 
 use super::util::gguf;

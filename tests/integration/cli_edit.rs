@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::SystemTime;
 
-use gguf::write::{OwnedArray, OwnedValue};
+use gguf::format::{OwnedArray, OwnedValue};
 use gguf::Gguf;
 use gguf::GgufFile;
 

@@ -7,8 +7,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use gguf::write::{Builder, OwnedArray, OwnedValue};
 use gguf::GgmlType;
+use gguf::{
+    format::{OwnedArray, OwnedValue},
+    write::Builder,
+};
 
 use super::remote::Server;
 use super::util::gguf;

@@ -4,8 +4,8 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use gguf::write::{Builder, OwnedValue};
-use gguf::{tensor, Endian, GgmlType, Gguf, GgufFile};
+use gguf::{codec, Endian, GgmlType, Gguf, GgufFile};
+use gguf::{format::OwnedValue, write::Builder};
 
 use super::tensor_api::{encode, multi_type_file, randoms};
 
@@ -423,7 +423,7 @@ fn convert_q8_0_quantizes_weights_and_keeps_everything_else() {
         }
     }
     // Tensors: weights with >= 2 effective dims and whole blocks become
-    // Q8_0 equal to tensor::quantize of the original values; the rest
+    // Q8_0 equal to codec::quantize of the original values; the rest
     // keep their type and bytes.
     let converted = [
         "token_embd.weight",
@@ -445,8 +445,8 @@ fn convert_q8_0_quantizes_weights_and_keeps_everything_else() {
         };
         if let Some(to) = to {
             assert_eq!(t.ggml_type(), to, "{name}");
-            let values = tensor::dequantize_to_vec(*ty, Endian::Little, bytes).unwrap();
-            let want = tensor::quantize(to, &values, shape).unwrap();
+            let values = codec::dequantize_to_vec(*ty, Endian::Little, bytes).unwrap();
+            let want = codec::quantize(to, &values, shape).unwrap();
             assert!(t.data().unwrap() == want, "{name}");
         } else {
             assert_eq!(t.ggml_type(), *ty, "{name}");
@@ -805,7 +805,7 @@ fn convert_keeps_quantized_weights_unless_allowed_and_says_so() {
     let requant_f = GgufFile::open(&requant).unwrap();
     let f16_f = GgufFile::open(&f16).unwrap();
     for (name, ty, shape, bytes) in &tensors {
-        let values = || tensor::dequantize_to_vec(*ty, Endian::Little, bytes).unwrap();
+        let values = || codec::dequantize_to_vec(*ty, Endian::Little, bytes).unwrap();
         let matrix = shape.len() == 2 && *ty != GgmlType::I32;
         // kept.gguf: only the F16 matrix changed.
         let t = kept_f.tensor(name).unwrap();
@@ -821,7 +821,7 @@ fn convert_keeps_quantized_weights_unless_allowed_and_says_so() {
         // requant.gguf: every matrix is Q8_0 of the decoded values.
         let t = requant_f.tensor(name).unwrap();
         if matrix && *ty != GgmlType::Q8_0 {
-            let want = tensor::quantize(GgmlType::Q8_0, &values(), shape).unwrap();
+            let want = codec::quantize(GgmlType::Q8_0, &values(), shape).unwrap();
             assert_eq!(t.ggml_type(), GgmlType::Q8_0, "{name}");
             assert!(t.data().unwrap() == want, "{name}");
         } else {

@@ -5,9 +5,9 @@
 use std::path::Path;
 
 use gguf::model::Origin;
-use gguf::read::{OpenOptions, Source};
 use gguf::write::{Builder, SplitOptions};
 use gguf::{GgmlType, Gguf, GgufFile, Model};
+use gguf::{OpenOptions, Source};
 
 use super::remote::{gguf, run, Server};
 

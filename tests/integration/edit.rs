@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use gguf::edit::{Commit, Editor};
-use gguf::write::OwnedValue;
+use gguf::format::OwnedValue;
 use gguf::write::SLACK_KEY;
 use gguf::{Endian, Error, Gguf, GgufFile};
 

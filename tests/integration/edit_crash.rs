@@ -273,7 +273,7 @@ fn gguf_set_killed_at_random_moments_never_corrupts_the_file() {
     let orig = GgufFile::open(&original).unwrap();
     let orig_hashes = tensor_hashes(&orig);
     let orig_data = original[orig.data_offset() as usize..].to_vec();
-    let others = |m: Vec<(String, gguf::write::OwnedValue)>| {
+    let others = |m: Vec<(String, gguf::format::OwnedValue)>| {
         m.into_iter()
             .filter(|(k, _)| k != "general.name" && k != SLACK_KEY)
             .collect::<Vec<_>>()

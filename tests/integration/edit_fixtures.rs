@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use gguf::write::SLACK_KEY;
-use gguf::write::{Builder, OwnedValue};
+use gguf::{format::OwnedValue, write::Builder};
 use gguf::{Endian, GgmlType, Gguf, GgufFile};
 use sha2::{Digest, Sha256};
 

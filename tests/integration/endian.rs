@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use gguf::write::{Builder, OwnedValue};
+use gguf::{format::OwnedValue, write::Builder};
 use gguf::{Endian, GgmlType, Gguf, GgufFile};
 
 use super::util::{ctx, Content, Mode, Src, TensorSpec};
@@ -72,12 +72,12 @@ fn spec(ty: GgmlType, seed: u64) -> TensorSpec {
     let bs = ty.block_size().unwrap();
     let shape = [bs * 2, 2];
     let mut t = TensorSpec::new(&format!("t.{}", ty), ty, &shape, seed);
-    if gguf::tensor::can_quantize(ty) && !ty.is_plain() {
+    if gguf::codec::can_quantize(ty) && !ty.is_plain() {
         let n = (bs * 4) as usize;
         let x: Vec<f32> = (0..n)
             .map(|i| ((i as f32 + seed as f32) * 0.37).sin())
             .collect();
-        t.le = gguf::tensor::quantize(ty, &x, &shape).unwrap();
+        t.le = gguf::codec::quantize(ty, &x, &shape).unwrap();
     }
     t
 }
@@ -162,7 +162,7 @@ fn every_sized_type_round_trips_and_decodes_alike_big_endian() {
                 assert_ne!(tl.data().unwrap(), tb.data().unwrap(), "{}", tl.name());
             }
         }
-        if gguf::tensor::can_dequantize(tl.ggml_type()) {
+        if gguf::codec::can_dequantize(tl.ggml_type()) {
             let (a, b) = (tl.to_f32().unwrap(), tb.to_f32().unwrap());
             assert!(
                 same_values(&a, &b),
@@ -199,7 +199,7 @@ fn builder_quantizes_to_big_endian_blocks() {
     );
     for tl in fl.tensors() {
         let tb = fb.tensor(tl.name()).unwrap();
-        let swapped = gguf::tensor::with_byte_order(
+        let swapped = gguf::codec::with_byte_order(
             tl.ggml_type(),
             tl.data().unwrap(),
             Endian::Little,

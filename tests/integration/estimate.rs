@@ -4,7 +4,10 @@
 
 use gguf::estimate::{Estimate, FlashAttn, Settings};
 use gguf::summary::{ModelSummary, PerLayer};
-use gguf::write::{Builder, OwnedArray, OwnedValue};
+use gguf::{
+    format::{OwnedArray, OwnedValue},
+    write::Builder,
+};
 use gguf::{GgmlType, Gguf, GgufFile};
 
 /// The one place tests call the Builder's write API: metadata entries and

@@ -228,10 +228,8 @@ fn header_only_file_holds_no_data_even_for_empty_tensors() {
     let bytes = b.to_vec().unwrap();
     let whole = GgufFile::open(&bytes).unwrap();
     assert_eq!(whole.tensor("empty").unwrap().data().unwrap(), &[] as &[u8]);
-    let header = GgufFile::open(gguf::read::Source::reader(std::io::Cursor::new(
-        bytes.to_vec(),
-    )))
-    .unwrap();
+    let header =
+        GgufFile::open(gguf::Source::reader(std::io::Cursor::new(bytes.to_vec()))).unwrap();
     for name in ["empty", "one"] {
         assert!(
             matches!(

@@ -13,7 +13,10 @@ use std::sync::OnceLock;
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
-use gguf::write::{Builder, OwnedArray, OwnedValue, TensorData, WriteMode, WriteOptions};
+use gguf::{
+    format::{OwnedArray, OwnedValue},
+    write::{Builder, TensorData, WriteMode, WriteOptions},
+};
 use gguf::{Endian, GgmlType, Gguf, GgufFile};
 
 use super::util::{ctx, every_value, python, rich, tensor_set, Content, Mode, Src};

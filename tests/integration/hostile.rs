@@ -582,20 +582,15 @@ fn arrays_nested_deeper_than_the_limit() {
     // A custom limit is honoured by every entry point.
     let strict = Limits::default().max_array_depth(1);
     let buf = nested(2);
-    let a =
-        GgufFile::open_with(&buf, &gguf::read::OpenOptions::default().limits(strict)).unwrap_err();
+    let a = GgufFile::open_with(&buf, &gguf::OpenOptions::default().limits(strict)).unwrap_err();
     assert!(matches!(a, Error::ArrayTooDeep { limit: 1, .. }), "{a:?}");
     let b = GgufFile::open_with(
-        gguf::read::Source::reader(std::io::Cursor::new(buf.to_vec())),
-        &gguf::read::OpenOptions::default().limits(strict),
+        gguf::Source::reader(std::io::Cursor::new(buf.to_vec())),
+        &gguf::OpenOptions::default().limits(strict),
     )
     .unwrap_err();
     assert_eq!(format!("{a:?}"), format!("{b:?}"));
-    GgufFile::open_with(
-        &nested(1),
-        &gguf::read::OpenOptions::default().limits(strict),
-    )
-    .unwrap();
+    GgufFile::open_with(&nested(1), &gguf::OpenOptions::default().limits(strict)).unwrap();
 }
 
 #[test]
@@ -668,7 +663,7 @@ fn check_strings(strings: &[Vec<u8>], version: u32, endian: Endian) {
             assert_eq!(got, want);
             // The hot path agrees with the binrw reference codec.
             let body = f.get_array("s").unwrap().offset();
-            assert_eq!(got, binrw_strings(&bytes, f.ctx(), body));
+            assert_eq!(got, binrw_strings(&bytes, f.wire_format(), body));
         }
         (Err(Error::InvalidUtf8 { offset, .. }), Some(i)) => {
             assert_eq!(offset, offsets[i], "string {i} of {strings:?}")
@@ -679,7 +674,7 @@ fn check_strings(strings: &[Vec<u8>], version: u32, endian: Endian) {
 
 /// The array whose elements start at `body`, read with the derive-generated
 /// binrw codecs: the reference for the reader's hand-written hot path.
-fn binrw_strings(bytes: &[u8], ctx: gguf::Ctx, body: u64) -> Vec<String> {
+fn binrw_strings(bytes: &[u8], ctx: gguf::format::WireFormat, body: u64) -> Vec<String> {
     use binrw::BinRead;
     use gguf::format::{ArrayHeaderWire, GgufString};
     let mut cur = std::io::Cursor::new(bytes);

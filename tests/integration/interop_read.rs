@@ -76,10 +76,8 @@ fn gguf_py_fixtures_read_the_same() {
             .unwrap_or_else(|e| panic!("{name}: we reject a gguf-py file: {e}"));
         compare(name, &file, &dump);
         // The streaming reader indexes it identically.
-        let streamed = GgufFile::open(gguf::read::Source::reader(
-            std::fs::File::open(&path).unwrap(),
-        ))
-        .unwrap();
+        let streamed =
+            GgufFile::open(gguf::Source::reader(std::fs::File::open(&path).unwrap())).unwrap();
         assert_same_index(&file, &streamed);
         per_fixture_checks(name, &file);
     }
@@ -93,7 +91,7 @@ fn per_fixture_checks(name: &str, file: &GgufFile<'_>) {
             let nested: Vec<_> = lint
                 .iter()
                 .filter_map(|i| match i {
-                    gguf::LintIssue::NestedArray { key } => Some(key.as_str()),
+                    gguf::read::LintIssue::NestedArray { key } => Some(key.as_str()),
                     _ => None,
                 })
                 .collect();
@@ -108,7 +106,7 @@ fn per_fixture_checks(name: &str, file: &GgufFile<'_>) {
                 "{name}"
             );
             assert_eq!(
-                lint.contains(&gguf::LintIssue::BigEndian),
+                lint.contains(&gguf::read::LintIssue::BigEndian),
                 name == "big_endian",
                 "{name}: {lint:?}"
             );

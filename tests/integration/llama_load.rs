@@ -3,7 +3,10 @@
 //! architecture), and the report must name it.
 
 use gguf::llama_load::{Coverage, LoadProblem, LoadReport};
-use gguf::write::{Builder, OwnedArray, OwnedValue};
+use gguf::{
+    format::{OwnedArray, OwnedValue},
+    write::Builder,
+};
 use gguf::{GgmlType, Gguf, GgufFile};
 
 const SAMPLE: &[u8] = include_bytes!("../../samples/tiny-llama.gguf");

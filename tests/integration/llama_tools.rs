@@ -15,8 +15,8 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use gguf::model::{is_split_key, Model};
-use gguf::write::{Builder, OwnedValue};
+use gguf::{format::OwnedValue, write::Builder};
+use gguf::{model::is_split_key, Model};
 use gguf::{Endian, GgmlType, Gguf, GgufFile};
 
 use super::util::{ctx, every_value, gguf, tensor_set, Content, Mode, Rng, Src};

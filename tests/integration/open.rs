@@ -88,7 +88,7 @@ fn an_in_place_edit_leaves_the_strings_of_an_open_file_unchanged() {
         ed.set("general.name", "other name").unwrap();
         ed.set(
             "tokenizer.ggml.tokens",
-            gguf::write::OwnedValue::Array(gguf::write::OwnedArray::String(
+            gguf::format::OwnedValue::Array(gguf::format::OwnedArray::String(
                 (0..tokens).map(|i| format!("TOKEN{i:08}")).collect(),
             )),
         )

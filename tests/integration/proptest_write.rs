@@ -10,8 +10,11 @@
 use std::io::Cursor;
 
 use gguf::edit::Editor;
-use gguf::write::{Builder, OwnedArray, OwnedValue, WriteMode, WriteOptions, SLACK_KEY};
-use gguf::{Ctx, Endian, GgmlType, Gguf, GgufFile, Value};
+use gguf::{format::WireFormat, Endian, GgmlType, Gguf, GgufFile, Value};
+use gguf::{
+    format::{OwnedArray, OwnedValue},
+    write::{Builder, WriteMode, WriteOptions, SLACK_KEY},
+};
 use proptest::prelude::*;
 
 fn config(default_cases: u32) -> ProptestConfig {
@@ -176,7 +179,7 @@ fn tensor() -> impl Strategy<Value = TensorCase> {
 
 #[derive(Debug, Clone)]
 struct FileCase {
-    ctx: Ctx,
+    ctx: WireFormat,
     alignment: u32,
     kvs: Vec<(String, OwnedValue)>,
     tensors: Vec<TensorCase>,
@@ -202,7 +205,7 @@ fn file_case() -> impl Strategy<Value = FileCase> {
                 .filter(|t| seen.insert(t.name.clone()))
                 .collect();
             FileCase {
-                ctx: Ctx {
+                ctx: WireFormat {
                     version,
                     // Version 1 predates big-endian files.
                     endian: if big && version > 1 {
@@ -306,7 +309,7 @@ proptest! {
         prop_assert!(outputs[1] == outputs[0], "metadata-first bytes differ");
         prop_assert!(outputs[2] == outputs[0], "reserve bytes differ");
         let f = GgufFile::open(&outputs[0]).unwrap();
-        prop_assert_eq!(f.ctx(), case.ctx);
+        prop_assert_eq!(f.wire_format(), case.ctx);
         prop_assert_eq!(f.alignment(), u64::from(case.alignment));
         let (kvs, tensors) = content(&f);
         let want: Kvs = case.kvs.iter().map(|(k, v)| (k.clone(), canon_owned(v))).collect();
@@ -318,7 +321,7 @@ proptest! {
             .collect();
         prop_assert_eq!(tensors, want);
         // from_reader sees the same header.
-        let r = GgufFile::open(gguf::read::Source::reader(Cursor::new(outputs[0].to_vec()))).unwrap();
+        let r = GgufFile::open(gguf::Source::reader(Cursor::new(outputs[0].to_vec()))).unwrap();
         prop_assert_eq!(r.header_len(), f.header_len());
         prop_assert_eq!(r.tensor_count(), f.tensor_count());
     }
@@ -352,7 +355,7 @@ proptest! {
     ) {
         // The editor works on little-endian v3 files as llama.cpp writes
         // them; other contexts are covered by the builder property.
-        let case = FileCase { ctx: Ctx::default(), ..case };
+        let case = FileCase { ctx: WireFormat::default(), ..case };
         let bytes = write_in(&mut case.builder(), Mode::Single);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.gguf");

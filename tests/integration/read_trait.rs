@@ -4,9 +4,9 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use gguf::model::Model;
 use gguf::summary::ModelSummary;
 use gguf::write::{Builder, SplitOptions};
+use gguf::Model;
 use gguf::{Error, GgmlType, Gguf, GgufFile};
 
 /// Everything the trait shows, as text: the same for any two views of the

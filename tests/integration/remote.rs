@@ -12,8 +12,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-use gguf::read::{OpenOptions, ReadOptions, RemoteOptions, Source, DEFAULT_CHUNK};
 use gguf::write::Builder;
+use gguf::{
+    read::{ReadOptions, RemoteOptions, DEFAULT_CHUNK},
+    OpenOptions, Source,
+};
 use gguf::{Error, GgmlType, Gguf, GgufFile, Model};
 
 use super::util::{assert_same_index, raw, tiny_file};

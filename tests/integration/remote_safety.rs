@@ -188,7 +188,7 @@ fn library_errors_and_debug_never_show_credentials() {
     assert_no_secrets("Debug", &format!("{model:?} {origin}"));
     let e = model.tensor("no.such.tensor").unwrap_err();
     assert_no_secrets("tensor error", &format!("{e} {e:?}"));
-    let source = gguf::read::Source::from(creds("tiny-llama.gguf"));
+    let source = gguf::Source::from(creds("tiny-llama.gguf"));
     assert_no_secrets("Source", &format!("{source} {source:?}"));
     let e = open_remote("ftp://user:PASS@h/m.gguf?sig=SIG-VALUE").unwrap_err();
     assert_no_secrets("BadUrl", &format!("{e} {e:?}"));

@@ -8,7 +8,7 @@
 use std::io::Cursor;
 
 use gguf::write::{Builder, WriteMode, WriteOptions};
-use gguf::{Ctx, Endian, Gguf, GgufFile};
+use gguf::{format::WireFormat, Endian, Gguf, GgufFile};
 
 use super::util::{ctx, rich, Mode, Raw, Src};
 
@@ -23,7 +23,7 @@ fn u16_bytes(r: &mut Raw, v: u16) {
 /// A canonical file of version and byte order `c`: metadata of several
 /// types (strings, arrays, a nested array), an F32, an F16 and an I8
 /// tensor, contiguous, each padded to `alignment`.
-pub fn raw_file(c: Ctx, alignment: u32) -> Vec<u8> {
+pub fn raw_file(c: WireFormat, alignment: u32) -> Vec<u8> {
     let custom = alignment != 32;
     let mut r = Raw::new(c);
     r.header(3, 9 + u64::from(custom));
@@ -72,7 +72,7 @@ pub fn raw_file(c: Ctx, alignment: u32) -> Vec<u8> {
     r.buf
 }
 
-fn every_ctx() -> Vec<Ctx> {
+fn every_ctx() -> Vec<WireFormat> {
     let mut v = Vec::new();
     for version in [1, 2, 3] {
         for endian in [Endian::Little, Endian::Big] {
@@ -97,7 +97,7 @@ fn raw_files_of_every_version_and_byte_order_round_trip_exactly() {
         for alignment in [32, 8, 256] {
             let input = raw_file(c, alignment);
             let file = GgufFile::open(&input).unwrap();
-            assert_eq!(file.ctx(), c);
+            assert_eq!(file.wire_format(), c);
             let out = rewrite(&input, |_| {});
             assert!(out == input, "{c:?} align {alignment}: single pass differs");
             let mut cur = Cursor::new(Vec::new());

@@ -10,9 +10,9 @@ use std::sync::OnceLock;
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
-use gguf::model::Model;
 use gguf::naming::parse_shard_name;
 use gguf::write::{Builder, SplitOptions};
+use gguf::Model;
 use gguf::{Endian, Error, GgmlType, Gguf, GgufFile};
 
 use super::util::{ctx, python};
@@ -205,7 +205,7 @@ fn we_read_gguf_py_shards_as_one_model() {
                 if t.ggml_type() == GgmlType::F32 && t.file_endian() == Endian::NATIVE {
                     assert_eq!(m.as_slice::<f32>().unwrap(), t.as_slice::<f32>().unwrap());
                 }
-                if gguf::tensor::can_dequantize(t.ggml_type()) {
+                if gguf::codec::can_dequantize(t.ggml_type()) {
                     let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<_>>();
                     assert!(
                         bits(m.to_f32().unwrap()) == bits(t.to_f32().unwrap()),

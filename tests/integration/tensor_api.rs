@@ -3,7 +3,7 @@
 
 use std::io::Cursor;
 
-use gguf::tensor;
+use gguf::codec;
 use gguf::write::{Builder, WriteMode, WriteOptions};
 use gguf::{Endian, Error, GgmlType, Gguf, GgufFile};
 
@@ -17,7 +17,7 @@ pub fn randoms(seed: u64, n: usize) -> Vec<f32> {
         .collect()
 }
 
-/// Little-endian bytes of `ty` for `x`, computed with `tensor::quantize`
+/// Little-endian bytes of `ty` for `x`, computed with `codec::quantize`
 /// (plain types converted element by element here).
 pub fn encode(ty: GgmlType, x: &[f32], shape: &[u64]) -> Vec<u8> {
     match ty {
@@ -30,7 +30,7 @@ pub fn encode(ty: GgmlType, x: &[f32], shape: &[u64]) -> Vec<u8> {
             .iter()
             .flat_map(|&v| half::bf16::from_f32(v).to_le_bytes())
             .collect(),
-        _ => tensor::quantize(ty, x, shape).unwrap(),
+        _ => codec::quantize(ty, x, shape).unwrap(),
     }
 }
 
@@ -70,7 +70,7 @@ fn to_f32_equals_the_codec_on_every_tensor() {
     let file = GgufFile::open(&bytes).unwrap();
     for t in file.tensors() {
         let expected =
-            tensor::dequantize_to_vec(t.ggml_type(), Endian::Little, t.data().unwrap()).unwrap();
+            codec::dequantize_to_vec(t.ggml_type(), Endian::Little, t.data().unwrap()).unwrap();
         assert_eq!(expected.len() as u64, t.element_count(), "{}", t.name());
         let got = t.to_f32().unwrap();
         assert_eq!(bits(&got), bits(&expected), "to_f32 of {}", t.name());
@@ -80,10 +80,10 @@ fn to_f32_equals_the_codec_on_every_tensor() {
         assert_eq!(bits(&into), bits(&expected), "to_f32_into of {}", t.name());
 
         let h = t.to_f16().unwrap();
-        let eh = tensor::to_f16(t.ggml_type(), Endian::Little, t.data().unwrap()).unwrap();
+        let eh = codec::to_f16(t.ggml_type(), Endian::Little, t.data().unwrap()).unwrap();
         assert_eq!(h, eh, "to_f16 of {}", t.name());
         let b = t.to_bf16().unwrap();
-        let eb = tensor::to_bf16(t.ggml_type(), Endian::Little, t.data().unwrap()).unwrap();
+        let eb = codec::to_bf16(t.ggml_type(), Endian::Little, t.data().unwrap()).unwrap();
         assert_eq!(b, eb, "to_bf16 of {}", t.name());
     }
     // F32 and F16 values come back exactly as they were encoded.
@@ -266,14 +266,14 @@ fn add_tensor_quantized_equals_tensor_quantize_and_reads_back() {
     let file = GgufFile::open(&out).unwrap();
     assert_eq!(file.tensor_count(), layout.tensors.len());
     for &ty in QUANT_TYPES {
-        let want = tensor::quantize(ty, &x, &shape).unwrap();
+        let want = codec::quantize(ty, &x, &shape).unwrap();
         for prefix in ["b", "o"] {
             let t = file.tensor(&format!("{prefix}.{ty}")).unwrap();
             assert_eq!(t.ggml_type(), ty);
             assert_eq!(t.shape(), shape);
             assert!(t.data().unwrap() == want, "{prefix}.{ty}");
             let back = t.to_f32().unwrap();
-            let direct = tensor::dequantize_to_vec(ty, Endian::Little, &want).unwrap();
+            let direct = codec::dequantize_to_vec(ty, Endian::Little, &want).unwrap();
             assert_eq!(bits(&back), bits(&direct), "{ty}");
         }
     }
@@ -370,8 +370,8 @@ fn big_endian_output_swaps_plain_types_and_quantized_blocks() {
     assert_eq!(bits(&file.tensor("f").unwrap().to_f32().unwrap()), bits(&x));
 
     // Q8_0 blocks: the little-endian blocks with the f16 scale swapped.
-    let mut want = gguf::tensor::quantize(GgmlType::Q8_0, &x, &[32, 2]).unwrap();
-    gguf::tensor::swap_byte_order(GgmlType::Q8_0, &mut want).unwrap();
+    let mut want = gguf::codec::quantize(GgmlType::Q8_0, &x, &[32, 2]).unwrap();
+    gguf::codec::swap_byte_order(GgmlType::Q8_0, &mut want).unwrap();
     assert_eq!(file.tensor("q").unwrap().data().unwrap(), want);
 }
 
@@ -411,7 +411,7 @@ fn requantize_tensor_re_encodes_a_file_tensor_in_place() {
         let t = conv.tensor(name).unwrap();
         assert_eq!(t.ggml_type(), ty);
         assert_eq!(t.shape(), src.shape());
-        let want = tensor::quantize(ty, &src.to_f32().unwrap(), src.shape()).unwrap();
+        let want = codec::quantize(ty, &src.to_f32().unwrap(), src.shape()).unwrap();
         assert!(t.data().unwrap() == want, "{name}");
     }
     for name in ["bf16.1d", "q8_0.2d", "empty"] {

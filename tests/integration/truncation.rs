@@ -168,10 +168,8 @@ fn every_cut_is_an_error() {
     for &cut in cuts.iter().step_by(997) {
         let input = &bytes[..cut];
         let a = GgufFile::open(input).unwrap_err();
-        let b = GgufFile::open(gguf::read::Source::reader(std::io::Cursor::new(
-            input.to_vec(),
-        )))
-        .unwrap_err();
+        let b =
+            GgufFile::open(gguf::Source::reader(std::io::Cursor::new(input.to_vec()))).unwrap_err();
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "cut at {cut}");
     }
 }

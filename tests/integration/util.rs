@@ -4,8 +4,11 @@
 use std::io::{Cursor, Read, Seek, SeekFrom};
 
 pub use gguf::testing::{tiny_file, Raw};
-use gguf::write::{Builder, OwnedArray, OwnedValue, TensorData, WriteMode, WriteOptions};
-use gguf::{Ctx, Endian, Error, GgmlType, Gguf, GgufFile};
+use gguf::{format::WireFormat, Endian, Error, GgmlType, Gguf, GgufFile};
+use gguf::{
+    format::{OwnedArray, OwnedValue},
+    write::{Builder, TensorData, WriteMode, WriteOptions},
+};
 
 /// Runs the `gguf` binary built for these tests with `args`.
 pub fn gguf<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Output {
@@ -16,13 +19,13 @@ pub fn gguf<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Output {
 }
 
 /// Context for a version and byte order.
-pub fn ctx(version: u32, endian: Endian) -> Ctx {
-    Ctx { version, endian }
+pub fn ctx(version: u32, endian: Endian) -> WireFormat {
+    WireFormat { version, endian }
 }
 
 /// A `Raw` for a little-endian v3 file.
 pub fn raw() -> Raw {
-    Raw::new(Ctx::default())
+    Raw::new(WireFormat::default())
 }
 
 /// Writes `bytes` to a fresh temporary file and opens it with `GgufFile::open`.
@@ -38,10 +41,8 @@ pub fn open_via_file(bytes: &[u8]) -> gguf::Result<GgufFile<'static>> {
 #[track_caller]
 pub fn reject(bytes: &[u8]) -> Error {
     let a = GgufFile::open(bytes).expect_err("from_bytes accepted a hostile file");
-    let b = GgufFile::open(gguf::read::Source::reader(std::io::Cursor::new(
-        bytes.to_vec(),
-    )))
-    .expect_err("from_reader accepted a hostile file");
+    let b = GgufFile::open(gguf::Source::reader(std::io::Cursor::new(bytes.to_vec())))
+        .expect_err("from_reader accepted a hostile file");
     let c = open_via_file(bytes).expect_err("open accepted a hostile file");
     let (da, db, dc) = (format!("{a:?}"), format!("{b:?}"), format!("{c:?}"));
     assert_eq!(da, db, "from_bytes and from_reader disagree");
@@ -57,10 +58,8 @@ pub fn reject(bytes: &[u8]) -> Error {
 pub fn accept(bytes: &[u8]) -> GgufFile<'_> {
     let file =
         GgufFile::open(bytes).unwrap_or_else(|e| panic!("from_bytes rejected a valid file: {e}"));
-    let streamed = GgufFile::open(gguf::read::Source::reader(std::io::Cursor::new(
-        bytes.to_vec(),
-    )))
-    .unwrap_or_else(|e| panic!("from_reader rejected a valid file: {e}"));
+    let streamed = GgufFile::open(gguf::Source::reader(std::io::Cursor::new(bytes.to_vec())))
+        .unwrap_or_else(|e| panic!("from_reader rejected a valid file: {e}"));
     assert_same_index(&file, &streamed);
     assert!(!streamed.has_data());
     let mapped = open_via_file(bytes).unwrap_or_else(|e| panic!("open rejected a valid file: {e}"));
@@ -78,7 +77,7 @@ pub fn accept(bytes: &[u8]) -> GgufFile<'_> {
 /// Asserts two views of the same file agree on everything but the data.
 #[track_caller]
 pub fn assert_same_index(a: &GgufFile<'_>, b: &GgufFile<'_>) {
-    assert_eq!(a.ctx(), b.ctx());
+    assert_eq!(a.wire_format(), b.wire_format());
     assert_eq!(a.alignment(), b.alignment());
     assert_eq!(a.header_len(), b.header_len());
     assert_eq!(a.data_offset(), b.data_offset());
@@ -243,7 +242,7 @@ pub enum Mode {
 /// Everything a test file holds, described independently of the writer.
 #[derive(Debug, Clone)]
 pub struct Content {
-    pub ctx: Ctx,
+    pub ctx: WireFormat,
     pub alignment: u32,
     pub kvs: Vec<(String, OwnedValue)>,
     pub tensors: Vec<TensorSpec>,
@@ -438,7 +437,7 @@ pub fn tensor_set(quantized: bool) -> Vec<TensorSpec> {
 
 /// Content of every value type and the tensor set for `ctx` and `alignment`
 /// (quantized tensors only in little-endian files).
-pub fn rich(ctx: Ctx, alignment: u32) -> Content {
+pub fn rich(ctx: WireFormat, alignment: u32) -> Content {
     Content {
         ctx,
         alignment,

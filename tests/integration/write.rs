@@ -2,7 +2,10 @@
 
 use std::io::Cursor;
 
-use gguf::write::{Builder, OwnedValue, WriteMode, WriteOptions};
+use gguf::{
+    format::OwnedValue,
+    write::{Builder, WriteMode, WriteOptions},
+};
 use gguf::{Endian, Error, GgmlType, Gguf, GgufFile};
 
 use super::util::{ctx, rich, Content, Mode, Src, TensorSpec};

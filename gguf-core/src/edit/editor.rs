@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::format::align_up;
+use crate::format::OwnedValue;
 use crate::read::Gguf;
 use crate::read::GgufFile;
-use crate::write::{replace_file, Builder, Layout, MetaValue, OwnedValue};
+use crate::write::{replace_file, Builder, Layout, MetaValue};
 
 use super::journal;
 use crate::write::slack;

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 
 use crate::error::{Error, Result};
 use crate::format::cursor::Cursor;
-use crate::format::{Ctx, Endian, Value, ValueType};
+use crate::format::{Endian, Value, ValueType, WireFormat};
 
 /// An array in the metadata, validated when the file was opened and decoded
 /// element by element when iterated.
@@ -33,7 +33,7 @@ pub struct ArrayView<'a> {
     body: &'a [u8],
     /// Absolute offset of `body` in the file, for messages.
     offset: u64,
-    ctx: Ctx,
+    ctx: WireFormat,
 }
 
 impl fmt::Debug for ArrayView<'_> {
@@ -77,7 +77,13 @@ impl PartialEq for ArrayView<'_> {
 
 impl<'a> ArrayView<'a> {
     /// A view over already validated element bytes.
-    pub(crate) fn new(elem: ValueType, len: u64, body: &'a [u8], offset: u64, ctx: Ctx) -> Self {
+    pub(crate) fn new(
+        elem: ValueType,
+        len: u64,
+        body: &'a [u8],
+        offset: u64,
+        ctx: WireFormat,
+    ) -> Self {
         ArrayView {
             elem,
             len,
@@ -109,7 +115,7 @@ impl<'a> ArrayView<'a> {
     }
 
     /// Version and byte order of the file the array was read from.
-    pub fn ctx(&self) -> Ctx {
+    pub fn wire_format(&self) -> WireFormat {
         self.ctx
     }
 
@@ -399,7 +405,7 @@ fn read_array<'a>(
     let len = cur.count(what)?;
     // Every element takes at least one byte (strings and arrays more), so a
     // count larger than the rest of the file is a lie we can catch now.
-    let min_size = elem.fixed_size().unwrap_or(cur.ctx().count_width()) as u64;
+    let min_size = elem.fixed_size().unwrap_or(cur.wire_format().count_width()) as u64;
     cur.check_count(len, min_size, len_at, || {
         format!("array of metadata key {:?}", key())
     })?;
@@ -431,7 +437,7 @@ fn read_array<'a>(
             let check = walk.check_contents;
             let mut run_start = start;
             let mut valid = true;
-            let (all, width) = (cur.buf(), cur.ctx().count_width());
+            let (all, width) = (cur.buf(), cur.wire_format().count_width());
             cur.skip_strs(
                 len,
                 |len_at, n| {
@@ -467,6 +473,6 @@ fn read_array<'a>(
         len,
         body,
         offset: base + start as u64,
-        ctx: cur.ctx(),
+        ctx: cur.wire_format(),
     })
 }

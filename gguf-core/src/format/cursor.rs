@@ -13,14 +13,14 @@ use std::io::{self, Read, Seek, SeekFrom};
 use binrw::BinRead;
 
 use crate::error::{Error, Result};
-use crate::format::{Ctx, Endian};
+use crate::format::{Endian, WireFormat};
 
 /// Position in a byte slice plus the context needed to decode numbers.
 #[derive(Debug, Clone)]
 pub(crate) struct Cursor<'a> {
     buf: &'a [u8],
     pos: usize,
-    ctx: Ctx,
+    ctx: WireFormat,
     /// Length of the whole file, which may exceed `buf` when only the header
     /// region is loaded: counts are checked against it, reads against `buf`.
     file_len: u64,
@@ -40,7 +40,7 @@ macro_rules! read_num {
 }
 
 impl<'a> Cursor<'a> {
-    pub(crate) fn new(buf: &'a [u8], ctx: Ctx, file_len: u64) -> Self {
+    pub(crate) fn new(buf: &'a [u8], ctx: WireFormat, file_len: u64) -> Self {
         Cursor {
             buf,
             pos: 0,
@@ -49,7 +49,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    pub(crate) fn at(buf: &'a [u8], pos: usize, ctx: Ctx) -> Self {
+    pub(crate) fn at(buf: &'a [u8], pos: usize, ctx: WireFormat) -> Self {
         Cursor {
             buf,
             pos,
@@ -72,11 +72,11 @@ impl<'a> Cursor<'a> {
         &self.buf[start..end]
     }
 
-    pub(crate) fn set_ctx(&mut self, ctx: Ctx) {
+    pub(crate) fn set_ctx(&mut self, ctx: WireFormat) {
         self.ctx = ctx;
     }
 
-    pub(crate) fn ctx(&self) -> Ctx {
+    pub(crate) fn wire_format(&self) -> WireFormat {
         self.ctx
     }
 

@@ -51,7 +51,7 @@ pub enum SizeError {
 /// the product fit in `i64`).
 ///
 /// ```
-/// use gguf_core::format::layout::element_count;
+/// use gguf_core::format::element_count;
 /// assert_eq!(element_count(&[4096, 32000]), Some(131_072_000));
 /// assert_eq!(element_count(&[u64::MAX]), None);
 /// assert_eq!(element_count(&[]), Some(1));

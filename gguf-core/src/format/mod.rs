@@ -1,35 +1,45 @@
 //! Wire types of the GGUF format: what the bytes mean, not how we use them.
 //!
-//! A GGUF file is, in order: a [`header`] (magic, version, counts),
-//! the metadata key-value pairs ([`Value`]), the [tensor infos](tensor_info),
+//! A GGUF file is, in order: a header ([`HeaderWire`]: magic, version,
+//! counts), the metadata key-value pairs ([`Value`](crate::Value), each
+//! behind a [`KvHeaderWire`]), the tensor infos ([`TensorInfoWire`]),
 //! padding to the alignment, and the tensor data.
+//!
+//! The items every user needs ([`Value`](crate::Value),
+//! [`ValueType`](crate::ValueType), [`ArrayView`](crate::ArrayView),
+//! [`GgmlType`](crate::GgmlType), [`Endian`](crate::Endian)) are defined
+//! here and named at the crate root; this module names the rest.
 
-pub mod array;
-pub mod ctx;
+pub(crate) mod array;
 pub(crate) mod cursor;
 pub(crate) mod element;
-mod file_type;
-mod ggml_type;
-pub mod header;
-pub mod layout;
-pub mod metadata;
-pub mod owned;
-pub mod tensor_info;
-pub mod value;
-pub mod wire;
+pub(crate) mod file_type;
+pub(crate) mod ggml_type;
+pub(crate) mod header;
+pub(crate) mod layout;
+pub(crate) mod metadata;
+pub(crate) mod owned;
+pub(crate) mod tensor_info;
+pub(crate) mod value;
+pub(crate) mod wire;
+pub(crate) mod wire_format;
 
-pub use array::{ArrayIter, ArrayView, Scalar, StrIter, TypedIter};
-pub use ctx::{Ctx, Endian};
+pub(crate) use array::ArrayView;
+pub use array::{ArrayIter, Scalar, StrIter, TypedIter};
 pub use element::TensorElement;
 pub use file_type::{file_type_encoding, file_type_name, file_type_of};
-pub use ggml_type::GgmlType;
+pub(crate) use ggml_type::GgmlType;
 pub use header::HeaderWire;
-pub use layout::{align_up, tensor_nbytes, DEFAULT_ALIGNMENT, MAX_DIMS, MAX_TENSOR_NAME};
+pub use layout::{
+    align_up, element_count, tensor_nbytes, SizeError, DEFAULT_ALIGNMENT, MAX_DIMS, MAX_TENSOR_NAME,
+};
 pub use metadata::{ArrayHeaderWire, KvHeaderWire};
 pub use owned::{OwnedArray, OwnedValue};
 pub use tensor_info::TensorInfoWire;
-pub use value::{Value, ValueType};
+pub(crate) use value::{Value, ValueType};
 pub use wire::{Count, Dims, GgufStr, GgufString, StrSpan};
+pub(crate) use wire_format::Endian;
+pub use wire_format::WireFormat;
 
 /// The four bytes every GGUF file starts with.
 pub const MAGIC: [u8; 4] = *b"GGUF";

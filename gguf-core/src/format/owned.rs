@@ -134,7 +134,7 @@ impl OwnedValue {
     /// [`Value::Array`] views encoded bytes, which an owned array is not).
     ///
     /// ```
-    /// use gguf_core::format::{OwnedValue, Value};
+    /// use gguf_core::{format::OwnedValue, Value};
     /// assert_eq!(OwnedValue::from("llama").as_value(), Some(Value::String("llama")));
     /// assert_eq!(OwnedValue::from(vec![1u8]).as_value(), None);
     /// ```

@@ -6,12 +6,14 @@ use std::io::Cursor;
 
 use binrw::{BinRead, BinWrite};
 
-use crate::format::{Ctx, Endian, GgufString, HeaderWire, KvHeaderWire, StrSpan, TensorInfoWire};
+use crate::format::{
+    Endian, GgufString, HeaderWire, KvHeaderWire, StrSpan, TensorInfoWire, WireFormat,
+};
 use crate::read::Gguf;
 use crate::testing::Raw;
 use crate::GgufFile;
 
-fn sample(ctx: Ctx) -> Vec<u8> {
+fn sample(ctx: WireFormat) -> Vec<u8> {
     let mut r = Raw::new(ctx);
     r.header(3, 2);
     r.str("general.architecture").u32(8).str("llama");
@@ -24,11 +26,11 @@ fn sample(ctx: Ctx) -> Vec<u8> {
     r.buf
 }
 
-fn contexts() -> Vec<Ctx> {
+fn contexts() -> Vec<WireFormat> {
     let mut v = Vec::new();
     for version in 1..=3 {
         for endian in [Endian::Little, Endian::Big] {
-            v.push(Ctx { version, endian });
+            v.push(WireFormat { version, endian });
         }
     }
     v
@@ -39,7 +41,7 @@ fn derived_codecs_agree_with_the_reader() {
     for ctx in contexts() {
         let bytes = sample(ctx);
         let file = GgufFile::open(&bytes).unwrap();
-        assert_eq!(file.ctx(), ctx);
+        assert_eq!(file.wire_format(), ctx);
 
         let mut c = Cursor::new(&bytes[..]);
         let header = HeaderWire::read_options(&mut c, ctx.endian.into(), ctx).unwrap();
@@ -78,13 +80,13 @@ fn derived_codecs_agree_with_the_reader() {
 
 #[test]
 fn the_byte_order_comes_from_binrw_s_endian_argument() {
-    // The Ctx says little-endian; binrw's argument says big: big wins, in
+    // The WireFormat says little-endian; binrw's argument says big: big wins, in
     // the derived codecs and in the hand-written ones they call.
-    let little = Ctx {
+    let little = WireFormat {
         version: 3,
         endian: Endian::Little,
     };
-    let big = Ctx {
+    let big = WireFormat {
         version: 3,
         endian: Endian::Big,
     };
@@ -105,19 +107,19 @@ fn the_byte_order_comes_from_binrw_s_endian_argument() {
 
 #[test]
 fn derived_string_refuses_hostile_length_without_allocating() {
-    let mut r = Raw::new(Ctx::default());
+    let mut r = Raw::new(WireFormat::default());
     r.u64(u64::MAX).bytes(b"abc");
     for err in [
         StrSpan::read_options(
             &mut Cursor::new(&r.buf[..]),
             binrw::Endian::Little,
-            Ctx::default(),
+            WireFormat::default(),
         )
         .unwrap_err(),
         GgufString::read_options(
             &mut Cursor::new(&r.buf[..]),
             binrw::Endian::Little,
-            Ctx::default(),
+            WireFormat::default(),
         )
         .unwrap_err(),
     ] {
@@ -141,12 +143,12 @@ fn derived_string_validates_utf8_across_pieces() {
         "日".repeat(200),
         format!("a{}", "😀".repeat(100)),
     ] {
-        let mut r = Raw::new(Ctx::default());
+        let mut r = Raw::new(WireFormat::default());
         r.str(&text);
         let span = StrSpan::read_options(
             &mut Cursor::new(&r.buf[..]),
             binrw::Endian::Little,
-            Ctx::default(),
+            WireFormat::default(),
         )
         .unwrap();
         assert_eq!(span.get(&r.buf), Some(text.as_str()));
@@ -157,7 +159,7 @@ fn derived_string_validates_utf8_across_pieces() {
             let err = StrSpan::read_options(
                 &mut Cursor::new(&bytes[..]),
                 binrw::Endian::Little,
-                Ctx::default(),
+                WireFormat::default(),
             )
             .unwrap_err();
             assert!(
@@ -174,7 +176,7 @@ fn derived_string_validates_utf8_across_pieces() {
         assert!(StrSpan::read_options(
             &mut Cursor::new(&cut[..]),
             binrw::Endian::Little,
-            Ctx::default(),
+            WireFormat::default(),
         )
         .is_err());
     }
@@ -182,7 +184,7 @@ fn derived_string_validates_utf8_across_pieces() {
 
 #[test]
 fn version_1_counts_that_do_not_fit_u32_are_refused_on_write() {
-    let ctx = Ctx {
+    let ctx = WireFormat {
         version: 1,
         endian: Endian::Little,
     };
@@ -193,7 +195,7 @@ fn version_1_counts_that_do_not_fit_u32_are_refused_on_write() {
 }
 
 /// A file with one string-array entry holding `strings` (raw bytes).
-fn string_array_file(ctx: Ctx, strings: &[&[u8]]) -> Vec<u8> {
+fn string_array_file(ctx: WireFormat, strings: &[&[u8]]) -> Vec<u8> {
     let mut r = Raw::new(ctx);
     r.header(0, 1)
         .str("k")
@@ -208,7 +210,7 @@ fn string_array_file(ctx: Ctx, strings: &[&[u8]]) -> Vec<u8> {
 
 /// The strings of the array whose elements start at `body`, read with the
 /// derived codecs (`ArrayHeaderWire`, then one `StrSpan` per element).
-fn derived_strings(bytes: &[u8], ctx: Ctx, body: u64) -> Vec<&str> {
+fn derived_strings(bytes: &[u8], ctx: WireFormat, body: u64) -> Vec<&str> {
     let mut c = Cursor::new(bytes);
     c.set_position(body - 4 - ctx.count_width() as u64);
     let header =
@@ -263,7 +265,7 @@ fn string_arrays_fast_and_slow_paths_agree() {
 /// A file holding `pad` (a string key that shifts every offset) and three
 /// arrays: `u` (u16), `s` (strings), `n` (arrays of f32, one with a NaN
 /// and a negative zero, one empty).
-fn arrays_file(ctx: Ctx, pad: &str, last_string: &str) -> Vec<u8> {
+fn arrays_file(ctx: WireFormat, pad: &str, last_string: &str) -> Vec<u8> {
     let mut r = Raw::new(ctx);
     r.header(0, 4);
     r.str("pad").u32(8).str(pad);
@@ -284,7 +286,7 @@ fn arrays_file(ctx: Ctx, pad: &str, last_string: &str) -> Vec<u8> {
 
 #[test]
 fn array_views_compare_by_content_not_offset() {
-    let reference = arrays_file(Ctx::default(), "", "b");
+    let reference = arrays_file(WireFormat::default(), "", "b");
     let reference = GgufFile::open(&reference).unwrap();
     for ctx in contexts() {
         let same = arrays_file(ctx, "shifts every offset", "b");

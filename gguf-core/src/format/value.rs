@@ -57,7 +57,7 @@ impl ValueType {
     /// The type for a raw id, `None` for ids above 12.
     ///
     /// ```
-    /// use gguf_core::format::ValueType;
+    /// use gguf_core::ValueType;
     /// assert_eq!(ValueType::from_id(8), Some(ValueType::String));
     /// assert_eq!(ValueType::from_id(13), None);
     /// ```

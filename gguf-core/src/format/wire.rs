@@ -2,7 +2,7 @@
 //!
 //! Version 1 stores lengths, counts and dimensions as `u32`; later versions
 //! as `u64`. These types carry that rule so wire structs don't repeat it.
-//! Like every wire codec, they take the version from their [`Ctx`]
+//! Like every wire codec, they take the version from their [`WireFormat`]
 //! argument and the byte order from binrw's own `endian` argument.
 //!
 //! Strings come in three forms, one per use: [`StrSpan`] is what the reader
@@ -16,19 +16,19 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use binrw::{BinRead, BinResult, BinWrite};
 
 use crate::error::Error;
-use crate::format::{Ctx, MAX_DIMS};
+use crate::format::{WireFormat, MAX_DIMS};
 
 /// A length, count or dimension: `u32` in version 1, `u64` after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Count(pub u64);
 
 impl BinRead for Count {
-    type Args<'a> = Ctx;
+    type Args<'a> = WireFormat;
     #[inline]
     fn read_options<R: Read + Seek>(
         reader: &mut R,
         endian: binrw::Endian,
-        ctx: Ctx,
+        ctx: WireFormat,
     ) -> BinResult<Self> {
         Ok(Count(if ctx.version == 1 {
             u32::read_options(reader, endian, ())?.into()
@@ -39,12 +39,12 @@ impl BinRead for Count {
 }
 
 impl BinWrite for Count {
-    type Args<'a> = Ctx;
+    type Args<'a> = WireFormat;
     fn write_options<W: Write + Seek>(
         &self,
         writer: &mut W,
         endian: binrw::Endian,
-        ctx: Ctx,
+        ctx: WireFormat,
     ) -> BinResult<()> {
         if ctx.version == 1 {
             let v = u32::try_from(self.0).map_err(|_| binrw::Error::AssertFail {
@@ -98,11 +98,11 @@ impl StrSpan {
 }
 
 impl BinRead for StrSpan {
-    type Args<'a> = Ctx;
+    type Args<'a> = WireFormat;
     fn read_options<R: Read + Seek>(
         reader: &mut R,
         endian: binrw::Endian,
-        ctx: Ctx,
+        ctx: WireFormat,
     ) -> BinResult<Self> {
         let len_at = reader.stream_position()?;
         let len = Count::read_options(reader, endian, ctx)?.0;
@@ -165,12 +165,12 @@ fn custom(pos: u64, err: Error) -> binrw::Error {
 pub struct GgufStr<'a>(pub &'a str);
 
 impl BinWrite for GgufStr<'_> {
-    type Args<'a> = Ctx;
+    type Args<'a> = WireFormat;
     fn write_options<W: Write + Seek>(
         &self,
         writer: &mut W,
         endian: binrw::Endian,
-        ctx: Ctx,
+        ctx: WireFormat,
     ) -> BinResult<()> {
         Count(self.0.len() as u64).write_options(writer, endian, ctx)?;
         writer.write_all(self.0.as_bytes())?;
@@ -184,11 +184,11 @@ impl BinWrite for GgufStr<'_> {
 pub struct GgufString(pub String);
 
 impl BinRead for GgufString {
-    type Args<'a> = Ctx;
+    type Args<'a> = WireFormat;
     fn read_options<R: Read + Seek>(
         reader: &mut R,
         endian: binrw::Endian,
-        ctx: Ctx,
+        ctx: WireFormat,
     ) -> BinResult<Self> {
         // The span checks the length against the stream before the
         // buffer below is allocated.
@@ -209,12 +209,12 @@ impl BinRead for GgufString {
 }
 
 impl BinWrite for GgufString {
-    type Args<'a> = Ctx;
+    type Args<'a> = WireFormat;
     fn write_options<W: Write + Seek>(
         &self,
         writer: &mut W,
         endian: binrw::Endian,
-        ctx: Ctx,
+        ctx: WireFormat,
     ) -> BinResult<()> {
         GgufStr(&self.0).write_options(writer, endian, ctx)
     }
@@ -224,7 +224,7 @@ impl BinWrite for GgufString {
 /// [`MAX_DIMS`]); unused trailing dimensions are 1, as in ggml.
 ///
 /// Its count is stored apart (`n_dims` in a tensor info), so reading takes
-/// `(Ctx, count)` and fails with [`Error::TooManyDims`] (tensor name left
+/// `(WireFormat, count)` and fails with [`Error::TooManyDims`] (tensor name left
 /// empty, `offset` the position of the first dimension) before reading
 /// anything when the count exceeds [`MAX_DIMS`]; writing writes only the
 /// dimensions.
@@ -264,12 +264,12 @@ impl Dims {
 }
 
 impl BinRead for Dims {
-    type Args<'a> = (Ctx, u64);
+    type Args<'a> = (WireFormat, u64);
     #[inline]
     fn read_options<R: Read + Seek>(
         reader: &mut R,
         endian: binrw::Endian,
-        (ctx, count): (Ctx, u64),
+        (ctx, count): (WireFormat, u64),
     ) -> BinResult<Self> {
         if count > MAX_DIMS as u64 {
             let pos = reader.stream_position()?;
@@ -294,12 +294,12 @@ impl BinRead for Dims {
 }
 
 impl BinWrite for Dims {
-    type Args<'a> = Ctx;
+    type Args<'a> = WireFormat;
     fn write_options<W: Write + Seek>(
         &self,
         writer: &mut W,
         endian: binrw::Endian,
-        ctx: Ctx,
+        ctx: WireFormat,
     ) -> BinResult<()> {
         for &d in self.as_slice() {
             Count(d).write_options(writer, endian, ctx)?;

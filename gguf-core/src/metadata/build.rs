@@ -16,7 +16,7 @@ impl Builder<'_> {
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// use gguf_core::{metadata::General, write::Builder};
+    /// use gguf_core::{General, write::Builder};
     /// let general = General { architecture: "llama".into(), name: Some("tiny".into()), ..General::default() };
     /// let mut b = Builder::new();
     /// b.set_all(&general)?;

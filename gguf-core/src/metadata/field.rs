@@ -2,8 +2,8 @@
 
 use crate::error::{Error, Result};
 use crate::format::{ArrayView, Scalar, ValueType};
+use crate::format::{OwnedArray, OwnedValue};
 use crate::read::Gguf;
-use crate::write::{OwnedArray, OwnedValue};
 
 /// The value of one metadata entry, as a field of a `#[derive(Metadata)]`
 /// struct.
@@ -17,7 +17,7 @@ use crate::write::{OwnedArray, OwnedValue};
 /// ```
 /// # fn main() -> gguf_core::Result<()> {
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-/// use gguf_core::{metadata::MetaField, write::OwnedValue, GgufFile};
+/// use gguf_core::{metadata::MetaField, format::OwnedValue, GgufFile};
 /// let file = GgufFile::open(&bytes)?;
 /// assert_eq!(u32::read(&file, "llama.context_length")?, 4096);
 /// assert_eq!(Option::<u32>::read(&file, "no.such.key")?, None);

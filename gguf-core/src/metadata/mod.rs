@@ -58,25 +58,20 @@
 
 mod build;
 mod field;
-mod general;
-mod llama;
-mod tokenizer;
+pub(crate) mod general;
+pub(crate) mod llama;
+pub(crate) mod tokenizer;
 
 pub use field::{MetaElem, MetaField};
-pub use general::General;
-pub use llama::LlamaHyperParams;
-pub use tokenizer::Tokenizer;
 
-/// The derive macro; see the [module documentation](self).
-pub use gguf_derive::Metadata;
+// The derive macro, for the shipped structs (users name it at the crate root).
+pub(crate) use gguf_derive::Metadata;
 
 use crate::error::{Error, Result};
+use crate::format::OwnedValue;
 use crate::read::Gguf;
-use crate::write::OwnedValue;
 
-/// The key whose value fills `{arch}` when reading (defined with the
-/// format's other well-known keys).
-pub use crate::format::ARCH_KEY;
+use crate::format::ARCH_KEY;
 
 /// The placeholder replaced by the architecture in key templates.
 pub const ARCH_PLACEHOLDER: &str = "{arch}";
@@ -93,12 +88,12 @@ pub const ARCH_PLACEHOLDER: &str = "{arch}";
 ///
 /// #[derive(Metadata)]
 /// #[gguf(prefix = "{arch}")]
-/// struct Ctx { context_length: u32 }
+/// struct WireFormat { context_length: u32 }
 ///
 /// let file = GgufFile::open(&bytes)?;
-/// assert_eq!(Ctx::from_gguf(&file)?.context_length, 4096);
-/// assert_eq!(Ctx::from_gguf_arch(&file, "llama")?.context_length, 4096);
-/// assert!(Ctx::from_gguf_arch(&file, "gpt2").is_err());
+/// assert_eq!(WireFormat::from_gguf(&file)?.context_length, 4096);
+/// assert_eq!(WireFormat::from_gguf_arch(&file, "llama")?.context_length, 4096);
+/// assert!(WireFormat::from_gguf_arch(&file, "gpt2").is_err());
 /// # Ok(()) }
 /// ```
 pub trait FromMetadata: Sized {
@@ -117,15 +112,15 @@ pub trait FromMetadata: Sized {
 ///
 /// ```
 /// # fn main() -> gguf_core::Result<()> {
-/// use gguf_core::{metadata::ToMetadata, write::OwnedValue, Metadata};
+/// use gguf_core::{ToMetadata, format::OwnedValue, Metadata};
 ///
 /// #[derive(Metadata)]
 /// #[gguf(prefix = "{arch}")]
-/// struct Ctx { context_length: u32, vocab_size: Option<u32> }
+/// struct WireFormat { context_length: u32, vocab_size: Option<u32> }
 ///
-/// let entries = Ctx { context_length: 512, vocab_size: None }.to_metadata(Some("gpt2"))?;
+/// let entries = WireFormat { context_length: 512, vocab_size: None }.to_metadata(Some("gpt2"))?;
 /// assert_eq!(entries, [("gpt2.context_length".to_string(), OwnedValue::U32(512))]);
-/// assert!(Ctx { context_length: 512, vocab_size: None }.to_metadata(None).is_err());
+/// assert!(WireFormat { context_length: 512, vocab_size: None }.to_metadata(None).is_err());
 /// # Ok(()) }
 /// ```
 pub trait ToMetadata {

@@ -42,7 +42,7 @@ impl<'a> Model<'a> {
     /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// use gguf_core::{read::{Limits, OpenOptions}, Model};
+    /// use gguf_core::{read::Limits, OpenOptions, Model};
     /// let options = OpenOptions::default().limits(Limits::default().max_array_depth(1));
     /// let model = Model::open_with(&bytes, &options)?;
     /// assert_eq!(model.tensor_count(), 2);
@@ -70,7 +70,7 @@ impl Model<'static> {
     /// ```no_run
     /// use gguf_core::Gguf;
     /// # async fn f() -> gguf_core::Result<()> {
-    /// use gguf_core::{read::OpenOptions, Model};
+    /// use gguf_core::{OpenOptions, Model};
     /// let model = Model::open_async("s3://models/big-00001-of-00003.gguf", &OpenOptions::default()).await?;
     /// let bytes = model.tensor("output.weight")?.read_async().await?;
     /// # Ok(()) }

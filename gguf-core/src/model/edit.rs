@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use super::{is_split_key, Model};
 use crate::edit::{Commit, Editor};
 use crate::error::{Error, Result};
+use crate::format::OwnedValue;
 use crate::read::Gguf;
-use crate::write::OwnedValue;
 
 /// Edits a model through any of its files, with one [`Editor`] per file
 /// that changes: metadata edits go to the first shard (which holds the
@@ -23,7 +23,7 @@ use crate::write::OwnedValue;
 /// ```
 /// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
-/// use gguf_core::{model::{Model, ModelEditor}, write::{Builder, SplitOptions}, GgmlType};
+/// use gguf_core::{Model, model::ModelEditor, write::{Builder, SplitOptions}, GgmlType};
 /// let dir = tempfile::tempdir()?;
 /// let mut b = Builder::new();
 /// b.set("general.architecture", "llama")?;

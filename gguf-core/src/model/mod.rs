@@ -29,7 +29,7 @@ pub use origin::Origin;
 
 use indexmap::IndexMap;
 
-use crate::format::{Ctx, Value};
+use crate::format::{Value, WireFormat};
 use crate::read::{Gguf, GgufFile, Tensor};
 
 /// Key of a shard's 0-based position (u16).
@@ -94,7 +94,7 @@ impl std::fmt::Debug for Shard<'_> {
 /// ```
 /// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
-/// use gguf_core::{model::Model, write::{Builder, SplitOptions}, GgmlType};
+/// use gguf_core::{Model, write::{Builder, SplitOptions}, GgmlType};
 /// let dir = tempfile::tempdir()?;
 /// let mut b = Builder::new();
 /// b.set("general.architecture", "llama")?;
@@ -189,8 +189,8 @@ impl Model<'_> {
 /// The model's metadata (the first file's, without the split keys) and
 /// every tensor of every shard, in order.
 impl Gguf for Model<'_> {
-    fn ctx(&self) -> Ctx {
-        self.metadata_file().ctx()
+    fn wire_format(&self) -> WireFormat {
+        self.metadata_file().wire_format()
     }
 
     fn kv_count(&self) -> usize {

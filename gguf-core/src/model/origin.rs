@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// ```
 /// # fn main() -> gguf_core::Result<()> {
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-/// use gguf_core::model::{Model, Origin};
+/// use gguf_core::{Model, model::Origin};
 /// let model = Model::open(&bytes)?;
 /// assert_eq!(model.shards()[0].origin(), &Origin::Bytes);
 /// assert_eq!(model.shards()[0].origin().path(), None);

@@ -1,8 +1,8 @@
 //! llama-quantize `--pure`: every weight matrix to one type, with its
 //! per-tensor fallbacks.
 
+use crate::codec::can_dequantize;
 use crate::format::GgmlType;
-use crate::tensor::can_dequantize;
 
 /// Name fragments of weight matrices llama-quantize leaves as they are
 /// (norms; MoE routers; small or position-like matrices of some

@@ -2,12 +2,12 @@
 
 use crate::error::{Error, Result};
 use crate::format::cursor::Cursor;
-use crate::format::{Ctx, Endian, HeaderWire, MAGIC};
+use crate::format::{Endian, HeaderWire, WireFormat, MAGIC};
 
 /// What the header says.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Header {
-    pub ctx: Ctx,
+    pub ctx: WireFormat,
     pub tensor_count: u64,
     pub kv_count: u64,
     /// Offset of the tensor count field, for messages.
@@ -28,7 +28,7 @@ pub(crate) fn read_header(cur: &mut Cursor<'_>) -> Result<Header> {
     if !(1..=3).contains(&version) {
         return Err(Error::UnsupportedVersion { version });
     }
-    let ctx = Ctx { version, endian };
+    let ctx = WireFormat { version, endian };
     cur.set_ctx(ctx);
     let tensor_count_at = 8;
     let kv_count_at = tensor_count_at + ctx.count_width();

@@ -40,7 +40,7 @@ pub(crate) fn read_metadata(
     kv_count_at: usize,
     max_array_depth: u32,
 ) -> Result<Metadata> {
-    let width = cur.ctx().count_width();
+    let width = cur.wire_format().count_width();
     cur.check_count(kv_count, min_entry_size(width), kv_count_at, || {
         "metadata count".into()
     })?;
@@ -58,7 +58,7 @@ pub(crate) fn read_metadata(
     for i in 0..kv_count {
         let entry_offset = cur.pos();
         let kv: KvHeaderWire<StrSpan> = cur
-            .wire(cur.ctx())
+            .wire(cur.wire_format())
             .map_err(|e| kv_header_error(cur, entry_offset, i, e))?;
         let key = borrow(cur, kv.key, || format!("key of metadata entry {i}"))?;
         if key.is_empty() {
@@ -113,7 +113,7 @@ pub(super) fn borrow<'a>(
 fn kv_header_error(cur: &Cursor<'_>, at: usize, i: u64, e: Error) -> Error {
     let mut key_only = cur.clone();
     key_only.set_pos(at);
-    match key_only.wire::<StrSpan>(cur.ctx()) {
+    match key_only.wire::<StrSpan>(cur.wire_format()) {
         Err(e) => e.what(|| format!("key of metadata entry {i}")),
         Ok(span) => {
             let key = span.get(cur.buf()).unwrap_or_default();

@@ -17,14 +17,14 @@ mod local_header;
 mod manifest_json;
 mod metadata;
 pub(crate) mod ollama_store;
-mod options;
+pub(crate) mod options;
 mod range;
-mod source;
-mod tensor;
+pub(crate) mod source;
+pub(crate) mod tensor;
 mod tensor_info;
 mod tensor_values;
 mod url;
-mod view;
+pub(crate) mod view;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -34,7 +34,7 @@ use indexmap::IndexMap;
 use crate::error::{Error, Result};
 use crate::format::array::{read_value, Walk};
 use crate::format::cursor::Cursor;
-use crate::format::{align_up, ArrayView, Ctx, Value};
+use crate::format::{align_up, ArrayView, Value, WireFormat};
 
 pub use finite::{FiniteUnit, NonFinite};
 pub use incremental::{
@@ -43,16 +43,17 @@ pub use incremental::{
 };
 pub use lint::LintIssue;
 pub use ollama_store::{is_ollama_store, ollama_model_path, MODEL_MEDIA_TYPE};
-pub use options::OpenOptions;
+pub(crate) use options::OpenOptions;
 #[cfg(feature = "remote")]
 pub use options::{RemoteOptions, DEFAULT_HEADER_DEADLINE};
 #[cfg(feature = "remote")]
 pub use range::Stats;
-pub use source::{Source, Stream};
-pub use tensor::Tensor;
+pub(crate) use source::Source;
+pub use source::Stream;
+pub(crate) use tensor::Tensor;
 pub use tensor_values::RowIter;
 pub use url::redact_url;
-pub use view::Gguf;
+pub(crate) use view::Gguf;
 
 use backing::Backing;
 use metadata::KvEntry;
@@ -120,7 +121,7 @@ impl Default for Limits {
 pub struct GgufFile<'a> {
     backing: Backing<'a>,
     file_len: u64,
-    ctx: Ctx,
+    ctx: WireFormat,
     alignment: u64,
     /// End of the tensor infos.
     header_len: u64,
@@ -144,7 +145,7 @@ impl std::fmt::Debug for GgufFile<'_> {
 
 /// The parsed header region, before it is attached to its bytes.
 struct Parsed {
-    ctx: Ctx,
+    ctx: WireFormat,
     alignment: u64,
     header_len: u64,
     data_offset: u64,
@@ -172,7 +173,7 @@ fn insert_unique<E>(
 /// Parses the header region from `buf`, the first bytes of a file of
 /// `file_len` bytes, in spec order: header, metadata, tensor infos, data.
 fn parse(buf: &[u8], file_len: u64, limits: &Limits) -> Result<Parsed> {
-    let mut cur = Cursor::new(buf, Ctx::default(), file_len);
+    let mut cur = Cursor::new(buf, WireFormat::default(), file_len);
     let header = header::read_header(&mut cur)?;
     let meta = metadata::read_metadata(
         &mut cur,

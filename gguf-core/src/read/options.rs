@@ -13,7 +13,7 @@ use super::Limits;
 /// [`RemoteOptions`] of URLs.
 ///
 /// ```
-/// use gguf_core::read::{Limits, OpenOptions};
+/// use gguf_core::{read::Limits, OpenOptions};
 /// let options = OpenOptions::default().limits(Limits::default().max_array_depth(2));
 /// assert_eq!(options.limits.max_array_depth, 2);
 /// ```

@@ -24,7 +24,7 @@ use super::url::{is_known_url, looks_like_url, redact_url};
 /// `remote`; without it, opening one is an error saying so.
 ///
 /// ```
-/// use gguf_core::read::Source;
+/// use gguf_core::Source;
 /// assert!(matches!(Source::from("models/m.gguf"), Source::Path(_)));
 /// assert!(matches!(Source::from("hf://owner/repo/m.gguf"), Source::Url(_)));
 /// assert!(matches!(Source::from("ollama:gemma3:270m"), Source::Ollama(_)));
@@ -93,7 +93,7 @@ impl<'a> Source<'a> {
     /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// use gguf_core::{read::Source, GgufFile};
+    /// use gguf_core::{Source, GgufFile};
     /// let file = GgufFile::open(Source::reader(std::io::Cursor::new(bytes)))?;
     /// let t = file.tensor("output.weight")?;
     /// assert_eq!(t.read()?.len() as u64, t.byte_size()?); // one read of the stream

@@ -153,7 +153,7 @@ impl<'f> Tensor<'f> {
     /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// use gguf_core::{read::Source, GgufFile};
+    /// use gguf_core::{Source, GgufFile};
     /// let file = GgufFile::open(Source::reader(std::io::Cursor::new(bytes)))?;
     /// let t = file.tensor("token_embd.weight")?;
     /// assert_eq!(t.read_range(4..8)?.as_ref(), 1f32.to_le_bytes());
@@ -289,7 +289,7 @@ impl<'f> Tensor<'f> {
 
     fn decode_rows(&self, bytes: &[u8], count: usize) -> Result<Vec<f32>> {
         let mut out = vec![0f32; count];
-        crate::tensor::dequantize_par(self.ggml_type(), self.file_endian(), bytes, &mut out)
+        crate::codec::dequantize_par(self.ggml_type(), self.file_endian(), bytes, &mut out)
             .map_err(|e| Error::TensorCodec {
                 tensor: self.name.into(),
                 source: Box::new(e),

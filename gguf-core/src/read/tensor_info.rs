@@ -40,7 +40,7 @@ pub(crate) fn read_tensor_infos(
     count: u64,
     count_at: usize,
 ) -> Result<IndexMap<Box<str>, TensorEntry>> {
-    let width = cur.ctx().count_width();
+    let width = cur.wire_format().count_width();
     cur.check_count(count, min_info_size(width), count_at, || {
         "tensor count".into()
     })?;
@@ -50,7 +50,7 @@ pub(crate) fn read_tensor_infos(
     for i in 0..count {
         let info_offset = cur.pos();
         let info: TensorInfoWire<StrSpan> = cur
-            .wire(cur.ctx())
+            .wire(cur.wire_format())
             .map_err(|e| tensor_info_error(cur, info_offset, i, e))?;
         let name = borrow(cur, info.name, || format!("name of tensor info {i}"))?;
         let n_dims = info.n_dims;
@@ -110,7 +110,7 @@ pub(crate) fn read_tensor_infos(
 fn tensor_info_error(cur: &Cursor<'_>, at: usize, i: u64, e: Error) -> Error {
     let mut name_only = cur.clone();
     name_only.set_pos(at);
-    let span = match name_only.wire::<StrSpan>(cur.ctx()) {
+    let span = match name_only.wire::<StrSpan>(cur.wire_format()) {
         Err(e) => return e.what(|| format!("name of tensor info {i}")),
         Ok(span) => span,
     };

@@ -1,12 +1,12 @@
 //! Decoded values of a [`Tensor`]: `f32` (whole, into a buffer, or one row
-//! at a time), `f16` and `bf16`, through the [`tensor`](crate::tensor)
+//! at a time), `f16` and `bf16`, through the [`codec`](crate::codec)
 //! codecs in the file's byte order.
 
 use std::borrow::Cow;
 
+use crate::codec;
 use crate::error::{Error, Result};
 use crate::format::{Endian, GgmlType};
-use crate::tensor;
 
 use super::Tensor;
 
@@ -31,7 +31,7 @@ impl<'f> Tensor<'f> {
 
     fn check_decodable(&self) -> Result<()> {
         self.byte_size()?;
-        if !tensor::can_dequantize(self.ggml_type()) {
+        if !codec::can_dequantize(self.ggml_type()) {
             return Err(self.codec_err(Error::UnsupportedType {
                 ty: self.ggml_type(),
                 operation: "dequantize",
@@ -67,7 +67,7 @@ impl<'f> Tensor<'f> {
             })
         })?;
         let mut out = vec![0f32; n];
-        tensor::dequantize_par(self.ggml_type(), self.file_endian(), &data, &mut out)
+        codec::dequantize_par(self.ggml_type(), self.file_endian(), &data, &mut out)
             .map_err(|e| self.codec_err(e))?;
         Ok(out)
     }
@@ -96,7 +96,7 @@ impl<'f> Tensor<'f> {
                 actual: out.len() as u64,
             }));
         }
-        tensor::dequantize_par(self.ggml_type(), self.file_endian(), &data, out)
+        codec::dequantize_par(self.ggml_type(), self.file_endian(), &data, out)
             .map_err(|e| self.codec_err(e))
     }
 
@@ -113,7 +113,7 @@ impl<'f> Tensor<'f> {
     /// ```
     pub fn to_f16(&self) -> Result<Vec<half::f16>> {
         let data = self.decodable()?;
-        tensor::to_f16(self.ggml_type(), self.file_endian(), &data).map_err(|e| self.codec_err(e))
+        codec::to_f16(self.ggml_type(), self.file_endian(), &data).map_err(|e| self.codec_err(e))
     }
 
     /// Every element decoded, then rounded to bfloat16.
@@ -129,7 +129,7 @@ impl<'f> Tensor<'f> {
     /// ```
     pub fn to_bf16(&self) -> Result<Vec<half::bf16>> {
         let data = self.decodable()?;
-        tensor::to_bf16(self.ggml_type(), self.file_endian(), &data).map_err(|e| self.codec_err(e))
+        codec::to_bf16(self.ggml_type(), self.file_endian(), &data).map_err(|e| self.codec_err(e))
     }
 
     /// Decodes the tensor one row (`shape()[0]` elements) at a time into a
@@ -269,7 +269,7 @@ impl RowIter<'_> {
         let bytes = &self.data[start..start + self.row_bytes];
         self.buf.resize(self.row_len, 0.0);
         Some(
-            match tensor::dequantize(self.ty, self.endian, bytes, &mut self.buf) {
+            match codec::dequantize(self.ty, self.endian, bytes, &mut self.buf) {
                 Ok(()) => Ok(&self.buf[..]),
                 Err(e) => {
                     // An error ends the iteration.

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::format::{
-    ArrayView, Ctx, Endian, Scalar, StrIter, TypedIter, Value, ValueType, ARCH_KEY,
+    ArrayView, Endian, Scalar, StrIter, TypedIter, Value, ValueType, WireFormat, ARCH_KEY,
 };
 
 use super::{GgufFile, Tensor};
@@ -48,7 +48,7 @@ pub trait Gguf {
 
     /// Version and byte order of the file (of the first file of a split
     /// model).
-    fn ctx(&self) -> Ctx;
+    fn wire_format(&self) -> WireFormat;
 
     /// Number of metadata entries.
     fn kv_count(&self) -> usize;
@@ -74,12 +74,12 @@ pub trait Gguf {
 
     /// GGUF version: 1, 2 or 3.
     fn version(&self) -> u32 {
-        self.ctx().version
+        self.wire_format().version
     }
 
     /// Byte order of the file.
     fn endian(&self) -> Endian {
-        self.ctx().endian
+        self.wire_format().endian
     }
 
     // ---- provided: metadata ----
@@ -322,7 +322,7 @@ fn array_mismatch(key: &str, expected: &str, found: &ArrayView<'_>) -> Error {
 }
 
 impl Gguf for GgufFile<'_> {
-    fn ctx(&self) -> Ctx {
+    fn wire_format(&self) -> WireFormat {
         self.ctx
     }
 

@@ -2,8 +2,6 @@
 
 use crate::format::{file_type_of, GgmlType};
 
-pub use crate::format::file_type_name;
-
 /// The file type llama.cpp's loader guesses from the most common tensor
 /// type when `general.file_type` is absent: the file type of that type
 /// ([`file_type_of`]; K-quants give their "Medium" mix), except MXFP4,

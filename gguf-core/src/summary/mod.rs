@@ -21,13 +21,13 @@ mod ftype;
 mod hparams;
 mod per_layer;
 
-pub use ftype::file_type_name;
 pub use hparams::ArchParams;
 pub use per_layer::PerLayer;
 
 use crate::error::Result;
-use crate::format::GgmlType;
-use crate::metadata::{FromMetadata, ARCH_KEY};
+use crate::format::ARCH_KEY;
+use crate::format::{file_type_name, GgmlType};
+use crate::metadata::FromMetadata;
 use crate::read::Gguf;
 
 /// A model at a glance: identity, size and the hyper-parameters that

@@ -2,9 +2,9 @@
 
 use crate::error::{Error, Result};
 use crate::format::Value;
+use crate::format::{OwnedArray, OwnedValue};
 use crate::metadata::MetaField;
 use crate::read::Gguf;
-use crate::write::{OwnedArray, OwnedValue};
 
 /// A `u32` hyper-parameter that llama.cpp reads with `get_key_or_arr`: a
 /// scalar shared by every layer, or an array with one value per layer

@@ -6,8 +6,9 @@ use indexmap::IndexMap;
 
 use crate::error::{Error, Result};
 use crate::format::layout::{tensor_nbytes, SizeError};
+use crate::format::OwnedValue;
 use crate::format::{
-    Ctx, Endian, GgmlType, Scalar, TensorElement, Value, ALIGNMENT_KEY, DEFAULT_ALIGNMENT,
+    Endian, GgmlType, Scalar, TensorElement, Value, WireFormat, ALIGNMENT_KEY, DEFAULT_ALIGNMENT,
     MAX_DIMS, MAX_TENSOR_NAME,
 };
 use crate::read::Gguf;
@@ -15,7 +16,7 @@ use crate::read::GgufFile;
 use crate::write::encode::{value_len, Encoder};
 use crate::write::layout::Layout;
 use crate::write::source::TensorData;
-use crate::write::value::{MetaValue, OwnedValue};
+use crate::write::value::MetaValue;
 
 /// A scalar or string value as a borrowed [`Value`]; `None` for arrays
 /// built by the caller.
@@ -58,7 +59,7 @@ fn type_mismatch(key: &str, expected: &str, found: &MetaValue<'_>) -> Error {
 /// Checks a source tensor can be decoded to `f32`.
 fn check_decodable(t: &crate::read::Tensor<'_>) -> Result<()> {
     t.byte_size()?;
-    if !crate::tensor::can_dequantize(t.ggml_type()) {
+    if !crate::codec::can_dequantize(t.ggml_type()) {
         return Err(Error::TensorCodec {
             tensor: t.name().into(),
             source: Box::new(Error::UnsupportedType {
@@ -103,7 +104,7 @@ pub(crate) struct PendingTensor<'a> {
 /// ```
 #[derive(Debug)]
 pub struct Builder<'a> {
-    pub(crate) ctx: Ctx,
+    pub(crate) ctx: WireFormat,
     pub(crate) kvs: IndexMap<String, MetaValue<'a>>,
     pub(crate) tensors: IndexMap<String, PendingTensor<'a>>,
     allow_long_names: bool,
@@ -119,7 +120,7 @@ impl<'a> Builder<'a> {
     /// An empty builder for a version 3, little-endian file with alignment 32.
     pub fn new() -> Self {
         Builder {
-            ctx: Ctx::default(),
+            ctx: WireFormat::default(),
             kvs: IndexMap::new(),
             tensors: IndexMap::new(),
             allow_long_names: false,
@@ -143,7 +144,7 @@ impl<'a> Builder<'a> {
     /// ```
     pub fn from_file(file: &'a GgufFile<'a>) -> Result<Self> {
         let mut b = Builder::new();
-        b.ctx = file.ctx();
+        b.ctx = file.wire_format();
         b.allow_long_names = true;
         for (key, value) in file.metadata() {
             b.kvs.insert(key.to_owned(), MetaValue::Borrowed(value));
@@ -197,7 +198,7 @@ impl<'a> Builder<'a> {
     }
 
     /// Version and byte order of the output.
-    pub fn ctx(&self) -> Ctx {
+    pub fn wire_format(&self) -> WireFormat {
         self.ctx
     }
 
@@ -426,20 +427,20 @@ impl<'a> Builder<'a> {
     /// Adds a tensor of type `ty` quantized from `f32` values when its turn
     /// comes to be written ([`TensorData::Quantize`]): F32 is a plain copy,
     /// F16 and BF16 round as ggml does, other types use
-    /// [`tensor::quantize`](crate::tensor::quantize)'s encoders and give
+    /// [`codec::quantize`](crate::codec::quantize)'s encoders and give
     /// the same bytes. Memory while writing stays bounded by a chunk of
     /// rows; `data` is borrowed or owned.
     ///
     /// Checked here, before anything is written: `ty` has a quantizer
-    /// ([`tensor::can_quantize`](crate::tensor::can_quantize)), the row
+    /// ([`codec::can_quantize`](crate::codec::can_quantize)), the row
     /// length `shape[0]` is a multiple of its block size, `data` holds the
     /// product of `shape` values. Big-endian output gets its blocks
-    /// swapped with [`tensor::swap_byte_order`](crate::tensor::swap_byte_order).
+    /// swapped with [`codec::swap_byte_order`](crate::codec::swap_byte_order).
     ///
     /// ```
     /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
-    /// use gguf_core::{tensor, write::Builder, GgmlType, GgufFile};
+    /// use gguf_core::{codec, write::Builder, GgmlType, GgufFile};
     /// let x: Vec<f32> = (0..512).map(|i| (i as f32).sin()).collect();
     /// let mut b = Builder::new();
     /// b.add_tensor_quantized("w", GgmlType::Q4_K, &[256, 2], &x[..])?;
@@ -447,7 +448,7 @@ impl<'a> Builder<'a> {
     /// let mut bytes = Vec::new();
     /// b.write(&mut bytes)?;
     /// let file = GgufFile::open(&bytes)?;
-    /// assert_eq!(file.tensor("w")?.data()?, tensor::quantize(GgmlType::Q4_K, &x, &[256, 2])?);
+    /// assert_eq!(file.tensor("w")?.data()?, codec::quantize(GgmlType::Q4_K, &x, &[256, 2])?);
     /// # Ok(()) }
     /// ```
     pub fn add_tensor_quantized(

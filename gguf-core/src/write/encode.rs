@@ -14,15 +14,15 @@ use binrw::BinWrite;
 
 use crate::error::{Error, Result};
 use crate::format::{
-    ArrayHeaderWire, ArrayView, Count, Ctx, Dims, Endian, GgufStr, HeaderWire, KvHeaderWire,
-    OwnedArray, OwnedValue, TensorInfoWire, Value, ValueType, MAGIC, MAX_DIMS,
+    ArrayHeaderWire, ArrayView, Count, Dims, Endian, GgufStr, HeaderWire, KvHeaderWire, OwnedArray,
+    OwnedValue, TensorInfoWire, Value, ValueType, WireFormat, MAGIC, MAX_DIMS,
 };
 use crate::write::value::MetaValue;
 
 /// Appends encoded fields to a byte buffer.
 pub(crate) struct Encoder {
     out: Cursor<Vec<u8>>,
-    ctx: Ctx,
+    ctx: WireFormat,
 }
 
 fn wire_err(e: binrw::Error) -> Error {
@@ -47,7 +47,7 @@ macro_rules! put_num {
 }
 
 impl Encoder {
-    pub(crate) fn new(ctx: Ctx, capacity: usize) -> Self {
+    pub(crate) fn new(ctx: WireFormat, capacity: usize) -> Self {
         Encoder {
             out: Cursor::new(Vec::with_capacity(capacity)),
             ctx,
@@ -67,7 +67,7 @@ impl Encoder {
         self.out.set_position(self.out.get_ref().len() as u64);
     }
 
-    fn wire<T: for<'a> BinWrite<Args<'a> = Ctx>>(&mut self, v: &T) -> Result<()> {
+    fn wire<T: for<'a> BinWrite<Args<'a> = WireFormat>>(&mut self, v: &T) -> Result<()> {
         v.write_options(&mut self.out, self.ctx.endian.into(), self.ctx)
             .map_err(wire_err)
     }
@@ -200,7 +200,7 @@ impl Encoder {
     fn array_view(&mut self, a: &ArrayView<'_>) -> Result<()> {
         self.array_header(a.element_type(), a.len())?;
         // Same layout: the validated bytes are already what we would write.
-        if a.ctx() == self.ctx || (a.element_type().fixed_size() == Some(1)) {
+        if a.wire_format() == self.ctx || (a.element_type().fixed_size() == Some(1)) {
             self.raw(a.raw_bytes());
             return Ok(());
         }
@@ -212,7 +212,7 @@ impl Encoder {
 }
 
 /// Encoded size of a value in `ctx`, without encoding it.
-pub(crate) fn value_len(v: &MetaValue<'_>, ctx: Ctx) -> u64 {
+pub(crate) fn value_len(v: &MetaValue<'_>, ctx: WireFormat) -> u64 {
     match v {
         MetaValue::Owned(OwnedValue::Array(a)) => owned_array_len(a, ctx),
         MetaValue::Owned(o) => o.as_value().map_or(0, |v| borrowed_len(&v, ctx)),
@@ -220,7 +220,7 @@ pub(crate) fn value_len(v: &MetaValue<'_>, ctx: Ctx) -> u64 {
     }
 }
 
-fn borrowed_len(v: &Value<'_>, ctx: Ctx) -> u64 {
+fn borrowed_len(v: &Value<'_>, ctx: WireFormat) -> u64 {
     match v {
         Value::String(s) => ctx.count_width() as u64 + s.len() as u64,
         Value::Array(a) => array_view_len(a, ctx),
@@ -228,7 +228,7 @@ fn borrowed_len(v: &Value<'_>, ctx: Ctx) -> u64 {
     }
 }
 
-fn owned_array_len(a: &OwnedArray, ctx: Ctx) -> u64 {
+fn owned_array_len(a: &OwnedArray, ctx: WireFormat) -> u64 {
     let w = ctx.count_width() as u64;
     let body = match a {
         OwnedArray::String(v) => v.iter().map(|s| w + s.len() as u64).sum(),
@@ -238,8 +238,9 @@ fn owned_array_len(a: &OwnedArray, ctx: Ctx) -> u64 {
     4 + w + body
 }
 
-fn array_view_len(a: &ArrayView<'_>, ctx: Ctx) -> u64 {
-    let body = if a.ctx().version == ctx.version || a.element_type().fixed_size().is_some() {
+fn array_view_len(a: &ArrayView<'_>, ctx: WireFormat) -> u64 {
+    let body = if a.wire_format().version == ctx.version || a.element_type().fixed_size().is_some()
+    {
         // Byte order does not change sizes; only v1's narrower counts do.
         a.raw_bytes().len() as u64
     } else {

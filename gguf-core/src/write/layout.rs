@@ -1,7 +1,7 @@
 //! [`Layout`]: every offset and padding of a file to be written, computed
 //! once, with no I/O, from the same functions the reader validates with.
 
-use crate::format::{align_up, Ctx};
+use crate::format::{align_up, WireFormat};
 
 /// Where one tensor's data goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,7 +35,7 @@ pub struct TensorSlot {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
     /// Version and byte order of the output.
-    pub ctx: Ctx,
+    pub ctx: WireFormat,
     /// Data alignment.
     pub alignment: u64,
     /// Unpadded size of header, metadata and tensor infos.
@@ -70,7 +70,7 @@ impl Layout {
     /// Assigns contiguous, aligned offsets to tensors of the given sizes, in
     /// order: the layout llama.cpp and gguf-py write and llama.cpp requires.
     pub(crate) fn place(
-        ctx: Ctx,
+        ctx: WireFormat,
         alignment: u64,
         header_len: u64,
         sizes: impl Iterator<Item = (String, u64)>,

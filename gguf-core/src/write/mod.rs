@@ -28,7 +28,7 @@ pub use slack::SLACK_KEY;
 pub use source::{TensorData, WriteFn};
 pub use split::{ShardPlan, SplitOptions};
 pub use temp::{exit_removing_temp_files, stale_temp_files};
-pub use value::{MetaValue, OwnedArray, OwnedValue};
+pub use value::MetaValue;
 
 #[allow(unused_imports)] // used by the editor
 pub(crate) use atomic::{replace as replace_file, sync_dir};

@@ -6,7 +6,8 @@
 //! ignore it. The editor grows or shrinks that array so that the header
 //! keeps ending exactly where the data section starts.
 
-use crate::write::{Builder, OwnedArray, OwnedValue};
+use crate::format::{OwnedArray, OwnedValue};
+use crate::write::Builder;
 
 /// The key of the slack entry.
 pub const SLACK_KEY: &str = "gguf_rs.metadata_slack";

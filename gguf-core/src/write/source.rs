@@ -39,7 +39,7 @@ pub enum TensorData<'a> {
     Fn(WriteFn<'a>),
     /// `f32` values (rows of `shape[0]`, as ggml orders them) quantized to
     /// the tensor's type when its turn comes, a chunk of rows at a time,
-    /// with [`tensor::quantize`](crate::tensor::quantize)'s encoders; F32
+    /// with [`tensor::quantize`](crate::codec::quantize)'s encoders; F32
     /// is a plain copy. See [`Builder::add_tensor_quantized`](crate::write::Builder::add_tensor_quantized).
     Quantize(Cow<'a, [f32]>),
     /// A tensor of another open file, decoded and re-encoded to the
@@ -146,7 +146,7 @@ impl TensorData<'_> {
                 if data.len() as u64 != nbytes {
                     return Err(size_err(data.len() as u64));
                 }
-                let swapper = crate::tensor::StreamSwapper::new(ty, t.file_endian() != endian)?;
+                let swapper = crate::codec::StreamSwapper::new(ty, t.file_endian() != endian)?;
                 match (swapper, data) {
                     (None, Cow::Borrowed(_)) => t.copy_data(w, |chunk, w| w.write_all(chunk))?,
                     (Some(mut s), Cow::Borrowed(_)) => {
@@ -196,7 +196,7 @@ impl TensorData<'_> {
                 for bytes in data.chunks(rows_per_chunk.saturating_mul(src_row_bytes).max(1)) {
                     let rows = bytes.len().checked_div(src_row_bytes).unwrap_or(0);
                     buf.resize(rows * plan.row_len, 0.0);
-                    crate::tensor::dequantize_par(src_ty, t.file_endian(), bytes, &mut buf)
+                    crate::codec::dequantize_par(src_ty, t.file_endian(), bytes, &mut buf)
                         .map_err(|e| Error::TensorCodec {
                             tensor: t.name().into(),
                             source: Box::new(e),
@@ -222,7 +222,7 @@ const ENCODE_CHUNK: usize = 4 << 20;
 /// byte order works (big-endian blocks are swapped after quantizing), so
 /// `_endian` no longer matters.
 pub(crate) fn check_encodable(name: &str, ty: GgmlType, _endian: Endian) -> Result<()> {
-    if !crate::tensor::can_quantize(ty) {
+    if !crate::codec::can_quantize(ty) {
         return Err(Error::TensorCodec {
             tensor: name.into(),
             source: Box::new(Error::UnsupportedType {
@@ -236,7 +236,7 @@ pub(crate) fn check_encodable(name: &str, ty: GgmlType, _endian: Endian) -> Resu
 
 /// How `n` `f32` values, rows of `row_len`, are encoded to `ty`: whole
 /// rows at a time, on all rayon threads. Quantizers treat blocks
-/// independently, so the bytes equal [`crate::tensor::quantize`]'s.
+/// independently, so the bytes equal [`crate::codec::quantize`]'s.
 struct EncodePlan<'n> {
     name: &'n str,
     ty: GgmlType,
@@ -314,19 +314,19 @@ impl<'n> EncodePlan<'n> {
             use rayon::prelude::*;
             src.par_chunks(self.row_len)
                 .zip(out.par_chunks_mut(self.out_row))
-                .try_for_each(|(s, o)| crate::tensor::quantize_into(self.ty, s, o))
+                .try_for_each(|(s, o)| crate::codec::quantize_into(self.ty, s, o))
         };
         #[cfg(not(feature = "parallel"))]
         let encoded = src
             .chunks(self.row_len)
             .zip(out.chunks_mut(self.out_row))
-            .try_for_each(|(s, o)| crate::tensor::quantize_into(self.ty, s, o));
+            .try_for_each(|(s, o)| crate::codec::quantize_into(self.ty, s, o));
         encoded.map_err(|e| Error::TensorCodec {
             tensor: self.name.into(),
             source: Box::new(e),
         })?;
         if self.swap {
-            crate::tensor::swap_byte_order(self.ty, out)?;
+            crate::codec::swap_byte_order(self.ty, out)?;
         }
         w.write_all(out)?;
         Ok(())

@@ -239,7 +239,7 @@ impl<'a> Builder<'a> {
     /// ```
     /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
-    /// use gguf_core::{model::Model, write::{Builder, SplitOptions}, GgmlType};
+    /// use gguf_core::{Model, write::{Builder, SplitOptions}, GgmlType};
     /// let dir = tempfile::tempdir()?;
     /// let mut b = Builder::new();
     /// b.set("general.architecture", "llama")?;
@@ -335,7 +335,7 @@ impl<'a> Builder<'a> {
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// use gguf_core::{model::Model, write::{Builder, SplitOptions}, GgmlType};
+    /// use gguf_core::{Model, write::{Builder, SplitOptions}, GgmlType};
     /// let dir = tempfile::tempdir()?;
     /// let mut b = Builder::new();
     /// b.set("general.architecture", "llama")?;

@@ -1,7 +1,6 @@
 //! Metadata values on the write side: owned, or borrowed from an open file.
 
-pub use crate::format::{OwnedArray, OwnedValue};
-use crate::format::{Value, ValueType};
+use crate::format::{OwnedValue, Value, ValueType};
 
 /// A value the builder will write: owned, or borrowed from an open file
 /// (copied byte for byte when the output has the same version and byte

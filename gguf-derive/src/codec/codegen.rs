@@ -10,16 +10,16 @@ pub fn generate(s: &CodecStruct) -> TokenStream {
     let (impl_generics, ty_generics, _) = s.generics.split_for_impl();
     let read_where = where_clause(s, |f| match &f.kind {
         FieldKind::Contextual => Some(quote!(
-            ::binrw::BinRead<Args<'__x> = ::gguf_core::format::Ctx>
+            ::binrw::BinRead<Args<'__x> = ::gguf_core::format::WireFormat>
         )),
         FieldKind::CountedBy { .. } => Some(quote!(
-            ::binrw::BinRead<Args<'__x> = (::gguf_core::format::Ctx, u64)>
+            ::binrw::BinRead<Args<'__x> = (::gguf_core::format::WireFormat, u64)>
         )),
         _ => None,
     });
     let write_where = where_clause(s, |f| match &f.kind {
         FieldKind::Contextual | FieldKind::CountedBy { .. } => Some(quote!(
-            ::binrw::BinWrite<Args<'__x> = ::gguf_core::format::Ctx>
+            ::binrw::BinWrite<Args<'__x> = ::gguf_core::format::WireFormat>
         )),
         _ => None,
     });
@@ -29,7 +29,7 @@ pub fn generate(s: &CodecStruct) -> TokenStream {
     let names_w = s.fields.iter().map(|f| &f.name);
     quote! {
         impl #impl_generics ::binrw::BinRead for #name #ty_generics #read_where {
-            type Args<'__a> = ::gguf_core::format::Ctx;
+            type Args<'__a> = ::gguf_core::format::WireFormat;
 
             fn read_options<R: ::std::io::Read + ::std::io::Seek>(
                 reader: &mut R,
@@ -42,7 +42,7 @@ pub fn generate(s: &CodecStruct) -> TokenStream {
         }
 
         impl #impl_generics ::binrw::BinWrite for #name #ty_generics #write_where {
-            type Args<'__a> = ::gguf_core::format::Ctx;
+            type Args<'__a> = ::gguf_core::format::WireFormat;
 
             fn write_options<W: ::std::io::Write + ::std::io::Seek>(
                 &self,

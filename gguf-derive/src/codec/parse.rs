@@ -19,7 +19,7 @@ pub struct CodecField {
 pub enum FieldKind {
     /// A number or byte array: byte order only.
     Primitive,
-    /// A type whose codec takes the full `Ctx`.
+    /// A type whose codec takes the full `WireFormat`.
     Contextual,
     /// `Vec<elem>` with `count` elements.
     Counted {
@@ -27,7 +27,7 @@ pub enum FieldKind {
         elem_primitive: bool,
         count: Box<Expr>,
     },
-    /// A type that reads `count` elements itself, taking `(Ctx, count)`.
+    /// A type that reads `count` elements itself, taking `(WireFormat, count)`.
     CountedBy { count: Box<Expr> },
 }
 

@@ -13,7 +13,7 @@ pub fn generate(s: &MetaStruct) -> TokenStream {
 
     let from_gguf = if s.templated() {
         quote! {
-            let arch = #krate::Gguf::get_str(file, #meta::ARCH_KEY)?;
+            let arch = #krate::Gguf::get_str(file, #krate::format::ARCH_KEY)?;
             <Self as #meta::FromMetadata>::from_gguf_arch(file, arch)
         }
     } else {
@@ -66,7 +66,7 @@ pub fn generate(s: &MetaStruct) -> TokenStream {
             fn to_metadata(
                 &self,
                 arch: ::core::option::Option<&str>,
-            ) -> #krate::Result<::std::vec::Vec<(::std::string::String, #krate::write::OwnedValue)>> {
+            ) -> #krate::Result<::std::vec::Vec<(::std::string::String, #krate::format::OwnedValue)>> {
                 let _ = arch;
                 #arch
                 let mut entries = ::std::vec::Vec::with_capacity(#n);

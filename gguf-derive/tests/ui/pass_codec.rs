@@ -1,5 +1,5 @@
 use binrw::{BinRead, BinWrite};
-use gguf_core::format::{Count, Ctx, Endian, GgufString};
+use gguf_core::{format::{Count, WireFormat, GgufString}, Endian};
 use gguf_derive::GgufCodec;
 
 #[derive(Debug, PartialEq, GgufCodec)]
@@ -16,7 +16,7 @@ struct Entry {
 fn main() {
     let e = Entry { tag: *b"ok", name: GgufString("x".into()), n: 2, items: vec![Count(1), Count(2)], pair: vec![3, 4] };
     for version in [1, 3] {
-        let ctx = Ctx { version, endian: Endian::Big };
+        let ctx = WireFormat { version, endian: Endian::Big };
         let mut out = std::io::Cursor::new(Vec::new());
         e.write_options(&mut out, binrw::Endian::Big, ctx).unwrap();
         let bytes = out.into_inner();

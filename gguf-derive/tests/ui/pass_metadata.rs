@@ -1,5 +1,5 @@
-use gguf_core::metadata::{FromMetadata, ToMetadata};
-use gguf_core::write::{Builder, OwnedValue};
+use gguf_core::{FromMetadata, ToMetadata};
+use gguf_core::{write::Builder, format::OwnedValue};
 use gguf_core::{GgufFile, Metadata};
 
 #[derive(Debug, Default, PartialEq, Metadata)]

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use gguf::quantize::{self, FileTypeLabel, Kept};
 use gguf::write::{Builder, WriteMode};
-use gguf::{tensor, GgmlType, Gguf};
+use gguf::{codec, GgmlType, Gguf};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -36,7 +36,7 @@ fn parse_type(s: &str) -> Result<GgmlType, String> {
     let supported = || {
         GgmlType::ALL
             .iter()
-            .filter(|&&t| tensor::can_quantize(t))
+            .filter(|&&t| codec::can_quantize(t))
             .filter_map(|t| t.name())
             .collect::<Vec<_>>()
             .join(", ")
@@ -59,7 +59,7 @@ fn parse_type(s: &str) -> Result<GgmlType, String> {
         };
         return Err(format!("{why}; valid types: {}", supported()));
     };
-    if !tensor::can_quantize(ty) {
+    if !codec::can_quantize(ty) {
         return Err(format!(
             "no quantizer for {ty}; valid types: {}",
             supported()

@@ -186,13 +186,13 @@ fn diff(args: &Args) -> crate::CliResult<bool> {
     let fields = [
         (
             "version",
-            fa.ctx().version.to_string(),
-            fb.ctx().version.to_string(),
+            fa.wire_format().version.to_string(),
+            fb.wire_format().version.to_string(),
         ),
         (
             "endian",
-            fa.ctx().endian.to_string(),
-            fb.ctx().endian.to_string(),
+            fa.wire_format().endian.to_string(),
+            fb.wire_format().endian.to_string(),
         ),
         (
             "alignment",
@@ -357,7 +357,7 @@ fn same_data(a: &Tensor<'_>, b: &Tensor<'_>) -> crate::CliResult<bool> {
         return Ok(da == db);
     }
     let ty = a.ggml_type();
-    let la = gguf::tensor::with_byte_order(ty, &da, a.file_endian(), Endian::Little)?;
-    let lb = gguf::tensor::with_byte_order(ty, &db, b.file_endian(), Endian::Little)?;
+    let la = gguf::codec::with_byte_order(ty, &da, a.file_endian(), Endian::Little)?;
+    let lb = gguf::codec::with_byte_order(ty, &db, b.file_endian(), Endian::Little)?;
     Ok(la == lb)
 }

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use gguf::edit::Commit;
+use gguf::format::{OwnedArray, OwnedValue};
 use gguf::model::ModelEditor;
-use gguf::write::{OwnedArray, OwnedValue};
 use gguf::{Gguf, Value, ValueType};
 
 type CliResult<T = ()> = Result<T, Box<dyn std::error::Error>>;

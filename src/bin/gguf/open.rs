@@ -1,6 +1,6 @@
 //! Opening a model named on the command line, through the library's one
 //! door (`gguf::Model::open_with`), so the CLI and the library agree on
-//! what a source is (`gguf::read::Source::from(&str)`):
+//! what a source is (`gguf::Source::from(&str)`):
 //! - a local path (any shard of a split model opens the whole model);
 //! - `ollama:NAME[:TAG]`: a model of the local Ollama store;
 //! - a URL: `http(s)://`, `hf://`, `ms://`, `ollama://`, `s3://`, `gs://`,
@@ -12,8 +12,11 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use gguf::read::{redact_url, OpenOptions, RemoteOptions, Source};
 use gguf::Model;
+use gguf::{
+    read::{redact_url, RemoteOptions},
+    OpenOptions, Source,
+};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 

@@ -129,7 +129,7 @@ impl<'t> Held<'t> {
         }
         let mut buf = vec![0f32; row_len];
         for row in self.data.chunks_exact(self.data.len() / n_rows) {
-            gguf::tensor::dequantize(self.ggml_type(), self.file_endian(), row, &mut buf)
+            gguf::codec::dequantize(self.ggml_type(), self.file_endian(), row, &mut buf)
                 .map_err(|e| self.codec_error(e))?;
             f(&buf);
         }
@@ -294,7 +294,7 @@ fn write_npy(t: &Held<'_>, out: &std::path::Path) -> Result<(), Box<dyn std::err
     if npy.kept.is_none() {
         // No decoder: refused before `out` is created, as the library
         // words it.
-        gguf::tensor::dequantize(t.ggml_type(), t.file_endian(), &[], &mut [])
+        gguf::codec::dequantize(t.ggml_type(), t.file_endian(), &[], &mut [])
             .map_err(|e| t.codec_error(e))?;
     }
     let data = &t.data;

@@ -85,13 +85,13 @@ fn swap_blocks(data: &mut [u8], ts: usize, fields: Fields) {
 /// when `data` is not a whole number of blocks.
 ///
 /// ```
-/// use gguf_core::{tensor, Endian, GgmlType};
-/// let le = tensor::quantize(GgmlType::Q4_K, &[0.5f32; 256], &[256])?;
+/// use gguf_core::{codec, Endian, GgmlType};
+/// let le = codec::quantize(GgmlType::Q4_K, &[0.5f32; 256], &[256])?;
 /// let mut be = le.clone();
-/// tensor::swap_byte_order(GgmlType::Q4_K, &mut be)?;
+/// codec::swap_byte_order(GgmlType::Q4_K, &mut be)?;
 /// assert_eq!(
-///     tensor::dequantize_to_vec(GgmlType::Q4_K, Endian::Big, &be)?,
-///     tensor::dequantize_to_vec(GgmlType::Q4_K, Endian::Little, &le)?,
+///     codec::dequantize_to_vec(GgmlType::Q4_K, Endian::Big, &be)?,
+///     codec::dequantize_to_vec(GgmlType::Q4_K, Endian::Little, &le)?,
 /// );
 /// # Ok::<(), gguf_core::Error>(())
 /// ```
@@ -106,9 +106,9 @@ pub fn swap_byte_order(ty: GgmlType, data: &mut [u8]) -> Result<()> {
 /// the orders are the same (or nothing in the type needs swapping).
 ///
 /// ```
-/// use gguf_core::{tensor, Endian, GgmlType};
+/// use gguf_core::{codec, Endian, GgmlType};
 /// let be = [0x3f, 0x80]; // BF16 1.0, big-endian
-/// let le = tensor::with_byte_order(GgmlType::BF16, &be, Endian::Big, Endian::Little)?;
+/// let le = codec::with_byte_order(GgmlType::BF16, &be, Endian::Big, Endian::Little)?;
 /// assert_eq!(&le[..], [0x80, 0x3f]);
 /// # Ok::<(), gguf_core::Error>(())
 /// ```
@@ -211,9 +211,9 @@ mod tests {
             let mut back = be.clone();
             swap_byte_order(ty, &mut back).unwrap();
             assert_eq!(back, le, "{ty}: swap twice");
-            if crate::tensor::can_dequantize(ty) {
-                let a = crate::tensor::dequantize_to_vec(ty, Endian::Little, &le).unwrap();
-                let b = crate::tensor::dequantize_to_vec(ty, Endian::Big, &be).unwrap();
+            if crate::codec::can_dequantize(ty) {
+                let a = crate::codec::dequantize_to_vec(ty, Endian::Little, &le).unwrap();
+                let b = crate::codec::dequantize_to_vec(ty, Endian::Big, &be).unwrap();
                 let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&a), bits(&b), "{ty}: big-endian decode");
             }

@@ -36,11 +36,11 @@
 //! converts blocks of any sized type between the two orders.
 //!
 //! ```
-//! use gguf_core::{tensor, Endian, GgmlType};
+//! use gguf_core::{codec, Endian, GgmlType};
 //! let x: Vec<f32> = (0..64).map(|i| i as f32 / 8.0 - 4.0).collect();
-//! let q = tensor::quantize(GgmlType::Q8_0, &x, &[64])?;
+//! let q = codec::quantize(GgmlType::Q8_0, &x, &[64])?;
 //! assert_eq!(q.len(), 2 * 34);
-//! let y = tensor::dequantize_to_vec(GgmlType::Q8_0, Endian::Little, &q)?;
+//! let y = codec::dequantize_to_vec(GgmlType::Q8_0, Endian::Little, &q)?;
 //! assert!(x.iter().zip(&y).all(|(a, b)| (a - b).abs() < 0.02));
 //! # Ok::<(), gguf_core::Error>(())
 //! ```
@@ -261,9 +261,9 @@ pub fn can_dequantize(ty: GgmlType) -> bool {
 /// True when [`quantize`] supports `ty`.
 ///
 /// ```
-/// use gguf_core::{tensor, GgmlType};
-/// assert!(tensor::can_quantize(GgmlType::Q4_K));
-/// assert!(!tensor::can_quantize(GgmlType::IQ2_XXS));
+/// use gguf_core::{codec, GgmlType};
+/// assert!(codec::can_quantize(GgmlType::Q4_K));
+/// assert!(!codec::can_quantize(GgmlType::IQ2_XXS));
 /// ```
 pub fn can_quantize(ty: GgmlType) -> bool {
     encoder(ty).is_some()
@@ -320,12 +320,12 @@ fn check_out(ty: GgmlType, expected: usize, actual: usize) -> Result<()> {
 /// (`data.len() / type_size * block_size`). Does not allocate.
 ///
 /// ```
-/// use gguf_core::{tensor, Endian, GgmlType};
+/// use gguf_core::{codec, Endian, GgmlType};
 /// // One Q4_0 block: f16 scale 0.5, then 16 bytes of nibbles (8 = zero).
 /// let mut block = vec![0x00, 0x38];
 /// block.extend([0x98u8; 16]); // low nibble 8 -> 0.0, high nibble 9 -> 0.5
 /// let mut out = [0f32; 32];
-/// tensor::dequantize(GgmlType::Q4_0, Endian::Little, &block, &mut out)?;
+/// codec::dequantize(GgmlType::Q4_0, Endian::Little, &block, &mut out)?;
 /// assert_eq!(out[0], 0.0);
 /// assert_eq!(out[16], 0.5);
 /// # Ok::<(), gguf_core::Error>(())
@@ -344,8 +344,8 @@ pub fn dequantize(ty: GgmlType, endian: Endian, data: &[u8], out: &mut [f32]) ->
 /// [`dequantize`] into a new vector.
 ///
 /// ```
-/// use gguf_core::{tensor, Endian, GgmlType};
-/// let v = tensor::dequantize_to_vec(GgmlType::BF16, Endian::Big, &[0x3f, 0x80])?;
+/// use gguf_core::{codec, Endian, GgmlType};
+/// let v = codec::dequantize_to_vec(GgmlType::BF16, Endian::Big, &[0x3f, 0x80])?;
 /// assert_eq!(v, [1.0]);
 /// # Ok::<(), gguf_core::Error>(())
 /// ```
@@ -368,10 +368,10 @@ pub fn dequantize_to_vec(ty: GgmlType, endian: Endian, data: &[u8]) -> Result<Ve
 /// same either way.
 ///
 /// ```
-/// use gguf_core::{tensor, Endian, GgmlType};
-/// let q = tensor::quantize(GgmlType::Q4_K, &vec![0.25f32; 4096], &[4096])?;
+/// use gguf_core::{codec, Endian, GgmlType};
+/// let q = codec::quantize(GgmlType::Q4_K, &vec![0.25f32; 4096], &[4096])?;
 /// let mut out = vec![0f32; 4096];
-/// tensor::dequantize_par(GgmlType::Q4_K, Endian::Little, &q, &mut out)?;
+/// codec::dequantize_par(GgmlType::Q4_K, Endian::Little, &q, &mut out)?;
 /// assert!(out.iter().all(|&v| (v - 0.25).abs() < 1e-3));
 /// # Ok::<(), gguf_core::Error>(())
 /// ```
@@ -407,11 +407,11 @@ pub fn dequantize_par(ty: GgmlType, endian: Endian, data: &[u8], out: &mut [f32]
 /// `LengthMismatch` when `src.len()` is not the product of `shape`.
 ///
 /// ```
-/// use gguf_core::{tensor, GgmlType};
+/// use gguf_core::{codec, GgmlType};
 /// let x = vec![1.0f32; 512];
-/// let q = tensor::quantize(GgmlType::Q6_K, &x, &[256, 2])?;
+/// let q = codec::quantize(GgmlType::Q6_K, &x, &[256, 2])?;
 /// assert_eq!(q.len(), 2 * 210);
-/// assert!(tensor::quantize(GgmlType::Q4_0, &x, &[16, 32]).is_err()); // 16 % 32 != 0
+/// assert!(codec::quantize(GgmlType::Q4_0, &x, &[16, 32]).is_err()); // 16 % 32 != 0
 /// # Ok::<(), gguf_core::Error>(())
 /// ```
 pub fn quantize(ty: GgmlType, src: &[f32], shape: &[u64]) -> Result<Vec<u8>> {
@@ -449,9 +449,9 @@ pub fn quantize(ty: GgmlType, src: &[f32], shape: &[u64]) -> Result<Vec<u8>> {
 /// exactly `src.len() / block_size * type_size` bytes. Does not allocate.
 ///
 /// ```
-/// use gguf_core::{tensor, GgmlType};
+/// use gguf_core::{codec, GgmlType};
 /// let mut out = [0u8; 18];
-/// tensor::quantize_into(GgmlType::IQ4_NL, &[0.5f32; 32], &mut out)?;
+/// codec::quantize_into(GgmlType::IQ4_NL, &[0.5f32; 32], &mut out)?;
 /// # Ok::<(), gguf_core::Error>(())
 /// ```
 pub fn quantize_into(ty: GgmlType, src: &[f32], out: &mut [u8]) -> Result<()> {
@@ -483,7 +483,7 @@ pub fn quantize_into(ty: GgmlType, src: &[f32], out: &mut [u8]) -> Result<()> {
 /// Dequantizes then rounds to IEEE half precision (ggml's rounding).
 ///
 /// ```
-/// use gguf_core::{tensor, Endian, GgmlType};
+/// use gguf_core::{codec, Endian, GgmlType};
 /// let h = tensor::to_f16(GgmlType::F32, Endian::Little, &1.5f32.to_le_bytes())?;
 /// assert_eq!(h[0].to_f32(), 1.5);
 /// # Ok::<(), gguf_core::Error>(())
@@ -498,7 +498,7 @@ pub fn to_f16(ty: GgmlType, endian: Endian, data: &[u8]) -> Result<Vec<half::f16
 /// Dequantizes then rounds to bfloat16 (ggml's rounding, NaNs kept quiet).
 ///
 /// ```
-/// use gguf_core::{tensor, Endian, GgmlType};
+/// use gguf_core::{codec, Endian, GgmlType};
 /// let h = tensor::to_bf16(GgmlType::F32, Endian::Little, &1.5f32.to_le_bytes())?;
 /// assert_eq!(h[0].to_f32(), 1.5);
 /// # Ok::<(), gguf_core::Error>(())

@@ -44,27 +44,27 @@ impl From<Endian> for binrw::Endian {
 ///
 /// Version 1 stores string lengths, array lengths, counts and tensor
 /// dimensions as `u32`; versions 2 and 3 store them as `u64`. The wire
-/// codecs take a `Ctx` as their binrw arguments for its version, and their
+/// codecs take a `WireFormat` as their binrw arguments for its version, and their
 /// byte order from binrw's own `endian` argument, to which the reader and
 /// writer pass `ctx.endian.into()`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Ctx {
+pub struct WireFormat {
     /// GGUF version: 1, 2 or 3.
     pub version: u32,
     /// Byte order of everything after the magic.
     pub endian: Endian,
 }
 
-impl Default for Ctx {
+impl Default for WireFormat {
     fn default() -> Self {
-        Ctx {
+        WireFormat {
             version: 3,
             endian: Endian::Little,
         }
     }
 }
 
-impl Ctx {
+impl WireFormat {
     /// Width in bytes of lengths, counts and dimensions in this version.
     pub const fn count_width(self) -> usize {
         if self.version == 1 {
