@@ -32,10 +32,7 @@ fn main() -> gguf::Result<()> {
     );
     for n_ctx in contexts {
         // n_ctx 0 means the model's training context.
-        let settings = Settings {
-            n_ctx,
-            ..Settings::default()
-        };
+        let settings = Settings::default().n_ctx(n_ctx);
         let e = Estimate::of(&model, &settings)?;
         println!(
             "{:>8} {:>12} {:>12} {:>12} {:>12} {:>12}",

@@ -127,7 +127,7 @@ fn incremental(path: &str, opens: usize, chunk: u64) {
     let mut reads = 0;
     for _ in 0..opens {
         let start = Instant::now();
-        let mut parser = HeaderParser::new(options);
+        let mut parser = HeaderParser::new(&options);
         let file = loop {
             match parser.step().unwrap_or_else(|e| fail(path, e)) {
                 Step::Read { offset, len } => {

@@ -91,11 +91,7 @@ fn transformer(
 }
 
 fn settings(n_ctx: u32, fa: FlashAttn) -> Settings {
-    Settings {
-        n_ctx,
-        flash_attn: fa,
-        ..Settings::default()
-    }
+    Settings::default().n_ctx(n_ctx).flash_attn(fa)
 }
 
 #[test]
@@ -152,27 +148,18 @@ fn kv_cache_follows_per_layer_kv_heads_and_transposed_v_padding() {
     let e = Estimate::of(&file, &settings(300, FlashAttn::Off)).unwrap();
     assert_eq!(e.caches[0].v_bytes, 4 * (4 * 32) * 512 * 2);
     // Quantized K: Q8_0 rows of 34 bytes per 32 elements.
-    let q = Settings {
-        type_k: GgmlType::Q8_0,
-        ..settings(512, FlashAttn::On)
-    };
+    let q = settings(512, FlashAttn::On).type_k(GgmlType::Q8_0);
     let e = Estimate::of(&file, &q).unwrap();
     assert_eq!(
         e.caches[0].k_bytes,
         [2u64, 4, 2, 1].iter().map(|h| h * 34 * 512).sum::<u64>()
     );
     // Quantized V needs flash attention, as llama.cpp refuses it otherwise.
-    let bad = Settings {
-        type_v: GgmlType::Q8_0,
-        ..settings(512, FlashAttn::Off)
-    };
+    let bad = settings(512, FlashAttn::Off).type_v(GgmlType::Q8_0);
     assert!(Estimate::of(&file, &bad).is_err());
     // The output buffer: n_vocab floats per sequence.
     assert_eq!(e.output_buffer_bytes, 1000 * 4);
-    let four = Settings {
-        n_parallel: 4,
-        ..settings(1000, FlashAttn::On)
-    };
+    let four = settings(1000, FlashAttn::On).n_parallel(4);
     let e = Estimate::of(&file, &four).unwrap();
     assert_eq!((e.params.n_ctx, e.params.n_ctx_seq), (1024, 256));
     assert_eq!(e.output_buffer_bytes, 4 * 1000 * 4);
@@ -206,10 +193,7 @@ fn sliding_window_layers_get_the_smaller_cache() {
         ("kv_swa", 10, 1024)
     );
     assert_eq!(e.caches[1].k_bytes, 10 * 64 * 1024 * 2);
-    let full = Settings {
-        swa_full: true,
-        ..settings(4096, FlashAttn::On)
-    };
+    let full = settings(4096, FlashAttn::On).swa_full(true);
     assert_eq!(Estimate::of(&file, &full).unwrap().caches[1].cells, 4096);
 }
 
@@ -250,14 +234,7 @@ fn moe_and_recurrent_models() {
         ],
     );
     let file = GgufFile::open(&bytes).unwrap();
-    let e = Estimate::of(
-        &file,
-        &Settings {
-            n_parallel: 2,
-            ..settings(512, FlashAttn::On)
-        },
-    )
-    .unwrap();
+    let e = Estimate::of(&file, &settings(512, FlashAttn::On).n_parallel(2)).unwrap();
     assert_eq!(e.caches.len(), 1);
     assert_eq!(e.caches[0].name, "recurrent");
     assert_eq!(e.caches[0].k_bytes, 3 * 3 * 128 * 2 * 4);
@@ -275,11 +252,9 @@ fn layers_are_placed_on_gpus_as_llama_cpp_places_them() {
     );
     let file = GgufFile::open(&bytes).unwrap();
     let gpu = |ngl: i32, ts: Vec<f32>| {
-        let s = Settings {
-            n_gpu_layers: ngl,
-            tensor_split: ts,
-            ..settings(256, FlashAttn::On)
-        };
+        let s = settings(256, FlashAttn::On)
+            .n_gpu_layers(ngl)
+            .tensor_split(ts);
         Estimate::of(&file, &s).unwrap()
     };
     use gguf::estimate::Device::{Cpu, Gpu};
@@ -311,15 +286,9 @@ fn fit_finds_the_largest_context() {
     let file = GgufFile::open(&bytes).unwrap();
     let s = settings(0, FlashAttn::On);
     let at = |c: u32| {
-        Estimate::of(
-            &file,
-            &Settings {
-                n_ctx: c,
-                ..s.clone()
-            },
-        )
-        .unwrap()
-        .total_bytes()
+        Estimate::of(&file, &s.clone().n_ctx(c))
+            .unwrap()
+            .total_bytes()
     };
     let budget = at(2048);
     let f = gguf::estimate::fit(&file, &s, budget).unwrap();
@@ -365,16 +334,14 @@ fn matches_llama_cpp_allocation() {
     for model in &models {
         let file = GgufFile::open(model).unwrap();
         for &(c, b, ub, fa, tk, tv, swa_full) in LLAMA_SETTINGS {
-            let s = Settings {
-                n_ctx: c,
-                n_batch: b,
-                n_ubatch: ub,
-                flash_attn: if fa { FlashAttn::On } else { FlashAttn::Off },
-                type_k: GgmlType::from_name(&tk.to_uppercase()).unwrap(),
-                type_v: GgmlType::from_name(&tv.to_uppercase()).unwrap(),
-                swa_full,
-                ..Settings::default()
-            };
+            let s = Settings::default()
+                .n_ctx(c)
+                .n_batch(b)
+                .n_ubatch(ub)
+                .flash_attn(if fa { FlashAttn::On } else { FlashAttn::Off })
+                .type_k(GgmlType::from_name(&tk.to_uppercase()).unwrap())
+                .type_v(GgmlType::from_name(&tv.to_uppercase()).unwrap())
+                .swa_full(swa_full);
             let cfg = serde_json::json!({"n_ctx": c, "n_batch": b, "n_ubatch": ub, "flash_attn": fa,
                 "type_k": tk, "type_v": tv, "swa_full": swa_full});
             let out = std::process::Command::new(&python)
@@ -441,20 +408,19 @@ fn matches_llama_cpp_allocation() {
 /// Settings from a reference-table entry.
 fn reference_settings(cfg: &serde_json::Value) -> Settings {
     let ty = |k: &str| GgmlType::from_name(&cfg[k].as_str().unwrap().to_uppercase()).unwrap();
-    Settings {
-        n_ctx: cfg["n_ctx"].as_u64().unwrap() as u32,
-        n_batch: cfg["n_batch"].as_u64().unwrap() as u32,
-        n_ubatch: cfg["n_ubatch"].as_u64().unwrap() as u32,
-        flash_attn: if cfg["flash_attn"].as_bool().unwrap() {
-            FlashAttn::On
-        } else {
-            FlashAttn::Off
-        },
-        type_k: ty("type_k"),
-        type_v: ty("type_v"),
-        swa_full: cfg["swa_full"].as_bool().unwrap(),
-        ..Settings::default()
-    }
+    let fa = if cfg["flash_attn"].as_bool().unwrap() {
+        FlashAttn::On
+    } else {
+        FlashAttn::Off
+    };
+    Settings::default()
+        .n_ctx(cfg["n_ctx"].as_u64().unwrap() as u32)
+        .n_batch(cfg["n_batch"].as_u64().unwrap() as u32)
+        .n_ubatch(cfg["n_ubatch"].as_u64().unwrap() as u32)
+        .flash_attn(fa)
+        .type_k(ty("type_k"))
+        .type_v(ty("type_v"))
+        .swa_full(cfg["swa_full"].as_bool().unwrap())
 }
 
 /// The default run: our figures against those recorded from llama.cpp
@@ -589,11 +555,9 @@ fn a_tied_output_layer_on_a_gpu_holds_a_second_copy_of_the_embeddings() {
         GgufFile::open(&untied).unwrap(),
     );
     let weights = |file: &GgufFile<'_>, ngl: i32, ts: Vec<f32>| {
-        let s = Settings {
-            n_gpu_layers: ngl,
-            tensor_split: ts,
-            ..settings(256, FlashAttn::On)
-        };
+        let s = settings(256, FlashAttn::On)
+            .n_gpu_layers(ngl)
+            .tensor_split(ts);
         let e = Estimate::of(file, &s).unwrap();
         let by: Vec<(gguf::estimate::Device, u64)> =
             e.devices.iter().map(|d| (d.device, d.weights)).collect();
@@ -642,14 +606,7 @@ fn cache_types_llama_cpp_refuses_are_refused() {
     );
     let file = GgufFile::open(&bytes).unwrap();
     let with = |k: GgmlType, v: GgmlType| {
-        Estimate::of(
-            &file,
-            &Settings {
-                type_k: k,
-                type_v: v,
-                ..settings(256, FlashAttn::On)
-            },
-        )
+        Estimate::of(&file, &settings(256, FlashAttn::On).type_k(k).type_v(v))
     };
     for ty in [
         GgmlType::IQ2_XS,
@@ -687,21 +644,14 @@ fn fit_names_its_devices_and_the_training_context_cap() {
     assert_eq!(f.max_gpu_layers, None);
     // A budget that holds 1024 cells but not the training context.
     let at = |c: u32| {
-        let s = Settings {
-            n_ctx: c,
-            ..s.clone()
-        };
+        let s = s.clone().n_ctx(c);
         Estimate::of(&file, &s).unwrap().total_bytes()
     };
     let f = gguf::estimate::fit(&file, &s, at(1024)).unwrap();
     assert_eq!(f.max_ctx, Some(1024));
     assert!(!f.capped_by_training_ctx);
     // With GPUs: each GPU is held to the budget, layers fitted at -c.
-    let gpus = Settings {
-        n_ctx: 512,
-        tensor_split: vec![1.0, 1.0],
-        ..s.clone()
-    };
+    let gpus = s.clone().n_ctx(512).tensor_split(vec![1.0, 1.0]);
     let f = gguf::estimate::fit(&file, &gpus, big).unwrap();
     assert_eq!(f.devices, [Gpu(0), Gpu(1)]);
     assert_eq!((f.gpu_layers_ctx, f.layer_slots), (512, 3));
@@ -718,14 +668,7 @@ fn a_context_past_the_training_context_is_flagged() {
         (8192, 2, false),
         (8448, 2, true),
     ] {
-        let e = Estimate::of(
-            &file,
-            &Settings {
-                n_parallel: np,
-                ..settings(c, FlashAttn::On)
-            },
-        )
-        .unwrap();
+        let e = Estimate::of(&file, &settings(c, FlashAttn::On).n_parallel(np)).unwrap();
         assert_eq!(e.n_ctx_train, 4096);
         assert_eq!(e.exceeds_training_context(), past, "-c {c} -np {np}");
     }

@@ -24,7 +24,7 @@
 //! b.add_tensor("token_embd.weight", GgmlType::F32, &[64, 8], vec![0u8; 64 * 8 * 4])?;
 //! let bytes = b.to_vec()?;
 //! let file = GgufFile::open(&bytes)?;
-//! let e = Estimate::of(&file, &Settings { n_ctx: 300, ..Settings::default() })?;
+//! let e = Estimate::of(&file, &Settings::default().n_ctx(300))?;
 //! assert_eq!(e.n_ctx, 512); // padded to a multiple of 256
 //! // 2 layers x 2 KV heads x 16-wide heads x 512 cells x f16, K and V.
 //! assert_eq!(e.kv_cache_bytes, 2 * 2 * 16 * 512 * 2 * 2);

@@ -59,8 +59,11 @@ pub enum FlashAttn {
 /// let s = Settings::default();
 /// assert_eq!((s.n_ctx, s.n_batch, s.n_ubatch, s.n_parallel), (0, 2048, 512, 1));
 /// assert_eq!(s.flash_attn, FlashAttn::Auto);
+/// let s = s.n_ctx(4096).flash_attn(FlashAttn::On);
+/// assert_eq!((s.n_ctx, s.flash_attn), (4096, FlashAttn::On));
 /// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Settings {
     /// `-c`: context size; 0 means the model's training context.
     pub n_ctx: u32,
@@ -116,6 +119,90 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// Sets [`n_ctx`](Self::n_ctx).
+    pub fn n_ctx(mut self, n_ctx: u32) -> Self {
+        self.n_ctx = n_ctx;
+        self
+    }
+
+    /// Sets [`n_batch`](Self::n_batch).
+    pub fn n_batch(mut self, n_batch: u32) -> Self {
+        self.n_batch = n_batch;
+        self
+    }
+
+    /// Sets [`n_ubatch`](Self::n_ubatch).
+    pub fn n_ubatch(mut self, n_ubatch: u32) -> Self {
+        self.n_ubatch = n_ubatch;
+        self
+    }
+
+    /// Sets [`n_parallel`](Self::n_parallel).
+    pub fn n_parallel(mut self, n_parallel: u32) -> Self {
+        self.n_parallel = n_parallel;
+        self
+    }
+
+    /// Sets [`flash_attn`](Self::flash_attn).
+    pub fn flash_attn(mut self, flash_attn: FlashAttn) -> Self {
+        self.flash_attn = flash_attn;
+        self
+    }
+
+    /// Sets [`type_k`](Self::type_k).
+    pub fn type_k(mut self, type_k: GgmlType) -> Self {
+        self.type_k = type_k;
+        self
+    }
+
+    /// Sets [`type_v`](Self::type_v).
+    pub fn type_v(mut self, type_v: GgmlType) -> Self {
+        self.type_v = type_v;
+        self
+    }
+
+    /// Sets [`swa_full`](Self::swa_full).
+    pub fn swa_full(mut self, swa_full: bool) -> Self {
+        self.swa_full = swa_full;
+        self
+    }
+
+    /// Sets [`kv_unified`](Self::kv_unified).
+    pub fn kv_unified(mut self, kv_unified: bool) -> Self {
+        self.kv_unified = kv_unified;
+        self
+    }
+
+    /// Sets [`n_gpu_layers`](Self::n_gpu_layers).
+    pub fn n_gpu_layers(mut self, n_gpu_layers: i32) -> Self {
+        self.n_gpu_layers = n_gpu_layers;
+        self
+    }
+
+    /// Sets [`tensor_split`](Self::tensor_split).
+    pub fn tensor_split(mut self, tensor_split: Vec<f32>) -> Self {
+        self.tensor_split = tensor_split;
+        self
+    }
+
+    /// Sets [`no_kv_offload`](Self::no_kv_offload).
+    pub fn no_kv_offload(mut self, no_kv_offload: bool) -> Self {
+        self.no_kv_offload = no_kv_offload;
+        self
+    }
+
+    /// Sets [`no_mmap`](Self::no_mmap).
+    pub fn no_mmap(mut self, no_mmap: bool) -> Self {
+        self.no_mmap = no_mmap;
+        self
+    }
+
+    /// Sets [`embeddings`](Self::embeddings).
+    pub fn embeddings(mut self, embeddings: bool) -> Self {
+        self.embeddings = embeddings;
+        self
+    }
+
     /// Number of GPUs.
     pub fn gpus(&self) -> usize {
         self.tensor_split.len()

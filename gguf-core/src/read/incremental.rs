@@ -268,7 +268,7 @@ pub enum Step {
 /// use gguf_core::read::{HeaderParser, ReadAt, ReadOptions, Step};
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// let source: &[u8] = &bytes; // any source of positional reads
-/// let mut parser = HeaderParser::new(ReadOptions::default());
+/// let mut parser = HeaderParser::new(&ReadOptions::default());
 /// let file = loop {
 ///     match parser.step()? {
 ///         Step::Read { offset, len } => parser.push(source.read_at(offset, len)?, source.size()?)?,
@@ -296,7 +296,8 @@ pub struct HeaderParser {
 
 impl HeaderParser {
     /// A parser that has read nothing yet.
-    pub fn new(options: ReadOptions) -> Self {
+    pub fn new(options: &ReadOptions) -> Self {
+        let options = *options;
         HeaderParser {
             options,
             buf: Vec::new(),
@@ -316,7 +317,7 @@ impl HeaderParser {
     ///
     /// ```
     /// use gguf_core::read::{HeaderParser, ReadOptions, Step};
-    /// let mut parser = HeaderParser::new(ReadOptions::default()).first_read(4096);
+    /// let mut parser = HeaderParser::new(&ReadOptions::default()).first_read(4096);
     /// assert!(matches!(parser.step()?, Step::Read { offset: 0, len: 4096 }));
     /// # Ok::<(), gguf_core::Error>(())
     /// ```
@@ -438,7 +439,7 @@ pub fn read_header<S: ReadAt + ?Sized>(
     source: &S,
     options: &ReadOptions,
 ) -> Result<GgufFile<'static>> {
-    let mut parser = HeaderParser::new(*options);
+    let mut parser = HeaderParser::new(options);
     loop {
         match parser.step()? {
             Step::Read { offset, len } => {

@@ -198,7 +198,7 @@ async fn read_header(
     options: &OpenOptions,
     first_read: Option<u64>,
 ) -> Result<GgufFile<'static>> {
-    let mut parser = HeaderParser::new(options.remote_read());
+    let mut parser = HeaderParser::new(&options.remote_read());
     if let Some(len) = first_read {
         parser = parser.first_read(len);
     }

@@ -132,22 +132,20 @@ fn flash_attn(text: &str) -> Result<FlashAttn, String> {
 }
 
 fn settings(a: &Args) -> Settings {
-    Settings {
-        n_ctx: a.ctx_size,
-        n_batch: a.batch_size,
-        n_ubatch: a.ubatch_size,
-        n_parallel: a.parallel,
-        flash_attn: a.flash_attn,
-        type_k: a.cache_type_k,
-        type_v: a.cache_type_v,
-        swa_full: a.swa_full,
-        kv_unified: a.kv_unified,
-        n_gpu_layers: a.n_gpu_layers,
-        tensor_split: a.tensor_split.clone(),
-        no_kv_offload: a.no_kv_offload,
-        no_mmap: a.no_mmap,
-        embeddings: false,
-    }
+    Settings::default()
+        .n_ctx(a.ctx_size)
+        .n_batch(a.batch_size)
+        .n_ubatch(a.ubatch_size)
+        .n_parallel(a.parallel)
+        .flash_attn(a.flash_attn)
+        .type_k(a.cache_type_k)
+        .type_v(a.cache_type_v)
+        .swa_full(a.swa_full)
+        .kv_unified(a.kv_unified)
+        .n_gpu_layers(a.n_gpu_layers)
+        .tensor_split(a.tensor_split.clone())
+        .no_kv_offload(a.no_kv_offload)
+        .no_mmap(a.no_mmap)
 }
 
 fn mib(b: u64) -> String {
@@ -176,16 +174,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             // When nothing fits, what the smallest context needs.
             let smallest = match f.max_ctx {
                 Some(_) => None,
-                None => Some(
-                    Estimate::of(
-                        &file,
-                        &Settings {
-                            n_ctx: 256,
-                            ..s.clone()
-                        },
-                    )
-                    .map_err(named)?,
-                ),
+                None => Some(Estimate::of(&file, &s.clone().n_ctx(256)).map_err(named)?),
             };
             Some((f, smallest))
         }
