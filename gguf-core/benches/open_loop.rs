@@ -118,7 +118,7 @@ fn number(arg: &str) -> usize {
 }
 
 fn incremental(path: &str, opens: usize, chunk: u64) {
-    use gguf_core::read::{HeaderParser, ReadAt, ReadOptions, Step};
+    use gguf_core::read::{HeaderParser, ParseStep, ReadAt, ReadOptions};
     let bytes = std::fs::read(path).unwrap_or_else(|e| fail(path, e));
     let source: &[u8] = &bytes;
     let options = ReadOptions::default().chunk(chunk);
@@ -130,7 +130,7 @@ fn incremental(path: &str, opens: usize, chunk: u64) {
         let mut parser = HeaderParser::new(&options);
         let file = loop {
             match parser.step().unwrap_or_else(|e| fail(path, e)) {
-                Step::Read { offset, len } => {
+                ParseStep::Read { offset, len } => {
                     let got = source
                         .read_at(offset, len)
                         .unwrap_or_else(|e| fail(path, e));
@@ -138,7 +138,7 @@ fn incremental(path: &str, opens: usize, chunk: u64) {
                         .push(got, bytes.len() as u64)
                         .unwrap_or_else(|e| fail(path, e));
                 }
-                Step::Done(file) => break file,
+                ParseStep::Done(file) => break file,
             }
         };
         black_box(file.tensor_count());

@@ -484,7 +484,7 @@ pub fn quantize_into(ty: GgmlType, src: &[f32], out: &mut [u8]) -> Result<()> {
 ///
 /// ```
 /// use gguf_core::{codec, Endian, GgmlType};
-/// let h = tensor::to_f16(GgmlType::F32, Endian::Little, &1.5f32.to_le_bytes())?;
+/// let h = codec::to_f16(GgmlType::F32, Endian::Little, &1.5f32.to_le_bytes())?;
 /// assert_eq!(h[0].to_f32(), 1.5);
 /// # Ok::<(), gguf_core::Error>(())
 /// ```
@@ -499,7 +499,7 @@ pub fn to_f16(ty: GgmlType, endian: Endian, data: &[u8]) -> Result<Vec<half::f16
 ///
 /// ```
 /// use gguf_core::{codec, Endian, GgmlType};
-/// let h = tensor::to_bf16(GgmlType::F32, Endian::Little, &1.5f32.to_le_bytes())?;
+/// let h = codec::to_bf16(GgmlType::F32, Endian::Little, &1.5f32.to_le_bytes())?;
 /// assert_eq!(h[0].to_f32(), 1.5);
 /// # Ok::<(), gguf_core::Error>(())
 /// ```

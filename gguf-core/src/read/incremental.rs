@@ -245,7 +245,7 @@ impl RangeRead for SeekReader<Box<dyn ReadSeek + Send>> {
 
 /// What [`HeaderParser::step`] wants next.
 #[derive(Debug)]
-pub enum Step {
+pub enum ParseStep {
     /// Read `len` bytes at `offset` (fewer only at the end of the source)
     /// and give them to [`HeaderParser::push`].
     Read {
@@ -265,14 +265,14 @@ pub enum Step {
 ///
 /// ```
 /// use gguf_core::Gguf;
-/// use gguf_core::read::{HeaderParser, ReadAt, ReadOptions, Step};
+/// use gguf_core::read::{HeaderParser, ReadAt, ReadOptions, ParseStep};
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// let source: &[u8] = &bytes; // any source of positional reads
 /// let mut parser = HeaderParser::new(&ReadOptions::default());
 /// let file = loop {
 ///     match parser.step()? {
-///         Step::Read { offset, len } => parser.push(source.read_at(offset, len)?, source.size()?)?,
-///         Step::Done(file) => break file,
+///         ParseStep::Read { offset, len } => parser.push(source.read_at(offset, len)?, source.size()?)?,
+///         ParseStep::Done(file) => break file,
 ///     }
 /// };
 /// assert_eq!(file.tensor_count(), 2);
@@ -316,9 +316,9 @@ impl HeaderParser {
     /// more read, not many.
     ///
     /// ```
-    /// use gguf_core::read::{HeaderParser, ReadOptions, Step};
+    /// use gguf_core::read::{HeaderParser, ReadOptions, ParseStep};
     /// let mut parser = HeaderParser::new(&ReadOptions::default()).first_read(4096);
-    /// assert!(matches!(parser.step()?, Step::Read { offset: 0, len: 4096 }));
+    /// assert!(matches!(parser.step()?, ParseStep::Read { offset: 0, len: 4096 }));
     /// # Ok::<(), gguf_core::Error>(())
     /// ```
     pub fn first_read(mut self, len: u64) -> Self {
@@ -337,7 +337,7 @@ impl HeaderParser {
     }
 
     /// Parses what is held and says what to do next.
-    pub fn step(&mut self) -> Result<Step> {
+    pub fn step(&mut self) -> Result<ParseStep> {
         if self.finished {
             return Err(Error::Io(std::io::Error::other(
                 "HeaderParser::step called after it finished",
@@ -346,7 +346,7 @@ impl HeaderParser {
         let Some(file_len) = self.file_len else {
             let len = self.first;
             self.pending = Some((0, len));
-            return Ok(Step::Read { offset: 0, len });
+            return Ok(ParseStep::Read { offset: 0, len });
         };
         let have = self.buf.len() as u64;
         if self.reads > 1 && have < file_len {
@@ -363,7 +363,7 @@ impl HeaderParser {
         match parse(&self.buf, file_len, &self.options.limits) {
             Ok(parsed) => {
                 self.finished = true;
-                Ok(Step::Done(Box::new(self.assemble(file_len, parsed))))
+                Ok(ParseStep::Done(Box::new(self.assemble(file_len, parsed))))
             }
             Err(Error::Truncated { needed, .. }) if have < file_len => {
                 let at_least = min_header_end(&self.buf, file_len).max(have.saturating_add(needed));
@@ -380,10 +380,10 @@ impl HeaderParser {
     }
 
     /// Asks for the bytes from `have` to a chunk past `at_least`.
-    fn ask(&mut self, have: u64, at_least: u64, file_len: u64) -> Step {
+    fn ask(&mut self, have: u64, at_least: u64, file_len: u64) -> ParseStep {
         let end = at_least.saturating_add(self.options.chunk).min(file_len);
         self.pending = Some((have, end - have));
-        Step::Read {
+        ParseStep::Read {
             offset: have,
             len: end - have,
         }
@@ -442,11 +442,11 @@ pub fn read_header<S: ReadAt + ?Sized>(
     let mut parser = HeaderParser::new(options);
     loop {
         match parser.step()? {
-            Step::Read { offset, len } => {
+            ParseStep::Read { offset, len } => {
                 let bytes = source.read_at(offset, len)?;
                 parser.push(bytes, source.size()?)?;
             }
-            Step::Done(file) => return Ok(*file),
+            ParseStep::Done(file) => return Ok(*file),
         }
     }
 }

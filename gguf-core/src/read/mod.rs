@@ -38,7 +38,7 @@ use crate::format::{align_up, ArrayView, Value, WireFormat};
 
 pub use finite::{FiniteUnit, NonFinite};
 pub use incremental::{
-    read_header, HeaderParser, ReadAt, ReadOptions, SeekReader, Step, DEFAULT_CHUNK,
+    read_header, HeaderParser, ParseStep, ReadAt, ReadOptions, SeekReader, DEFAULT_CHUNK,
     DEFAULT_MAX_HEADER_LEN,
 };
 pub use lint::LintIssue;
@@ -47,7 +47,7 @@ pub(crate) use options::OpenOptions;
 #[cfg(feature = "remote")]
 pub use options::{RemoteOptions, DEFAULT_HEADER_DEADLINE};
 #[cfg(feature = "remote")]
-pub use range::Stats;
+pub use range::RemoteStats;
 pub(crate) use source::Source;
 pub use source::Stream;
 pub(crate) use tensor::Tensor;
@@ -367,7 +367,7 @@ impl<'a> GgufFile<'a> {
     /// What reading this remote file cost so far (requests, bytes, time);
     /// `None` for a file that is not remote.
     #[cfg(feature = "remote")]
-    pub fn remote_stats(&self) -> Option<Stats> {
+    pub fn remote_stats(&self) -> Option<RemoteStats> {
         self.reader().and_then(|r| r.stats())
     }
 

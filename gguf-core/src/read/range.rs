@@ -33,7 +33,7 @@ pub(crate) trait RangeRead: Send + Sync {
 
     /// What reading a remote file cost so far; `None` for a stream.
     #[cfg(feature = "remote")]
-    fn stats(&self) -> Option<Stats> {
+    fn stats(&self) -> Option<RemoteStats> {
         None
     }
 
@@ -48,7 +48,7 @@ pub(crate) trait RangeRead: Send + Sync {
 #[cfg(feature = "remote")]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Stats {
+pub struct RemoteStats {
     /// Range requests sent (including ones that failed).
     pub requests: u64,
     /// Metadata requests sent: an object store's `HEAD`, an Ollama

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::read::Stats;
+use crate::read::RemoteStats;
 
 use super::redact::{server_text, Secrets};
 
@@ -78,8 +78,8 @@ impl Backend {
         &self.display
     }
 
-    pub(crate) fn stats(&self) -> Stats {
-        Stats {
+    pub(crate) fn stats(&self) -> RemoteStats {
+        RemoteStats {
             requests: self.counters.requests.load(Ordering::Relaxed),
             head_requests: self.counters.heads.load(Ordering::Relaxed),
             bytes: self.counters.bytes.load(Ordering::Relaxed),

@@ -96,7 +96,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use crate::error::{Error, Result};
-use crate::read::{GgufFile, HeaderParser, OpenOptions, Step};
+use crate::read::{GgufFile, HeaderParser, OpenOptions, ParseStep};
 
 use backend::Backend;
 use location::Location;
@@ -204,7 +204,7 @@ async fn read_header(
     }
     loop {
         match parser.step()? {
-            Step::Read { offset, len } => {
+            ParseStep::Read { offset, len } => {
                 let (bytes, size) = backend.read(offset, len).await?;
                 parser.push(bytes, size).map_err(|e| match e {
                     Error::ShortRead {
@@ -221,7 +221,7 @@ async fn read_header(
                     e => e,
                 })?;
             }
-            Step::Done(file) => return Ok(*file),
+            ParseStep::Done(file) => return Ok(*file),
         }
     }
 }
@@ -279,7 +279,7 @@ impl crate::read::RangeRead for RemoteReader {
         Some(self.backend.display())
     }
 
-    fn stats(&self) -> Option<crate::read::Stats> {
+    fn stats(&self) -> Option<crate::read::RemoteStats> {
         Some(self.backend.stats())
     }
 

@@ -39,7 +39,7 @@ pub enum TensorData<'a> {
     Fn(WriteFn<'a>),
     /// `f32` values (rows of `shape[0]`, as ggml orders them) quantized to
     /// the tensor's type when its turn comes, a chunk of rows at a time,
-    /// with [`tensor::quantize`](crate::codec::quantize)'s encoders; F32
+    /// with [`codec::quantize`](crate::codec::quantize)'s encoders; F32
     /// is a plain copy. See [`Builder::add_tensor_quantized`](crate::write::Builder::add_tensor_quantized).
     Quantize(Cow<'a, [f32]>),
     /// A tensor of another open file, decoded and re-encoded to the

@@ -176,8 +176,8 @@ fn report_fetch(model: &Model<'_>, shown: &str, started: Instant) {
 pub fn report_tensor_fetch(
     model: &Model<'_>,
     name: &str,
-    before: Option<gguf::read::Stats>,
-) -> Option<gguf::read::Stats> {
+    before: Option<gguf::read::RemoteStats>,
+) -> Option<gguf::read::RemoteStats> {
     let shard = model.shards().get(model.tensor_shard(name)?)?;
     let now = shard.file().remote_stats()?;
     if let Some(before) = before {
