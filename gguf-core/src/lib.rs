@@ -61,6 +61,10 @@ pub mod edit;
 pub mod error;
 pub mod estimate;
 pub mod format;
+// The in-place edit journal's on-disk format: a leaf that the reader and
+// the editor both use.
+#[cfg(unix)]
+mod journal;
 pub mod llama_load;
 pub mod metadata;
 pub mod model;

@@ -17,15 +17,10 @@
 //! tensor total equal to `split.tensors.count`. Each failure is an
 //! [`Error`] naming the file.
 
-#[cfg(unix)]
-mod edit;
 mod open;
 
 #[cfg(feature = "remote")]
 pub(crate) use open::check_files;
-
-#[cfg(unix)]
-pub use edit::ModelEditor;
 
 use std::path::{Path, PathBuf};
 
