@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::{Commit, Editor};
+use super::editor::{Commit, Editor};
 use crate::error::{Error, Result};
 use crate::model::{is_split_key, Model};
 use crate::read::GgufFile;

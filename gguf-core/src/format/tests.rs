@@ -8,7 +8,7 @@ use binrw::{BinRead, BinWrite};
 
 use crate::format::{Ctx, Endian, GgufString, HeaderWire, KvHeaderWire, StrSpan, TensorInfoWire};
 use crate::testing::Raw;
-use crate::GgufFile;
+use crate::read::GgufFile;
 
 fn sample(ctx: Ctx) -> Vec<u8> {
     let mut r = Raw::new(ctx);
@@ -94,8 +94,8 @@ fn derived_string_refuses_hostile_length_without_allocating() {
         )
         .unwrap_err(),
     ] {
-        match err.custom_err::<crate::Error>() {
-            Some(crate::Error::CountTooLarge {
+        match err.custom_err::<crate::error::Error>() {
+            Some(crate::error::Error::CountTooLarge {
                 offset: 0,
                 count: u64::MAX,
                 remaining: 3,
@@ -135,8 +135,8 @@ fn derived_string_validates_utf8_across_pieces() {
             .unwrap_err();
             assert!(
                 matches!(
-                    err.custom_err::<crate::Error>(),
-                    Some(crate::Error::InvalidUtf8 { offset: 8, .. })
+                    err.custom_err::<crate::error::Error>(),
+                    Some(crate::error::Error::InvalidUtf8 { offset: 8, .. })
                 ),
                 "{text:?} bad at {bad}: {err}"
             );
@@ -186,7 +186,7 @@ fn derived_strings(bytes: &[u8], ctx: Ctx, body: u64) -> Vec<&str> {
     c.set_position(body - 4 - ctx.count_width() as u64);
     let header =
         crate::format::ArrayHeaderWire::read_options(&mut c, binrw::Endian::Little, ctx).unwrap();
-    assert_eq!(header.element_type, crate::ValueType::String.id());
+    assert_eq!(header.element_type, crate::format::ValueType::String.id());
     (0..header.len.0)
         .map(|_| {
             let span = StrSpan::read_options(&mut c, binrw::Endian::Little, ctx).unwrap();
@@ -224,7 +224,7 @@ fn string_arrays_fast_and_slow_paths_agree() {
             let header = 4 + 4 + 2 * w + (w + 1) + 4 + 4 + w;
             let third = header + (w + first.len()) + (w + 2) + w;
             match GgufFile::from_bytes(&bytes) {
-                Err(crate::Error::InvalidUtf8 { offset, .. }) => {
+                Err(crate::error::Error::InvalidUtf8 { offset, .. }) => {
                     assert_eq!(offset, third as u64, "{ctx:?}")
                 }
                 other => panic!("{ctx:?}: expected InvalidUtf8, got {other:?}"),
