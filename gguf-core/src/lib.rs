@@ -1,27 +1,37 @@
 //! GGUF format types, reader, writer, editor and tensor codecs.
 //!
-//! The crate is layered like the format:
-//! - [`format`](mod@format): wire types and the size arithmetic shared by every part
-//!   ([`GgmlType`], [`format::Value`], [`format::align_up`], ...);
-//! - [`read`]: [`GgufFile`], a validated zero-copy view of a file;
-//! - [`model`]: [`Model`], a model in one file or split into shards, seen as one;
+//! The crate is layered, lowest first; a module uses only the modules
+//! listed before it (`scripts/check_layers.py` holds the order and checks
+//! it):
+//! - [`format`](mod@format) and [`Error`]: the wire types, the codecs that
+//!   parse and write each of them, and the size arithmetic shared by every
+//!   part ([`GgmlType`], [`format::Value`], [`format::align_up`], ...);
+//!   `Error` is the one error type, which always says what and where;
+//! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
+//! - [`read`]: [`GgufFile`], a validated zero-copy view of one file (a
+//!   whole model or one shard), composed from the `format` pieces;
 //! - [`naming`]: the GGUF file-name convention and shard names;
-//! - [`edit`]: [`edit::Editor`], metadata edits in place or by atomic rewrite
-//!   (Unix only: it writes at file offsets and tells a replaced file by its
-//!   device and inode);
+//! - [`model`]: [`Model`], what users open: one model in one file or split
+//!   into shards, seen as one. `Model::open(source)` takes any source: a
+//!   local path, any shard of a split model, the bytes of a file, a
+//!   `Read + Seek` stream, an `http(s)://`, `hf://`, `ms://`, `s3://`,
+//!   `gs://`, `az://` or `ollama://` URL, or an entry of the local Ollama
+//!   store (`ollama:NAME[:TAG]`);
 //! - [`write`](mod@write): [`write::Builder`] and [`write::Layout`], three write modes;
 //! - [`metadata`]: typed metadata structs, `#[derive(Metadata)]` and the
 //!   shipped [`General`], [`LlamaHyperParams`] and [`Tokenizer`];
-//! - [`estimate`]: the memory llama.cpp allocates to run a model;
+//! - [`edit`]: [`edit::Editor`], metadata edits in place or by atomic
+//!   rewrite, and [`edit::ModelEditor`] for split models (Unix only: it
+//!   writes at file offsets and tells a replaced file by its device and
+//!   inode);
 //! - [`summary`]: what a model is, from its header ([`summary::ModelSummary`]);
-//! - [`llama_load`]: whether llama.cpp's model loader would load a model
+//! - [`estimate`]: the memory llama.cpp allocates to run a model, and
+//!   [`llama_load`]: whether llama.cpp's model loader would load a model
 //!   ([`llama_load::LoadReport`]);
-//! - `remote` (cargo feature `remote`): files behind `http(s)://`, `hf://`,
-//!   `ms://`, `ollama://`, `s3://`, `gs://` and `az://` URLs, read at the
-//!   cost of their header, and models of the local Ollama store
-//!   (`ollama:NAME[:TAG]`);
-//! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
-//! - [`Error`]: the one error type, which always says what and where.
+//! - `remote` (cargo feature `remote`): reading files behind `http(s)://`,
+//!   `hf://`, `ms://`, `ollama://`, `s3://`, `gs://` and `az://` URLs at the
+//!   cost of their header, and finding the models of the local Ollama store
+//!   (`ollama:NAME[:TAG]`).
 //!
 //! Most users depend on the facade package `gguf-kit`, which re-exports
 //! this crate as `gguf` and adds the `gguf` command-line tool.
