@@ -35,9 +35,9 @@ mod editor;
 mod journal;
 mod model_editor;
 
+pub use crate::journal::journal_path;
 #[cfg(feature = "testing")]
 pub use editor::Step;
 pub use editor::{Commit, Editor};
-pub use crate::journal::journal_path;
 pub use journal::recover;
 pub use model_editor::ModelEditor;

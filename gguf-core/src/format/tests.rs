@@ -7,8 +7,8 @@ use std::io::Cursor;
 use binrw::{BinRead, BinWrite};
 
 use crate::format::{Ctx, Endian, GgufString, HeaderWire, KvHeaderWire, StrSpan, TensorInfoWire};
-use crate::testing::Raw;
 use crate::read::GgufFile;
+use crate::testing::Raw;
 
 fn sample(ctx: Ctx) -> Vec<u8> {
     let mut r = Raw::new(ctx);

@@ -804,8 +804,13 @@ mod tests {
             let data: Vec<u8> = (0..n)
                 .map(|k| k.wrapping_mul(7).wrapping_add(i as u8 + 1))
                 .collect();
-            b.add_tensor(format!("t{i}"), crate::format::GgmlType::I8, &[u64::from(n)], data)
-                .unwrap();
+            b.add_tensor(
+                format!("t{i}"),
+                crate::format::GgmlType::I8,
+                &[u64::from(n)],
+                data,
+            )
+            .unwrap();
         }
         b.to_vec().unwrap()
     }
