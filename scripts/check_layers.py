@@ -33,13 +33,13 @@ LAYERS = [
     ["tensor"],  # the codecs
     ["read"],
     ["naming"],
+    ["remote"],  # feature `remote`: range reads behind URLs, below the model that opens them
     ["model"],
     ["write"],
     ["metadata"],
     ["edit"],
     ["summary"],
     ["estimate", "llama_load"],  # llama.cpp policies over the summary's header view
-    ["remote"],
     ["testing"],  # fixtures for tests, never used by the library
 ]
 

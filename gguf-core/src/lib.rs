@@ -11,6 +11,10 @@
 //! - [`read`]: [`GgufFile`], a validated zero-copy view of one file (a
 //!   whole model or one shard), composed from the `format` pieces;
 //! - [`naming`]: the GGUF file-name convention and shard names;
+//! - `remote` (cargo feature `remote`): reading files behind `http(s)://`,
+//!   `hf://`, `ms://`, `ollama://`, `s3://`, `gs://` and `az://` URLs at the
+//!   cost of their header, and finding the models of the local Ollama store
+//!   (`ollama:NAME[:TAG]`);
 //! - [`model`]: [`Model`], what users open: one model in one file or split
 //!   into shards, seen as one. `Model::open(source)` takes any source: a
 //!   local path, any shard of a split model, the bytes of a file, a
@@ -27,11 +31,7 @@
 //! - [`summary`]: what a model is, from its header ([`summary::ModelSummary`]);
 //! - [`estimate`]: the memory llama.cpp allocates to run a model, and
 //!   [`llama_load`]: whether llama.cpp's model loader would load a model
-//!   ([`llama_load::LoadReport`]);
-//! - `remote` (cargo feature `remote`): reading files behind `http(s)://`,
-//!   `hf://`, `ms://`, `ollama://`, `s3://`, `gs://` and `az://` URLs at the
-//!   cost of their header, and finding the models of the local Ollama store
-//!   (`ollama:NAME[:TAG]`).
+//!   ([`llama_load::LoadReport`]).
 //!
 //! Most users depend on the facade package `gguf-kit`, which re-exports
 //! this crate as `gguf` and adds the `gguf` command-line tool.
