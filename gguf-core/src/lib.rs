@@ -9,7 +9,9 @@
 //!   `Error` is the one error type, which always says what and where;
 //! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
 //! - [`read`]: [`GgufFile`], a validated zero-copy view of one file (a
-//!   whole model or one shard), composed from the `format` pieces;
+//!   whole model or one shard), composed from the `format` pieces, and
+//!   [`Gguf`], the getters every view of a model shares (a file, a split
+//!   [`Model`], a builder's or editor's preview);
 //! - [`naming`]: the GGUF file-name convention and shard names;
 //! - `remote` (cargo feature `remote`): reading files behind `http(s)://`,
 //!   `hf://`, `ms://`, `ollama://`, `s3://`, `gs://` and `az://` URLs at the
@@ -29,9 +31,11 @@
 //!   writes at file offsets and tells a replaced file by its device and
 //!   inode);
 //! - [`summary`]: what a model is, from its header ([`summary::ModelSummary`]);
-//! - [`estimate`]: the memory llama.cpp allocates to run a model, and
+//! - [`estimate`]: the memory llama.cpp allocates to run a model,
 //!   [`llama_load`]: whether llama.cpp's model loader would load a model
-//!   ([`llama_load::LoadReport`]).
+//!   ([`llama_load::LoadReport`]), and [`quantize`]: llama-quantize's
+//!   choices of which tensors to convert and to what type
+//!   ([`quantize::choose_pure`]).
 //!
 //! Most users depend on the facade package `gguf-kit`, which re-exports
 //! this crate as `gguf` and adds the `gguf` command-line tool.
@@ -79,6 +83,7 @@ pub mod llama_load;
 pub mod metadata;
 pub mod model;
 pub mod naming;
+pub mod quantize;
 pub mod read;
 #[cfg(feature = "remote")]
 pub mod remote;
@@ -92,4 +97,4 @@ pub use error::{Error, Result};
 pub use format::{ArrayView, Ctx, Endian, GgmlType, Value, ValueType};
 pub use metadata::{FromMetadata, General, LlamaHyperParams, Metadata, ToMetadata, Tokenizer};
 pub use model::Model;
-pub use read::{GgufFile, LintIssue, Tensor};
+pub use read::{Gguf, GgufFile, LintIssue, Tensor};

@@ -3,7 +3,7 @@
 //! through `from_bytes`, `from_reader` and `open`, which must agree.
 
 use gguf::read::Limits;
-use gguf::{Endian, Error, GgufFile, ValueType};
+use gguf::{Endian, Error, Gguf, GgufFile, ValueType};
 
 use super::util::{ctx, raw, reject, Raw};
 

@@ -3,7 +3,7 @@
 use std::io::Cursor;
 
 use gguf::write::{Builder, OwnedValue, WriteMode, WriteOptions};
-use gguf::{Endian, Error, GgmlType, GgufFile};
+use gguf::{Endian, Error, GgmlType, Gguf, GgufFile};
 
 use super::util::{ctx, rich, Content, Mode, Src, TensorSpec};
 

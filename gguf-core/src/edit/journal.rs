@@ -107,7 +107,7 @@ pub fn recover(path: impl AsRef<Path>) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use crate::journal::journal_path;
-    use crate::read::GgufFile;
+    use crate::read::{Gguf, GgufFile};
 
     /// A complete journal that saved less than the padded header region
     /// (only the editor writes journals, but a reader must not trust their

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::editor::{Commit, Editor};
 use crate::error::{Error, Result};
 use crate::model::{is_split_key, Model};
-use crate::read::GgufFile;
+use crate::read::{Gguf, GgufFile};
 use crate::write::OwnedValue;
 
 /// Edits a model through any of its files, with one [`Editor`] per file
@@ -21,6 +21,7 @@ use crate::write::OwnedValue;
 /// them is refused.
 ///
 /// ```
+/// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
 /// use gguf_core::{edit::ModelEditor, model::Model, write::{Builder, SplitOptions}, GgmlType};
 /// let dir = tempfile::tempdir()?;

@@ -21,7 +21,7 @@ pub mod wire;
 pub use array::{ArrayIter, ArrayView, Scalar, StrIter, TypedIter};
 pub use ctx::{Ctx, Endian};
 pub use element::TensorElement;
-pub use file_type::{file_type_encoding, file_type_name};
+pub use file_type::{file_type_encoding, file_type_name, file_type_of};
 pub use ggml_type::GgmlType;
 pub use header::HeaderWire;
 pub use layout::{align_up, tensor_nbytes, DEFAULT_ALIGNMENT, MAX_DIMS, MAX_TENSOR_NAME};
@@ -36,6 +36,9 @@ pub const MAGIC: [u8; 4] = *b"GGUF";
 
 /// The metadata key that sets the alignment of the data section.
 pub const ALIGNMENT_KEY: &str = "general.alignment";
+/// Key of the architecture (`llama`, ...), the prefix of the model's
+/// hyper-parameter keys.
+pub const ARCH_KEY: &str = "general.architecture";
 
 #[cfg(test)]
 mod tests;
