@@ -33,7 +33,7 @@ LAYERS = [
     ["tensor"],  # the codecs
     ["read"],
     ["naming"],
-    ["remote"],  # feature `remote`: range reads behind URLs, below the model that opens them
+    ["remote"],  # the transport behind URLs: reads headers with read/, opened by model/'s door
     ["model"],
     ["write"],
     ["metadata"],

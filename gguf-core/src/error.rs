@@ -243,7 +243,7 @@ pub enum Error {
         type_id: u32,
     },
     /// Tensor data was asked of a file opened without its data region.
-    #[error("tensor {tensor:?}: the data region was not loaded (file opened with from_reader)")]
+    #[error("tensor {tensor:?}: its data is not held in memory (read it with Tensor::read)")]
     DataNotLoaded {
         /// The tensor.
         tensor: String,

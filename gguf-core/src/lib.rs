@@ -9,20 +9,21 @@
 //!   `Error` is the one error type, which always says what and where;
 //! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
 //! - [`read`]: [`GgufFile`], a validated zero-copy view of one file (a
-//!   whole model or one shard), composed from the `format` pieces, and
-//!   [`Gguf`], the getters every view of a model shares (a file, a split
-//!   [`Model`], a builder's or editor's preview);
+//!   whole model or one shard), composed from the `format` pieces;
+//!   [`read::Source`], what can be opened; and [`Gguf`], the getters every
+//!   view of a model shares (a file, a split [`Model`], a builder's or
+//!   editor's preview);
 //! - [`naming`]: the GGUF file-name convention and shard names;
-//! - `remote` (cargo feature `remote`): reading files behind `http(s)://`,
-//!   `hf://`, `ms://`, `ollama://`, `s3://`, `gs://` and `az://` URLs at the
-//!   cost of their header, and finding the models of the local Ollama store
-//!   (`ollama:NAME[:TAG]`);
+//! - `remote` (cargo feature `remote`): the transport behind URLs
+//!   (`http(s)://`, `hf://`, `ms://`, `ollama://`, `s3://`, `gs://`,
+//!   `az://`), read at the cost of their header; users open URLs through
+//!   [`Model::open`];
 //! - [`model`]: [`Model`], what users open: one model in one file or split
-//!   into shards, seen as one. `Model::open(source)` takes any source: a
-//!   local path, any shard of a split model, the bytes of a file, a
+//!   into shards, seen as one. The one door, [`Model::open`], takes any
+//!   source: a local path, any shard of a split model, the bytes of a file, a
 //!   `Read + Seek` stream, an `http(s)://`, `hf://`, `ms://`, `s3://`,
 //!   `gs://`, `az://` or `ollama://` URL, or an entry of the local Ollama
-//!   store (`ollama:NAME[:TAG]`);
+//!   store (`ollama:NAME[:TAG]`, which needs no feature);
 //! - [`write`](mod@write): [`write::Builder`] and [`write::Layout`], three write modes;
 //! - [`metadata`]: typed metadata structs, `#[derive(Metadata)]` and the
 //!   shipped [`General`], [`LlamaHyperParams`] and [`Tokenizer`];
@@ -52,8 +53,8 @@
 //!   metadata needs neither (`default-features = false`).
 //! - `remote` (off): the `remote` module, reading headers and tensors of
 //!   files behind `http(s)://`, `hf://`, `ms://`, `ollama://`, `s3://`,
-//!   `gs://` and `az://` URLs by range requests, and finding the models
-//!   of the local Ollama store (`ollama:NAME[:TAG]`). Pulls in
+//!   `gs://` and `az://` URLs by range requests (without it, opening a URL
+//!   is an error saying so). Pulls in
 //!   object_store, reqwest (rustls), tokio, futures, bytes and url.
 //! - `testing` (off): hooks for this workspace's own integration tests
 //!   (a `testing` module of byte-level fixture builders, and
