@@ -116,7 +116,7 @@ impl Editor {
             let guard = File::open(&real)?;
             guard.lock_shared()?;
             let guard = LockGuard(guard);
-            if journal::journal_path(&real).exists() {
+            if crate::journal::journal_path(&real).exists() {
                 // A commit was interrupted while we waited: recover first
                 // (recovery takes the exclusive lock, so drop ours).
                 continue;

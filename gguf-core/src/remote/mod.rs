@@ -33,7 +33,7 @@
 //! [`GgufFile::open`] take a URL like any other [`Source`], and
 //! [`Tensor::read`] fetches a tensor's bytes.
 //!
-//! What it costs: the header is parsed by [`HeaderParser`](crate::read::HeaderParser)
+//! What it costs: the header is parsed by [`HeaderParser`]
 //! from range reads, the first one [`ReadOptions::chunk`](crate::read::ReadOptions::chunk) bytes (2 MiB),
 //! later ones only as the header needs them; a tensor (or a byte range of
 //! it, or some of its rows) is one more range read. Object stores add one

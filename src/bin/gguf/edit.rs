@@ -3,9 +3,8 @@
 
 use std::path::PathBuf;
 
-use gguf::edit::Commit;
+use gguf::edit::{Commit, ModelEditor};
 use gguf::format::{OwnedArray, OwnedValue};
-use gguf::model::ModelEditor;
 use gguf::{Gguf, Value, ValueType};
 
 type CliResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
