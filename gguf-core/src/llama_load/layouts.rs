@@ -487,7 +487,7 @@ static LAYOUTS: &[Layout] = &[
         tensors: &[
             &[
                 TOKEN_EMBD,
-                req("position_embd.weight", &[Embd, WireFormat]),
+                req("position_embd.weight", &[Embd, Ctx]),
                 OUTPUT_NORM,
                 OUTPUT_NORM_BIAS,
                 OUTPUT_TIED,
@@ -504,7 +504,7 @@ static LAYOUTS: &[Layout] = &[
         tensors: &[
             &[
                 TOKEN_EMBD,
-                req("position_embd.weight", &[Embd, WireFormat]),
+                req("position_embd.weight", &[Embd, Ctx]),
                 OUTPUT_NORM,
                 OUTPUT_NORM_BIAS,
                 OUTPUT_TIED,

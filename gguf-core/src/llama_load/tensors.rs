@@ -23,7 +23,7 @@ pub(super) enum Dim {
     /// `n_vocab`: the tokenizer's token count.
     Vocab,
     /// `n_ctx_train`.
-    WireFormat,
+    Ctx,
     /// `n_ff` (layer 0).
     Ff,
     /// `2 * n_ff` (fused gate and up).
@@ -61,7 +61,7 @@ impl Dim {
         match self {
             Dim::Embd => e,
             Dim::Vocab => hp.n_vocab,
-            Dim::WireFormat => hp.n_ctx_train,
+            Dim::Ctx => hp.n_ctx_train,
             Dim::Ff => f,
             Dim::Ff2 => f.saturating_mul(2),
             Dim::Q => hp.head_k.saturating_mul(hp.n_head),

@@ -88,12 +88,12 @@ pub const ARCH_PLACEHOLDER: &str = "{arch}";
 ///
 /// #[derive(Metadata)]
 /// #[gguf(prefix = "{arch}")]
-/// struct WireFormat { context_length: u32 }
+/// struct Ctx { context_length: u32 }
 ///
 /// let file = GgufFile::open(&bytes)?;
-/// assert_eq!(WireFormat::from_gguf(&file)?.context_length, 4096);
-/// assert_eq!(WireFormat::from_gguf_arch(&file, "llama")?.context_length, 4096);
-/// assert!(WireFormat::from_gguf_arch(&file, "gpt2").is_err());
+/// assert_eq!(Ctx::from_gguf(&file)?.context_length, 4096);
+/// assert_eq!(Ctx::from_gguf_arch(&file, "llama")?.context_length, 4096);
+/// assert!(Ctx::from_gguf_arch(&file, "gpt2").is_err());
 /// # Ok(()) }
 /// ```
 pub trait FromMetadata: Sized {
@@ -116,11 +116,11 @@ pub trait FromMetadata: Sized {
 ///
 /// #[derive(Metadata)]
 /// #[gguf(prefix = "{arch}")]
-/// struct WireFormat { context_length: u32, vocab_size: Option<u32> }
+/// struct Ctx { context_length: u32, vocab_size: Option<u32> }
 ///
-/// let entries = WireFormat { context_length: 512, vocab_size: None }.to_metadata(Some("gpt2"))?;
+/// let entries = Ctx { context_length: 512, vocab_size: None }.to_metadata(Some("gpt2"))?;
 /// assert_eq!(entries, [("gpt2.context_length".to_string(), OwnedValue::U32(512))]);
-/// assert!(WireFormat { context_length: 512, vocab_size: None }.to_metadata(None).is_err());
+/// assert!(Ctx { context_length: 512, vocab_size: None }.to_metadata(None).is_err());
 /// # Ok(()) }
 /// ```
 pub trait ToMetadata {
