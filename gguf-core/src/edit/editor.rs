@@ -1,5 +1,6 @@
 //! [`Editor`]: queued metadata edits, committed in place or by rewrite.
 
+use crate::error::EditError;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
@@ -57,7 +58,7 @@ enum Step {
 }
 
 /// How long a commit waits for the edit lock before reporting
-/// [`Error::Locked`]: long enough for readers, which hold the lock shared
+/// [`EditError::Locked`]: long enough for readers, which hold the lock shared
 /// while they copy a header (milliseconds), not for another commit.
 const LOCK_PATIENCE_MS: u64 = 250;
 
@@ -264,9 +265,9 @@ impl Editor {
                     waited += 5;
                 }
                 Err(std::fs::TryLockError::WouldBlock) => {
-                    return Err(Error::Locked {
+                    return Err(Error::Edit(EditError::Locked {
                         path: self.path.clone(),
-                    })
+                    }))
                 }
                 Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
             }
@@ -296,8 +297,10 @@ impl Editor {
 
     /// Refuses to commit if the file on disk is no longer what was opened.
     fn check_unchanged(&self, out: &File) -> Result<()> {
-        let changed = || Error::ConcurrentModification {
-            path: self.path.clone(),
+        let changed = || {
+            Error::Edit(EditError::ConcurrentModification {
+                path: self.path.clone(),
+            })
         };
         let on_disk = std::fs::metadata(&self.real)?;
         let ours = out.metadata()?;
@@ -405,7 +408,9 @@ impl Editor {
             let want = self.file.file_len() - self.file.data_offset();
             let copied = std::io::copy(&mut (&mut src).take(want), tmp)?;
             if copied != want {
-                return Err(Error::Io(std::io::ErrorKind::UnexpectedEof.into()));
+                return Err(Error::from(std::io::Error::from(
+                    std::io::ErrorKind::UnexpectedEof,
+                )));
             }
             Ok(())
         })?;

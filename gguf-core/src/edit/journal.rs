@@ -14,6 +14,7 @@
 //! fails its CRC was never completely written, which means the model file
 //! was not touched yet, so it is simply removed.
 
+use crate::error::EditError;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::unix::fs::FileExt;
@@ -97,9 +98,11 @@ fn find(path: &Path, file_len: u64) -> Result<Found> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::None),
         Err(e) => return Err(e.into()),
     };
-    let bad = |reason: String| Error::BadJournal {
-        path: jpath.clone(),
-        reason,
+    let bad = |reason: String| {
+        Error::Edit(EditError::BadJournal {
+            path: jpath.clone(),
+            reason,
+        })
     };
     // The journal holds one header region; refuse absurd sizes rather
     // than read them.

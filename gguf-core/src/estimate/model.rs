@@ -1,5 +1,6 @@
 //! [`ModelShape`]: the hyper-parameters llama.cpp derives for memory, per layer.
 
+use crate::error::LookupError;
 use crate::error::{Error, Result};
 use crate::summary::{ArchParams, ModelHeader, ModelSummary, PerLayer};
 
@@ -137,16 +138,17 @@ impl ModelShape {
     /// `load_arch_hparams` do for the keys that decide memory.
     pub fn of(model: &(impl ModelHeader + ?Sized), summary: &ModelSummary) -> Result<Self> {
         let meta = model.metadata();
-        let arch = summary
-            .architecture
-            .clone()
-            .ok_or_else(|| Error::KeyNotFound {
+        let arch = summary.architecture.clone().ok_or_else(|| {
+            Error::Lookup(LookupError::KeyNotFound {
                 key: "general.architecture".into(),
-            })?;
+            })
+        })?;
         let hp: &ArchParams = &summary.params;
         let need = |v: Option<u32>, key: &str| {
-            v.ok_or_else(|| Error::KeyNotFound {
-                key: format!("{arch}.{key}"),
+            v.ok_or_else(|| {
+                Error::Lookup(LookupError::KeyNotFound {
+                    key: format!("{arch}.{key}"),
+                })
             })
         };
         let n_layer_all = need(hp.block_count, "block_count")?;

@@ -2,6 +2,7 @@
 //! fast slice reader must agree with them field for field, and writing what
 //! they read must give back the same bytes.
 
+use crate::error::FormatError;
 use std::io::Cursor;
 
 use binrw::{BinRead, BinWrite};
@@ -95,12 +96,12 @@ fn derived_string_refuses_hostile_length_without_allocating() {
         .unwrap_err(),
     ] {
         match err.custom_err::<crate::Error>() {
-            Some(crate::Error::CountTooLarge {
+            Some(crate::Error::Format(FormatError::CountTooLarge {
                 offset: 0,
                 count: u64::MAX,
                 remaining: 3,
                 ..
-            }) => {}
+            })) => {}
             other => panic!("expected CountTooLarge, got {other:?} ({err})"),
         }
     }
@@ -136,7 +137,10 @@ fn derived_string_validates_utf8_across_pieces() {
             assert!(
                 matches!(
                     err.custom_err::<crate::Error>(),
-                    Some(crate::Error::InvalidUtf8 { offset: 8, .. })
+                    Some(crate::Error::Format(FormatError::InvalidUtf8 {
+                        offset: 8,
+                        ..
+                    }))
                 ),
                 "{text:?} bad at {bad}: {err}"
             );
@@ -224,7 +228,7 @@ fn string_arrays_fast_and_slow_paths_agree() {
             let header = 4 + 4 + 2 * w + (w + 1) + 4 + 4 + w;
             let third = header + (w + first.len()) + (w + 2) + w;
             match GgufFile::from_bytes(&bytes) {
-                Err(crate::Error::InvalidUtf8 { offset, .. }) => {
+                Err(crate::Error::Format(FormatError::InvalidUtf8 { offset, .. })) => {
                     assert_eq!(offset, third as u64, "{ctx:?}")
                 }
                 other => panic!("{ctx:?}: expected InvalidUtf8, got {other:?}"),

@@ -27,6 +27,7 @@ pub(crate) use open::check_files;
 #[cfg(unix)]
 pub use edit::ModelEditor;
 
+use crate::error::LookupError;
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
@@ -210,15 +211,15 @@ impl<'a> Model<'a> {
         self.metadata_file().value(key)
     }
 
-    /// The value of `key`, or [`Error::KeyNotFound`].
+    /// The value of `key`, or [`LookupError::KeyNotFound`].
     pub fn require(&self, key: &str) -> Result<Value<'_>> {
         self.value(key)
-            .ok_or_else(|| Error::KeyNotFound { key: key.into() })
+            .ok_or_else(|| Error::Lookup(LookupError::KeyNotFound { key: key.into() }))
     }
 
     fn model_key(&self, key: &str) -> Result<&GgufFile<'a>> {
         if is_split_key(key) {
-            return Err(Error::KeyNotFound { key: key.into() });
+            return Err(Error::Lookup(LookupError::KeyNotFound { key: key.into() }));
         }
         Ok(self.metadata_file())
     }
@@ -273,13 +274,13 @@ impl<'a> Model<'a> {
     }
 
     /// The tensor named `name`, from whichever shard holds it, or
-    /// [`Error::TensorNotFound`]. O(1).
+    /// [`LookupError::TensorNotFound`]. O(1).
     pub fn tensor(&self, name: &str) -> Result<Tensor<'_>> {
-        self.locate(name)
-            .map(|(_, t)| t)
-            .ok_or_else(|| Error::TensorNotFound {
+        self.locate(name).map(|(_, t)| t).ok_or_else(|| {
+            Error::Lookup(LookupError::TensorNotFound {
                 tensor: name.into(),
             })
+        })
     }
 
     /// The tensor at position `index` of the model's order.

@@ -15,6 +15,7 @@ mod tensor;
 mod tensor_info;
 mod tensor_values;
 
+use crate::error::{FormatError, LookupError};
 use std::io::{Read, Seek};
 use std::path::Path;
 
@@ -155,10 +156,12 @@ fn parse(buf: &[u8], file_len: u64, limits: &Limits) -> Result<Parsed> {
     let tensors =
         tensor_info::read_tensor_infos(&mut cur, header.tensor_count, header.tensor_count_at)?;
     let header_len = cur.pos() as u64;
-    let data_offset = align_up(header_len, meta.alignment).ok_or(Error::InvalidAlignment {
-        offset: 0,
-        alignment: meta.alignment,
-    })?;
+    let data_offset = align_up(header_len, meta.alignment).ok_or(Error::Format(
+        FormatError::InvalidAlignment {
+            offset: 0,
+            alignment: meta.alignment,
+        },
+    ))?;
     tensor_info::check_data_ranges(&tensors, meta.alignment, data_offset, file_len)?;
     Ok(Parsed {
         ctx: header.ctx,
@@ -251,7 +254,7 @@ impl GgufFile<'static> {
     /// Reads only the header region (header, metadata, tensor infos) from
     /// a seekable stream, such as a huge file or a remote object; tensor
     /// data is never read, so [`Tensor::data`] fails with
-    /// [`Error::DataNotLoaded`]. Bounds of tensor data are still checked
+    /// [`LookupError::DataNotLoaded`]. Bounds of tensor data are still checked
     /// against the stream's length.
     ///
     /// ```
@@ -438,10 +441,10 @@ impl<'a> GgufFile<'a> {
         self.kvs.get(key).map(|e| self.decode(e))
     }
 
-    /// The value of `key`, or [`Error::KeyNotFound`].
+    /// The value of `key`, or [`LookupError::KeyNotFound`].
     pub fn require(&self, key: &str) -> Result<Value<'_>> {
         self.value(key)
-            .ok_or_else(|| Error::KeyNotFound { key: key.into() })
+            .ok_or_else(|| Error::Lookup(LookupError::KeyNotFound { key: key.into() }))
     }
 
     /// The value type of `key`.
@@ -538,13 +541,15 @@ impl<'a> GgufFile<'a> {
             .map(move |(name, entry)| Tensor::new(self, name, entry))
     }
 
-    /// The tensor named `name`, or [`Error::TensorNotFound`]. O(1).
+    /// The tensor named `name`, or [`LookupError::TensorNotFound`]. O(1).
     pub fn tensor(&self, name: &str) -> Result<Tensor<'_>> {
         self.tensors
             .get_key_value(name)
             .map(|(n, e)| Tensor::new(self, n, e))
-            .ok_or_else(|| Error::TensorNotFound {
-                tensor: name.into(),
+            .ok_or_else(|| {
+                Error::Lookup(LookupError::TensorNotFound {
+                    tensor: name.into(),
+                })
             })
     }
 
@@ -561,17 +566,17 @@ fn mismatch(key: &str, expected: String, found: &Value<'_>) -> Error {
         Value::Array(a) => format!("array of {}", a.element_type()),
         v => v.value_type().name().into(),
     };
-    Error::TypeMismatch {
+    Error::Lookup(LookupError::TypeMismatch {
         key: key.into(),
         expected,
         found,
-    }
+    })
 }
 
 fn array_mismatch(key: &str, expected: &str, found: &ArrayView<'_>) -> Error {
-    Error::TypeMismatch {
+    Error::Lookup(LookupError::TypeMismatch {
         key: key.into(),
         expected: format!("array of {expected}"),
         found: format!("array of {}", found.element_type()),
-    }
+    })
 }

@@ -1,5 +1,6 @@
 //! [`Tensor`]: one tensor's info and its zero-copy data.
 
+use crate::error::{CodecError, FormatError, LookupError};
 use crate::error::{Error, Result};
 use crate::format::layout::element_count;
 use crate::format::{Endian, GgmlType, TensorElement};
@@ -89,9 +90,11 @@ impl<'f> Tensor<'f> {
 
     /// Size of the data in bytes; an error for unknown type ids.
     pub fn byte_size(&self) -> Result<u64> {
-        self.entry.nbytes.ok_or_else(|| Error::UnknownTensorType {
-            tensor: self.name.into(),
-            type_id: self.entry.ty.id(),
+        self.entry.nbytes.ok_or_else(|| {
+            Error::Codec(CodecError::UnknownTensorType {
+                tensor: self.name.into(),
+                type_id: self.entry.ty.id(),
+            })
         })
     }
 
@@ -109,16 +112,16 @@ impl<'f> Tensor<'f> {
         match held {
             Some(bytes) if nbytes > 0 => Ok(bytes),
             // A header-only file, or a window holding another tensor.
-            _ if !self.file.has_data() => Err(Error::DataNotLoaded {
+            _ if !self.file.has_data() => Err(Error::Lookup(LookupError::DataNotLoaded {
                 tensor: self.name.into(),
-            }),
+            })),
             // Bounds were checked at open; checked again, without overflow.
-            _ => Err(Error::TensorOutOfBounds {
+            _ => Err(Error::Format(FormatError::TensorOutOfBounds {
                 tensor: self.name.into(),
                 offset: start,
                 end: start.saturating_add(nbytes),
                 file_len: self.file.file_len(),
-            }),
+            })),
         }
     }
 
@@ -209,7 +212,7 @@ impl<'f> Tensor<'f> {
     /// [`TensorElement`]). Needs the tensor's type to be `T`'s
     /// ([`TensorElement::GGML_TYPE`]), a file in this machine's byte order
     /// (for elements wider than a byte) and data aligned for `T` in memory;
-    /// otherwise [`Error::ViewUnavailable`] says which. Other types decode
+    /// otherwise [`CodecError::ViewUnavailable`] says which. Other types decode
     /// with [`to_f32`](Self::to_f32).
     ///
     /// ```
@@ -230,10 +233,12 @@ impl<'f> Tensor<'f> {
     }
 
     fn view<T: bytemuck::Pod>(&self, ty: GgmlType, requested: &'static str) -> Result<&'f [T]> {
-        let unavailable = |reason: String| Error::ViewUnavailable {
-            tensor: self.name.into(),
-            requested,
-            reason,
+        let unavailable = |reason: String| {
+            Error::Codec(CodecError::ViewUnavailable {
+                tensor: self.name.into(),
+                requested,
+                reason,
+            })
         };
         if self.entry.ty != ty {
             return Err(unavailable(format!("its type is {}", self.entry.ty)));

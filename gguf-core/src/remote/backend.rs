@@ -1,6 +1,7 @@
 //! What every backend shares: the identity of the file checked on each
 //! response, and the request counters.
 
+use crate::error::{RemoteError, SourceError};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -52,10 +53,10 @@ impl Backend {
             )?),
             Location::Store { url } => Kind::Store(StoreSource::new(url, options)?),
             Location::Ollama { .. } => {
-                return Err(Error::BadUrl {
+                return Err(Error::Source(SourceError::BadUrl {
                     url: location.display(),
                     reason: "the Ollama manifest must be read first (Location::resolve)".into(),
-                })
+                }))
             }
         };
         Ok(Backend {
@@ -137,11 +138,13 @@ impl Backend {
             return Ok(());
         };
         // The values come from the server: shown shortened and escaped.
-        let changed = |what: &'static str, a: String, b: String| Error::RemoteChanged {
-            url: self.display.clone(),
-            what,
-            before: server_text(&a, &Secrets::default()),
-            after: server_text(&b, &Secrets::default()),
+        let changed = |what: &'static str, a: String, b: String| {
+            Error::Remote(RemoteError::RemoteChanged {
+                url: self.display.clone(),
+                what,
+                before: server_text(&a, &Secrets::default()),
+                after: server_text(&b, &Secrets::default()),
+            })
         };
         if before.size != now.size {
             return Err(changed(

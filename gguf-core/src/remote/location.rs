@@ -1,5 +1,6 @@
 //! Which backend a URL goes to, and `hf://` to the Hub's resolve URL.
 
+use crate::error::SourceError;
 use url::Url;
 
 use crate::error::{Error, Result};
@@ -68,10 +69,10 @@ impl std::fmt::Debug for Location {
 }
 
 fn bad(url: &str, reason: impl Into<String>) -> Error {
-    Error::BadUrl {
+    Error::Source(SourceError::BadUrl {
         url: super::redact_url(url),
         reason: reason.into(),
-    }
+    })
 }
 
 impl Location {
@@ -356,7 +357,7 @@ mod tests {
         ] {
             let e = Location::parse(url, &RemoteOptions::default()).unwrap_err();
             assert!(
-                matches!(&e, Error::BadUrl { reason, .. } if reason.contains(&format!("the {part} is"))),
+                matches!(&e, Error::Source(SourceError::BadUrl { reason, .. }) if reason.contains(&format!("the {part} is"))),
                 "{url}: {e}"
             );
         }

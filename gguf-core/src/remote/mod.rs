@@ -52,13 +52,13 @@
 //! headers, `Accept` and `User-Agent` (no `Authorization`,
 //! `x-amz-security-token`, `x-ms-*`, cookie or token). An `ollama://`
 //! registry's redirect to plain HTTP on a host other than loopback is
-//! refused ([`Error::RedirectRefused`]).
+//! refused ([`RemoteError::RedirectRefused`]).
 //!
 //! Timeouts ([`RemoteOptions`]): 10 s to connect, 30 s of silence while
 //! waiting for a response or between two pieces of a body; a stalled
-//! server is a [`Error::Timeout`], not a hang. A whole header read has a
+//! server is a [`RemoteError::Timeout`], not a hang. A whole header read has a
 //! deadline (600 s by default): a server trickling bytes is an
-//! [`Error::Deadline`] saying how many arrived.
+//! [`RemoteError::Deadline`] saying how many arrived.
 //!
 //! ```no_run
 //! # fn main() -> gguf_core::Result<()> {
@@ -80,6 +80,7 @@ mod split;
 mod store;
 mod store_http;
 
+use crate::error::{BuildError, CodecError, LookupError, RemoteError, SourceError};
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -120,7 +121,7 @@ pub struct RemoteOptions {
     /// together (default 600 s, [`DEFAULT_HEADER_DEADLINE`]): the read
     /// timeout only counts silence, so a server sending a byte a second
     /// would otherwise hold the reader for days. Past it,
-    /// [`Error::Deadline`] says how many bytes arrived.
+    /// [`RemoteError::Deadline`] says how many bytes arrived.
     pub header_deadline: Duration,
     /// Bearer token for `hf://` URLs (default: `HF_TOKEN` from the
     /// environment). Sent only to the Hub's host.
@@ -225,12 +226,12 @@ impl AsyncRemoteFile {
         let read = Self::read_header(backend.clone(), options, first_read);
         match tokio::time::timeout(options.header_deadline, read).await {
             Ok(r) => r,
-            Err(_) => Err(Error::Deadline {
+            Err(_) => Err(Error::Remote(RemoteError::Deadline {
                 url: backend.display().into(),
                 deadline: options.header_deadline,
                 received: backend.stats().bytes,
                 elapsed: started.elapsed(),
-            }),
+            })),
         }
     }
 
@@ -248,17 +249,17 @@ impl AsyncRemoteFile {
                 Step::Read { offset, len } => {
                     let (bytes, size) = backend.read(offset, len).await?;
                     parser.push(bytes, size).map_err(|e| match e {
-                        Error::ShortRead {
+                        Error::Source(SourceError::ShortRead {
                             offset,
                             expected,
                             got,
                             ..
-                        } => Error::ShortBody {
+                        }) => Error::Remote(RemoteError::ShortBody {
                             url: backend.display().into(),
                             offset,
                             expected,
                             got,
-                        },
+                        }),
                         e => e,
                     })?;
                 }
@@ -305,13 +306,13 @@ impl AsyncRemoteFile {
         let t = self.file.tensor(name)?;
         let size = t.byte_size()?;
         if range.start > range.end || range.end > size {
-            return Err(Error::InvalidTensor {
+            return Err(Error::Build(BuildError::InvalidTensor {
                 tensor: name.into(),
                 reason: format!(
                     "byte range {}..{} is outside its {size} bytes",
                     range.start, range.end
                 ),
-            });
+            }));
         }
         if range.is_empty() {
             return Ok(Vec::new());
@@ -320,12 +321,12 @@ impl AsyncRemoteFile {
         let len = range.end - range.start;
         let (bytes, _) = self.backend.read(start, len).await?;
         if bytes.len() as u64 != len {
-            return Err(Error::ShortBody {
+            return Err(Error::Remote(RemoteError::ShortBody {
                 url: self.url().into(),
                 offset: start,
                 expected: len,
                 got: bytes.len() as u64,
-            });
+            }));
         }
         Ok(bytes)
     }
@@ -345,10 +346,10 @@ impl AsyncRemoteFile {
         };
         let mut out = vec![0f32; count];
         crate::tensor::dequantize_par(ty, endian, &bytes, &mut out).map_err(|e| {
-            Error::TensorCodec {
+            Error::Codec(CodecError::TensorCodec {
                 tensor: name.into(),
                 source: Box::new(e),
-            }
+            })
         })?;
         Ok(out)
     }
@@ -358,8 +359,10 @@ impl AsyncRemoteFile {
     /// (other tensors' data is not loaded). One range read.
     pub async fn with_tensor(&self, name: &str) -> Result<GgufFile<'static>> {
         let t = self.file.tensor(name)?;
-        let start = usize::try_from(t.file_offset()).map_err(|_| Error::DataNotLoaded {
-            tensor: name.into(),
+        let start = usize::try_from(t.file_offset()).map_err(|_| {
+            Error::Lookup(LookupError::DataNotLoaded {
+                tensor: name.into(),
+            })
         })?;
         let bytes = self.tensor_bytes(name).await?;
         Ok(self.file.with_window(start, bytes))
@@ -372,21 +375,23 @@ fn row_bytes(t: &crate::read::Tensor<'_>, rows: &Range<u64>) -> Result<(Range<u6
     let row_len = t.shape().first().copied().unwrap_or(1);
     let n_rows = t.element_count().checked_div(row_len).unwrap_or(0);
     if rows.start > rows.end || rows.end > n_rows {
-        return Err(Error::InvalidTensor {
+        return Err(Error::Build(BuildError::InvalidTensor {
             tensor: t.name().into(),
             reason: format!(
                 "rows {}..{} are outside its {n_rows} rows",
                 rows.start, rows.end
             ),
-        });
+        }));
     }
     let row_size = size.checked_div(n_rows).unwrap_or(0);
     let count = (rows.end - rows.start)
         .checked_mul(row_len)
         .and_then(|n| usize::try_from(n).ok())
-        .ok_or_else(|| Error::InvalidTensor {
-            tensor: t.name().into(),
-            reason: "too many elements for this machine".into(),
+        .ok_or_else(|| {
+            Error::Build(BuildError::InvalidTensor {
+                tensor: t.name().into(),
+                reason: "too many elements for this machine".into(),
+            })
         })?;
     Ok((rows.start * row_size..rows.end * row_size, count))
 }

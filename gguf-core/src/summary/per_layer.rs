@@ -1,5 +1,6 @@
 //! [`PerLayer`]: a hyper-parameter stored as one value or one per layer.
 
+use crate::error::LookupError;
 use crate::error::{Error, Result};
 use crate::format::Value;
 use crate::metadata::MetaField;
@@ -67,10 +68,12 @@ impl MetaField for PerLayer {
     /// both element types; negative entries are refused).
     fn read(file: &GgufFile<'_>, key: &str) -> Result<Self> {
         let value = file.require(key)?;
-        let mismatch = |found: String| Error::TypeMismatch {
-            key: key.into(),
-            expected: "u32 or array of u32".into(),
-            found,
+        let mismatch = |found: String| {
+            Error::Lookup(LookupError::TypeMismatch {
+                key: key.into(),
+                expected: "u32 or array of u32".into(),
+                found,
+            })
         };
         match value {
             Value::U32(v) => Ok(PerLayer::Scalar(v)),

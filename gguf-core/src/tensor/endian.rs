@@ -7,6 +7,7 @@
 //! (see the module documentation of [`tensor`](super)). For Q4_0, Q8_0,
 //! Q4_K and Q6_K this is what gguf-py's `gguf_convert_endian.py` does.
 
+use crate::error::CodecError;
 use std::borrow::Cow;
 
 use crate::error::{Error, Result};
@@ -53,10 +54,10 @@ fn fields(ty: GgmlType) -> Option<Fields> {
 fn block_bytes(ty: GgmlType) -> Result<(usize, Fields)> {
     match (ty.type_size(), fields(ty)) {
         (Some(ts), Some(f)) => Ok((ts as usize, f)),
-        _ => Err(Error::UnsupportedType {
+        _ => Err(Error::Codec(CodecError::UnsupportedType {
             ty,
             operation: "change the byte order of",
-        }),
+        })),
     }
 }
 

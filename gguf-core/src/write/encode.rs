@@ -8,6 +8,7 @@
 //! they are the bulk of the bytes, by one encoder for [`Value`] that owned
 //! values go through too.
 
+use crate::error::BuildError;
 use std::io::Cursor;
 
 use binrw::BinWrite;
@@ -27,10 +28,10 @@ pub(crate) struct Encoder {
 
 fn wire_err(e: binrw::Error) -> Error {
     match e {
-        binrw::Error::Io(io) => Error::Io(io),
-        other => Error::Encode {
+        binrw::Error::Io(io) => Error::from(io),
+        other => Error::Build(BuildError::Encode {
             reason: other.to_string(),
-        },
+        }),
     }
 }
 
@@ -111,9 +112,11 @@ impl Encoder {
         type_id: u32,
         offset: u64,
     ) -> Result<()> {
-        let dims = Dims::new(shape).ok_or_else(|| Error::InvalidTensor {
-            tensor: name.into(),
-            reason: format!("{} dimensions, at most {MAX_DIMS} allowed", shape.len()),
+        let dims = Dims::new(shape).ok_or_else(|| {
+            Error::Build(BuildError::InvalidTensor {
+                tensor: name.into(),
+                reason: format!("{} dimensions, at most {MAX_DIMS} allowed", shape.len()),
+            })
         })?;
         self.wire(&TensorInfoWire {
             name: GgufStr(name),
