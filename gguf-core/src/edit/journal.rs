@@ -14,13 +14,12 @@
 //! fails its CRC was never completely written, which means the model file
 //! was not touched yet, so it is simply removed.
 
-use crate::error::EditError;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::error::{io_at, EditError, Error, Result};
 use crate::write::sync_dir;
 
 const MAGIC: &[u8; 8] = b"GGUFJRNL";
@@ -52,28 +51,31 @@ pub(crate) fn write(path: &Path, file_len: u64, old: &[u8]) -> Result<()> {
         .write(true)
         .create(true)
         .truncate(true)
-        .open(&jpath)?;
+        .open(&jpath)
+        .map_err(io_at(&jpath))?;
     let mut head = Vec::with_capacity(HEADER_LEN);
     head.extend_from_slice(MAGIC);
     head.extend_from_slice(&1u32.to_le_bytes());
     head.extend_from_slice(&file_len.to_le_bytes());
     head.extend_from_slice(&(old.len() as u64).to_le_bytes());
     head.extend_from_slice(&crc32fast::hash(old).to_le_bytes());
-    j.write_all(&head)?;
-    j.write_all(old)?;
-    j.sync_all()?;
-    sync_dir(parent(path))?;
+    j.write_all(&head)
+        .and_then(|()| j.write_all(old))
+        .and_then(|()| j.sync_all())
+        .map_err(io_at(&jpath))?;
+    sync_dir(parent(path)).map_err(io_at(parent(path)))?;
     Ok(())
 }
 
 /// Deletes the journal and makes the deletion durable.
 pub(crate) fn remove(path: &Path) -> Result<()> {
-    match fs::remove_file(journal_path(path)) {
+    let jpath = journal_path(path);
+    match fs::remove_file(&jpath) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(Error::io(jpath, e)),
     }
-    sync_dir(parent(path))?;
+    sync_dir(parent(path)).map_err(io_at(parent(path)))?;
     Ok(())
 }
 
@@ -96,7 +98,7 @@ fn find(path: &Path, file_len: u64) -> Result<Found> {
     let mut j = match File::open(&jpath) {
         Ok(j) => j,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::None),
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(Error::io(jpath, e)),
     };
     let bad = |reason: String| {
         Error::Edit(EditError::BadJournal {
@@ -106,14 +108,14 @@ fn find(path: &Path, file_len: u64) -> Result<Found> {
     };
     // The journal holds one header region; refuse absurd sizes rather
     // than read them.
-    let jlen = j.metadata()?.len();
+    let jlen = j.metadata().map_err(io_at(&jpath))?.len();
     if jlen > file_len.saturating_add(HEADER_LEN as u64) {
         return Err(bad(format!(
             "{jlen} bytes, larger than the file it protects"
         )));
     }
     let mut bytes = Vec::new();
-    j.read_to_end(&mut bytes)?;
+    j.read_to_end(&mut bytes).map_err(io_at(&jpath))?;
     let Some((saved_len, old)) = parse(&bytes) else {
         return Ok(Found::Incomplete);
     };
@@ -130,12 +132,13 @@ fn find(path: &Path, file_len: u64) -> Result<Found> {
 /// and removes the journal; true when there was a journal. The caller
 /// holds the file's edit lock.
 fn recover_locked(path: &Path, file: &File) -> Result<bool> {
-    match find(path, file.metadata()?.len())? {
+    match find(path, file.metadata().map_err(io_at(path))?.len())? {
         Found::None => return Ok(false),
         Found::Incomplete => {}
         Found::Complete(old) => {
-            file.write_all_at(&old, 0)?;
-            file.sync_all()?;
+            file.write_all_at(&old, 0)
+                .and_then(|()| file.sync_all())
+                .map_err(io_at(path))?;
         }
     }
     remove(path)?;
@@ -191,13 +194,17 @@ fn parse(bytes: &[u8]) -> Option<(u64, &[u8])> {
 /// [`Editor::open`]: super::Editor::open
 pub fn recover(path: impl AsRef<Path>) -> Result<bool> {
     // The editor journals beside the file a symbolic link points to.
-    let real = fs::canonicalize(path.as_ref())?;
+    let real = fs::canonicalize(path.as_ref()).map_err(io_at(path.as_ref()))?;
     let path = real.as_path();
     if !journal_path(path).exists() {
         return Ok(false);
     }
-    let file = OpenOptions::new().read(true).write(true).open(path)?;
-    file.lock()?;
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(io_at(path))?;
+    file.lock().map_err(io_at(path))?;
     let result = recover_locked(path, &file);
     let _ = file.unlock();
     result

@@ -1,7 +1,6 @@
 //! [`ModelShape`]: the hyper-parameters llama.cpp derives for memory, per layer.
 
-use crate::error::LookupError;
-use crate::error::{Error, Result};
+use crate::error::{Error, LookupError, Result};
 use crate::summary::{ArchParams, ModelHeader, ModelSummary, PerLayer};
 
 /// How a model keeps its per-sequence state.

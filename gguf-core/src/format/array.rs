@@ -1,11 +1,10 @@
 //! Metadata arrays: the lazy [`ArrayView`] and the one function that walks a
 //! value, validating it, without allocating.
 
-use crate::error::FormatError;
 use std::fmt;
 use std::marker::PhantomData;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, FormatError, Result};
 use crate::format::cursor::Cursor;
 use crate::format::{Ctx, Endian, Value, ValueType};
 

@@ -8,12 +8,11 @@
 //! Every read checks the remaining bytes first and fails with
 //! [`FormatError::Truncated`]; nothing here allocates on behalf of the file.
 
-use crate::error::FormatError;
 use std::io::{self, Read, Seek, SeekFrom};
 
 use binrw::BinRead;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, FormatError, Result};
 use crate::format::{Ctx, Endian};
 
 /// Position in a byte slice plus the context needed to decode numbers.

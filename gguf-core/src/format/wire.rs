@@ -9,12 +9,11 @@
 //! `&str`, no copy), [`GgufString`] owns its text for standalone decoding.
 //! Wire structs are generic over the string form.
 
-use crate::error::FormatError;
 use std::io::{Read, Seek, SeekFrom, Write};
 
 use binrw::{BinRead, BinResult, BinWrite};
 
-use crate::error::Error;
+use crate::error::{Error, FormatError};
 use crate::format::{Ctx, MAX_DIMS};
 
 /// A length, count or dimension: `u32` in version 1, `u64` after.

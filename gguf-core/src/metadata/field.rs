@@ -1,7 +1,6 @@
 //! [`MetaField`]: how one struct field is read from and written to one entry.
 
-use crate::error::LookupError;
-use crate::error::{Error, Result};
+use crate::error::{Error, LookupError, Result};
 use crate::format::{ArrayView, Scalar, ValueType};
 use crate::read::GgufFile;
 use crate::write::{OwnedArray, OwnedValue};

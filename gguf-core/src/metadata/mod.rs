@@ -69,8 +69,7 @@ pub use tokenizer::Tokenizer;
 /// The derive macro; see the [module documentation](self).
 pub use gguf_derive::Metadata;
 
-use crate::error::BuildError;
-use crate::error::{Error, Result};
+use crate::error::{BuildError, Error, Result};
 use crate::read::GgufFile;
 use crate::write::OwnedValue;
 

@@ -1,13 +1,12 @@
 //! [`ModelEditor`]: metadata edits and tensor renames of a model in one
 //! file or in shards.
 
-use crate::error::{BuildError, LookupError, SplitError};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::{is_split_key, Model};
 use crate::edit::{Commit, Editor};
-use crate::error::{Error, Result};
+use crate::error::{BuildError, Error, LookupError, Result, SplitError};
 use crate::write::OwnedValue;
 
 /// Edits a model through any of its files, with one [`Editor`] per file

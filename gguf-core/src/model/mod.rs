@@ -27,12 +27,11 @@ pub(crate) use open::check_files;
 #[cfg(unix)]
 pub use edit::ModelEditor;
 
-use crate::error::LookupError;
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, LookupError, Result};
 use crate::format::{ArrayView, Ctx, Scalar, StrIter, TypedIter, Value};
 use crate::read::{GgufFile, Tensor};
 

@@ -1,10 +1,9 @@
 //! Finding, opening and validating the shards of a [`Model`].
 
-use crate::error::{LookupError, SplitError};
 use std::path::{Path, PathBuf};
 
 use super::{Model, Shard, ShardIndex, SplitInfo, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
-use crate::error::{Error, Result};
+use crate::error::{Error, LookupError, Result, SplitError};
 use crate::naming::{parse_shard_name, shard_file_name};
 use crate::read::{GgufFile, Limits};
 

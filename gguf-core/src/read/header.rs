@@ -1,7 +1,6 @@
 //! The header: magic, version (which also tells the byte order) and counts.
 
-use crate::error::FormatError;
-use crate::error::{Error, Result};
+use crate::error::{Error, FormatError, Result};
 use crate::format::cursor::Cursor;
 use crate::format::{Ctx, Endian, HeaderWire, MAGIC};
 

@@ -19,11 +19,10 @@
 //! bytes read never exceed the header region plus one chunk, while a large
 //! vocabulary is fetched in a few big steps instead of chunk by chunk.
 
-use crate::error::{FormatError, SourceError};
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Mutex;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, FormatError, Result, SourceError};
 use crate::format::ValueType;
 
 use super::source::Source;

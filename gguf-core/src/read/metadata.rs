@@ -1,10 +1,9 @@
 //! The metadata section: `kv_count` entries of key, type, value.
 
-use crate::error::FormatError;
 use indexmap::IndexMap;
 
 use super::insert_unique;
-use crate::error::{Error, Result};
+use crate::error::{Error, FormatError, Result};
 use crate::format::array::{read_value, Walk};
 use crate::format::cursor::Cursor;
 use crate::format::{KvHeaderWire, StrSpan, Value, ValueType, ALIGNMENT_KEY, DEFAULT_ALIGNMENT};

@@ -15,13 +15,12 @@ mod tensor;
 mod tensor_info;
 mod tensor_values;
 
-use crate::error::{FormatError, LookupError};
 use std::io::{Read, Seek};
 use std::path::Path;
 
 use indexmap::IndexMap;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, FormatError, LookupError, Result};
 use crate::format::array::{read_value, Walk};
 use crate::format::cursor::Cursor;
 use crate::format::{
@@ -247,7 +246,8 @@ impl GgufFile<'static> {
             let parsed = parse(buf, file_len, &limits)?;
             let data_offset = parsed.data_offset;
             Ok(((parsed, file_len), data_offset))
-        })?;
+        })
+        .map_err(|e| e.with_path(path.as_ref()))?;
         Ok(Self::assemble(source, file_len, parsed))
     }
 

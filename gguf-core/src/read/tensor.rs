@@ -1,7 +1,6 @@
 //! [`Tensor`]: one tensor's info and its zero-copy data.
 
-use crate::error::{CodecError, FormatError, LookupError};
-use crate::error::{Error, Result};
+use crate::error::{CodecError, Error, FormatError, LookupError, Result};
 use crate::format::layout::element_count;
 use crate::format::{Endian, GgmlType, TensorElement};
 

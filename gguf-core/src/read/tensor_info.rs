@@ -1,12 +1,11 @@
 //! The tensor infos: name, shape, type and data offset of each tensor, and
 //! the checks that their data ranges are sane.
 
-use crate::error::FormatError;
 use indexmap::IndexMap;
 
 use super::insert_unique;
 use super::metadata::borrow;
-use crate::error::{Error, Result};
+use crate::error::{Error, FormatError, Result};
 use crate::format::cursor::Cursor;
 use crate::format::layout::{element_count, tensor_nbytes, SizeError};
 use crate::format::{GgmlType, StrSpan, TensorInfoWire, MAX_DIMS};

@@ -2,8 +2,7 @@
 //! at a time), `f16` and `bf16`, through the [`tensor`](crate::tensor)
 //! codecs in the file's byte order.
 
-use crate::error::CodecError;
-use crate::error::{Error, Result};
+use crate::error::{CodecError, Error, Result};
 use crate::format::{Endian, GgmlType};
 use crate::tensor;
 

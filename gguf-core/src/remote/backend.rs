@@ -1,12 +1,11 @@
 //! What every backend shares: the identity of the file checked on each
 //! response, and the request counters.
 
-use crate::error::{RemoteError, SourceError};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, RemoteError, Result, SourceError};
 
 use super::http::HttpSource;
 use super::location::Location;

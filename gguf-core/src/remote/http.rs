@@ -1,7 +1,6 @@
 //! Plain HTTP(S) range requests, with reqwest (the client `object_store`
 //! already brings); redirects are followed by [`redirect`](super::redirect).
 
-use crate::error::{FormatError, RemoteError, SourceError};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -11,7 +10,7 @@ use reqwest::header::{
 use reqwest::StatusCode;
 use url::Url;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, FormatError, RemoteError, Result, SourceError};
 
 use super::backend::Identity;
 use super::redact::{redact, server_text, Secrets};

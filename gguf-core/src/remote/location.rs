@@ -1,9 +1,8 @@
 //! Which backend a URL goes to, and `hf://` to the Hub's resolve URL.
 
-use crate::error::SourceError;
 use url::Url;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SourceError};
 
 use super::redact::redact;
 use super::redirect::Policy;

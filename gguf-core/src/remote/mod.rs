@@ -80,12 +80,11 @@ mod split;
 mod store;
 mod store_http;
 
-use crate::error::{BuildError, CodecError, LookupError, RemoteError, SourceError};
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::error::{Error, Result};
+use crate::error::{BuildError, CodecError, Error, LookupError, RemoteError, Result, SourceError};
 use crate::read::{GgufFile, HeaderParser, ReadOptions, Step};
 
 use backend::Backend;

@@ -11,13 +11,12 @@
 //! `/v2/NAMESPACE/MODEL/blobs/sha256:HEX`, which is then read by range
 //! requests like any HTTP file.
 
-use crate::error::SourceError;
 use std::io::Read;
 use std::path::PathBuf;
 
 use url::Url;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SourceError};
 
 use super::location::Location;
 use super::redact::redact;

@@ -1,7 +1,6 @@
 //! Object stores (S3, GCS, Azure) through `object_store`, configured from
 //! the environment as its `from_env` builders read it.
 
-use crate::error::{RemoteError, SourceError};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -12,7 +11,7 @@ use object_store::{
 };
 use url::Url;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, RemoteError, Result, SourceError};
 
 use super::backend::Identity;
 use super::redact::{redact, server_text, Secrets};

@@ -1,7 +1,6 @@
 //! [`PerLayer`]: a hyper-parameter stored as one value or one per layer.
 
-use crate::error::LookupError;
-use crate::error::{Error, Result};
+use crate::error::{Error, LookupError, Result};
 use crate::format::Value;
 use crate::metadata::MetaField;
 use crate::read::GgufFile;

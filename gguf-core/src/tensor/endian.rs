@@ -7,10 +7,9 @@
 //! (see the module documentation of [`tensor`](super)). For Q4_0, Q8_0,
 //! Q4_K and Q6_K this is what gguf-py's `gguf_convert_endian.py` does.
 
-use crate::error::CodecError;
 use std::borrow::Cow;
 
-use crate::error::{Error, Result};
+use crate::error::{CodecError, Error, Result};
 use crate::format::{Endian, GgmlType};
 
 /// One run of multi-byte fields inside a block: byte offset, field width,

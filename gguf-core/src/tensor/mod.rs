@@ -60,8 +60,7 @@ pub(crate) use endian::StreamSwapper;
 pub use endian::{swap_byte_order, with_byte_order};
 pub use float::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
 
-use crate::error::CodecError;
-use crate::error::{Error, Result};
+use crate::error::{CodecError, Error, Result};
 use crate::format::{Endian, GgmlType};
 
 /// A block decoder: `data` holds whole blocks, `out` the matching elements.

@@ -1,11 +1,10 @@
 //! [`Builder`]: metadata and tensors in, a GGUF file out.
 
-use crate::error::{BuildError, CodecError, FormatError, LookupError};
 use std::io::Write;
 
 use indexmap::IndexMap;
 
-use crate::error::{Error, Result};
+use crate::error::{BuildError, CodecError, Error, FormatError, LookupError, Result};
 use crate::format::layout::{tensor_nbytes, SizeError};
 use crate::format::{
     Ctx, Endian, GgmlType, Scalar, TensorElement, Value, ALIGNMENT_KEY, DEFAULT_ALIGNMENT,

@@ -8,12 +8,11 @@
 //! they are the bulk of the bytes, by one encoder for [`Value`] that owned
 //! values go through too.
 
-use crate::error::BuildError;
 use std::io::Cursor;
 
 use binrw::BinWrite;
 
-use crate::error::{Error, Result};
+use crate::error::{BuildError, Error, Result};
 use crate::format::{
     ArrayHeaderWire, ArrayView, Count, Ctx, Dims, Endian, GgufStr, HeaderWire, KvHeaderWire,
     OwnedArray, OwnedValue, TensorInfoWire, Value, ValueType, MAGIC, MAX_DIMS,

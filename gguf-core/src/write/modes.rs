@@ -1,14 +1,13 @@
 //! The three ways to write a [`Builder`], which all produce the same bytes:
 //! single pass, metadata first, and reserve then fill.
 
-use crate::error::BuildError;
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
-use crate::error::{Error, Result};
+use crate::error::{BuildError, Error, Result};
 use crate::read::Tensor;
 use crate::write::builder::{Builder, PendingTensor};
 use crate::write::layout::{Layout, TensorSlot};

@@ -1,11 +1,10 @@
 //! Where a tensor's bytes come from when its turn to be written comes.
 
-use crate::error::{BuildError, CodecError};
 use std::borrow::Cow;
 use std::fmt;
 use std::io::Write;
 
-use crate::error::{Error, Result};
+use crate::error::{BuildError, CodecError, Error, Result};
 use crate::format::{Endian, GgmlType};
 use crate::read::Tensor;
 

@@ -2,12 +2,11 @@
 //!
 //! The rules are on [`SplitOptions`].
 
-use crate::error::{BuildError, SplitError};
 use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::error::{BuildError, Error, Result, SplitError};
 use crate::format::ALIGNMENT_KEY;
 use crate::model::{is_split_key, Model, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
 use crate::naming::shard_path;
