@@ -21,7 +21,8 @@
 //!   cost of their header, and models of the local Ollama store
 //!   (`ollama:NAME[:TAG]`);
 //! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
-//! - [`Error`]: the one error type, which always says what and where.
+//! - [`Error`]: the one error type, which always says what and where; its
+//!   groups ([`error::FormatError`], [`error::LookupError`], ...) are in [`error`](mod@error).
 //!
 //! Most users depend on the facade package `gguf-kit`, which re-exports
 //! this crate as `gguf` and adds the `gguf` command-line tool.

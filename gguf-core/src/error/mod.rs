@@ -124,6 +124,14 @@ impl Error {
     }
 
     /// The I/O error inside, if this is one.
+    ///
+    /// ```
+    /// use gguf_core::Error;
+    ///
+    /// let err = gguf_core::GgufFile::open("no/such/model.gguf").unwrap_err();
+    /// assert_eq!(err.io_error().map(|e| e.kind()), Some(std::io::ErrorKind::NotFound));
+    /// assert!(matches!(&err, Error::Io { path: Some(p), .. } if p.ends_with("model.gguf")));
+    /// ```
     pub fn io_error(&self) -> Option<&std::io::Error> {
         match self {
             Error::Io { source, .. } => Some(source),
