@@ -14,7 +14,7 @@ pub enum CodecError {
         tensor: String,
         /// What the codec reported.
         #[source]
-        source: Box<crate::Error>,
+        source: Box<super::Error>,
     },
     /// The operation is not available for this tensor type.
     #[error("{operation} is not supported for tensor type {ty}")]

@@ -13,7 +13,7 @@ pub enum SplitError {
         path: std::path::PathBuf,
         /// What went wrong reading it.
         #[source]
-        source: Box<crate::Error>,
+        source: Box<super::Error>,
     },
     /// A shard of a split model is not where its name says it should be.
     #[error("shard {index} of {count} is missing: expected {path}")]
@@ -79,9 +79,9 @@ pub enum SplitError {
 
 /// `path: what went wrong`, without naming the path twice when the
 /// error inside is an I/O error that already names it.
-fn shard_message(path: &std::path::Path, source: &crate::Error) -> String {
+fn shard_message(path: &std::path::Path, source: &super::Error) -> String {
     match source {
-        crate::Error::Io { path: Some(p), .. } if p == path => source.to_string(),
+        super::Error::Io { path: Some(p), .. } if p == path => source.to_string(),
         _ => format!("{}: {source}", path.display()),
     }
 }
