@@ -59,6 +59,19 @@ fn a_failed_write_names_the_output_not_the_temporary_file() {
     let (path, _) = io_parts(&e);
     assert_eq!(path, out);
     assert!(!e.to_string().contains(".gguf-"), "{e}");
+
+    // The temporary file cannot be created: the output is named, and the
+    // message says in which directory the temporary file was to be.
+    let out = dir.path().join("missing").join("out.gguf");
+    let e = Builder::from_file(&file)
+        .unwrap()
+        .write_to_path(&out)
+        .unwrap_err();
+    assert_eq!(io_parts(&e).0, out);
+    assert!(
+        e.to_string().contains("cannot create a temporary file in"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -31,7 +31,7 @@ pub(crate) fn replace_in<T>(
         _ => Path::new("."),
     };
     let existing = std::fs::metadata(path).ok();
-    let mut tmp = TempFile::new_in(temp_dir.unwrap_or(dir))?;
+    let mut tmp = TempFile::new_in(temp_dir.unwrap_or(dir)).map_err(|e| e.with_path(path))?;
     // Errors name the output, not the temporary file beside it.
     let out = write(tmp.file_mut()).map_err(|e| e.with_path(path))?;
     if let Some(meta) = &existing {
