@@ -17,7 +17,9 @@ cache and machine load:
 - whole process: K runs of a process that opens the file once and exits
   (ours: `open_loop once FILE`; llama.cpp's: benches/llama_open_once.c,
   compiled here against the library; `/bin/true` for the cost of a process
-  alone), taken in turn, min and median of wall-clock and of CPU time;
+  alone), taken in turn (each round starting with the next side, so that
+  none always follows llama.cpp's long process), min and median of
+  wall-clock and of CPU time;
 - in process: R rounds of N opens each, in turn (llama.cpp's through
   ctypes), best and median per open; ours also times `GgufFile::from_bytes`
   on the same bytes, held in memory, in the same loop.
@@ -169,8 +171,11 @@ def main() -> None:
         cpu = {name: [] for name in sides}
         argv = {name: [exe, "once", path] for name, exe in ours.items()}
         argv["llama.cpp"], argv["/bin/true"] = [llama_once, path], ["/bin/true"]
-        for _ in range(args.runs):
-            for name in sides:
+        for run in range(args.runs):
+            # Each run starts with the next side: whichever side runs right
+            # after llama.cpp's long process finds colder caches, and a fixed
+            # order gave that handicap to the same binary every time.
+            for name in sides[run % len(sides):] + sides[:run % len(sides)]:
                 w, c = run_once(argv[name])
                 wall[name].append(w)
                 cpu[name].append(c)

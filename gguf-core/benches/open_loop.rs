@@ -9,7 +9,14 @@
 //! - `open_loop once FILE`: opens `FILE` once and exits, the unit that the
 //!   script times as a whole process (start, open, exit);
 //! - `open_loop write-qwen2 PATH`: writes the Qwen2-shaped header of
-//!   `benches/open.rs` (151,936 tokens, 151,387 merges) to `PATH`.
+//!   `benches/open.rs` (151,936 tokens, 151,387 merges) to `PATH`;
+//! - `open_loop incremental FILE [OPENS] [CHUNK]`: in one process, `OPENS`
+//!   rounds of `read_header` (the incremental reader that remote files and
+//!   streams use) over FILE's bytes held in memory, with reads of `CHUNK`
+//!   bytes (default 256 KiB, so that a big header takes several reads), and
+//!   of `GgufFile::from_bytes` on the same bytes, taken in turn; prints the
+//!   best and the median time of each and the number of reads, as one JSON
+//!   line.
 //!
 //! `cargo bench -p gguf-core --bench open_loop -- FILE [OPENS]`
 //!
@@ -24,8 +31,8 @@ use gguf_core::GgufFile;
 #[path = "common/qwen2.rs"]
 mod qwen2;
 
-const USAGE: &str =
-    "usage: open_loop FILE [OPENS] | open_loop once FILE | open_loop write-qwen2 PATH";
+const USAGE: &str = "usage: open_loop FILE [OPENS] | open_loop once FILE | \
+                     open_loop write-qwen2 PATH | open_loop incremental FILE [OPENS] [CHUNK]";
 
 fn main() {
     // `cargo bench` adds `--bench`; everything else is ours.
@@ -44,6 +51,11 @@ fn main() {
             if let Err(e) = std::fs::write(path, qwen2::qwen2_header()) {
                 fail(path, e);
             }
+        }
+        ["incremental", path] => incremental(path, 200, 256 << 10),
+        ["incremental", path, opens] => incremental(path, number(opens), 256 << 10),
+        ["incremental", path, opens, chunk] => {
+            incremental(path, number(opens), number(chunk) as u64)
         }
         [path] => rounds(path, 200),
         [path, opens] => match opens.parse() {
@@ -89,6 +101,64 @@ fn rounds(path: &str, opens: usize) {
          \"from_bytes_best_ns\": {}, \"from_bytes_median_ns\": {}}}",
         open[0],
         open[opens / 2],
+        from_bytes[0],
+        from_bytes[opens / 2]
+    );
+}
+
+fn number(arg: &str) -> usize {
+    match arg.parse() {
+        Ok(n) if n > 0 => n,
+        _ => {
+            eprintln!("open_loop: {arg:?} is not a positive number ({USAGE})");
+            std::process::exit(2);
+        }
+    }
+}
+
+fn incremental(path: &str, opens: usize, chunk: u64) {
+    use gguf_core::read::{HeaderParser, ReadAt, ReadOptions, Step};
+    let bytes = std::fs::read(path).unwrap_or_else(|e| fail(path, e));
+    let source: &[u8] = &bytes;
+    let options = ReadOptions::default().chunk(chunk);
+    let mut read = Vec::with_capacity(opens);
+    let mut from_bytes = Vec::with_capacity(opens);
+    let mut reads = 0;
+    for _ in 0..opens {
+        let start = Instant::now();
+        let mut parser = HeaderParser::new(options);
+        let file = loop {
+            match parser.step().unwrap_or_else(|e| fail(path, e)) {
+                Step::Read { offset, len } => {
+                    let got = source
+                        .read_at(offset, len)
+                        .unwrap_or_else(|e| fail(path, e));
+                    parser
+                        .push(got, bytes.len() as u64)
+                        .unwrap_or_else(|e| fail(path, e));
+                }
+                Step::Done(file) => break file,
+            }
+        };
+        black_box(file.tensor_count());
+        drop(black_box(file));
+        read.push(start.elapsed().as_nanos() as u64);
+        reads = parser.reads();
+
+        let start = Instant::now();
+        let file = GgufFile::from_bytes(black_box(&bytes)).unwrap_or_else(|e| fail(path, e));
+        black_box(file.tensor_count());
+        drop(black_box(file));
+        from_bytes.push(start.elapsed().as_nanos() as u64);
+    }
+    read.sort_unstable();
+    from_bytes.sort_unstable();
+    println!(
+        "{{\"opens\": {opens}, \"chunk\": {chunk}, \"reads\": {reads}, \
+         \"read_header_best_ns\": {}, \"read_header_median_ns\": {}, \
+         \"from_bytes_best_ns\": {}, \"from_bytes_median_ns\": {}}}",
+        read[0],
+        read[opens / 2],
         from_bytes[0],
         from_bytes[opens / 2]
     );

@@ -103,3 +103,19 @@ fn an_in_place_edit_leaves_the_strings_of_an_open_file_unchanged() {
         assert_eq!(token, Some("TOKEN00000000"));
     }
 }
+
+/// A file cut anywhere in its header region (small headers and big ones
+/// alike) fails to open with the error `from_bytes` gives for the same bytes.
+#[test]
+fn every_cut_fails_to_open_as_from_bytes_fails() {
+    let bytes = vocab_file(20_000);
+    let dir = tempfile::tempdir().unwrap();
+    let header_len = GgufFile::from_bytes(&bytes).unwrap().header_len() as usize;
+    assert!(header_len > 256 << 10, "{header_len}");
+    for cut in (0..header_len).step_by(9_973).chain([header_len - 1]) {
+        let input = &bytes[..cut];
+        let opened = GgufFile::open(put(dir.path(), input)).unwrap_err();
+        let parsed = GgufFile::from_bytes(input).unwrap_err();
+        assert_eq!(format!("{opened:?}"), format!("{parsed:?}"), "cut {cut}");
+    }
+}

@@ -3,10 +3,13 @@
 //! only when the parser needs them.
 //!
 //! [`HeaderParser`] holds no I/O: it says which byte range it wants next,
-//! is given the bytes, and re-runs the one parser of the crate over the
-//! prefix it has. A prefix parses exactly like the whole file up to the
-//! point where it runs out, where it stops with [`FormatError::Truncated`]; so
-//! every error and offset is the local reader's. Synchronous sources
+//! is given the bytes, and runs the one parser of the crate over the prefix
+//! it has: after the first read, and then once the walk below says that
+//! the whole header region is held (until then a parse could only stop
+//! short again, after parsing the vocabulary once more). A prefix parses
+//! exactly like the whole file up to the point where it runs out, where it
+//! stops with [`FormatError::Truncated`]; so every error and offset is the local
+//! reader's. Synchronous sources
 //! implement [`ReadAt`]; the remote backends drive the same parser from
 //! async code.
 //!
@@ -332,15 +335,24 @@ impl HeaderParser {
             self.pending = Some((0, len));
             return Ok(Step::Read { offset: 0, len });
         };
+        let have = self.buf.len() as u64;
+        if self.reads > 1 && have < file_len {
+            // The first bytes were parsed, so their errors are known. Until
+            // the walk says the header is all here, a parse could only stop
+            // short again, after parsing the vocabulary once more: ask for
+            // more instead. (A bound past the limit is left to the parse
+            // below, which reports an error in the bytes held first.)
+            let at_least = min_header_end(&self.buf, file_len);
+            if at_least > have && at_least <= self.options.max_header_len {
+                return Ok(self.ask(have, at_least, file_len));
+            }
+        }
         match parse(&self.buf, file_len, &self.options.limits) {
             Ok(parsed) => {
                 self.finished = true;
                 Ok(Step::Done(Box::new(self.assemble(file_len, parsed))))
             }
-            Err(Error::Format(FormatError::Truncated { needed, .. }))
-                if (self.buf.len() as u64) < file_len =>
-            {
-                let have = self.buf.len() as u64;
+            Err(Error::Format(FormatError::Truncated { needed, .. })) if have < file_len => {
                 let at_least = min_header_end(&self.buf, file_len).max(have.saturating_add(needed));
                 if at_least > self.options.max_header_len {
                     return Err(Error::Format(FormatError::HeaderTooLarge {
@@ -348,14 +360,19 @@ impl HeaderParser {
                         limit: self.options.max_header_len,
                     }));
                 }
-                let end = at_least.saturating_add(self.options.chunk).min(file_len);
-                self.pending = Some((have, end - have));
-                Ok(Step::Read {
-                    offset: have,
-                    len: end - have,
-                })
+                Ok(self.ask(have, at_least, file_len))
             }
             Err(e) => Err(e),
+        }
+    }
+
+    /// Asks for the bytes from `have` to a chunk past `at_least`.
+    fn ask(&mut self, have: u64, at_least: u64, file_len: u64) -> Step {
+        let end = at_least.saturating_add(self.options.chunk).min(file_len);
+        self.pending = Some((have, end - have));
+        Step::Read {
+            offset: have,
+            len: end - have,
         }
     }
 
@@ -570,6 +587,15 @@ impl Walker<'_> {
             return self.skip(count.saturating_mul(n as u64), tail);
         }
         let min = self.min_size(elem);
+        if elem == ValueType::String {
+            // A vocabulary: hop from length to length, without the
+            // per-element dispatch of the general loop below.
+            for j in 0..count {
+                let rest = (count - j - 1).saturating_mul(min).saturating_add(tail);
+                self.string(rest)?;
+            }
+            return Ok(());
+        }
         // Each element takes at least `min` bytes, so the loop ends when
         // the prefix does, whatever the count says.
         for j in 0..count {
@@ -688,6 +714,28 @@ mod tests {
                 .map(|_| ())
                 .unwrap_err();
             assert_eq!(format!("{local:?}"), format!("{inc:?}"), "cut {cut}");
+        }
+    }
+
+    /// Bytes past the first read are checked by one parse once the walk
+    /// says the header is all there: a corrupt entry deep in the header
+    /// still fails with the error and offset of the local reader.
+    #[test]
+    fn a_corrupt_entry_past_the_first_read_fails_as_locally() {
+        let mut bytes = vocab_file(3000, 64);
+        // The last byte of a token deep in the vocabulary: invalid UTF-8.
+        let at = bytes.windows(7).position(|w| w == b"tok2500").unwrap() + 6;
+        bytes[at] = 0xFF;
+        let local = GgufFile::from_bytes(&bytes).map(|_| ()).unwrap_err();
+        assert!(
+            matches!(local, Error::Format(FormatError::InvalidUtf8 { .. })),
+            "{local:?}"
+        );
+        for chunk in [100, 1000, 4096] {
+            let inc = read_header(&bytes[..], &ReadOptions::default().chunk(chunk))
+                .map(|_| ())
+                .unwrap_err();
+            assert_eq!(format!("{local:?}"), format!("{inc:?}"), "chunk {chunk}");
         }
     }
 }

@@ -9,6 +9,7 @@ mod header;
 mod header_copy;
 mod incremental;
 mod lint;
+mod local_header;
 mod metadata;
 mod source;
 mod tensor;
