@@ -29,7 +29,7 @@ LAYERS = [
     ["metadata"],
     ["edit"],
     ["summary"],
-    ["estimate", "llama_load"],  # llama.cpp policies over the summary's header view
+    ["estimate", "llama_load", "quantize"],  # llama.cpp policies over the summary's header view
     ["remote"],
     ["testing"],  # fixtures for tests, never used by the library
 ]

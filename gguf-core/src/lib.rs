@@ -16,6 +16,8 @@
 //! - [`summary`]: what a model is, from its header ([`summary::ModelSummary`]);
 //! - [`llama_load`]: whether llama.cpp's model loader would load a model
 //!   ([`llama_load::LoadReport`]);
+//! - [`quantize`]: llama-quantize's choices of which tensors to convert and
+//!   to what type ([`quantize::choose_pure`]);
 //! - `remote` (cargo feature `remote`): files behind `http(s)://`, `hf://`,
 //!   `ms://`, `ollama://`, `s3://`, `gs://` and `az://` URLs, read at the
 //!   cost of their header, and models of the local Ollama store
@@ -66,6 +68,7 @@ pub mod llama_load;
 pub mod metadata;
 pub mod model;
 pub mod naming;
+pub mod quantize;
 pub mod read;
 #[cfg(feature = "remote")]
 pub mod remote;

@@ -1,10 +1,10 @@
 //! Derive macros for the gguf crates.
 //!
 //! - `#[derive(GgufCodec)]` generates binrw `BinRead` + `BinWrite` impls for
-//!   a wire struct. Both take `gguf_core::format::Ctx` (version and byte
-//!   order) as their arguments and pass it to every field, so one
-//!   definition reads and writes v1 (u32 lengths), v2/v3 (u64 lengths),
-//!   little- and big-endian files.
+//!   a wire struct. Both take `gguf_core::format::Ctx` (for its version) as
+//!   their arguments and binrw's own `endian` argument as the byte order,
+//!   and pass both to every field, so one definition reads and writes v1
+//!   (u32 lengths), v2/v3 (u64 lengths), little- and big-endian files.
 //! - `#[derive(Metadata)]` maps a struct to and from metadata entries
 //!   (`gguf_core::metadata::{FromMetadata, ToMetadata}`), one field per
 //!   key, `{arch}` templated keys, `Option` for optional entries.
@@ -23,9 +23,11 @@ mod metadata;
 /// Generates binrw `BinRead` and `BinWrite` impls taking `Ctx` as args.
 ///
 /// Fields of primitive number types (`u8`..`u64`, `i8`..`i64`, `f32`,
-/// `f64`, `[u8; N]`) are read in the context's byte order; every other
-/// field type must itself implement `BinRead`/`BinWrite` with
-/// `Args = Ctx`.
+/// `f64`, `[u8; N]`) are read in the byte order binrw passes
+/// (`read_options`' `endian`, or `read_le`/`read_be`); every other field
+/// type must itself implement `BinRead`/`BinWrite` with `Args = Ctx` and
+/// gets the same byte order. The `endian` of the `Ctx` passed is not
+/// consulted: callers that keep one in a `Ctx` pass `ctx.endian.into()`.
 ///
 /// `#[gguf(count = expr)]`, where `expr` may name earlier fields, marks a
 /// field whose element count is stored elsewhere: a `Vec<T>` is read

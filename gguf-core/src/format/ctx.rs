@@ -40,10 +40,13 @@ impl From<Endian> for binrw::Endian {
     }
 }
 
-/// Version and byte order: the arguments of every wire codec.
+/// Version and byte order of a file: what its reader and writer carry.
 ///
 /// Version 1 stores string lengths, array lengths, counts and tensor
-/// dimensions as `u32`; versions 2 and 3 store them as `u64`.
+/// dimensions as `u32`; versions 2 and 3 store them as `u64`. The wire
+/// codecs take a `Ctx` as their binrw arguments for its version, and their
+/// byte order from binrw's own `endian` argument, to which the reader and
+/// writer pass `ctx.endian.into()`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Ctx {
     /// GGUF version: 1, 2 or 3.

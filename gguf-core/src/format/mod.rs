@@ -21,7 +21,7 @@ pub mod wire;
 pub use array::{ArrayIter, ArrayView, Scalar, StrIter, TypedIter};
 pub use ctx::{Ctx, Endian};
 pub use element::TensorElement;
-pub use file_type::{file_type_encoding, file_type_name};
+pub use file_type::{file_type_encoding, file_type_name, file_type_of};
 pub use ggml_type::GgmlType;
 pub use header::HeaderWire;
 pub use layout::{align_up, tensor_nbytes, DEFAULT_ALIGNMENT, MAX_DIMS, MAX_TENSOR_NAME};

@@ -2,6 +2,8 @@
 //!
 //! Version 1 stores lengths, counts and dimensions as `u32`; later versions
 //! as `u64`. These types carry that rule so wire structs don't repeat it.
+//! Like every wire codec, they take the version from their [`Ctx`]
+//! argument and the byte order from binrw's own `endian` argument.
 //!
 //! Strings come in three forms, one per use: [`StrSpan`] is what the reader
 //! parses (where a validated string lies, so it can borrow it from the
@@ -23,8 +25,11 @@ pub struct Count(pub u64);
 impl BinRead for Count {
     type Args<'a> = Ctx;
     #[inline]
-    fn read_options<R: Read + Seek>(reader: &mut R, _: binrw::Endian, ctx: Ctx) -> BinResult<Self> {
-        let endian = ctx.endian.into();
+    fn read_options<R: Read + Seek>(
+        reader: &mut R,
+        endian: binrw::Endian,
+        ctx: Ctx,
+    ) -> BinResult<Self> {
         Ok(Count(if ctx.version == 1 {
             u32::read_options(reader, endian, ())?.into()
         } else {
@@ -38,10 +43,9 @@ impl BinWrite for Count {
     fn write_options<W: Write + Seek>(
         &self,
         writer: &mut W,
-        _: binrw::Endian,
+        endian: binrw::Endian,
         ctx: Ctx,
     ) -> BinResult<()> {
-        let endian = ctx.endian.into();
         if ctx.version == 1 {
             let v = u32::try_from(self.0).map_err(|_| binrw::Error::AssertFail {
                 pos: writer.stream_position().unwrap_or(0),

@@ -42,6 +42,7 @@
 //! ```
 
 mod arch;
+mod consistency;
 mod hparams;
 mod keys;
 mod layouts;
@@ -62,6 +63,7 @@ pub use arch::{is_model_architecture, LLAMA_CPP_VERSION, MODEL_ARCHITECTURES};
 pub fn fully_checked_architectures() -> impl Iterator<Item = &'static str> {
     layouts::modelled()
 }
+pub use consistency::{metadata_problems, MetadataProblem};
 pub use problem::LoadProblem;
 
 use crate::summary::ModelHeader;

@@ -5,6 +5,7 @@
 //! rejected). Arrays are validated but not decoded; scalars and strings are
 //! decoded on lookup from the borrowed bytes.
 
+mod finite;
 mod header;
 mod header_copy;
 mod incremental;
@@ -28,6 +29,7 @@ use crate::format::{
     align_up, ArrayView, Ctx, Endian, Scalar, StrIter, TypedIter, Value, ValueType,
 };
 
+pub use finite::{FiniteUnit, NonFinite};
 pub use incremental::{
     read_header, HeaderParser, ReadAt, ReadOptions, SeekReader, Step, DEFAULT_CHUNK,
     DEFAULT_MAX_HEADER_LEN,

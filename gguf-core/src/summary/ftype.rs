@@ -1,37 +1,46 @@
 //! The quantization label llama.cpp prints as `file type`.
 
-use crate::format::GgmlType;
+use crate::format::{file_type_of, GgmlType};
 
 pub use crate::format::file_type_name;
 
-/// The file type llama.cpp guesses from the most common tensor type when
-/// `general.file_type` is absent (its loader maps the dominant type to a
-/// `LLAMA_FTYPE_MOSTLY_*`, K-quants to their "Medium" mix).
+/// The file type llama.cpp's loader guesses from the most common tensor
+/// type when `general.file_type` is absent: the file type of that type
+/// ([`file_type_of`]; K-quants give their "Medium" mix), except MXFP4,
+/// which its guess does not list, and types with no file type: both give
+/// `0` ("all F32"), as the loader falls back to.
 pub(super) fn guessed_file_type(dominant: GgmlType) -> u32 {
-    match dominant.name().unwrap_or("") {
-        "F16" => 1,
-        "BF16" => 32,
-        "Q4_0" => 2,
-        "Q4_1" => 3,
-        "Q5_0" => 8,
-        "Q5_1" => 9,
-        "Q8_0" => 7,
-        "Q2_K" => 10,
-        "Q3_K" => 12,
-        "Q4_K" => 15,
-        "Q5_K" => 17,
-        "Q6_K" => 18,
-        "TQ1_0" => 36,
-        "TQ2_0" => 37,
-        "IQ2_XXS" => 19,
-        "IQ2_XS" => 20,
-        "IQ2_S" => 28,
-        "IQ3_XXS" => 23,
-        "IQ1_S" => 24,
-        "IQ1_M" => 31,
-        "IQ4_NL" => 25,
-        "IQ4_XS" => 30,
-        "IQ3_S" => 26,
-        _ => 0,
+    match dominant {
+        GgmlType::MXFP4 => 0,
+        ty => file_type_of(ty).unwrap_or(0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_guess_follows_llama_cpp_s_loader() {
+        use GgmlType as T;
+        for (ty, guess) in [
+            (T::F32, 0),
+            (T::F16, 1),
+            (T::BF16, 32),
+            (T::Q4_K, 15),
+            (T::Q3_K, 12),
+            (T::IQ2_XXS, 19),
+            (T::IQ4_XS, 30),
+            (T::TQ2_0, 37),
+            (T::NVFP4, 39),
+            (T::Q1_0, 40),
+            (T::Q2_0, 41),
+            // Not in the loader's guess: "all F32".
+            (T::MXFP4, 0),
+            (T::Q8_K, 0),
+            (T::I32, 0),
+        ] {
+            assert_eq!(guessed_file_type(ty), guess, "{ty}");
+        }
     }
 }

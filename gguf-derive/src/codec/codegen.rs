@@ -33,10 +33,9 @@ pub fn generate(s: &CodecStruct) -> TokenStream {
 
             fn read_options<R: ::std::io::Read + ::std::io::Seek>(
                 reader: &mut R,
-                _endian: ::binrw::Endian,
+                endian: ::binrw::Endian,
                 ctx: Self::Args<'_>,
             ) -> ::binrw::BinResult<Self> {
-                let endian: ::binrw::Endian = ctx.endian.into();
                 #( #reads )*
                 Ok(Self { #( #names ),* })
             }
@@ -48,10 +47,9 @@ pub fn generate(s: &CodecStruct) -> TokenStream {
             fn write_options<W: ::std::io::Write + ::std::io::Seek>(
                 &self,
                 writer: &mut W,
-                _endian: ::binrw::Endian,
+                endian: ::binrw::Endian,
                 ctx: Self::Args<'_>,
             ) -> ::binrw::BinResult<()> {
-                let endian: ::binrw::Endian = ctx.endian.into();
                 let Self { #( #names_w ),* } = self;
                 #( #writes )*
                 Ok(())

@@ -18,11 +18,11 @@ fn main() {
     for version in [1, 3] {
         let ctx = Ctx { version, endian: Endian::Big };
         let mut out = std::io::Cursor::new(Vec::new());
-        e.write_options(&mut out, binrw::Endian::Little, ctx).unwrap();
+        e.write_options(&mut out, binrw::Endian::Big, ctx).unwrap();
         let bytes = out.into_inner();
         let width = if version == 1 { 4 } else { 8 };
         assert_eq!(bytes.len(), 2 + width + 1 + 4 + 2 * width + 4);
-        let back = Entry::read_options(&mut std::io::Cursor::new(bytes), binrw::Endian::Little, ctx).unwrap();
+        let back = Entry::read_options(&mut std::io::Cursor::new(bytes), binrw::Endian::Big, ctx).unwrap();
         assert_eq!(back, e);
     }
 }

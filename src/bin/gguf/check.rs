@@ -6,22 +6,20 @@
 //!    its model loader (`llama_load::LoadReport`: architecture, key types,
 //!    tokenizer, tensors and their shapes);
 //! 3. NaN or infinity in float tensors, and in the scales of quantized
-//!    blocks (the f16 `d`/`dmin` fields; types whose scales are packed
-//!    otherwise are dequantized and their values checked);
-//! 4. metadata llama.cpp relies on: `tokenizer.ggml.tokens`, `scores` and
-//!    `token_type` of equal length, every `tokenizer.ggml.*_token_id`
-//!    within the vocabulary, and `{arch}.block_count` equal to the number
-//!    of `blk.N` layers among the tensors.
+//!    blocks (`Tensor::non_finite`);
+//! 4. metadata llama.cpp relies on (`llama_load::metadata_problems`).
+//!
+//! The rules live in the library; this file opens, runs them and prints.
 //!
 //! Exit status 0 when nothing is wrong, 1 otherwise. Temporary files that
 //! an interrupted write left beside the file (`.gguf-*.tmp`) are named in a
 //! note, whatever the status.
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use gguf::llama_load::LoadReport;
-use gguf::{GgmlType, GgufFile, Model, Tensor, Value};
+use gguf::read::FiniteUnit;
+use gguf::{GgufFile, Model, Tensor, Value};
 use rayon::prelude::*;
 use serde_json::json;
 
@@ -183,184 +181,37 @@ fn load_report(path: &std::path::Path, file: &GgufFile<'_>) -> Result<LoadReport
         .map_err(|e| format!("the split model does not open: {e}"))
 }
 
-/// Length of an array entry, if the key holds an array.
-fn array_len(file: &GgufFile<'_>, key: &str) -> Option<usize> {
-    match file.value(key)? {
-        Value::Array(a) => Some(a.len()),
-        _ => None,
-    }
-}
-
 fn metadata(file: &GgufFile<'_>) -> Vec<Problem> {
-    let mut out = Vec::new();
-    let check = "metadata";
-    let tokens = array_len(file, "tokenizer.ggml.tokens");
-    if let Some(n) = tokens {
-        for key in ["tokenizer.ggml.scores", "tokenizer.ggml.token_type"] {
-            match array_len(file, key) {
-                Some(m) if m != n => out.push(problem(
-                    check,
-                    format!("{key} has {m} entries, tokenizer.ggml.tokens has {n}"),
-                )),
-                _ => {}
-            }
-        }
-        for (key, value) in file.metadata() {
-            let is_id = key.starts_with("tokenizer.ggml.") && key.ends_with("_token_id");
-            if !is_id {
-                continue;
-            }
-            let id = match value {
-                Value::U32(v) => i128::from(v),
-                Value::I32(v) => i128::from(v),
-                Value::U64(v) => i128::from(v),
-                Value::I64(v) => i128::from(v),
-                Value::U16(v) => i128::from(v),
-                Value::I16(v) => i128::from(v),
-                Value::U8(v) => i128::from(v),
-                Value::I8(v) => i128::from(v),
-                other => {
-                    out.push(problem(
-                        check,
-                        format!("{key} is a {}, not an integer", other.value_type()),
-                    ));
-                    continue;
-                }
-            };
-            // llama.cpp treats -1 as "no such token".
-            if id != -1 && !(0..n as i128).contains(&id) {
-                out.push(problem(
-                    check,
-                    format!("{key} = {id} is outside the vocabulary of {n} tokens"),
-                ));
-            }
-        }
-    }
-    if let Ok(arch) = file.get_str("general.architecture") {
-        let key = format!("{arch}.block_count");
-        let layers: BTreeSet<u64> = file
-            .tensors()
-            .filter_map(|t| {
-                t.name()
-                    .strip_prefix("blk.")?
-                    .split('.')
-                    .next()?
-                    .parse()
-                    .ok()
-            })
-            .collect();
-        let declared = file.value(&key).and_then(|v| match v {
-            Value::U32(n) => Some(u64::from(n)),
-            Value::U64(n) => Some(n),
-            Value::I32(n) => u64::try_from(n).ok(),
-            _ => None,
-        });
-        match (declared, layers.last()) {
-            (Some(n), Some(&max)) if n != layers.len() as u64 || max + 1 != n => out.push(problem(
-                check,
-                format!(
-                    "{key} = {n}, but the tensors have {} blk.N layers (highest blk.{max})",
-                    layers.len()
-                ),
-            )),
-            (None, Some(_)) => out.push(problem(
-                check,
-                format!("{key} is missing (or not an integer) but the file has blk.N tensors"),
-            )),
-            _ => {}
-        }
-    }
-    // A missing architecture is llama.cpp's problem (`llama_load`), which
-    // knows that a split model names it in its first shard only.
-    out
-}
-
-/// Offsets of the f16 scale fields (`d`, `dmin`/`m`) in one block, for the
-/// types that have plain f16 scales (ggml-common.h's `block_*` structs).
-fn f16_scales(ty: GgmlType) -> Option<&'static [usize]> {
-    use GgmlType as T;
-    Some(match ty {
-        T::Q4_0 | T::Q5_0 | T::Q8_0 | T::Q1_0 | T::Q2_0 => &[0],
-        T::IQ2_XXS | T::IQ2_XS | T::IQ2_S | T::IQ3_XXS | T::IQ3_S => &[0],
-        T::IQ1_S | T::IQ4_NL | T::IQ4_XS => &[0],
-        T::Q4_1 | T::Q5_1 | T::Q8_1 | T::Q4_K | T::Q5_K => &[0, 2],
-        T::Q2_K => &[80, 82],
-        T::Q3_K => &[108],
-        T::Q6_K => &[208],
-        T::TQ1_0 => &[52],
-        T::TQ2_0 => &[64],
-        _ => return None,
-    })
-}
-
-/// Counts non-finite values (float tensors) or block scales (quantized),
-/// with the index of the first.
-fn scan(t: &Tensor<'_>) -> gguf::Result<Option<(u64, u64, &'static str)>> {
-    let ty = t.ggml_type();
-    let data = t.data()?;
-    let endian = t.file_endian();
-    let (mut count, mut first) = (0u64, None);
-    let mut note = |i: usize| {
-        count += 1;
-        first.get_or_insert(i as u64);
-    };
-    let what = match (ty, f16_scales(ty)) {
-        (GgmlType::I8 | GgmlType::I16 | GgmlType::I32 | GgmlType::I64, _) => return Ok(None),
-        (_, Some(offsets)) => {
-            let ts = ty.type_size().unwrap_or(1) as usize;
-            for (i, block) in data.chunks_exact(ts).enumerate() {
-                for &at in offsets {
-                    let b = [block[at], block[at + 1]];
-                    let bits = match endian {
-                        gguf::Endian::Big => u16::from_be_bytes(b),
-                        gguf::Endian::Little => u16::from_le_bytes(b),
-                    };
-                    // f16 exponent all ones: infinity or NaN.
-                    if bits & 0x7c00 == 0x7c00 {
-                        note(i);
-                        break;
-                    }
-                }
-            }
-            "block scales"
-        }
-        _ => {
-            // Floats, and quantized types whose scales are packed in other
-            // ways (Q8_K's f32, IQ1_M, MXFP4, NVFP4): check the values.
-            let mut row_start = 0usize;
-            let mut rows = t.rows()?;
-            while let Some(row) = rows.next_row() {
-                let row = row?;
-                for (i, x) in row.iter().enumerate() {
-                    if !x.is_finite() {
-                        note(row_start + i);
-                    }
-                }
-                row_start += row.len();
-            }
-            "values"
-        }
-    };
-    Ok(first.map(|f| (count, f, what)))
+    gguf::llama_load::metadata_problems(file)
+        .iter()
+        .map(|p| problem("metadata", p.to_string()))
+        .collect()
 }
 
 fn finite(file: &GgufFile<'_>) -> Vec<Problem> {
     let tensors: Vec<_> = file.tensors().collect();
-    let results: Vec<_> = tensors.par_iter().map(scan).collect();
+    let results: Vec<_> = tensors.par_iter().map(Tensor::non_finite).collect();
     tensors
         .iter()
         .zip(results)
         .filter_map(|(t, r)| match r {
             Ok(None) => None,
-            Ok(Some((count, first, what))) => Some(problem(
-                "finite",
-                format!(
-                    "tensor {:?} ({}): {count} non-finite {what}, the first at {} {first}",
-                    t.name(),
-                    t.ggml_type(),
-                    if what == "values" { "element" } else { "block" }
-                ),
-            )),
+            Ok(Some(found)) => {
+                let (what, at) = match found.unit {
+                    FiniteUnit::BlockScales => ("block scales", "block"),
+                    _ => ("values", "element"),
+                };
+                Some(problem(
+                    "finite",
+                    format!(
+                        "tensor {:?} ({}): {} non-finite {what}, the first at {at} {}",
+                        t.name(),
+                        t.ggml_type(),
+                        found.count,
+                        found.first
+                    ),
+                ))
+            }
             // Opening checked sizes; an unknown type id is already a lint.
             Err(_) => None,
         })

@@ -1,0 +1,28 @@
+//! llama-quantize's policies: which tensors it converts, to what type, and
+//! how it labels the result.
+//!
+//! Data and small functions, so that every tool that converts weights
+//! (the `gguf convert` command, bindings, importers) makes the same choices
+//! as llama-quantize of [`LLAMA_CPP_VERSION`](crate::llama_load::LLAMA_CPP_VERSION)
+//! (`src/llama-quant.cpp`). Today: its `--pure` mode, every weight matrix
+//! to one type ([`choose_pure`]); its presets, which choose a type per
+//! tensor, belong here too.
+//!
+//! ```
+//! use gguf_core::quantize::{choose_pure, Kept};
+//! use gguf_core::GgmlType;
+//! // A weight matrix gets the target type...
+//! let q = choose_pure("blk.0.attn_q.weight", &[4096, 4096], GgmlType::F16, GgmlType::Q4_K, false);
+//! assert_eq!(q, Ok(GgmlType::Q4_K));
+//! // ...a norm is left as it is.
+//! let norm = choose_pure("blk.0.attn_norm.weight", &[4096], GgmlType::F32, GgmlType::Q4_K, false);
+//! assert_eq!(norm, Err(Kept::NotAMatrix));
+//! ```
+
+mod file_type;
+mod pure;
+
+pub use file_type::{output_file_type, FileTypeLabel};
+pub use pure::{
+    choose_pure, fallback, is_weight_matrix, left_by_llama_quantize, Kept, NOT_QUANTIZED,
+};
