@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use gguf::remote::RemoteFile;
 use gguf::testing::Raw;
-use gguf::{Ctx, GgufFile};
+use gguf::{Ctx, Gguf, GgufFile};
 
 fn median(mut f: impl FnMut() -> Duration, runs: usize) -> Duration {
     let mut times: Vec<Duration> = (0..runs).map(|_| f()).collect();

@@ -21,7 +21,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use gguf::write::{Builder, WriteMode, WriteOptions};
-use gguf::{GgmlType, GgufFile};
+use gguf::{GgmlType, Gguf, GgufFile};
 
 const DIM: u64 = 2048;
 const FFN: u64 = 5632;

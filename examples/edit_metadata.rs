@@ -11,6 +11,7 @@
 //! atomically. `Builder::reserve_metadata` leaves room for later edits.
 
 use gguf::edit::{Commit, Editor};
+use gguf::Gguf;
 use gguf::GgufFile;
 
 fn main() -> gguf::Result<()> {

@@ -14,6 +14,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 
 use gguf::remote::RemoteFile;
+use gguf::Gguf;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let url = match std::env::args().nth(1) {

@@ -8,7 +8,7 @@
 //! ```
 
 use gguf::write::Builder;
-use gguf::{tensor, GgmlType, GgufFile};
+use gguf::{tensor, GgmlType, Gguf, GgufFile};
 
 fn main() -> gguf::Result<()> {
     let path = std::env::args()

@@ -10,7 +10,7 @@
 //! `split_max_tensors`; `gguf split` / `gguf merge` do the same from the shell.
 
 use gguf::write::{Builder, SplitOptions};
-use gguf::{GgufFile, Model};
+use gguf::{Gguf, GgufFile, Model};
 
 fn main() -> gguf::Result<()> {
     let path = std::env::args()

@@ -33,6 +33,7 @@ mod integration {
     pub mod memory;
     pub mod open;
     pub mod proptest_write;
+    pub mod read_trait;
     pub mod remote;
     pub mod remote_safety;
     pub mod round_trip;

@@ -9,6 +9,7 @@
 
 use gguf_core::edit::{journal_path, Editor};
 use gguf_core::write::{OwnedArray, OwnedValue, SLACK_KEY};
+use gguf_core::Gguf;
 use gguf_core::GgufFile;
 use gguf_fuzz::{summary, Bytes};
 use libfuzzer_sys::fuzz_target;

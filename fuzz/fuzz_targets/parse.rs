@@ -5,6 +5,7 @@
 //! panic, a hang or a huge allocation.
 #![no_main]
 
+use gguf_core::Gguf;
 use gguf_core::GgufFile;
 use gguf_fuzz::summary;
 use libfuzzer_sys::fuzz_target;

@@ -8,6 +8,7 @@
 
 use gguf_core::model::{is_split_key, Model, SPLIT_COUNT};
 use gguf_core::read::{read_header, ReadOptions};
+use gguf_core::Gguf;
 use gguf_core::GgufFile;
 use gguf_fuzz::summary;
 use libfuzzer_sys::fuzz_target;

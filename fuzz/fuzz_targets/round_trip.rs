@@ -6,6 +6,7 @@
 #![no_main]
 
 use gguf_core::write::Builder;
+use gguf_core::Gguf;
 use gguf_core::GgufFile;
 use gguf_fuzz::{summary, write_in, written_len, MODES};
 use libfuzzer_sys::fuzz_target;

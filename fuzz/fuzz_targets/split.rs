@@ -24,6 +24,7 @@ use gguf_core::format::ALIGNMENT_KEY;
 use gguf_core::model::{is_split_key, Model, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
 use gguf_core::naming::{parse_shard_name, shard_file_name};
 use gguf_core::write::{Builder, OwnedValue};
+use gguf_core::Gguf;
 use gguf_core::GgufFile;
 use gguf_fuzz::{canon_value, shard_set, Bytes, MAX_SHARDS};
 use libfuzzer_sys::fuzz_target;

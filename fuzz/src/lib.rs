@@ -8,7 +8,7 @@ pub mod split_seeds;
 
 use gguf_core::format::{Ctx, Endian, Value};
 use gguf_core::write::{Builder, WriteMode, WriteOptions};
-use gguf_core::{GgufFile, Result};
+use gguf_core::{Gguf, GgufFile, Result};
 
 /// A value in canonical form: its type tag and every bit of its content,
 /// arrays walked recursively (through `iter`, `strings` and `typed`).

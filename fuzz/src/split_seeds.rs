@@ -14,6 +14,7 @@
 use std::path::Path;
 
 use gguf_core::write::{Builder, SplitOptions};
+use gguf_core::Gguf;
 use gguf_core::GgufFile;
 
 use crate::{join_shard_set, MAX_SHARDS};

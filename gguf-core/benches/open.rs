@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use gguf_core::Gguf;
 use gguf_core::GgufFile;
 
 #[path = "common/qwen2.rs"]

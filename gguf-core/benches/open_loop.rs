@@ -26,6 +26,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+use gguf_core::Gguf;
 use gguf_core::GgufFile;
 
 #[path = "common/qwen2.rs"]

@@ -3,7 +3,9 @@
 //! The crate is layered like the format:
 //! - [`format`](mod@format): wire types and the size arithmetic shared by every part
 //!   ([`GgmlType`], [`format::Value`], [`format::align_up`], ...);
-//! - [`read`]: [`GgufFile`], a validated zero-copy view of a file;
+//! - [`read`]: [`GgufFile`], a validated zero-copy view of a file, and [`Gguf`],
+//!   the getters every view of a model shares (a file, a split [`Model`], a
+//!   builder's or editor's preview);
 //! - [`model`]: [`Model`], a model in one file or split into shards, seen as one;
 //! - [`naming`]: the GGUF file-name convention and shard names;
 //! - [`edit`]: [`edit::Editor`], metadata edits in place or by atomic rewrite
@@ -82,4 +84,4 @@ pub use error::{Error, Result};
 pub use format::{ArrayView, Ctx, Endian, GgmlType, Value, ValueType};
 pub use metadata::{FromMetadata, General, LlamaHyperParams, Metadata, ToMetadata, Tokenizer};
 pub use model::Model;
-pub use read::{GgufFile, LintIssue, Tensor};
+pub use read::{Gguf, GgufFile, LintIssue, Tensor};

@@ -13,10 +13,9 @@
 //! assert_eq!(name.to_string(), "Grok-100B-v1.0-Q4_0-00003-of-00009.gguf");
 //! ```
 
+use crate::read::Gguf;
 use std::fmt;
 use std::path::{Path, PathBuf};
-
-use crate::read::GgufFile;
 
 /// Extension of GGUF files.
 pub const EXTENSION: &str = ".gguf";
@@ -478,7 +477,7 @@ fn size_label_of(total: i128, shared: i128, expert: i128, expert_count: i128) ->
 /// assert_eq!(propose_file_name(&file), "Tiny-Llama-1.5K-Chat-v1.0-F16.gguf");
 /// # Ok(()) }
 /// ```
-pub fn propose_file_name(file: &GgufFile<'_>) -> String {
+pub fn propose_file_name(file: &(impl Gguf + ?Sized)) -> String {
     let string = |key: &str| file.value(key).and_then(|v| v.as_str().map(str::to_owned));
     let tensors: Vec<(&str, &[u64])> = file.tensors().map(|t| (t.name(), t.shape())).collect();
     propose_name(

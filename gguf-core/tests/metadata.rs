@@ -4,6 +4,7 @@
 use gguf_core::error::{BuildError, LookupError};
 use gguf_core::metadata::ToMetadata;
 use gguf_core::write::{Builder, OwnedArray, OwnedValue};
+use gguf_core::Gguf;
 use gguf_core::{
     Error, FromMetadata, General, GgmlType, GgufFile, LlamaHyperParams, Metadata, Tokenizer,
 };

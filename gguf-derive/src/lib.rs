@@ -96,7 +96,7 @@ pub fn derive_gguf_codec(input: TokenStream) -> TokenStream {
 /// `gguf_core::metadata` for the full description and examples.
 ///
 /// ```
-/// use gguf_core::{write::Builder, FromMetadata, GgufFile, Metadata};
+/// use gguf_core::{write::Builder, FromMetadata, Gguf, GgufFile, Metadata};
 ///
 /// #[derive(Debug, PartialEq, Metadata)]
 /// #[gguf(prefix = "{arch}")]

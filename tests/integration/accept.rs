@@ -5,7 +5,7 @@
 use gguf::error::{CodecError, FormatError, LookupError};
 use gguf::format::align_up;
 use gguf::read::LintIssue;
-use gguf::{Endian, Error, GgmlType, Value, ValueType};
+use gguf::{Endian, Error, GgmlType, Gguf, Value, ValueType};
 
 use super::util::{accept, ctx, raw, tiny_file, Raw, Recording};
 

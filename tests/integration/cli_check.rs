@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 use gguf::write::{Builder, OwnedArray, OwnedValue};
-use gguf::GgmlType;
+use gguf::{GgmlType, Gguf};
 
 fn check(path: &Path, json: bool) -> (Option<i32>, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gguf"));

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Output;
 
 use gguf::write::Builder;
-use gguf::{GgmlType, GgufFile};
+use gguf::{GgmlType, Gguf, GgufFile};
 
 use super::cli_tensor::{convert, quantized_model};
 use super::tensor_api::{encode, randoms};

@@ -5,6 +5,7 @@ use std::process::Output;
 use std::time::SystemTime;
 
 use gguf::write::{OwnedArray, OwnedValue};
+use gguf::Gguf;
 use gguf::GgufFile;
 
 use super::edit_fixtures::{metadata, model, put, tensor_hashes, Spec};

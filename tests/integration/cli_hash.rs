@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use gguf::write::OwnedValue;
-use gguf::{Endian, GgmlType};
+use gguf::{Endian, GgmlType, Gguf};
 
 use super::util::{ctx, tensor_set, Content, Mode, Src, TensorSpec};
 

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::Output;
 
-use gguf::{Endian, GgufFile};
+use gguf::{Endian, Gguf, GgufFile};
 
 use super::util::{ctx, gguf, rich, tiny_file, Content, Mode, Src};
 

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use gguf::write::Builder;
+use gguf::Gguf;
 use gguf::Model;
 
 use super::util::gguf;

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use gguf::write::{Builder, OwnedValue};
-use gguf::{tensor, Endian, GgmlType, GgufFile};
+use gguf::{tensor, Endian, GgmlType, Gguf, GgufFile};
 
 use super::tensor_api::{encode, multi_type_file, randoms};
 

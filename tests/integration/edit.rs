@@ -7,7 +7,7 @@ use std::path::Path;
 use gguf::edit::{Commit, Editor};
 use gguf::write::OwnedValue;
 use gguf::write::SLACK_KEY;
-use gguf::{Endian, Error, GgufFile};
+use gguf::{Endian, Error, Gguf, GgufFile};
 
 use super::edit_fixtures::{
     leftovers, metadata, model, padding, put, slack_len, tensor_hashes, Spec, TEMPLATE,

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use gguf::edit::{journal_path, Commit, Editor, Step};
 use gguf::write::SLACK_KEY;
+use gguf::Gguf;
 use gguf::GgufFile;
 
 use super::edit_fixtures::{

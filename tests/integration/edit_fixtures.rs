@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use gguf::write::SLACK_KEY;
 use gguf::write::{Builder, OwnedValue};
-use gguf::{Endian, GgmlType, GgufFile};
+use gguf::{Endian, GgmlType, Gguf, GgufFile};
 use sha2::{Digest, Sha256};
 
 /// What kind of model file to build.

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use gguf::write::{Builder, OwnedValue};
-use gguf::{Endian, GgmlType, GgufFile};
+use gguf::{Endian, GgmlType, Gguf, GgufFile};
 
 use super::util::{ctx, Content, Mode, Src, TensorSpec};
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use gguf::edit::Editor;
 use gguf::error::{Error, FormatError, LookupError};
 use gguf::write::Builder;
-use gguf::{GgufFile, Model};
+use gguf::{Gguf, GgufFile, Model};
 
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/tiny-llama.gguf");
 

@@ -5,7 +5,7 @@
 use gguf::estimate::{Estimate, FlashAttn, Settings};
 use gguf::summary::{ModelSummary, PerLayer};
 use gguf::write::{Builder, OwnedArray, OwnedValue};
-use gguf::{GgmlType, GgufFile};
+use gguf::{GgmlType, Gguf, GgufFile};
 
 /// The one place tests call the Builder's write API: metadata entries and
 /// zero-filled tensors, written to bytes.

@@ -6,7 +6,7 @@ use gguf::error::{FormatError, LookupError};
 use std::path::Path;
 use std::process::Output;
 
-use gguf::{Error, GgmlType, GgufFile};
+use gguf::{Error, GgmlType, Gguf, GgufFile};
 
 use super::util::{accept, gguf, raw, reject, Raw};
 

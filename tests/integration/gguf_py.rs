@@ -14,7 +14,7 @@ use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
 use gguf::write::{Builder, OwnedArray, OwnedValue, TensorData, WriteMode, WriteOptions};
-use gguf::{Endian, GgmlType, GgufFile};
+use gguf::{Endian, GgmlType, Gguf, GgufFile};
 
 use super::util::{ctx, every_value, python, rich, tensor_set, Content, Mode, Src};
 

@@ -4,7 +4,7 @@
 
 use gguf::error::FormatError;
 use gguf::read::Limits;
-use gguf::{Endian, Error, GgufFile, ValueType};
+use gguf::{Endian, Error, Gguf, GgufFile, ValueType};
 
 use super::util::{ctx, raw, reject, Raw};
 

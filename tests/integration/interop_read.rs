@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use gguf::{ArrayView, Endian, GgmlType, GgufFile, Value, ValueType};
+use gguf::{ArrayView, Endian, GgmlType, Gguf, GgufFile, Value, ValueType};
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 

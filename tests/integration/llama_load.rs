@@ -4,7 +4,7 @@
 
 use gguf::llama_load::{Coverage, LoadProblem, LoadReport};
 use gguf::write::{Builder, OwnedArray, OwnedValue};
-use gguf::{GgmlType, GgufFile};
+use gguf::{GgmlType, Gguf, GgufFile};
 
 const SAMPLE: &[u8] = include_bytes!("../../samples/tiny-llama.gguf");
 

@@ -17,7 +17,7 @@ use std::process::{Command, Output};
 
 use gguf::model::{is_split_key, Model};
 use gguf::write::{Builder, OwnedValue};
-use gguf::{Endian, GgmlType, GgufFile};
+use gguf::{Endian, GgmlType, Gguf, GgufFile};
 
 use super::util::{ctx, every_value, gguf, tensor_set, Content, Mode, Rng, Src};
 

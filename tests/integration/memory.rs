@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gguf::write::Builder;
-use gguf::{GgmlType, GgufFile};
+use gguf::{GgmlType, Gguf, GgufFile};
 
 const MIB: u64 = 1 << 20;
 const TENSORS: u64 = 16;

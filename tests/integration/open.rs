@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use gguf::edit::{Commit, Editor};
+use gguf::Gguf;
 use gguf::GgufFile;
 
 use super::util::{assert_same_index, raw};

@@ -11,7 +11,7 @@ use std::io::Cursor;
 
 use gguf::edit::Editor;
 use gguf::write::{Builder, OwnedArray, OwnedValue, WriteMode, WriteOptions, SLACK_KEY};
-use gguf::{Ctx, Endian, GgmlType, GgufFile, Value};
+use gguf::{Ctx, Endian, GgmlType, Gguf, GgufFile, Value};
 use proptest::prelude::*;
 
 fn config(default_cases: u32) -> ProptestConfig {

@@ -16,7 +16,7 @@ use std::time::Duration;
 use gguf::read::{ReadOptions, DEFAULT_CHUNK};
 use gguf::remote::{open_shards, RemoteFile, RemoteOptions};
 use gguf::write::Builder;
-use gguf::{Error, GgmlType, GgufFile};
+use gguf::{Error, GgmlType, Gguf, GgufFile};
 
 use super::util::{assert_same_index, raw, tiny_file};
 

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use gguf::read::DEFAULT_CHUNK;
 use gguf::remote::{RemoteFile, RemoteOptions};
 use gguf::write::Builder;
-use gguf::{Error, GgmlType};
+use gguf::{Error, GgmlType, Gguf};
 
 use super::remote::{gguf, run, Server};
 use super::sources;

@@ -8,7 +8,7 @@
 use std::io::Cursor;
 
 use gguf::write::{Builder, WriteMode, WriteOptions};
-use gguf::{Ctx, Endian, GgufFile};
+use gguf::{Ctx, Endian, Gguf, GgufFile};
 
 use super::util::{ctx, rich, Mode, Raw, Src};
 

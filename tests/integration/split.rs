@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use gguf::model::Model;
 use gguf::naming::parse_shard_name;
 use gguf::write::{Builder, SplitOptions};
-use gguf::{Endian, Error, GgmlType, GgufFile};
+use gguf::{Endian, Error, GgmlType, Gguf, GgufFile};
 
 use super::util::{ctx, python};
 

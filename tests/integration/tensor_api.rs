@@ -6,7 +6,7 @@ use std::io::Cursor;
 
 use gguf::tensor;
 use gguf::write::{Builder, WriteMode, WriteOptions};
-use gguf::{Endian, Error, GgmlType, GgufFile};
+use gguf::{Endian, Error, GgmlType, Gguf, GgufFile};
 
 use super::util::{raw, Rng};
 

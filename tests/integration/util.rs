@@ -5,7 +5,7 @@ use std::io::{Cursor, Read, Seek, SeekFrom};
 
 pub use gguf::testing::{tiny_file, Raw};
 use gguf::write::{Builder, OwnedArray, OwnedValue, TensorData, WriteMode, WriteOptions};
-use gguf::{Ctx, Endian, Error, GgmlType, GgufFile};
+use gguf::{Ctx, Endian, Error, GgmlType, Gguf, GgufFile};
 
 /// Runs the `gguf` binary built for these tests with `args`.
 pub fn gguf<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Output {

@@ -4,7 +4,7 @@ use gguf::error::{BuildError, FormatError, LookupError};
 use std::io::Cursor;
 
 use gguf::write::{Builder, OwnedValue, WriteMode, WriteOptions};
-use gguf::{Endian, Error, GgmlType, GgufFile};
+use gguf::{Endian, Error, GgmlType, Gguf, GgufFile};
 
 use super::util::{ctx, rich, Content, Mode, Src, TensorSpec};
 

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{io_at, EditError, Error, Result};
 use crate::format::align_up;
+use crate::read::Gguf;
 use crate::read::GgufFile;
 use crate::write::{replace_file, Builder, Layout, MetaValue, OwnedValue};
 
@@ -212,6 +213,33 @@ impl Editor {
             }
         }
         Ok(b)
+    }
+
+    /// The file as [`commit`](Self::commit) would leave it, as far as its
+    /// header goes: every queued edit applied, read back as a header-only
+    /// [`GgufFile`] (see [`Builder::preview`]), so the read-side
+    /// [`Gguf`](crate::Gguf) getters inspect the edited file before it is
+    /// written. Tensor data is not part of it.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("model.gguf");
+    /// # std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf"), &path)?;
+    /// use gguf_core::{edit::Editor, Gguf};
+    /// let mut ed = Editor::open(&path)?;
+    /// ed.set("general.name", "renamed")?.rename_tensor("output.weight", "lm_head")?;
+    /// let after = ed.preview()?;
+    /// assert_eq!(after.get_str("general.name")?, "renamed");
+    /// assert!(after.tensor("lm_head").is_ok() && after.tensor("output.weight").is_err());
+    /// assert!(!ed.file().contains_key("general.name")); // not written yet
+    /// # Ok(()) }
+    /// ```
+    pub fn preview(&self) -> Result<GgufFile<'static>> {
+        let mut b = self.builder()?;
+        // As the commit decides: the slack entry sized to fit in place.
+        self.fit_in_place(&mut b)?;
+        b.preview()
     }
 
     /// What [`commit`](Self::commit) would do, without writing anything.

@@ -212,6 +212,7 @@ pub fn recover(path: impl AsRef<Path>) -> Result<bool> {
 
 #[cfg(test)]
 mod tests {
+    use crate::read::Gguf;
     use crate::GgufFile;
 
     /// A complete journal that saved less than the padded header region

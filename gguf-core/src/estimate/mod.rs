@@ -42,7 +42,8 @@ pub use settings::{kv_cache_type_names, FlashAttn, Settings, KV_CACHE_TYPES};
 
 use crate::error::{Error, Result};
 use crate::format::{align_up, GgmlType};
-use crate::summary::{ModelHeader, ModelSummary};
+use crate::read::Gguf;
+use crate::summary::ModelSummary;
 
 /// A device llama.cpp allocates on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -215,7 +216,7 @@ const CPU_ALIGNMENT: u64 = 32;
 /// Tensors the CPU backend repacks (`CPU_REPACK`, which depends on the
 /// CPU's instruction set) are not modelled.
 pub fn model_buffers(
-    model: &(impl ModelHeader + ?Sized),
+    model: &(impl Gguf + ?Sized),
     shape: &ModelShape,
     devices: &[Device],
     s: &Settings,
@@ -227,18 +228,19 @@ pub fn model_buffers(
     };
     // (shard, first, last) of the CPU tensors, for the mapped range.
     let mut ranges: Vec<(usize, u64, u64)> = Vec::new();
-    for t in model.tensor_descs() {
-        let dev = tensor_device(t.name, devices);
-        let bytes = t.bytes();
+    for (shard, t) in model.tensors_with_shard() {
+        let dev = tensor_device(t.name(), devices);
+        let bytes = t.byte_size().unwrap_or(0);
         match dev {
             Device::Cpu if !s.no_mmap => {
-                let end = t.file_offset.saturating_add(bytes);
-                match ranges.iter_mut().find(|r| r.0 == t.shard) {
+                let at = t.file_offset();
+                let end = at.saturating_add(bytes);
+                match ranges.iter_mut().find(|r| r.0 == shard) {
                     Some(r) => {
-                        r.1 = r.1.min(t.file_offset);
+                        r.1 = r.1.min(at);
                         r.2 = r.2.max(end);
                     }
-                    None => ranges.push((t.shard, t.file_offset, end)),
+                    None => ranges.push((shard, at, end)),
                 }
             }
             Device::Cpu => add(dev, align_up(bytes, CPU_ALIGNMENT).unwrap_or(bytes)),
@@ -526,7 +528,7 @@ pub struct Estimate {
 
 impl Estimate {
     /// Estimates a model at `settings`.
-    pub fn of(model: &(impl ModelHeader + ?Sized), settings: &Settings) -> Result<Self> {
+    pub fn of(model: &(impl Gguf + ?Sized), settings: &Settings) -> Result<Self> {
         let summary = ModelSummary::of(model)?;
         let shape = ModelShape::of(model, &summary)?;
         Self::with_shape(model, summary, &shape, settings)
@@ -535,7 +537,7 @@ impl Estimate {
     /// Estimates with an already derived shape (for repeated estimates
     /// such as [`fit`]).
     pub fn with_shape(
-        model: &(impl ModelHeader + ?Sized),
+        model: &(impl Gguf + ?Sized),
         summary: ModelSummary,
         shape: &ModelShape,
         settings: &Settings,
@@ -629,7 +631,7 @@ pub struct Fit {
 /// The largest context, and with GPUs the most offloaded layers, for which
 /// every device's total stays within `budget` bytes (CPU only: the CPU
 /// total; with GPUs: each GPU's total).
-pub fn fit(model: &(impl ModelHeader + ?Sized), settings: &Settings, budget: u64) -> Result<Fit> {
+pub fn fit(model: &(impl Gguf + ?Sized), settings: &Settings, budget: u64) -> Result<Fit> {
     let summary = ModelSummary::of(model)?;
     let shape = ModelShape::of(model, &summary)?;
     let gpus = settings.gpus();

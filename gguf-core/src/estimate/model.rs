@@ -1,7 +1,8 @@
 //! [`ModelShape`]: the hyper-parameters llama.cpp derives for memory, per layer.
 
 use crate::error::{Error, LookupError, Result};
-use crate::summary::{ArchParams, ModelHeader, ModelSummary, PerLayer};
+use crate::read::Gguf;
+use crate::summary::{ArchParams, ModelSummary, PerLayer};
 
 /// How a model keeps its per-sequence state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,19 +76,15 @@ const NO_DUPLICATED_OUTPUT: &[&str] = &["bitnet"];
 /// of that tensor for a decoder that ties its output layer. Models without
 /// a memory module (encoders, diffusion models) are left out: the BERT
 /// family has no output layer at all.
-fn duplicated_output(
-    model: &(impl ModelHeader + ?Sized),
-    arch: &str,
-    memory: MemoryKind,
-) -> Option<u64> {
+fn duplicated_output(model: &(impl Gguf + ?Sized), arch: &str, memory: MemoryKind) -> Option<u64> {
     if memory == MemoryKind::None || NO_DUPLICATED_OUTPUT.contains(&arch) {
         return None;
     }
     let mut embd = None;
-    for t in model.tensor_descs() {
-        match t.name {
+    for t in model.tensors() {
+        match t.name() {
             "output.weight" => return None,
-            "token_embd.weight" => embd = Some(t.bytes()),
+            "token_embd.weight" => embd = Some(t.byte_size().unwrap_or(0)),
             _ => {}
         }
     }
@@ -135,8 +132,8 @@ impl ModelShape {
     /// Reads the shape from a model's header, as llama.cpp's
     /// `llama_model_base::load_hparams` and the architecture's
     /// `load_arch_hparams` do for the keys that decide memory.
-    pub fn of(model: &(impl ModelHeader + ?Sized), summary: &ModelSummary) -> Result<Self> {
-        let meta = model.metadata();
+    pub fn of(model: &(impl Gguf + ?Sized), summary: &ModelSummary) -> Result<Self> {
+        let meta = model;
         let arch = summary.architecture.clone().ok_or_else(|| {
             Error::Lookup(LookupError::KeyNotFound {
                 key: "general.architecture".into(),

@@ -12,6 +12,7 @@ use crate::format::{Ctx, Endian, Value, ValueType};
 /// element by element when iterated.
 ///
 /// ```
+/// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
@@ -139,6 +140,7 @@ impl<'a> ArrayView<'a> {
     /// exactly `T`'s.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;

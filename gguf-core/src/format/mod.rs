@@ -36,6 +36,9 @@ pub const MAGIC: [u8; 4] = *b"GGUF";
 
 /// The metadata key that sets the alignment of the data section.
 pub const ALIGNMENT_KEY: &str = "general.alignment";
+/// Key of the architecture (`llama`, ...), the prefix of the model's
+/// hyper-parameter keys.
+pub const ARCH_KEY: &str = "general.architecture";
 
 #[cfg(test)]
 mod tests;

@@ -8,6 +8,7 @@ use std::io::Cursor;
 use binrw::{BinRead, BinWrite};
 
 use crate::format::{Ctx, Endian, GgufString, HeaderWire, KvHeaderWire, StrSpan, TensorInfoWire};
+use crate::read::Gguf;
 use crate::testing::Raw;
 use crate::GgufFile;
 

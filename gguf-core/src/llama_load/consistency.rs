@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use crate::format::Value;
-use crate::read::GgufFile;
+use crate::read::Gguf;
 
 /// One inconsistency in the metadata llama.cpp relies on. llama.cpp's
 /// loader does not refuse these; the model then misbehaves (a token id
@@ -89,7 +89,7 @@ impl fmt::Display for MetadataProblem {
 }
 
 /// Length of an array entry, if the key holds an array.
-fn array_len(file: &GgufFile<'_>, key: &str) -> Option<usize> {
+fn array_len(file: &(impl Gguf + ?Sized), key: &str) -> Option<usize> {
     match file.value(key)? {
         Value::Array(a) => Some(a.len()),
         _ => None,
@@ -133,7 +133,7 @@ fn integer(value: &Value<'_>) -> Option<i128> {
 /// );
 /// # Ok(()) }
 /// ```
-pub fn metadata_problems(file: &GgufFile<'_>) -> Vec<MetadataProblem> {
+pub fn metadata_problems(file: &(impl Gguf + ?Sized)) -> Vec<MetadataProblem> {
     let mut out = Vec::new();
     if let Some(tokens) = array_len(file, "tokenizer.ggml.tokens") {
         token_problems(file, tokens, &mut out);
@@ -146,7 +146,7 @@ pub fn metadata_problems(file: &GgufFile<'_>) -> Vec<MetadataProblem> {
     out
 }
 
-fn token_problems(file: &GgufFile<'_>, tokens: usize, out: &mut Vec<MetadataProblem>) {
+fn token_problems(file: &(impl Gguf + ?Sized), tokens: usize, out: &mut Vec<MetadataProblem>) {
     for key in ["tokenizer.ggml.scores", "tokenizer.ggml.token_type"] {
         match array_len(file, key) {
             Some(len) if len != tokens => out.push(MetadataProblem::TokenArrayLength {
@@ -179,7 +179,7 @@ fn token_problems(file: &GgufFile<'_>, tokens: usize, out: &mut Vec<MetadataProb
     }
 }
 
-fn block_count_problem(file: &GgufFile<'_>, arch: &str) -> Option<MetadataProblem> {
+fn block_count_problem(file: &(impl Gguf + ?Sized), arch: &str) -> Option<MetadataProblem> {
     let key = format!("{arch}.block_count");
     let layers: BTreeSet<u64> = file
         .tensors()
@@ -216,6 +216,7 @@ fn block_count_problem(file: &GgufFile<'_>, arch: &str) -> Option<MetadataProble
 mod tests {
     use super::*;
     use crate::format::GgmlType;
+    use crate::read::GgufFile;
     use crate::write::Builder;
 
     fn problems(build: impl FnOnce(&mut Builder<'_>)) -> Vec<String> {

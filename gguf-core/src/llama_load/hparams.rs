@@ -3,7 +3,7 @@
 //! expected tensor shape is built from.
 
 use crate::format::Value;
-use crate::read::GgufFile;
+use crate::read::Gguf;
 
 use super::keys::{first_of_layers, str_of, u32_of};
 
@@ -50,7 +50,12 @@ pub(super) struct HParams {
 impl HParams {
     /// Reads them for architecture `arch`, whose vocabulary has `n_vocab`
     /// tokens (`None` when it has none: `{arch}.vocab_size` then).
-    pub(super) fn read(meta: &GgufFile<'_>, arch: &str, swa: Swa, n_vocab: Option<u64>) -> Self {
+    pub(super) fn read(
+        meta: &(impl Gguf + ?Sized),
+        arch: &str,
+        swa: Swa,
+        n_vocab: Option<u64>,
+    ) -> Self {
         let key = |k: &str| format!("{arch}.{k}");
         let u32_key = |k: &str| u32_of(meta, &key(k)).map(u64::from);
         let layer0 = |k: &str| first_of_layers(meta, &key(k)).map(u64::from);
@@ -107,7 +112,7 @@ impl HParams {
 }
 
 /// Whether layer 0 is a sliding-window layer (`is_swa(0)`).
-fn layer0_slides(meta: &GgufFile<'_>, arch: &str, swa: Swa) -> bool {
+fn layer0_slides(meta: &(impl Gguf + ?Sized), arch: &str, swa: Swa) -> bool {
     let Swa::Pattern {
         period,
         needs_window,

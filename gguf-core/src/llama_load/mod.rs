@@ -66,7 +66,7 @@ pub fn fully_checked_architectures() -> impl Iterator<Item = &'static str> {
 pub use consistency::{metadata_problems, MetadataProblem};
 pub use problem::LoadProblem;
 
-use crate::summary::ModelHeader;
+use crate::read::Gguf;
 
 /// How much of llama.cpp's loading the rules cover for a model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,7 +100,7 @@ pub struct LoadReport {
 impl LoadReport {
     /// Checks a model (a file, a split model or a remote header) against
     /// llama.cpp's loading rules, from its header alone.
-    pub fn of(model: &(impl ModelHeader + ?Sized)) -> Self {
+    pub fn of(model: &(impl Gguf + ?Sized)) -> Self {
         rules::check(model)
     }
 

@@ -4,8 +4,7 @@
 use std::collections::HashMap;
 
 use crate::format::Value;
-use crate::read::GgufFile;
-use crate::summary::ModelHeader;
+use crate::read::Gguf;
 
 use super::arch::{is_model_architecture, PROJECTOR};
 use super::hparams::{HParams, Swa};
@@ -20,8 +19,8 @@ const MAX_EXPERTS: u64 = 1024;
 /// Rope scaling types llama.cpp knows; any other aborts it.
 const ROPE_SCALING_TYPES: &[&str] = &["none", "linear", "yarn", "longrope"];
 
-pub(super) fn check(model: &(impl ModelHeader + ?Sized)) -> LoadReport {
-    let meta = model.metadata();
+pub(super) fn check(model: &(impl Gguf + ?Sized)) -> LoadReport {
+    let meta = model;
     let architecture = str_of(meta, "general.architecture").map(String::from);
     let report = |problems, coverage| LoadReport {
         architecture: architecture.clone(),
@@ -98,7 +97,7 @@ pub(super) fn check(model: &(impl ModelHeader + ?Sized)) -> LoadReport {
 }
 
 fn check_keys(
-    meta: &GgufFile<'_>,
+    meta: &(impl Gguf + ?Sized),
     rules: &[KeyRule],
     arch: &str,
     n_layer: Option<u64>,
@@ -111,7 +110,7 @@ fn check_keys(
 
 /// The tokenizer's scalar keys: all of them, or the vocabulary size
 /// alone for a model without a vocabulary (llama.cpp reads no more).
-fn tokenizer_keys(meta: &GgufFile<'_>, arch: &str, out: &mut Vec<LoadProblem>) {
+fn tokenizer_keys(meta: &(impl Gguf + ?Sized), arch: &str, out: &mut Vec<LoadProblem>) {
     check_keys(meta, keys::VOCAB_TYPE_KEYS, arch, None, out);
     if !vocab::is_vocabless(str_of(meta, "tokenizer.ggml.model")) {
         check_keys(meta, keys::VOCAB_KEYS, arch, None, out);
@@ -128,7 +127,7 @@ fn bad(key: impl Into<String>, reason: String) -> LoadProblem {
 }
 
 /// Values `load_hparams` asserts on, for every architecture.
-fn base_values(meta: &GgufFile<'_>, arch: &str, out: &mut Vec<LoadProblem>) {
+fn base_values(meta: &(impl Gguf + ?Sized), arch: &str, out: &mut Vec<LoadProblem>) {
     let key = |k: &str| format!("{arch}.{k}");
     let get = |k: &str| u32_of(meta, &key(k)).map(u64::from);
     if let Some(n) = get("block_count") {
@@ -158,7 +157,7 @@ fn base_values(meta: &GgufFile<'_>, arch: &str, out: &mut Vec<LoadProblem>) {
 }
 
 /// The expert counts' consistency, as `load_hparams` asserts it.
-fn experts(meta: &GgufFile<'_>, arch: &str, out: &mut Vec<LoadProblem>) {
+fn experts(meta: &(impl Gguf + ?Sized), arch: &str, out: &mut Vec<LoadProblem>) {
     let key = |k: &str| format!("{arch}.{k}");
     let get = |k: &str| u32_of(meta, &key(k)).map_or(0, u64::from);
     let mut n_expert = get("expert_count");
@@ -207,7 +206,7 @@ fn experts(meta: &GgufFile<'_>, arch: &str, out: &mut Vec<LoadProblem>) {
 }
 
 /// The largest entry of a per-layer `u32` key (0 when absent).
-fn max_of_layers(meta: &GgufFile<'_>, key: &str) -> u64 {
+fn max_of_layers(meta: &(impl Gguf + ?Sized), key: &str) -> u64 {
     match meta.value(key) {
         Some(Value::Array(a)) => a
             .typed::<u32>()
@@ -226,7 +225,7 @@ fn max_of_layers(meta: &GgufFile<'_>, key: &str) -> u64 {
 }
 
 /// Per-tensor precision hints: names, then as many `bool` flags.
-fn tensor_extra(meta: &GgufFile<'_>, out: &mut Vec<LoadProblem>) {
+fn tensor_extra(meta: &(impl Gguf + ?Sized), out: &mut Vec<LoadProblem>) {
     let Some(Value::Array(names)) = meta.value("general.tensor_extra.name") else {
         return;
     };
@@ -249,7 +248,7 @@ fn tensor_extra(meta: &GgufFile<'_>, out: &mut Vec<LoadProblem>) {
 
 /// The checks an architecture adds beyond key types.
 fn arch_values(
-    meta: &GgufFile<'_>,
+    meta: &(impl Gguf + ?Sized),
     arch: &str,
     layout: &Layout,
     hp: &HParams,
@@ -295,14 +294,14 @@ fn arch_values(
 }
 
 /// The model's tensors, by name and in order.
-fn tensor_set<'m>(model: &'m (impl ModelHeader + ?Sized)) -> TensorSet<'m> {
+fn tensor_set<'m>(model: &'m (impl Gguf + ?Sized)) -> TensorSet<'m> {
     let mut set = TensorSet {
         by_name: HashMap::new(),
         order: Vec::new(),
     };
-    for t in model.tensor_descs() {
-        set.by_name.insert(t.name, (t.shape, t.ty));
-        set.order.push(t.name);
+    for t in model.tensors() {
+        set.by_name.insert(t.name(), (t.shape(), t.ggml_type()));
+        set.order.push(t.name());
     }
     set
 }

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::format::{ArrayView, Value, ValueType};
-use crate::read::GgufFile;
+use crate::read::Gguf;
 
 use super::keys::str_of;
 use super::LoadProblem;
@@ -40,7 +40,7 @@ pub(super) fn is_vocabless(model: Option<&str>) -> bool {
 /// otherwise the problem llama.cpp has with it is pushed. `None` also when
 /// the key is absent.
 fn typed_array<'a>(
-    meta: &'a GgufFile<'_>,
+    meta: &'a (impl Gguf + ?Sized),
     key: &str,
     allowed: &[ValueType],
     expected: &'static str,
@@ -63,7 +63,7 @@ const STRINGS: &[ValueType] = &[ValueType::String];
 
 /// Checks the tokenizer's model and arrays. Returns the number of tokens
 /// (llama.cpp's `n_vocab`) when the token list is readable.
-pub(super) fn check(meta: &GgufFile<'_>, out: &mut Vec<LoadProblem>) -> Option<u64> {
+pub(super) fn check(meta: &(impl Gguf + ?Sized), out: &mut Vec<LoadProblem>) -> Option<u64> {
     let model = str_of(meta, "tokenizer.ggml.model");
     if let Some(m) = model {
         if !TOKENIZER_MODELS.contains(&m) {
@@ -150,7 +150,7 @@ fn duplicates<'a>(tokens: impl Iterator<Item = &'a str>, out: &mut Vec<LoadProbl
 
 /// The T5 (unigram) tokenizer's `precompiled_charsmap`: bytes, starting
 /// with a little-endian `u32` blob size that must leave room after it.
-fn charsmap(meta: &GgufFile<'_>, out: &mut Vec<LoadProblem>) {
+fn charsmap(meta: &(impl Gguf + ?Sized), out: &mut Vec<LoadProblem>) {
     let key = "tokenizer.ggml.precompiled_charsmap";
     let allowed = [ValueType::U8, ValueType::I8];
     let Some(a) = typed_array(meta, key, &allowed, "an array of u8 or i8", out) else {

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, LookupError, Result};
 use crate::format::{ArrayView, Scalar, ValueType};
-use crate::read::GgufFile;
+use crate::read::Gguf;
 use crate::write::{OwnedArray, OwnedValue};
 
 /// The value of one metadata entry, as a field of a `#[derive(Metadata)]`
@@ -35,7 +35,7 @@ pub trait MetaField: Sized {
     /// Reads the entry `key`: [`LookupError::KeyNotFound`] when it is absent
     /// (unless the type is an `Option`), [`LookupError::TypeMismatch`] when it
     /// has another type.
-    fn read(file: &GgufFile<'_>, key: &str) -> Result<Self>;
+    fn read(file: &(impl Gguf + ?Sized), key: &str) -> Result<Self>;
 
     /// The value to write, or `None` to write no entry.
     fn write(&self) -> Option<OwnedValue>;
@@ -64,7 +64,7 @@ pub trait MetaElem: Sized {
 macro_rules! scalar_field {
     ($($ty:ty => $variant:ident),*) => {$(
         impl MetaField for $ty {
-            fn read(file: &GgufFile<'_>, key: &str) -> Result<Self> {
+            fn read(file: &(impl Gguf + ?Sized), key: &str) -> Result<Self> {
                 file.get::<$ty>(key)
             }
             fn write(&self) -> Option<OwnedValue> {
@@ -89,7 +89,7 @@ scalar_field!(u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => I32
     u64 => U64, i64 => I64, f32 => F32, f64 => F64, bool => Bool);
 
 impl MetaField for String {
-    fn read(file: &GgufFile<'_>, key: &str) -> Result<Self> {
+    fn read(file: &(impl Gguf + ?Sized), key: &str) -> Result<Self> {
         file.get_str(key).map(String::from)
     }
     fn write(&self) -> Option<OwnedValue> {
@@ -128,7 +128,7 @@ impl<T: MetaElem> MetaElem for Vec<T> {
 }
 
 impl<T: MetaElem> MetaField for Vec<T> {
-    fn read(file: &GgufFile<'_>, key: &str) -> Result<Self> {
+    fn read(file: &(impl Gguf + ?Sized), key: &str) -> Result<Self> {
         let expected = || format!("array of {}", T::type_name());
         let value = file.require(key)?;
         let Some(array) = value.as_array() else {
@@ -152,7 +152,7 @@ impl<T: MetaElem> MetaField for Vec<T> {
 }
 
 impl<T: MetaField> MetaField for Option<T> {
-    fn read(file: &GgufFile<'_>, key: &str) -> Result<Self> {
+    fn read(file: &(impl Gguf + ?Sized), key: &str) -> Result<Self> {
         if file.contains_key(key) {
             T::read(file, key).map(Some)
         } else {

@@ -14,6 +14,7 @@ use crate::metadata::Metadata;
 /// is), so they are `u32` here.
 ///
 /// ```
+/// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
 /// use gguf_core::{write::Builder, FromMetadata, GgufFile, LlamaHyperParams};
 /// let hp = LlamaHyperParams {

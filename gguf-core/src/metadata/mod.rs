@@ -1,7 +1,8 @@
 //! Typed metadata: plain Rust structs mapped to and from metadata entries.
 //!
 //! `#[derive(Metadata)]` implements [`FromMetadata`] (read a struct from a
-//! [`GgufFile`]) and [`ToMetadata`] (turn it into entries for
+//! [`GgufFile`](crate::GgufFile), a [`Model`](crate::Model) or any
+//! [`Gguf`]) and [`ToMetadata`] (turn it into entries for
 //! [`Builder::set_all`](crate::write::Builder::set_all)). Each field's
 //! type says how its value is stored, through [`MetaField`]: numbers and
 //! bools must match the stored type exactly (as llama.cpp's getters
@@ -70,11 +71,12 @@ pub use tokenizer::Tokenizer;
 pub use gguf_derive::Metadata;
 
 use crate::error::{BuildError, Error, Result};
-use crate::read::GgufFile;
+use crate::read::Gguf;
 use crate::write::OwnedValue;
 
-/// The key whose value fills `{arch}` when reading.
-pub const ARCH_KEY: &str = "general.architecture";
+/// The key whose value fills `{arch}` when reading (defined with the
+/// format's other well-known keys).
+pub use crate::format::ARCH_KEY;
 
 /// The placeholder replaced by the architecture in key templates.
 pub const ARCH_PLACEHOLDER: &str = "{arch}";
@@ -102,10 +104,10 @@ pub const ARCH_PLACEHOLDER: &str = "{arch}";
 pub trait FromMetadata: Sized {
     /// Reads the value; `{arch}` in keys is the file's `general.architecture`
     /// (required only when some key is templated).
-    fn from_gguf(file: &GgufFile<'_>) -> Result<Self>;
+    fn from_gguf(file: &(impl Gguf + ?Sized)) -> Result<Self>;
 
     /// Reads the value with `{arch}` replaced by `arch`.
-    fn from_gguf_arch(file: &GgufFile<'_>, arch: &str) -> Result<Self>;
+    fn from_gguf_arch(file: &(impl Gguf + ?Sized), arch: &str) -> Result<Self>;
 }
 
 /// A type written as metadata entries.

@@ -9,6 +9,7 @@ use crate::metadata::Metadata;
 /// 3 control, 4 user-defined, 5 unused, 6 byte).
 ///
 /// ```
+/// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// use gguf_core::{write::Builder, FromMetadata, GgufFile, Tokenizer};

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::{is_split_key, Model};
 use crate::edit::{Commit, Editor};
 use crate::error::{BuildError, Error, LookupError, Result, SplitError};
+use crate::read::Gguf;
 use crate::write::OwnedValue;
 
 /// Edits a model through any of its files, with one [`Editor`] per file
@@ -20,6 +21,7 @@ use crate::write::OwnedValue;
 /// them is refused.
 ///
 /// ```
+/// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
 /// use gguf_core::{model::{Model, ModelEditor}, write::{Builder, SplitOptions}, GgmlType};
 /// let dir = tempfile::tempdir()?;

@@ -15,7 +15,7 @@
 //! shard present, each `split.no` equal to the shard's position, the same
 //! `split.count` everywhere, tensor names unique across shards, and the
 //! tensor total equal to `split.tensors.count`. Each failure is an
-//! [`Error`] naming the file.
+//! [`Error`](crate::Error) naming the file.
 
 #[cfg(unix)]
 mod edit;
@@ -31,9 +31,8 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
-use crate::error::{Error, LookupError, Result};
-use crate::format::{ArrayView, Ctx, Scalar, StrIter, TypedIter, Value};
-use crate::read::{GgufFile, Tensor};
+use crate::format::{Ctx, Value};
+use crate::read::{Gguf, GgufFile, Tensor};
 
 /// Key of a shard's 0-based position (u16).
 pub const SPLIT_NO: &str = "split.no";
@@ -94,6 +93,7 @@ impl std::fmt::Debug for Shard<'_> {
 /// [module docs](self)).
 ///
 /// ```
+/// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
 /// use gguf_core::{model::Model, write::{Builder, SplitOptions}, GgmlType};
 /// let dir = tempfile::tempdir()?;
@@ -163,127 +163,67 @@ impl<'a> Model<'a> {
         &self.shards[0].file
     }
 
-    /// Version and byte order of the first file.
-    pub fn ctx(&self) -> Ctx {
-        self.metadata_file().ctx()
-    }
-
     /// Total bytes of all files.
     pub fn total_len(&self) -> u64 {
         self.shards.iter().map(|s| s.file.file_len()).sum()
     }
 
-    // ---- metadata (the first file's, without the split keys) ----
-
-    /// The model's metadata entries in file order, without the split keys.
-    pub fn metadata(&self) -> impl Iterator<Item = (&str, Value<'_>)> + '_ {
-        self.metadata_file()
-            .metadata()
-            .filter(|(k, _)| !is_split_key(k))
+    /// Index of the shard holding tensor `name`.
+    pub fn tensor_shard(&self, name: &str) -> Option<usize> {
+        match self.shards.as_slice() {
+            [one] => one.file.tensor_index(name).map(|_| 0),
+            _ => self.index.get(name).map(|&(shard, _)| shard as usize),
+        }
     }
+}
 
-    /// The model's metadata keys in file order, without the split keys.
-    pub fn keys(&self) -> impl Iterator<Item = &str> + '_ {
-        self.metadata_file().keys().filter(|k| !is_split_key(k))
-    }
-
-    /// Number of the model's metadata entries (split keys not counted).
-    pub fn kv_count(&self) -> usize {
+impl Model<'_> {
+    /// Positions of the split keys in the first file, in file order.
+    fn split_key_positions(&self) -> impl Iterator<Item = usize> + '_ {
         let file = self.metadata_file();
-        file.kv_count()
-            - [SPLIT_NO, SPLIT_COUNT, SPLIT_TENSORS_COUNT]
-                .iter()
-                .filter(|k| file.contains_key(k))
-                .count()
+        let mut at = [SPLIT_NO, SPLIT_COUNT, SPLIT_TENSORS_COUNT].map(|k| file.key_index(k));
+        at.sort_unstable();
+        at.into_iter().flatten()
+    }
+}
+
+/// The model's metadata (the first file's, without the split keys) and
+/// every tensor of every shard, in order.
+impl Gguf for Model<'_> {
+    fn ctx(&self) -> Ctx {
+        self.metadata_file().ctx()
     }
 
-    /// True when the model has the key (never for a split key).
-    pub fn contains_key(&self, key: &str) -> bool {
-        !is_split_key(key) && self.metadata_file().contains_key(key)
+    fn kv_count(&self) -> usize {
+        self.metadata_file().kv_count() - self.split_key_positions().count()
     }
 
-    /// The value of `key`, or `None` (always for a split key). O(1).
-    pub fn value(&self, key: &str) -> Option<Value<'_>> {
+    fn entry_at(&self, index: usize) -> Option<(&str, Value<'_>)> {
+        // The index in the first file: past every split key before it.
+        let mut at = index;
+        for split_at in self.split_key_positions() {
+            if split_at <= at {
+                at += 1;
+            }
+        }
+        self.metadata_file().entry_at(at)
+    }
+
+    fn value(&self, key: &str) -> Option<Value<'_>> {
         if is_split_key(key) {
             return None;
         }
         self.metadata_file().value(key)
     }
 
-    /// The value of `key`, or [`LookupError::KeyNotFound`].
-    pub fn require(&self, key: &str) -> Result<Value<'_>> {
-        self.value(key)
-            .ok_or_else(|| Error::Lookup(LookupError::KeyNotFound { key: key.into() }))
-    }
-
-    fn model_key(&self, key: &str) -> Result<&GgufFile<'a>> {
-        if is_split_key(key) {
-            return Err(Error::Lookup(LookupError::KeyNotFound { key: key.into() }));
-        }
-        Ok(self.metadata_file())
-    }
-
-    /// A scalar of exactly type `T` (see [`GgufFile::get`]).
-    pub fn get<T: Scalar>(&self, key: &str) -> Result<T> {
-        self.model_key(key)?.get(key)
-    }
-
-    /// A string value.
-    pub fn get_str(&self, key: &str) -> Result<&str> {
-        self.model_key(key)?.get_str(key)
-    }
-
-    /// An array value.
-    pub fn get_array(&self, key: &str) -> Result<ArrayView<'_>> {
-        self.model_key(key)?.get_array(key)
-    }
-
-    /// An array of strings.
-    pub fn get_strings(&self, key: &str) -> Result<StrIter<'_>> {
-        self.model_key(key)?.get_strings(key)
-    }
-
-    /// An array of scalars of exactly type `T`.
-    pub fn get_array_of<T: Scalar>(&self, key: &str) -> Result<TypedIter<'_, T>> {
-        self.model_key(key)?.get_array_of(key)
-    }
-
-    // ---- tensors ----
-
-    /// Number of tensors of the whole model.
-    pub fn tensor_count(&self) -> usize {
+    fn tensor_count(&self) -> usize {
         match self.shards.as_slice() {
             [one] => one.file.tensor_count(),
             _ => self.index.len(),
         }
     }
 
-    /// Every tensor of the model in order: the first shard's, then the
-    /// second's, ...
-    pub fn tensors(&self) -> impl Iterator<Item = Tensor<'_>> + '_ {
-        self.shards.iter().flat_map(|s| s.file.tensors())
-    }
-
-    /// Every tensor with the index of the shard that holds it.
-    pub fn tensors_with_shard(&self) -> impl Iterator<Item = (usize, Tensor<'_>)> + '_ {
-        self.shards
-            .iter()
-            .enumerate()
-            .flat_map(|(i, s)| s.file.tensors().map(move |t| (i, t)))
-    }
-
-    /// The tensor named `name`, from whichever shard holds it, or
-    /// [`LookupError::TensorNotFound`]. O(1).
-    pub fn tensor(&self, name: &str) -> Result<Tensor<'_>> {
-        self.locate(name).map(|(_, t)| t).ok_or_else(|| {
-            Error::Lookup(LookupError::TensorNotFound {
-                tensor: name.into(),
-            })
-        })
-    }
-
-    /// The tensor at position `index` of the model's order.
-    pub fn tensor_at(&self, index: usize) -> Option<Tensor<'_>> {
+    fn tensor_at(&self, index: usize) -> Option<Tensor<'_>> {
         match self.shards.as_slice() {
             [one] => one.file.tensor_at(index),
             _ => {
@@ -296,23 +236,17 @@ impl<'a> Model<'a> {
         }
     }
 
-    /// Index of the shard holding tensor `name`.
-    pub fn tensor_shard(&self, name: &str) -> Option<usize> {
-        self.locate(name).map(|(i, _)| i)
+    fn tensor_index(&self, name: &str) -> Option<usize> {
+        match self.shards.as_slice() {
+            [one] => one.file.tensor_index(name),
+            _ => self.index.get_index_of(name),
+        }
     }
 
-    fn locate(&self, name: &str) -> Option<(usize, Tensor<'_>)> {
-        match self.shards.as_slice() {
-            [one] => one.file.tensor(name).ok().map(|t| (0, t)),
-            _ => {
-                let &(shard, pos) = self.index.get(name)?;
-                let t = self
-                    .shards
-                    .get(shard as usize)?
-                    .file
-                    .tensor_at(pos as usize)?;
-                Some((shard as usize, t))
-            }
-        }
+    fn tensors_with_shard(&self) -> impl Iterator<Item = (usize, Tensor<'_>)> + '_ {
+        self.shards
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| s.file.tensors().map(move |t| (i, t)))
     }
 }

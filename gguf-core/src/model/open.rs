@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use super::{Model, Shard, ShardIndex, SplitInfo, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
 use crate::error::{Error, LookupError, Result, SplitError};
 use crate::naming::{parse_shard_name, shard_file_name};
-use crate::read::{GgufFile, Limits};
+use crate::read::{Gguf, GgufFile, Limits};
 
 /// Wraps an error with the file it came from.
 fn at(path: &Path) -> impl FnOnce(Error) -> Error + '_ {
@@ -47,6 +47,7 @@ impl Model<'static> {
     /// [module docs](super) for what is validated.
     ///
     /// ```no_run
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// let model = gguf_core::model::Model::open("Grok-100B-v1.0-Q4_0-00003-of-00009.gguf")?;
     /// for t in model.tensors() {
@@ -138,6 +139,7 @@ impl<'a> Model<'a> {
     /// to `split.tensors.count`).
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// use gguf_core::{model::Model, GgufFile};

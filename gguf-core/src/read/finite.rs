@@ -124,7 +124,7 @@ impl Tensor<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::GgufFile;
+    use crate::read::{Gguf, GgufFile};
     use crate::write::Builder;
 
     fn scan(ty: GgmlType, shape: &[u64], data: Vec<u8>) -> Option<NonFinite> {

@@ -253,6 +253,7 @@ pub enum Step {
 /// (see [`GgufFile::from_reader`] for what such a file offers).
 ///
 /// ```
+/// use gguf_core::Gguf;
 /// use gguf_core::read::{HeaderParser, ReadAt, ReadOptions, Step};
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// let source: &[u8] = &bytes; // any source of positional reads
@@ -415,6 +416,7 @@ impl HeaderParser {
 /// driver of [`HeaderParser`].
 ///
 /// ```
+/// use gguf_core::Gguf;
 /// use gguf_core::read::{read_header, ReadOptions};
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// let file = read_header(&bytes[..], &ReadOptions::default())?;
@@ -609,6 +611,7 @@ impl Walker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::read::Gguf;
 
     /// A reader that counts reads and bytes.
     struct Counting<'a> {

@@ -3,6 +3,7 @@
 use std::fmt;
 
 use crate::format::{align_up, Endian, Value, ValueType};
+use crate::read::Gguf;
 
 use super::GgufFile;
 

@@ -3,7 +3,9 @@
 //! Opening parses the header, every metadata entry and every tensor info,
 //! in that order, and checks them all (see [`crate::Error`] for what is
 //! rejected). Arrays are validated but not decoded; scalars and strings are
-//! decoded on lookup from the borrowed bytes.
+//! decoded on lookup from the borrowed bytes. The getters are those of
+//! [`Gguf`], the one read-side trait, which [`Model`](crate::Model)
+//! implements too.
 
 mod finite;
 mod header;
@@ -16,18 +18,17 @@ mod source;
 mod tensor;
 mod tensor_info;
 mod tensor_values;
+mod view;
 
 use std::io::{Read, Seek};
 use std::path::Path;
 
 use indexmap::IndexMap;
 
-use crate::error::{Error, FormatError, LookupError, Result};
+use crate::error::{Error, FormatError, Result};
 use crate::format::array::{read_value, Walk};
 use crate::format::cursor::Cursor;
-use crate::format::{
-    align_up, ArrayView, Ctx, Endian, Scalar, StrIter, TypedIter, Value, ValueType,
-};
+use crate::format::{align_up, ArrayView, Ctx, Value};
 
 pub use finite::{FiniteUnit, NonFinite};
 pub use incremental::{
@@ -37,6 +38,7 @@ pub use incremental::{
 pub use lint::LintIssue;
 pub use tensor::Tensor;
 pub use tensor_values::RowIter;
+pub use view::Gguf;
 
 use metadata::KvEntry;
 use source::Source;
@@ -80,6 +82,7 @@ impl Default for Limits {
 /// (`&str`, arrays, tensor data) borrows from these without copying.
 ///
 /// ```
+/// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// use gguf_core::GgufFile;
@@ -179,6 +182,7 @@ impl<'a> GgufFile<'a> {
     /// Parses and validates a whole file held in memory.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
@@ -232,6 +236,7 @@ impl GgufFile<'static> {
     /// [`edit::recover`](crate::edit::recover) repair the file on disk.
     ///
     /// ```no_run
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// let file = gguf_core::GgufFile::open("model.gguf")?;
     /// for t in file.tensors() {
@@ -257,10 +262,11 @@ impl GgufFile<'static> {
     /// Reads only the header region (header, metadata, tensor infos) from
     /// a seekable stream, such as a huge file or a remote object; tensor
     /// data is never read, so [`Tensor::data`] fails with
-    /// [`LookupError::DataNotLoaded`]. Bounds of tensor data are still checked
+    /// [`LookupError::DataNotLoaded`](crate::error::LookupError::DataNotLoaded). Bounds of tensor data are still checked
     /// against the stream's length.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_reader(std::io::Cursor::new(bytes))?;
@@ -283,21 +289,6 @@ impl GgufFile<'static> {
 }
 
 impl<'a> GgufFile<'a> {
-    /// GGUF version: 1, 2 or 3.
-    pub fn version(&self) -> u32 {
-        self.ctx.version
-    }
-
-    /// Byte order of the file.
-    pub fn endian(&self) -> Endian {
-        self.ctx.endian
-    }
-
-    /// Version and byte order together.
-    pub fn ctx(&self) -> Ctx {
-        self.ctx
-    }
-
     /// Alignment of the data section (`general.alignment` or 32).
     pub fn alignment(&self) -> u64 {
         self.alignment
@@ -407,53 +398,7 @@ impl<'a> GgufFile<'a> {
         }
     }
 
-    // ---- metadata ----
-
-    /// Number of metadata entries.
-    pub fn kv_count(&self) -> usize {
-        self.kvs.len()
-    }
-
-    /// Metadata keys in file order.
-    pub fn keys(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
-        self.kvs.keys().map(|k| &**k)
-    }
-
-    /// Metadata entries in file order.
-    ///
-    /// ```
-    /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
-    /// let (first_key, first_value) = file.metadata().next().unwrap();
-    /// assert_eq!(first_key, "general.architecture");
-    /// assert_eq!(first_value.as_str(), Some("llama"));
-    /// # Ok(()) }
-    /// ```
-    pub fn metadata(&self) -> impl ExactSizeIterator<Item = (&str, Value<'_>)> + '_ {
-        self.kvs.iter().map(|(k, e)| (&**k, self.decode(e)))
-    }
-
-    /// True when the key is present.
-    pub fn contains_key(&self, key: &str) -> bool {
-        self.kvs.contains_key(key)
-    }
-
-    /// The value of `key`, or `None` when absent. O(1).
-    pub fn value(&self, key: &str) -> Option<Value<'_>> {
-        self.kvs.get(key).map(|e| self.decode(e))
-    }
-
-    /// The value of `key`, or [`LookupError::KeyNotFound`].
-    pub fn require(&self, key: &str) -> Result<Value<'_>> {
-        self.value(key)
-            .ok_or_else(|| Error::Lookup(LookupError::KeyNotFound { key: key.into() }))
-    }
-
-    /// The value type of `key`.
-    pub fn value_type(&self, key: &str) -> Option<ValueType> {
-        self.kvs.get(key).map(|e| e.value_type)
-    }
+    // ---- metadata (the rest is in [`Gguf`]) ----
 
     /// Byte range of the whole entry (key, type and value) of `key`.
     pub fn entry_range(&self, key: &str) -> Option<std::ops::Range<u64>> {
@@ -462,55 +407,9 @@ impl<'a> GgufFile<'a> {
             .map(|e| e.entry_offset as u64..e.value_end as u64)
     }
 
-    /// A scalar of exactly type `T`; errors name the key and both types.
-    ///
-    /// ```
-    /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
-    /// assert_eq!(file.get::<u32>("llama.context_length")?, 4096);
-    /// let err = file.get::<u64>("llama.context_length").unwrap_err();
-    /// assert!(err.to_string().contains("has type u32, expected u64"));
-    /// # Ok(()) }
-    /// ```
-    pub fn get<T: Scalar>(&self, key: &str) -> Result<T> {
-        let v = self.require(key)?;
-        T::from_value(&v).ok_or_else(|| mismatch(key, T::TYPE.name().into(), &v))
-    }
-
-    /// A string value.
-    pub fn get_str(&self, key: &str) -> Result<&str> {
-        let v = self.require(key)?;
-        v.as_str().ok_or_else(|| mismatch(key, "string".into(), &v))
-    }
-
-    /// An array value of any element type.
-    pub fn get_array(&self, key: &str) -> Result<ArrayView<'_>> {
-        let v = self.require(key)?;
-        v.as_array()
-            .ok_or_else(|| mismatch(key, "array".into(), &v))
-    }
-
-    /// An array of strings, as a lazy iterator of `&str`.
-    ///
-    /// ```
-    /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
-    /// let tokens: Vec<&str> = file.get_strings("tokenizer.ggml.tokens")?.collect();
-    /// assert_eq!(tokens.len(), 4);
-    /// # Ok(()) }
-    /// ```
-    pub fn get_strings(&self, key: &str) -> Result<StrIter<'_>> {
-        let a = self.get_array(key)?;
-        a.strings().ok_or_else(|| array_mismatch(key, "string", &a))
-    }
-
-    /// An array of scalars of exactly type `T`, as a lazy iterator.
-    pub fn get_array_of<T: Scalar>(&self, key: &str) -> Result<TypedIter<'_, T>> {
-        let a = self.get_array(key)?;
-        a.typed::<T>()
-            .ok_or_else(|| array_mismatch(key, T::TYPE.name(), &a))
+    /// Position of `key` in file order.
+    pub(crate) fn key_index(&self, key: &str) -> Option<usize> {
+        self.kvs.get_index_of(key)
     }
 
     fn decode(&self, e: &KvEntry) -> Value<'_> {
@@ -529,57 +428,4 @@ impl<'a> GgufFile<'a> {
         read_value(&mut cur, e.value_type, 0, &Walk::TRUSTED, 0, &String::new)
             .unwrap_or(Value::U8(0))
     }
-
-    // ---- tensors ----
-
-    /// Number of tensors.
-    pub fn tensor_count(&self) -> usize {
-        self.tensors.len()
-    }
-
-    /// Tensors in file (info) order.
-    pub fn tensors(&self) -> impl ExactSizeIterator<Item = Tensor<'_>> + '_ {
-        self.tensors
-            .iter()
-            .map(move |(name, entry)| Tensor::new(self, name, entry))
-    }
-
-    /// The tensor named `name`, or [`LookupError::TensorNotFound`]. O(1).
-    pub fn tensor(&self, name: &str) -> Result<Tensor<'_>> {
-        self.tensors
-            .get_key_value(name)
-            .map(|(n, e)| Tensor::new(self, n, e))
-            .ok_or_else(|| {
-                Error::Lookup(LookupError::TensorNotFound {
-                    tensor: name.into(),
-                })
-            })
-    }
-
-    /// The tensor at position `index` in info order.
-    pub fn tensor_at(&self, index: usize) -> Option<Tensor<'_>> {
-        self.tensors
-            .get_index(index)
-            .map(|(n, e)| Tensor::new(self, n, e))
-    }
-}
-
-fn mismatch(key: &str, expected: String, found: &Value<'_>) -> Error {
-    let found = match found {
-        Value::Array(a) => format!("array of {}", a.element_type()),
-        v => v.value_type().name().into(),
-    };
-    Error::Lookup(LookupError::TypeMismatch {
-        key: key.into(),
-        expected,
-        found,
-    })
-}
-
-fn array_mismatch(key: &str, expected: &str, found: &ArrayView<'_>) -> Error {
-    Error::Lookup(LookupError::TypeMismatch {
-        key: key.into(),
-        expected: format!("array of {expected}"),
-        found: format!("array of {}", found.element_type()),
-    })
 }

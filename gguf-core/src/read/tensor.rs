@@ -3,6 +3,7 @@
 use crate::error::{CodecError, Error, FormatError, LookupError, Result};
 use crate::format::layout::element_count;
 use crate::format::{Endian, GgmlType, TensorElement};
+use crate::read::Gguf;
 
 use super::tensor_info::TensorEntry;
 use super::GgufFile;
@@ -10,6 +11,7 @@ use super::GgufFile;
 /// A tensor of an open [`GgufFile`]: its info and a borrowed view of its data.
 ///
 /// ```
+/// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// use gguf_core::{GgufFile, GgmlType};
@@ -149,6 +151,7 @@ impl<'f> Tensor<'f> {
     /// monitors count mapped pages that were read).
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf");
     /// let file = gguf_core::GgufFile::open(path)?;
@@ -215,6 +218,7 @@ impl<'f> Tensor<'f> {
     /// with [`to_f32`](Self::to_f32).
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;

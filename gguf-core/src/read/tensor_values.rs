@@ -35,6 +35,7 @@ impl<'f> Tensor<'f> {
     /// elements), for any type with a decoder, in either byte order.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// use gguf_core::{write::Builder, GgmlType, GgufFile};
     /// let x: Vec<f32> = (0..64).map(|i| i as f32 / 16.0).collect();
@@ -66,6 +67,7 @@ impl<'f> Tensor<'f> {
     /// [`element_count`](Self::element_count) values. Does not allocate.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
@@ -92,6 +94,7 @@ impl<'f> Tensor<'f> {
     /// Every element decoded, then rounded to IEEE half precision.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
@@ -107,6 +110,7 @@ impl<'f> Tensor<'f> {
     /// Every element decoded, then rounded to bfloat16.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
@@ -130,6 +134,7 @@ impl<'f> Tensor<'f> {
     /// store, cannot make a caller loop over 2^62 empty rows.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
@@ -193,6 +198,7 @@ impl<'f> Tensor<'f> {
     /// one reused buffer (see [`rows`](Self::rows)).
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;

@@ -61,6 +61,7 @@
 //! [`RemoteError::Deadline`] saying how many arrived.
 //!
 //! ```no_run
+//! use gguf_core::Gguf;
 //! # fn main() -> gguf_core::Result<()> {
 //! use gguf_core::remote::RemoteFile;
 //! let remote = RemoteFile::open("hf://Qwen/Qwen3-0.6B-GGUF/Qwen3-0.6B-Q8_0.gguf")?;
@@ -85,7 +86,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::{BuildError, CodecError, Error, LookupError, RemoteError, Result, SourceError};
-use crate::read::{GgufFile, HeaderParser, ReadOptions, Step};
+use crate::read::{Gguf, GgufFile, HeaderParser, ReadOptions, Step};
 
 use backend::Backend;
 pub use location::is_remote;
@@ -399,6 +400,7 @@ fn row_bytes(t: &crate::read::Tensor<'_>, rows: &Range<u64>) -> Result<(Range<u6
 /// facade over [`AsyncRemoteFile`], for synchronous code and the CLI.
 ///
 /// ```no_run
+/// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
 /// let remote = gguf_core::remote::RemoteFile::open("s3://models/llama.gguf")?;
 /// for t in remote.file().tensors() {

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::Result;
+use crate::read::Gguf;
 use crate::read::GgufFile;
 
 use super::backend::Backend;

@@ -1,7 +1,7 @@
 //! What a model is, from its header alone: [`ModelSummary`].
 //!
 //! Everything here is a pure function of the metadata and the tensor
-//! infos, reached through [`ModelHeader`]; tensor data is never read, so a
+//! infos, reached through [`Gguf`]; tensor data is never read, so a
 //! summary costs the same for a local file, a split model or a remote
 //! header.
 //!
@@ -26,89 +26,9 @@ pub use hparams::ArchParams;
 pub use per_layer::PerLayer;
 
 use crate::error::Result;
-use crate::format::layout::tensor_nbytes;
 use crate::format::GgmlType;
 use crate::metadata::{FromMetadata, ARCH_KEY};
-use crate::read::GgufFile;
-
-/// One tensor as the header describes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TensorDesc<'a> {
-    /// The tensor's name.
-    pub name: &'a str,
-    /// Its element type.
-    pub ty: GgmlType,
-    /// Its dimensions, innermost first.
-    pub shape: &'a [u64],
-    /// Which file of the model holds it (0 for a single file).
-    pub shard: usize,
-    /// Offset of its data from the start of that file.
-    pub file_offset: u64,
-}
-
-impl TensorDesc<'_> {
-    /// Number of elements.
-    pub fn elements(&self) -> u64 {
-        crate::format::layout::element_count(self.shape).unwrap_or(0)
-    }
-
-    /// Bytes of data (ggml's `ggml_nbytes`), 0 for a type of unknown size.
-    pub fn bytes(&self) -> u64 {
-        tensor_nbytes(self.ty, self.shape).unwrap_or(0)
-    }
-}
-
-/// The one view of a model's header that a single file, a split model and
-/// a remote header all provide: the metadata (a split model's first shard
-/// carries it) and every tensor info of the model.
-///
-/// ```
-/// # fn main() -> gguf_core::Result<()> {
-/// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-/// use gguf_core::{summary::ModelHeader, GgufFile};
-/// let file = GgufFile::from_bytes(&bytes)?;
-/// assert_eq!(file.tensor_descs().count(), 2);
-/// assert!(ModelHeader::metadata(&file).contains_key("general.architecture"));
-/// # Ok(()) }
-/// ```
-pub trait ModelHeader {
-    /// The file whose metadata describes the model.
-    fn metadata(&self) -> &GgufFile<'_>;
-    /// Every tensor of the model, in order.
-    fn tensor_descs(&self) -> Box<dyn Iterator<Item = TensorDesc<'_>> + '_>;
-}
-
-impl ModelHeader for GgufFile<'_> {
-    fn metadata(&self) -> &GgufFile<'_> {
-        self
-    }
-
-    fn tensor_descs(&self) -> Box<dyn Iterator<Item = TensorDesc<'_>> + '_> {
-        Box::new(self.tensors().map(|t| TensorDesc {
-            name: t.name(),
-            ty: t.ggml_type(),
-            shape: t.shape(),
-            shard: 0,
-            file_offset: t.file_offset(),
-        }))
-    }
-}
-
-impl ModelHeader for crate::model::Model<'_> {
-    fn metadata(&self) -> &GgufFile<'_> {
-        self.metadata_file()
-    }
-
-    fn tensor_descs(&self) -> Box<dyn Iterator<Item = TensorDesc<'_>> + '_> {
-        Box::new(self.tensors_with_shard().map(|(shard, t)| TensorDesc {
-            name: t.name(),
-            ty: t.ggml_type(),
-            shape: t.shape(),
-            shard,
-            file_offset: t.file_offset(),
-        }))
-    }
-}
+use crate::read::Gguf;
 
 /// A model at a glance: identity, size and the hyper-parameters that
 /// decide its memory.
@@ -154,8 +74,8 @@ impl ModelSummary {
     /// Summarises a model from its header.
     ///
     /// Fails only when a key has a type llama.cpp would refuse.
-    pub fn of(model: &(impl ModelHeader + ?Sized)) -> Result<Self> {
-        let meta = model.metadata();
+    pub fn of(model: &(impl Gguf + ?Sized)) -> Result<Self> {
+        let meta = model;
         let opt_str = |key: &str| meta.get_str(key).ok().map(String::from);
         let architecture = opt_str(ARCH_KEY);
         let params = match &architecture {
@@ -166,10 +86,10 @@ impl ModelSummary {
         let mut parameters = 0u64;
         let mut tensor_bytes = 0u64;
         let mut by_name: Vec<(&str, GgmlType)> = Vec::new();
-        for t in model.tensor_descs() {
-            parameters = parameters.saturating_add(t.elements());
-            tensor_bytes = tensor_bytes.saturating_add(t.bytes());
-            by_name.push((t.name, t.ty));
+        for t in model.tensors() {
+            parameters = parameters.saturating_add(t.element_count());
+            tensor_bytes = tensor_bytes.saturating_add(t.byte_size().unwrap_or(0));
+            by_name.push((t.name(), t.ggml_type()));
         }
         let (counts, dominant) = count_types(by_name);
 

@@ -3,7 +3,7 @@
 use crate::error::{Error, LookupError, Result};
 use crate::format::Value;
 use crate::metadata::MetaField;
-use crate::read::GgufFile;
+use crate::read::Gguf;
 use crate::write::{OwnedArray, OwnedValue};
 
 /// A `u32` hyper-parameter that llama.cpp reads with `get_key_or_arr`: a
@@ -11,6 +11,7 @@ use crate::write::{OwnedArray, OwnedValue};
 /// (OpenELM's head counts, Gemma 3n's feed-forward lengths).
 ///
 /// ```
+/// use gguf_core::Gguf;
 /// use gguf_core::summary::PerLayer;
 /// let heads = PerLayer::Layers(vec![4, 8, 8]);
 /// assert_eq!(heads.get(1), 8);
@@ -65,7 +66,7 @@ impl std::fmt::Display for PerLayer {
 impl MetaField for PerLayer {
     /// A `u32`, or an array of `u32` or `i32` (llama.cpp's `get_arr` accepts
     /// both element types; negative entries are refused).
-    fn read(file: &GgufFile<'_>, key: &str) -> Result<Self> {
+    fn read(file: &(impl Gguf + ?Sized), key: &str) -> Result<Self> {
         let value = file.require(key)?;
         let mismatch = |found: String| {
             Error::Lookup(LookupError::TypeMismatch {

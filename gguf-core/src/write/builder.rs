@@ -10,6 +10,7 @@ use crate::format::{
     Ctx, Endian, GgmlType, Scalar, TensorElement, Value, ALIGNMENT_KEY, DEFAULT_ALIGNMENT,
     MAX_DIMS, MAX_TENSOR_NAME,
 };
+use crate::read::Gguf;
 use crate::read::GgufFile;
 use crate::write::encode::{value_len, Encoder};
 use crate::write::layout::Layout;
@@ -83,6 +84,7 @@ pub(crate) struct PendingTensor<'a> {
 /// the alignment), the same bytes llama.cpp and gguf-py write.
 ///
 /// ```
+/// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
 /// use gguf_core::{write::Builder, GgmlType, GgufFile};
 /// let weights = vec![0.5f32; 64];
@@ -305,13 +307,13 @@ impl<'a> Builder<'a> {
     }
 
     /// The value of `key`, or `None` when absent (as
-    /// [`GgufFile::value`](crate::GgufFile::value)).
+    /// [`Gguf::value`](crate::Gguf::value)).
     pub fn value(&self, key: &str) -> Option<&MetaValue<'a>> {
         self.kvs.get(key)
     }
 
     /// A scalar of exactly type `T`; errors name the key and both types
-    /// (as [`GgufFile::get`](crate::GgufFile::get)).
+    /// (as [`Gguf::get`](crate::Gguf::get)).
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
@@ -329,7 +331,7 @@ impl<'a> Builder<'a> {
             .ok_or_else(|| type_mismatch(key, T::TYPE.name(), v))
     }
 
-    /// A string value (as [`GgufFile::get_str`](crate::GgufFile::get_str)).
+    /// A string value (as [`Gguf::get_str`](crate::Gguf::get_str)).
     pub fn get_str(&self, key: &str) -> Result<&str> {
         let v = self.require(key)?;
         v.as_str().ok_or_else(|| type_mismatch(key, "string", v))
@@ -435,6 +437,7 @@ impl<'a> Builder<'a> {
     /// swapped with [`tensor::swap_byte_order`](crate::tensor::swap_byte_order).
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// use gguf_core::{tensor, write::Builder, GgmlType, GgufFile};
     /// let x: Vec<f32> = (0..512).map(|i| (i as f32).sin()).collect();
@@ -464,6 +467,7 @@ impl<'a> Builder<'a> {
     /// tensor's size. The tensor keeps its name, shape and position.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// use gguf_core::{write::Builder, GgmlType, GgufFile};

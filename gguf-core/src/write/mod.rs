@@ -13,6 +13,7 @@ mod builder;
 mod encode;
 mod layout;
 mod modes;
+mod preview;
 pub(crate) mod slack;
 mod source;
 mod split;

@@ -366,6 +366,7 @@ impl<'a> Builder<'a> {
     /// The whole file in memory (a single-pass [`write`](Self::write)).
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// let mut b = gguf_core::write::Builder::new();
     /// b.add_tensor_typed("t", &[2], &[1.0f32, 2.0][..])?;
@@ -389,6 +390,7 @@ impl<'a> Builder<'a> {
     /// order (see [`Output`]).
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// use gguf_core::write::{Builder, WriteMode, WriteOptions};
     /// let mut b = Builder::new();
@@ -565,6 +567,7 @@ impl<'a> Builder<'a> {
     /// [`MetadataFirst::write_tensor`].
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// use gguf_core::{write::Builder, GgmlType};
     /// let mut b = Builder::new();
@@ -745,6 +748,7 @@ impl<W: Write> MetadataFirst<'_, '_, W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::read::Gguf;
     use std::cell::Cell;
     use std::io::Cursor;
 

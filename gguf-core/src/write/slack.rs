@@ -23,6 +23,7 @@ impl Builder<'_> {
     /// rewriting the file.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// let mut b = gguf_core::write::Builder::new();
     /// b.set("general.name", "x")?;

@@ -10,6 +10,7 @@ use crate::error::{BuildError, Error, Result, SplitError};
 use crate::format::ALIGNMENT_KEY;
 use crate::model::{is_split_key, Model, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
 use crate::naming::shard_path;
+use crate::read::Gguf;
 use crate::write::builder::{Builder, PendingTensor};
 use crate::write::layout::Layout;
 use crate::write::modes::{Progress, WriteMode, WriteOptions};
@@ -238,6 +239,7 @@ impl<'a> Builder<'a> {
     /// temporary file.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// use gguf_core::{model::Model, write::{Builder, SplitOptions}, GgmlType};
     /// let dir = tempfile::tempdir()?;

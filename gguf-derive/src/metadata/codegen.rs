@@ -13,7 +13,7 @@ pub fn generate(s: &MetaStruct) -> TokenStream {
 
     let from_gguf = if s.templated() {
         quote! {
-            let arch = file.get_str(#meta::ARCH_KEY)?;
+            let arch = #krate::Gguf::get_str(file, #meta::ARCH_KEY)?;
             <Self as #meta::FromMetadata>::from_gguf_arch(file, arch)
         }
     } else {
@@ -52,11 +52,11 @@ pub fn generate(s: &MetaStruct) -> TokenStream {
 
     quote! {
         impl #impl_generics #meta::FromMetadata for #name #ty_generics #where_clause {
-            fn from_gguf(file: &#krate::GgufFile<'_>) -> #krate::Result<Self> {
+            fn from_gguf(file: &(impl #krate::Gguf + ?Sized)) -> #krate::Result<Self> {
                 #from_gguf
             }
 
-            fn from_gguf_arch(file: &#krate::GgufFile<'_>, arch: &str) -> #krate::Result<Self> {
+            fn from_gguf_arch(file: &(impl #krate::Gguf + ?Sized), arch: &str) -> #krate::Result<Self> {
                 let _ = (file, arch);
                 ::core::result::Result::Ok(Self { #( #reads )* })
             }

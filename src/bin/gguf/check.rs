@@ -19,7 +19,7 @@ use std::path::PathBuf;
 
 use gguf::llama_load::LoadReport;
 use gguf::read::FiniteUnit;
-use gguf::{GgufFile, Model, Tensor, Value};
+use gguf::{Gguf, GgufFile, Model, Tensor, Value};
 use rayon::prelude::*;
 use serde_json::json;
 
@@ -181,14 +181,14 @@ fn load_report(path: &std::path::Path, file: &GgufFile<'_>) -> Result<LoadReport
         .map_err(|e| format!("the split model does not open: {e}"))
 }
 
-fn metadata(file: &GgufFile<'_>) -> Vec<Problem> {
+fn metadata(file: &impl Gguf) -> Vec<Problem> {
     gguf::llama_load::metadata_problems(file)
         .iter()
         .map(|p| problem("metadata", p.to_string()))
         .collect()
 }
 
-fn finite(file: &GgufFile<'_>) -> Vec<Problem> {
+fn finite(file: &impl Gguf) -> Vec<Problem> {
     let tensors: Vec<_> = file.tensors().collect();
     let results: Vec<_> = tensors.par_iter().map(Tensor::non_finite).collect();
     tensors

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use gguf::quantize::{self, FileTypeLabel, Kept};
 use gguf::write::{Builder, WriteMode};
-use gguf::{tensor, GgmlType, Model};
+use gguf::{tensor, GgmlType, Gguf, Model};
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use gguf::{ArrayView, Endian, Tensor, Value};
+use gguf::{ArrayView, Endian, Gguf, Tensor, Value};
 use rayon::prelude::*;
 use serde_json::{json, Value as Json};
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use gguf::edit::Commit;
 use gguf::model::ModelEditor;
 use gguf::write::{OwnedArray, OwnedValue};
-use gguf::{Value, ValueType};
+use gguf::{Gguf, Value, ValueType};
 
 type CliResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
 

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use gguf::{GgufFile, Value};
+use gguf::{Gguf, GgufFile, Value};
 
 use crate::json;
 

@@ -38,6 +38,7 @@ use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, Receiver, Sender, SyncSender};
 use std::sync::Arc;
 
+use gguf::Gguf;
 use gguf::Tensor;
 
 use crate::open::Opened;

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use gguf::summary::{ModelSummary, PerLayer};
+use gguf::Gguf;
 use gguf::Model;
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
@@ -270,7 +271,7 @@ fn shard_table(s: &mut String, model: &Model<'_>) {
 /// One row per tensor; every column as wide as its widest cell, so an
 /// unknown type (`unknown(1234)`), a long shape or a long name never
 /// shifts the columns after it.
-fn tensor_table(s: &mut String, model: &Model<'_>) {
+fn tensor_table(s: &mut String, model: &impl Gguf) {
     use std::fmt::Write;
     let _ = writeln!(s, "\nTensors ({}):", model.tensor_count());
     let rows: Vec<[String; 5]> = model
@@ -313,7 +314,7 @@ fn tensor_table(s: &mut String, model: &Model<'_>) {
 
 /// The model summary, or `None` after saying on stderr why there is none
 /// (a key of a type llama.cpp would refuse).
-fn summary(model: &Model<'_>) -> Option<ModelSummary> {
+fn summary(model: &impl Gguf) -> Option<ModelSummary> {
     match ModelSummary::of(model) {
         Ok(m) => Some(m),
         Err(e) => {
@@ -324,7 +325,7 @@ fn summary(model: &Model<'_>) -> Option<ModelSummary> {
 }
 
 /// The model summary as JSON (`null` fields where the model has no value).
-fn summary_json(model: &Model<'_>) -> serde_json::Value {
+fn summary_json(model: &impl Gguf) -> serde_json::Value {
     let Some(m) = summary(model) else {
         return serde_json::Value::Null;
     };
@@ -366,7 +367,7 @@ fn summary_json(model: &Model<'_>) -> serde_json::Value {
 }
 
 /// The model summary as the first lines of `gguf inspect`.
-fn summary_text(s: &mut String, model: &Model<'_>) {
+fn summary_text(s: &mut String, model: &impl Gguf) {
     use std::fmt::Write;
     let Some(m) = summary(model) else {
         return;

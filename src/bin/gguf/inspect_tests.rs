@@ -4,7 +4,7 @@
 
 use gguf::format::{OwnedArray, OwnedValue};
 use gguf::write::{Builder, SplitOptions};
-use gguf::{GgmlType, Model};
+use gguf::{GgmlType, Gguf, Model};
 use serde_json::json;
 
 use super::{summary_json, Document, Filter};

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use gguf::remote::{
     is_ollama_store, is_remote, ollama_model_path, redact_url, RemoteFile, RemoteOptions,
 };
-use gguf::{GgufFile, Model, Tensor};
+use gguf::{Gguf, GgufFile, Model, Tensor};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use gguf::{Endian, GgmlType, Tensor};
+use gguf::{Endian, GgmlType, Gguf, Tensor};
 
 #[derive(clap::Args)]
 pub struct Args {
