@@ -10,7 +10,7 @@
 //! 6 MB header (a 300,000-token vocabulary), serves them with
 //! `tests/oracles/range_server.py` on 127.0.0.1, and reports for each the
 //! median time of `GgufFile::open` (mmap + parse) and of
-//! `RemoteFile::open` (HTTP range reads + parse), with the requests and
+//! `GgufFile::open(URL)` (HTTP range reads + parse), with the requests and
 //! bytes the remote read took.
 //!
 //! Run by `cargo test --all-targets` (no `--bench` argument), it only
@@ -21,7 +21,6 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gguf::remote::RemoteFile;
 use gguf::testing::Raw;
 use gguf::{Ctx, Gguf, GgufFile};
 
@@ -105,10 +104,10 @@ fn main() {
         let remote = median(
             || {
                 let t = Instant::now();
-                let r = RemoteFile::open(&url).expect("remote open");
+                let r = GgufFile::open(url.as_str()).expect("remote open");
                 let e = t.elapsed();
-                header = r.file().header_len();
-                stats = Some(r.stats());
+                header = r.header_len();
+                stats = r.remote_stats();
                 e
             },
             runs,

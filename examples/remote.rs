@@ -13,8 +13,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 
-use gguf::remote::RemoteFile;
-use gguf::Gguf;
+use gguf::{Gguf, GgufFile};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let url = match std::env::args().nth(1) {
@@ -24,9 +23,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "/samples/tiny-llama.gguf"
         ))?)?,
     };
-    let remote = RemoteFile::open(&url)?;
-    let file = remote.file();
-    let header = remote.stats();
+    // Through the one door: a URL opens like a path (`Model::open` would
+    // open every shard of a split model).
+    let file = GgufFile::open(url.as_str())?;
+    let header = file.remote_stats().unwrap_or_default();
     println!("{url}");
     println!(
         "  header: {} bytes of {}, in {} range request(s), {} bytes received",
@@ -47,9 +47,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .min_by_key(|t| t.byte_size().unwrap_or(u64::MAX))
     {
         let rows = t.shape().iter().skip(1).product::<u64>();
-        let values = remote.tensor_rows_f32(t.name(), 0..rows.min(1))?;
+        let values = t.read_rows_f32(0..rows.min(1))?;
         let shown: Vec<String> = values.iter().take(4).map(|v| format!("{v:.4}")).collect();
-        let total = remote.stats();
+        let total = file.remote_stats().unwrap_or_default();
         println!(
             "  {} ({}, {:?}): first values [{}], {} more request(s), {} more bytes",
             t.name(),

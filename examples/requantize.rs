@@ -42,7 +42,7 @@ fn main() -> gguf::Result<()> {
 
     let mut out = Vec::new();
     b.write(&mut out)?;
-    let new = GgufFile::from_bytes(&out)?;
+    let new = GgufFile::open(&out)?;
     println!(
         "{} bytes -> {} bytes, {} tensors re-encoded to {target}",
         std::fs::metadata(&path)?.len(),

@@ -24,13 +24,13 @@ LAYERS = [
     ["tensor"],  # the codecs
     ["read"],
     ["naming"],
+    ["remote"],  # the transport behind URLs: reads headers with read/, opened by model/'s door
     ["model"],
     ["write"],
     ["metadata"],
     ["edit"],
     ["summary"],
     ["estimate", "llama_load", "quantize"],  # llama.cpp policies over the summary's header view
-    ["remote"],
     ["testing"],  # fixtures for tests, never used by the library
 ]
 

@@ -17,6 +17,7 @@ mod integration {
     pub mod cli_rough_edges;
     pub mod cli_split;
     pub mod cli_tensor;
+    pub mod door;
     pub mod edit;
     pub mod edit_crash;
     pub mod edit_fixtures;

@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
     let n = input.u8() as usize;
     let mut ops = Bytes(input.take(n));
     let file_bytes = input.0;
-    let Ok(file) = GgufFile::from_bytes(file_bytes) else {
+    let Ok(file) = GgufFile::open(file_bytes) else {
         return;
     };
     let before = summary(&file, false);

@@ -1,4 +1,4 @@
-//! `GgufFile::from_bytes` on arbitrary bytes; on success, everything the
+//! `GgufFile::open(&[u8])` on arbitrary bytes; on success, everything the
 //! file offers is read: every value (nested arrays, string arrays, typed
 //! iterators), every tensor info, the llama.cpp lint, and the decoded
 //! values and rows of small tensors. Bad input must give an error, never a
@@ -16,7 +16,7 @@ use libfuzzer_sys::fuzz_target;
 const DECODE_LIMIT: u64 = 1 << 10;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(file) = GgufFile::from_bytes(data) else {
+    let Ok(file) = GgufFile::open(data) else {
         return;
     };
     let s = summary(&file, true);

@@ -91,7 +91,7 @@ pub fn write_seeds(base: &Path, out: &Path) -> std::io::Result<usize> {
 /// parse or cannot be split), each with the control byte that opens one
 /// of its shards.
 fn shard_sets(bytes: &[u8]) -> std::io::Result<Vec<(u8, Vec<Vec<u8>>)>> {
-    let Ok(file) = GgufFile::from_bytes(bytes) else {
+    let Ok(file) = GgufFile::open(bytes) else {
         return Ok(Vec::new());
     };
     let total = file.tensor_count();

@@ -57,7 +57,7 @@ fn llama_fixture() -> PathBuf {
 }
 
 fn bench_file(c: &mut Criterion, group: &str, path: &Path, bytes: &[u8]) {
-    let file = GgufFile::from_bytes(bytes).unwrap();
+    let file = GgufFile::open(bytes).unwrap();
     assert!(file.get_strings("tokenizer.ggml.tokens").unwrap().len() >= 150_000);
     eprintln!(
         "{}: {} bytes, header region {} bytes, {} KVs, {} tensors",
@@ -69,11 +69,7 @@ fn bench_file(c: &mut Criterion, group: &str, path: &Path, bytes: &[u8]) {
     );
     let mut g = c.benchmark_group(group);
     g.bench_function("from_bytes", |b| {
-        b.iter(|| {
-            GgufFile::from_bytes(black_box(bytes))
-                .unwrap()
-                .tensor_count()
-        })
+        b.iter(|| GgufFile::open(black_box(bytes)).unwrap().tensor_count())
     });
     g.bench_function("open_mmap", |b| {
         b.iter(|| GgufFile::open(black_box(path)).unwrap().tensor_count())

@@ -90,7 +90,7 @@ fn rounds(path: &str, opens: usize) {
         open.push(start.elapsed().as_nanos() as u64);
 
         let start = Instant::now();
-        let file = GgufFile::from_bytes(black_box(&bytes)).unwrap_or_else(|e| fail(path, e));
+        let file = GgufFile::open(black_box(&bytes)).unwrap_or_else(|e| fail(path, e));
         black_box(file.tensor_count());
         drop(black_box(file));
         from_bytes.push(start.elapsed().as_nanos() as u64);
@@ -147,7 +147,7 @@ fn incremental(path: &str, opens: usize, chunk: u64) {
         reads = parser.reads();
 
         let start = Instant::now();
-        let file = GgufFile::from_bytes(black_box(&bytes)).unwrap_or_else(|e| fail(path, e));
+        let file = GgufFile::open(black_box(&bytes)).unwrap_or_else(|e| fail(path, e));
         black_box(file.tensor_count());
         drop(black_box(file));
         from_bytes.push(start.elapsed().as_nanos() as u64);

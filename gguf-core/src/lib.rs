@@ -3,10 +3,13 @@
 //! The crate is layered like the format:
 //! - [`format`](mod@format): wire types and the size arithmetic shared by every part
 //!   ([`GgmlType`], [`format::Value`], [`format::align_up`], ...);
-//! - [`read`]: [`GgufFile`], a validated zero-copy view of a file, and [`Gguf`],
-//!   the getters every view of a model shares (a file, a split [`Model`], a
-//!   builder's or editor's preview);
-//! - [`model`]: [`Model`], a model in one file or split into shards, seen as one;
+//! - [`read`]: [`GgufFile`], a validated zero-copy view of one file,
+//!   [`read::Source`], what can be opened (a path, bytes, a `Read + Seek`
+//!   stream, a URL, an Ollama store entry), and [`Gguf`], the getters every
+//!   view of a model shares (a file, a split [`Model`], a builder's or
+//!   editor's preview);
+//! - [`model`]: [`Model`], a model in one file or split into shards, seen as
+//!   one, and the one door: [`Model::open`] reads any source;
 //! - [`naming`]: the GGUF file-name convention and shard names;
 //! - [`edit`]: [`edit::Editor`], metadata edits in place or by atomic rewrite
 //!   (Unix only: it writes at file offsets and tells a replaced file by its
@@ -20,10 +23,11 @@
 //!   ([`llama_load::LoadReport`]);
 //! - [`quantize`]: llama-quantize's choices of which tensors to convert and
 //!   to what type ([`quantize::choose_pure`]);
-//! - `remote` (cargo feature `remote`): files behind `http(s)://`, `hf://`,
-//!   `ms://`, `ollama://`, `s3://`, `gs://` and `az://` URLs, read at the
-//!   cost of their header, and models of the local Ollama store
-//!   (`ollama:NAME[:TAG]`);
+//! - `remote` (cargo feature `remote`): the transport behind URLs
+//!   (`http(s)://`, `hf://`, `ms://`, `ollama://`, `s3://`, `gs://`,
+//!   `az://`), read at the cost of their header; users open URLs through
+//!   [`Model::open`] (the local Ollama store, `ollama:NAME[:TAG]`, needs
+//!   no feature);
 //! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
 //! - [`Error`]: the one error type, which always says what and where; its
 //!   groups ([`error::FormatError`], [`error::LookupError`], ...) are in [`error`](mod@error).
@@ -43,8 +47,8 @@
 //!   metadata needs neither (`default-features = false`).
 //! - `remote` (off): the `remote` module, reading headers and tensors of
 //!   files behind `http(s)://`, `hf://`, `ms://`, `ollama://`, `s3://`,
-//!   `gs://` and `az://` URLs by range requests, and finding the models
-//!   of the local Ollama store (`ollama:NAME[:TAG]`). Pulls in
+//!   `gs://` and `az://` URLs by range requests (without it, opening a URL
+//!   is an error saying so). Pulls in
 //!   object_store, reqwest (rustls), tokio, futures, bytes and url.
 //! - `testing` (off): hooks for this workspace's own integration tests
 //!   (a `testing` module of byte-level fixture builders, and

@@ -473,7 +473,7 @@ fn size_label_of(total: i128, shared: i128, expert: i128, expert_count: i128) ->
 /// b.add_tensor_info("w", GgmlType::F16, &[100, 15])?;
 /// let mut bytes = Vec::new();
 /// b.write_metadata_first(&mut bytes)?.write_tensor("w", &[0; 3000])?;
-/// let file = GgufFile::from_bytes(&bytes)?;
+/// let file = GgufFile::open(&bytes)?;
 /// assert_eq!(propose_file_name(&file), "Tiny-Llama-1.5K-Chat-v1.0-F16.gguf");
 /// # Ok(()) }
 /// ```

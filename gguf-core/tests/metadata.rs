@@ -97,7 +97,7 @@ fn shipped_structs_round_trip_with_every_field_set() {
         .set_all(&tok)
         .unwrap();
     let bytes = write(&mut b);
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     assert_eq!(file.alignment(), 64);
     assert_eq!(General::from_gguf(&file).unwrap(), general);
     assert_eq!(LlamaHyperParams::from_gguf(&file).unwrap(), hyper);
@@ -147,7 +147,7 @@ fn none_fields_are_not_written_and_read_back_as_none() {
         ]
     );
     let bytes = write(&mut b);
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     let back = LlamaHyperParams::from_gguf(&file).unwrap();
     assert_eq!(back.head_count_kv, None);
     assert_eq!(back.rope_freq_base, None);
@@ -163,7 +163,7 @@ fn missing_required_key_names_the_full_key() {
         ("qwen2.embedding_length", 64u32.into()),
         ("qwen2.block_count", 2u32.into()),
     ]);
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     match LlamaHyperParams::from_gguf(&file) {
         Err(Error::Lookup(LookupError::KeyNotFound { key })) => {
             assert_eq!(key, "qwen2.feed_forward_length")
@@ -180,7 +180,7 @@ fn missing_required_key_names_the_full_key() {
 #[test]
 fn templated_struct_needs_general_architecture() {
     let bytes = file_with(&[("llama.context_length", 4096u32.into())]);
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     match LlamaHyperParams::from_gguf(&file) {
         Err(Error::Lookup(LookupError::KeyNotFound { key })) => {
             assert_eq!(key, "general.architecture")
@@ -204,7 +204,7 @@ fn mistyped_keys_name_the_key_and_both_types() {
     // What the spec text says (u64) instead of what llama.cpp reads (u32).
     b.set("llama.context_length", 2048u64).unwrap();
     let bytes = write(&mut b);
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     match LlamaHyperParams::from_gguf(&file) {
         Err(Error::Lookup(LookupError::TypeMismatch {
             key,
@@ -224,7 +224,7 @@ fn mistyped_keys_name_the_key_and_both_types() {
         ("tokenizer.ggml.tokens", vec!["a", "b"].into()),
         ("tokenizer.ggml.scores", vec![0.0f64, 1.0].into()),
     ]);
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     let err = Tokenizer::from_gguf(&file).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -236,7 +236,7 @@ fn mistyped_keys_name_the_key_and_both_types() {
         ("tokenizer.ggml.model", vec!["llama"].into()),
         ("tokenizer.ggml.tokens", "a".into()),
     ]);
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     let err = Tokenizer::from_gguf(&file).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -299,7 +299,7 @@ fn derive_round_trip_with_renames_keys_and_templates() {
         ]
     );
     let bytes = write(&mut b);
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     assert_eq!(
         file.value_type("clip.vision.patch"),
         Some(gguf_core::ValueType::U16)
@@ -375,7 +375,7 @@ fn nested_arrays_are_type_checked_at_depth() {
         ),
         ("clip.vision.offset", (-7i64).into()),
     ]);
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     match Vision::from_gguf(&file) {
         Err(Error::Lookup(LookupError::TypeMismatch {
             key,

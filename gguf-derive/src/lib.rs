@@ -114,7 +114,7 @@ pub fn derive_gguf_codec(input: TokenStream) -> TokenStream {
 /// b.set_all(&hyper)?;
 /// let mut bytes = Vec::new();
 /// b.write(&mut bytes)?;
-/// let file = GgufFile::from_bytes(&bytes)?;
+/// let file = GgufFile::open(&bytes)?;
 /// assert_eq!(file.get::<u32>("llama.attention.head_count")?, 32);
 /// assert_eq!(Hyper::from_gguf(&file)?, hyper);
 /// # Ok(()) }

@@ -597,16 +597,18 @@ fn big_data(tokens: usize, data_len: u64) -> Vec<u8> {
 fn from_reader_reads_only_the_header_region() {
     const CHUNK: u64 = 64 * 1024;
     let bytes = big_data(1000, 16 << 20);
-    let mut rec = Recording {
-        inner: std::io::Cursor::new(&bytes),
-        max_pos: 0,
+    let max_pos = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let rec = Recording {
+        inner: std::io::Cursor::new(bytes.clone()),
+        max_pos: max_pos.clone(),
     };
-    let f = gguf::GgufFile::from_reader(&mut rec).unwrap();
+    let f = gguf::GgufFile::open(gguf::read::Source::reader(rec)).unwrap();
+    let rec_max = || max_pos.load(std::sync::atomic::Ordering::Relaxed);
     assert!(f.header_len() < CHUNK);
     assert!(
-        rec.max_pos <= f.header_len() + CHUNK,
+        rec_max() <= f.header_len() + CHUNK,
         "read up to {} for a header of {}",
-        rec.max_pos,
+        rec_max(),
         f.header_len()
     );
     assert_eq!(f.header_bytes().len() as u64, f.header_len());
@@ -615,6 +617,12 @@ fn from_reader_reads_only_the_header_region() {
         f.tensor("big").unwrap().data(),
         Err(Error::Lookup(LookupError::DataNotLoaded { .. }))
     ));
+    // Read on request: that tensor's bytes and no more.
+    let big = f.tensor("big").unwrap();
+    let read = big.read().unwrap();
+    let start = big.file_offset() as usize;
+    assert_eq!(&*read, &bytes[start..start + read.len()]);
+    assert_eq!(rec_max(), big.file_offset() + big.byte_size().unwrap());
 }
 
 /// For a header region larger than the first 64 KiB read, `from_reader`
@@ -627,11 +635,13 @@ fn from_reader_reads_only_the_header_region() {
 fn from_reader_with_a_big_header() {
     const CHUNK: u64 = 64 * 1024;
     let bytes = big_data(150_000, 32 << 20);
-    let mut rec = Recording {
-        inner: std::io::Cursor::new(&bytes),
-        max_pos: 0,
+    let max_pos = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let rec = Recording {
+        inner: std::io::Cursor::new(bytes.clone()),
+        max_pos: max_pos.clone(),
     };
-    let f = gguf::GgufFile::from_reader(&mut rec).unwrap();
+    let f = gguf::GgufFile::open(gguf::read::Source::reader(rec)).unwrap();
+    let rec_max = || max_pos.load(std::sync::atomic::Ordering::Relaxed);
     assert!(f.header_len() > 10 * CHUNK);
     assert_eq!(
         f.get_strings("tokenizer.ggml.tokens").unwrap().nth(149_999),
@@ -639,13 +649,13 @@ fn from_reader_with_a_big_header() {
     );
     let bound = (f.header_len() + CHUNK).max(2 * f.header_len());
     assert!(
-        rec.max_pos <= bound,
+        rec_max() <= bound,
         "read up to {} for a header of {}",
-        rec.max_pos,
+        rec_max(),
         f.header_len()
     );
     assert!(
-        rec.max_pos < bytes.len() as u64 / 4,
+        rec_max() < bytes.len() as u64 / 4,
         "read most of the data section"
     );
 }
@@ -656,8 +666,8 @@ fn from_reader_at_a_nonzero_stream_position() {
     let gguf = tiny_file();
     let mut bytes = vec![0xEE; 100];
     bytes.extend_from_slice(&gguf);
-    let mut cur = std::io::Cursor::new(&bytes);
+    let mut cur = std::io::Cursor::new(bytes);
     std::io::Seek::seek(&mut cur, std::io::SeekFrom::Start(100)).unwrap();
-    let streamed = gguf::GgufFile::from_reader(cur).unwrap();
+    let streamed = gguf::GgufFile::open(gguf::read::Source::reader(cur)).unwrap();
     super::util::assert_same_index(&accept(&gguf), &streamed);
 }

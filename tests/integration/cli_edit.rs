@@ -81,8 +81,8 @@ impl Fixture {
     /// else (tensors too) as before.
     fn assert_only_changed(&self, key: &str, value: OwnedValue) {
         let now = self.now();
-        let new = GgufFile::from_bytes(&now).unwrap();
-        let old = GgufFile::from_bytes(&self.bytes).unwrap();
+        let new = GgufFile::open(&now).unwrap();
+        let old = GgufFile::open(&self.bytes).unwrap();
         assert_eq!(tensor_hashes(&new), tensor_hashes(&old));
         let mut expected = metadata(&old);
         match expected.iter_mut().find(|(k, _)| k == key) {
@@ -129,7 +129,7 @@ fn set_takes_the_type_from_the_existing_key() {
         "i32",
     ]));
     let now = f.now();
-    let new = GgufFile::from_bytes(&now).unwrap();
+    let new = GgufFile::open(&now).unwrap();
     assert_eq!(new.get::<i32>("general.offset").unwrap(), -5);
     assert_eq!(new.get::<f32>("llama.rope.freq_base").unwrap(), 0.25);
     assert!(!new.get::<bool>("tokenizer.ggml.add_bos_token").unwrap());
@@ -318,7 +318,7 @@ fn rm_mv_and_rename_tensor() {
     expected[at] = "llama.n_layer".into();
     assert_eq!(keys(&f.path), expected);
     let now = f.now();
-    let g = GgufFile::from_bytes(&now).unwrap();
+    let g = GgufFile::open(&now).unwrap();
     assert_eq!(g.get::<u32>("llama.n_layer").unwrap(), 2);
 
     ok(&gguf(&[
@@ -328,8 +328,8 @@ fn rm_mv_and_rename_tensor() {
         "lm_head.weight",
     ]));
     let now = f.now();
-    let g = GgufFile::from_bytes(&now).unwrap();
-    let old = GgufFile::from_bytes(&f.bytes).unwrap();
+    let g = GgufFile::open(&now).unwrap();
+    let old = GgufFile::open(&f.bytes).unwrap();
     let names: Vec<&str> = g.tensors().map(|t| t.name()).collect();
     assert_eq!(
         names,

@@ -212,7 +212,7 @@ fn check_verifies_a_manifest_like_llama_gguf_hash() {
 
     // One tensor changed: its line and the model's mismatch, exit 1.
     let mut bytes = std::fs::read(d.join("m.gguf")).unwrap();
-    let file = gguf::GgufFile::from_bytes(&bytes).unwrap();
+    let file = gguf::GgufFile::open(&bytes).unwrap();
     let at = file.tensor("q8_0").unwrap().file_offset() as usize;
     drop(file);
     bytes[at + 5] ^= 1;

@@ -82,7 +82,7 @@ fn alignment_option_changes_the_alignment_and_keeps_the_rest() {
             ..content.clone()
         };
         expected.check_read_back(&bytes);
-        let file = GgufFile::from_bytes(&bytes).unwrap();
+        let file = GgufFile::open(&bytes).unwrap();
         assert_eq!(file.alignment(), u64::from(n));
         assert_eq!(file.get::<u32>("general.alignment").unwrap(), n);
     }
@@ -110,10 +110,7 @@ fn endian_option_swaps_plain_tensors_and_back() {
         ..le.clone()
     };
     be.check_read_back(&be_bytes);
-    assert_eq!(
-        GgufFile::from_bytes(&be_bytes).unwrap().endian(),
-        Endian::Big
-    );
+    assert_eq!(GgufFile::open(&be_bytes).unwrap().endian(), Endian::Big);
     ok(&gguf(&[
         p("rewrite"),
         &big,
@@ -257,7 +254,7 @@ fn rewrite_reserve_adds_slack_that_lets_a_longer_edit_land_in_place() {
     );
     let before = std::fs::read(&output).unwrap();
     let padding_before = {
-        let file = gguf::GgufFile::from_bytes(&before).unwrap();
+        let file = gguf::GgufFile::open(&before).unwrap();
         assert_eq!(file.get_array(gguf::write::SLACK_KEY).unwrap().len(), 4096);
         file.data_offset() - file.header_len()
     };
@@ -282,7 +279,7 @@ fn rewrite_reserve_adds_slack_that_lets_a_longer_edit_land_in_place() {
     );
     let after = std::fs::read(&output).unwrap();
     assert_eq!(after.len(), before.len());
-    let file = gguf::GgufFile::from_bytes(&after).unwrap();
+    let file = gguf::GgufFile::open(&after).unwrap();
     assert_eq!(file.get_str("general.name").unwrap(), name);
     // The new entry (key length, key, type, string length, string) comes
     // out of the slack and the old padding; the header now ends exactly

@@ -61,7 +61,7 @@ fn summary_matches_statistics_of_to_f32() {
     let path = dir.path().join("m.gguf");
     // The multi-type file plus a tensor with NaNs.
     let base = multi_type_file();
-    let file = GgufFile::from_bytes(&base).unwrap();
+    let file = GgufFile::open(&base).unwrap();
     let mut b = Builder::from_file(&file).unwrap();
     let mut x = randoms(11, 64);
     x[3] = f32::NAN;
@@ -665,7 +665,7 @@ fn assert_gguf_py_reads(paths: &[&Path], only: Option<&str>) {
     let views: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(views.len(), paths.len());
     for (path, view) in paths.iter().zip(&views) {
-        let file = GgufFile::open(path).unwrap();
+        let file = GgufFile::open(*path).unwrap();
         assert_eq!(
             view.as_object().unwrap().len(),
             file.tensor_count(),

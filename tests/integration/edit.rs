@@ -22,10 +22,10 @@ struct Outcome {
 
 impl Outcome {
     fn old(&self) -> GgufFile<'_> {
-        GgufFile::from_bytes(&self.before).unwrap()
+        GgufFile::open(&self.before).unwrap()
     }
     fn edited(&self) -> GgufFile<'_> {
-        GgufFile::from_bytes(&self.after).expect("edited file must be valid")
+        GgufFile::open(&self.after).expect("edited file must be valid")
     }
     fn in_place(&self) -> bool {
         matches!(self.commit, Commit::InPlace { .. })
@@ -78,7 +78,7 @@ fn run_edit(before: Vec<u8>, edit: impl FnOnce(&mut Editor)) -> Outcome {
     let after = std::fs::read(&path).unwrap();
     match commit {
         Commit::InPlace { header_bytes } => {
-            let old = GgufFile::from_bytes(&before).unwrap();
+            let old = GgufFile::open(&before).unwrap();
             assert_eq!(header_bytes, old.data_offset());
         }
         Commit::Rewritten {
@@ -86,10 +86,7 @@ fn run_edit(before: Vec<u8>, edit: impl FnOnce(&mut Editor)) -> Outcome {
             file_bytes,
         } => {
             assert_eq!(file_bytes, after.len() as u64);
-            assert_eq!(
-                header_bytes,
-                GgufFile::from_bytes(&after).unwrap().data_offset()
-            );
+            assert_eq!(header_bytes, GgufFile::open(&after).unwrap().data_offset());
         }
     }
     assert!(
@@ -106,7 +103,7 @@ fn run_edit(before: Vec<u8>, edit: impl FnOnce(&mut Editor)) -> Outcome {
 
 /// The metadata of `bytes` with `key` set to `value` (kept in place, or last).
 fn with_set(bytes: &[u8], key: &str, value: OwnedValue) -> Vec<(String, OwnedValue)> {
-    let mut m = metadata(&GgufFile::from_bytes(bytes).unwrap());
+    let mut m = metadata(&GgufFile::open(bytes).unwrap());
     match m.iter_mut().find(|(k, _)| k == key) {
         Some(slot) => slot.1 = value,
         None => m.push((key.to_owned(), value)),
@@ -124,7 +121,7 @@ fn string_entry_len(key: &str, value: &str) -> u64 {
 fn model_with_padding(spec: Spec, min: u64) -> Vec<u8> {
     for n in 9..9 + 64 {
         let bytes = model(spec.name_len(n));
-        if padding(&GgufFile::from_bytes(&bytes).unwrap()) >= min {
+        if padding(&GgufFile::open(&bytes).unwrap()) >= min {
             return bytes;
         }
     }
@@ -132,7 +129,7 @@ fn model_with_padding(spec: Spec, min: u64) -> Vec<u8> {
 }
 
 fn name_of(bytes: &[u8]) -> usize {
-    GgufFile::from_bytes(bytes)
+    GgufFile::open(bytes)
         .unwrap()
         .get_str("general.name")
         .unwrap()
@@ -167,7 +164,7 @@ fn same_size_scalar_edit_is_in_place_and_touches_only_that_value() {
 #[test]
 fn longer_string_within_the_padding_is_in_place() {
     let before = model_with_padding(Spec::default(), 8);
-    let pad = padding(&GgufFile::from_bytes(&before).unwrap());
+    let pad = padding(&GgufFile::open(&before).unwrap());
     let name = "x".repeat(name_of(&before) + pad as usize); // fills the padding exactly
     let out = run_edit(before.clone(), |ed| {
         ed.set("general.name", name.as_str()).unwrap();
@@ -181,7 +178,7 @@ fn longer_string_within_the_padding_is_in_place() {
 #[test]
 fn longer_string_crossing_the_block_is_rewritten() {
     let before = model(Spec::default());
-    let old = GgufFile::from_bytes(&before).unwrap();
+    let old = GgufFile::open(&before).unwrap();
     let name = "y".repeat(name_of(&before) + padding(&old) as usize + 1);
     let out = run_edit(before.clone(), |ed| {
         ed.set("general.name", name.as_str()).unwrap();
@@ -200,7 +197,7 @@ fn longer_string_crossing_the_block_is_rewritten() {
 #[test]
 fn longer_string_with_slack_is_in_place_and_the_slack_shrinks() {
     let before = model(Spec::default().slack(1024));
-    let old = GgufFile::from_bytes(&before).unwrap();
+    let old = GgufFile::open(&before).unwrap();
     let grow = padding(&old) as usize + 200; // would cross the block without slack
     let name = "z".repeat(name_of(&before) + grow);
     let out = run_edit(before.clone(), |ed| {
@@ -225,7 +222,7 @@ fn longer_string_with_slack_is_in_place_and_the_slack_shrinks() {
 #[test]
 fn shorter_string_in_the_same_block_is_in_place() {
     let before = model(Spec::default().name_len(40));
-    let old = GgufFile::from_bytes(&before).unwrap();
+    let old = GgufFile::open(&before).unwrap();
     // Shrink by as much as still ends in the same block.
     let room = old.alignment() - padding(&old) - 1;
     let shrink = room.min(39) as usize;
@@ -262,7 +259,7 @@ fn shorter_string_leaving_the_block_is_rewritten_and_the_file_shrinks() {
 #[test]
 fn shorter_string_with_slack_is_in_place_and_the_slack_grows() {
     let before = model(Spec::default().slack(256).name_len(100));
-    let old = GgufFile::from_bytes(&before).unwrap();
+    let old = GgufFile::open(&before).unwrap();
     let out = run_edit(before.clone(), |ed| {
         ed.set("general.name", "short").unwrap();
     });
@@ -278,7 +275,7 @@ fn shorter_string_with_slack_is_in_place_and_the_slack_grows() {
 #[test]
 fn new_key_with_slack_is_in_place_and_goes_last() {
     let before = model(Spec::default().slack(512));
-    let old = GgufFile::from_bytes(&before).unwrap();
+    let old = GgufFile::open(&before).unwrap();
     let out = run_edit(before.clone(), |ed| {
         ed.set("general.license", "apache-2.0").unwrap();
     });
@@ -308,7 +305,7 @@ fn new_key_without_room_is_rewritten() {
 #[test]
 fn removed_key_with_slack_is_in_place_and_the_slack_grows() {
     let before = model(Spec::default().slack(64));
-    let old = GgufFile::from_bytes(&before).unwrap();
+    let old = GgufFile::open(&before).unwrap();
     let out = run_edit(before.clone(), |ed| {
         ed.remove("tokenizer.chat_template").unwrap();
     });
@@ -327,7 +324,7 @@ fn removed_key_with_slack_is_in_place_and_the_slack_grows() {
 #[test]
 fn removed_key_without_slack_shrinks_the_file() {
     let before = model(Spec::default());
-    let old = GgufFile::from_bytes(&before).unwrap();
+    let old = GgufFile::open(&before).unwrap();
     let out = run_edit(before.clone(), |ed| {
         ed.remove("tokenizer.chat_template").unwrap();
     });
@@ -343,7 +340,7 @@ fn removed_key_without_slack_shrinks_the_file() {
 #[test]
 fn renamed_key_keeps_its_position_and_value() {
     let before = model(Spec::default().slack(64));
-    let old = GgufFile::from_bytes(&before).unwrap();
+    let old = GgufFile::open(&before).unwrap();
     let out = run_edit(before.clone(), |ed| {
         ed.rename_key("llama.rope.freq_base", "llama.rope.freq_base_train")
             .unwrap();
@@ -366,7 +363,7 @@ fn renamed_key_keeps_its_position_and_value() {
 #[test]
 fn renamed_tensor_keeps_its_data_and_position() {
     let before = model(Spec::default().slack(64));
-    let old = GgufFile::from_bytes(&before).unwrap();
+    let old = GgufFile::open(&before).unwrap();
     let out = run_edit(before.clone(), |ed| {
         ed.rename_tensor("blk.0.attn_q.weight", "blk.0.attn_query.weight")
             .unwrap();
@@ -424,7 +421,7 @@ fn big_endian_files_stay_big_endian() {
         (Spec::default().big_endian(), false),
     ] {
         let before = model(spec);
-        assert_eq!(GgufFile::from_bytes(&before).unwrap().endian(), Endian::Big);
+        assert_eq!(GgufFile::open(&before).unwrap().endian(), Endian::Big);
         let out = run_edit(before.clone(), |ed| {
             ed.set("general.name", "a big-endian model of some length")
                 .unwrap();
@@ -480,7 +477,7 @@ fn v2_files_stay_v2() {
 #[test]
 fn several_edits_in_one_commit() {
     let before = model(Spec::default().slack(256));
-    let old = GgufFile::from_bytes(&before).unwrap();
+    let old = GgufFile::open(&before).unwrap();
     let out = run_edit(before.clone(), |ed| {
         ed.set("general.name", "renamed").unwrap();
         ed.remove("general.parameter_count").unwrap();
@@ -555,15 +552,15 @@ fn invalid_edits_are_refused_and_leave_the_queue_usable() {
     // The refused edits are not in the queue: only the removal lands.
     ed.commit().unwrap();
     let after = std::fs::read(&path).unwrap();
-    let new = GgufFile::from_bytes(&after).unwrap();
-    let mut expected = metadata(&GgufFile::from_bytes(&before).unwrap());
+    let new = GgufFile::open(&after).unwrap();
+    let mut expected = metadata(&GgufFile::open(&before).unwrap());
     expected.retain(|(k, _)| k != "general.file_type" && k != SLACK_KEY);
     let mut got = metadata(&new);
     got.retain(|(k, _)| k != SLACK_KEY);
     assert_eq!(got, expected);
     assert_eq!(
         tensor_hashes(&new),
-        tensor_hashes(&GgufFile::from_bytes(&before).unwrap())
+        tensor_hashes(&GgufFile::open(&before).unwrap())
     );
 }
 
@@ -639,7 +636,7 @@ fn commit_while_another_handle_holds_the_lock_is_refused() {
     ed.commit().unwrap();
     let after = std::fs::read(&path).unwrap();
     assert_eq!(
-        GgufFile::from_bytes(&after)
+        GgufFile::open(&after)
             .unwrap()
             .get_str("general.name")
             .unwrap(),
@@ -699,7 +696,7 @@ fn a_rewrite_that_fails_midway_leaves_the_original_and_no_temp_file() {
     let small = model(Spec::default());
     let before = {
         // Append a big tensor so the data section dwarfs the limit.
-        let file = GgufFile::from_bytes(&small).unwrap();
+        let file = GgufFile::open(&small).unwrap();
         let mut b = gguf::write::Builder::from_file(&file).unwrap();
         let big = super::edit_fixtures::noise(9, 1 << 20);
         b.add_tensor("big.weight", gguf::GgmlType::I8, &[1 << 20], big)
@@ -729,11 +726,11 @@ fn a_rewrite_that_fails_midway_leaves_the_original_and_no_temp_file() {
         String::from_utf8_lossy(&out.stderr)
     );
     let after = std::fs::read(&path).unwrap();
-    let new = GgufFile::from_bytes(&after).unwrap();
+    let new = GgufFile::open(&after).unwrap();
     assert_eq!(new.get_str("general.name").unwrap(), "x".repeat(2000));
     assert_eq!(
         tensor_hashes(&new),
-        tensor_hashes(&GgufFile::from_bytes(&before).unwrap())
+        tensor_hashes(&GgufFile::open(&before).unwrap())
     );
 }
 
@@ -840,7 +837,7 @@ fn edits_through_a_symlink_reach_the_target() {
             "the link was replaced by a file"
         );
         let after = std::fs::read(&real).unwrap();
-        let new = GgufFile::from_bytes(&after).unwrap();
+        let new = GgufFile::open(&after).unwrap();
         assert_eq!(new.get_str("general.name").unwrap(), value);
         assert!(leftovers(dir.path()).is_empty());
         assert!(leftovers(link_dir.path()).is_empty());

@@ -24,7 +24,7 @@ fn cases() -> Vec<(&'static str, Vec<u8>, Edit)> {
         ed.set("llama.context_length", 8192u32).unwrap();
     }
     fn longer_in_block(ed: &mut Editor, before: &[u8]) {
-        let f = GgufFile::from_bytes(before).unwrap();
+        let f = GgufFile::open(before).unwrap();
         let n = f.get_str("general.name").unwrap().len() + padding(&f) as usize;
         ed.set("general.name", "L".repeat(n)).unwrap();
     }
@@ -40,7 +40,7 @@ fn cases() -> Vec<(&'static str, Vec<u8>, Edit)> {
     // A file whose padding leaves room for a longer name.
     let padded = (9..80)
         .map(|n| model(Spec::default().name_len(n)))
-        .find(|b| padding(&GgufFile::from_bytes(b).unwrap()) >= 8)
+        .find(|b| padding(&GgufFile::open(b).unwrap()) >= 8)
         .unwrap();
     vec![
         ("same size", model(Spec::default()), same_size as Edit),
@@ -270,7 +270,7 @@ fn gguf_set_killed_at_random_moments_never_corrupts_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let original = model(Spec::default().slack(4096));
     let path = put(dir.path(), "m.gguf", &original);
-    let orig = GgufFile::from_bytes(&original).unwrap();
+    let orig = GgufFile::open(&original).unwrap();
     let orig_hashes = tensor_hashes(&orig);
     let orig_data = original[orig.data_offset() as usize..].to_vec();
     let others = |m: Vec<(String, gguf::write::OwnedValue)>| {
@@ -376,7 +376,7 @@ fn kills_during_recovery_are_recovered_too() {
     let dir = tempfile::tempdir().unwrap();
     let original = model(Spec::default().slack(2048));
     let path = put(dir.path(), "m.gguf", &original);
-    let orig = GgufFile::from_bytes(&original).unwrap();
+    let orig = GgufFile::open(&original).unwrap();
     let orig_hashes = tensor_hashes(&orig);
     let mut rng = Rng(0xC0FF_EE00_1234_5678);
     let mut candidates = vec![orig.get_str("general.name").unwrap().to_owned()];
@@ -420,7 +420,7 @@ fn concurrent_gguf_set_processes_never_corrupt_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let original = model(Spec::default().slack(2048));
     let path = put(dir.path(), "m.gguf", &original);
-    let orig = GgufFile::from_bytes(&original).unwrap();
+    let orig = GgufFile::open(&original).unwrap();
     let values: Vec<String> = (0..12)
         .map(|i| format!("c{i}-{}", "q".repeat(i * 37)))
         .collect();

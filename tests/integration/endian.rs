@@ -194,8 +194,8 @@ fn builder_quantizes_to_big_endian_blocks() {
         files.push(out);
     }
     let (fl, fb) = (
-        GgufFile::from_bytes(&files[0]).unwrap(),
-        GgufFile::from_bytes(&files[1]).unwrap(),
+        GgufFile::open(&files[0]).unwrap(),
+        GgufFile::open(&files[1]).unwrap(),
     );
     for tl in fl.tensors() {
         let tb = fb.tensor(tl.name()).unwrap();

@@ -108,7 +108,7 @@ fn summary_counts_params_bytes_and_per_layer_heads() {
             ("llama.attention.head_count_kv", heads_kv),
         ],
     );
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     let s = ModelSummary::of(&file).unwrap();
     let params = 256 * 1000 + 4 * (256 + 256 * 256 + 256 * 512) + 256;
     assert_eq!(s.parameters, params);
@@ -138,7 +138,7 @@ fn kv_cache_follows_per_layer_kv_heads_and_transposed_v_padding() {
             ("llama.attention.head_count_kv", heads_kv),
         ],
     );
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     // head width 256 / 8 = 32; 300 tokens pad to 512 cells; f16 rows.
     let e = Estimate::of(&file, &settings(300, FlashAttn::On)).unwrap();
     assert_eq!(e.n_ctx, 512);
@@ -190,7 +190,7 @@ fn sliding_window_layers_get_the_smaller_cache() {
             ("gemma3.attention.sliding_window", u32v(512)),
         ],
     );
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     let e = Estimate::of(&file, &settings(4096, FlashAttn::On)).unwrap();
     // Pattern 6: layers 5 and 11 are full attention, the other 10 slide.
     assert_eq!(
@@ -223,7 +223,7 @@ fn moe_and_recurrent_models() {
             ("qwen3moe.expert_used_count", u32v(2)),
         ],
     );
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     let s = ModelSummary::of(&file).unwrap();
     assert_eq!(
         (s.params.expert_count, s.params.expert_used_count),
@@ -246,7 +246,7 @@ fn moe_and_recurrent_models() {
             ("mamba.ssm.time_step_rank", u32v(4)),
         ],
     );
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     let e = Estimate::of(
         &file,
         &Settings {
@@ -270,7 +270,7 @@ fn layers_are_placed_on_gpus_as_llama_cpp_places_them() {
         100,
         &[("llama.attention.head_count", u32v(4))],
     );
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     let gpu = |ngl: i32, ts: Vec<f32>| {
         let s = Settings {
             n_gpu_layers: ngl,
@@ -305,7 +305,7 @@ fn fit_finds_the_largest_context() {
         100,
         &[("llama.attention.head_count", u32v(4))],
     );
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     let s = settings(0, FlashAttn::On);
     let at = |c: u32| {
         Estimate::of(
@@ -582,8 +582,8 @@ fn a_tied_output_layer_on_a_gpu_holds_a_second_copy_of_the_embeddings() {
     let tied = tied_or_not("llama", false);
     let untied = tied_or_not("llama", true);
     let (tied, untied) = (
-        GgufFile::from_bytes(&tied).unwrap(),
-        GgufFile::from_bytes(&untied).unwrap(),
+        GgufFile::open(&tied).unwrap(),
+        GgufFile::open(&untied).unwrap(),
     );
     let weights = |file: &GgufFile<'_>, ngl: i32, ts: Vec<f32>| {
         let s = Settings {
@@ -619,7 +619,7 @@ fn a_tied_output_layer_on_a_gpu_holds_a_second_copy_of_the_embeddings() {
     }
     // BitNet multiplies by the input embeddings themselves: no copy.
     let bitnet = tied_or_not("bitnet", false);
-    let bitnet = GgufFile::from_bytes(&bitnet).unwrap();
+    let bitnet = GgufFile::open(&bitnet).unwrap();
     let (by, _) = weights(&bitnet, -1, vec![1.0]);
     let (tied_by, _) = weights(&tied, -1, vec![1.0]);
     assert_eq!(by[1].1 + embd, tied_by[1].1);
@@ -637,7 +637,7 @@ fn cache_types_llama_cpp_refuses_are_refused() {
         100,
         &[("llama.attention.head_count", u32v(2))],
     );
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     let with = |k: GgmlType, v: GgmlType| {
         Estimate::of(
             &file,
@@ -674,7 +674,7 @@ fn cache_types_llama_cpp_refuses_are_refused() {
 fn fit_names_its_devices_and_the_training_context_cap() {
     use gguf::estimate::Device::{Cpu, Gpu};
     let bytes = tied_or_not("llama", true);
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     let s = settings(0, FlashAttn::On);
     let big = 1 << 40;
     let f = gguf::estimate::fit(&file, &s, big).unwrap();
@@ -708,7 +708,7 @@ fn fit_names_its_devices_and_the_training_context_cap() {
 #[test]
 fn a_context_past_the_training_context_is_flagged() {
     let bytes = tied_or_not("llama", true);
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     for (c, np, past) in [
         (4096, 1, false),
         (4097, 1, true),

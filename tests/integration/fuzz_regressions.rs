@@ -139,7 +139,7 @@ fn empty_tensor_rows_are_bounded() {
     for shape in shapes {
         for ty in [GgmlType::F32, GgmlType::Q8_0, GgmlType::Q4_K] {
             let r = one_tensor("e.weight", shape, ty, 0);
-            let f = GgufFile::from_bytes(&r.buf).unwrap_or_else(|e| panic!("{shape:?} {ty}: {e}"));
+            let f = GgufFile::open(&r.buf).unwrap_or_else(|e| panic!("{shape:?} {ty}: {e}"));
             let t = f.tensor("e.weight").unwrap();
             assert_eq!(t.element_count(), 0);
             let rows = t.rows().unwrap();
@@ -227,9 +227,12 @@ fn header_only_file_holds_no_data_even_for_empty_tensors() {
     b.add_tensor("one", GgmlType::F32, &[1], vec![0u8; 4])
         .unwrap();
     let bytes = b.to_vec().unwrap();
-    let whole = GgufFile::from_bytes(&bytes).unwrap();
+    let whole = GgufFile::open(&bytes).unwrap();
     assert_eq!(whole.tensor("empty").unwrap().data().unwrap(), &[] as &[u8]);
-    let header = GgufFile::from_reader(std::io::Cursor::new(&bytes)).unwrap();
+    let header = GgufFile::open(gguf::read::Source::reader(std::io::Cursor::new(
+        bytes.to_vec(),
+    )))
+    .unwrap();
     for name in ["empty", "one"] {
         assert!(
             matches!(

@@ -237,7 +237,7 @@ fn gguf_py_files_round_trip_byte_for_byte_in_every_mode() {
 }
 
 fn convert(input: &[u8], endian: Endian) -> Vec<u8> {
-    let file = GgufFile::from_bytes(input).unwrap();
+    let file = GgufFile::open(input).unwrap();
     let mut b = Builder::from_file(&file).unwrap();
     b.endian(endian);
     let mut out = Vec::new();
@@ -319,7 +319,7 @@ fn check_reader_view(what: &str, content: &Content, bytes: &[u8], view: &Json) {
     assert_eq!(view["version"], content.ctx.version, "{what}");
     assert_eq!(view["endian"], content.ctx.endian.to_string(), "{what}");
     assert_eq!(view["alignment"], content.alignment, "{what}");
-    let ours = GgufFile::from_bytes(bytes).unwrap();
+    let ours = GgufFile::open(bytes).unwrap();
     assert_eq!(view["data_offset"], ours.data_offset(), "{what}");
 
     let kvs = view["kvs"].as_array().unwrap();

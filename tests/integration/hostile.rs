@@ -1,6 +1,6 @@
 //! Files the reader must reject, each with its exact error variant and the
 //! offset, key or tensor name that locates the fault. Every case is checked
-//! through `from_bytes`, `from_reader` and `open`, which must agree.
+//! through a byte slice, a `Read + Seek` stream and a path (`GgufFile::open` of each), which must agree.
 
 use gguf::error::FormatError;
 use gguf::read::Limits;
@@ -439,7 +439,7 @@ fn data_one_byte_short() {
     );
     // The same file with the byte back is accepted.
     let ok = with_tensors(&[("a", &[8], 0, 0), ("b", &[6], 0, 32)], 56);
-    GgufFile::from_bytes(&ok).unwrap();
+    GgufFile::open(&ok).unwrap();
 }
 
 #[test]
@@ -585,7 +585,7 @@ fn nested(depth: u32) -> Vec<u8> {
 #[test]
 fn arrays_nested_deeper_than_the_limit() {
     let limit = Limits::default().max_array_depth;
-    GgufFile::from_bytes(&nested(limit)).expect("nesting at the limit is accepted");
+    GgufFile::open(&nested(limit)).expect("nesting at the limit is accepted");
     let buf = nested(limit + 1);
     let e = reject(&buf);
     // The too-deep array is the innermost one: header (type 4 + count 8) per level.
@@ -597,14 +597,23 @@ fn arrays_nested_deeper_than_the_limit() {
     // A custom limit is honoured by every entry point.
     let strict = Limits::default().max_array_depth(1);
     let buf = nested(2);
-    let a = GgufFile::from_bytes_with(&buf, strict).unwrap_err();
+    let a =
+        GgufFile::open_with(&buf, &gguf::read::OpenOptions::default().limits(strict)).unwrap_err();
     assert!(
         matches!(a, Error::Format(FormatError::ArrayTooDeep { limit: 1, .. })),
         "{a:?}"
     );
-    let b = GgufFile::from_reader_with(std::io::Cursor::new(&buf), strict).unwrap_err();
+    let b = GgufFile::open_with(
+        gguf::read::Source::reader(std::io::Cursor::new(buf.to_vec())),
+        &gguf::read::OpenOptions::default().limits(strict),
+    )
+    .unwrap_err();
     assert_eq!(format!("{a:?}"), format!("{b:?}"));
-    GgufFile::from_bytes_with(&nested(1), strict).unwrap();
+    GgufFile::open_with(
+        &nested(1),
+        &gguf::read::OpenOptions::default().limits(strict),
+    )
+    .unwrap();
 }
 
 #[test]
@@ -670,7 +679,7 @@ fn string_array(strings: &[Vec<u8>], version: u32, endian: Endian) -> (Vec<u8>, 
 fn check_strings(strings: &[Vec<u8>], version: u32, endian: Endian) {
     let (bytes, offsets) = string_array(strings, version, endian);
     let first_bad = strings.iter().position(|s| std::str::from_utf8(s).is_err());
-    match (GgufFile::from_bytes(&bytes), first_bad) {
+    match (GgufFile::open(&bytes), first_bad) {
         (Ok(f), None) => {
             let got: Vec<&str> = f.get_strings("s").unwrap().collect();
             let want: Vec<&str> = strings

@@ -76,7 +76,10 @@ fn gguf_py_fixtures_read_the_same() {
             .unwrap_or_else(|e| panic!("{name}: we reject a gguf-py file: {e}"));
         compare(name, &file, &dump);
         // The streaming reader indexes it identically.
-        let streamed = GgufFile::from_reader(std::fs::File::open(&path).unwrap()).unwrap();
+        let streamed = GgufFile::open(gguf::read::Source::reader(
+            std::fs::File::open(&path).unwrap(),
+        ))
+        .unwrap();
         assert_same_index(&file, &streamed);
         per_fixture_checks(name, &file);
     }

@@ -9,12 +9,12 @@ use gguf::{GgmlType, Gguf, GgufFile};
 const SAMPLE: &[u8] = include_bytes!("../../samples/tiny-llama.gguf");
 
 fn report_of(bytes: &[u8]) -> LoadReport {
-    LoadReport::of(&GgufFile::from_bytes(bytes).expect("valid GGUF"))
+    LoadReport::of(&GgufFile::open(bytes).expect("valid GGUF"))
 }
 
 /// The sample, changed by `edit`, written out.
 fn sample_with(edit: impl FnOnce(&mut Builder<'_>)) -> Vec<u8> {
-    let file = GgufFile::from_bytes(SAMPLE).unwrap();
+    let file = GgufFile::open(SAMPLE).unwrap();
     let mut b = Builder::from_file(&file).unwrap();
     edit(&mut b);
     b.to_vec().unwrap()
@@ -232,7 +232,7 @@ fn an_unknown_architecture_is_refused() {
 #[test]
 fn a_known_architecture_without_rules_is_not_called_loadable() {
     // xverse: llama.cpp knows it; this crate has no tensor rules for it.
-    let file = GgufFile::from_bytes(SAMPLE).unwrap();
+    let file = GgufFile::open(SAMPLE).unwrap();
     let mut b = Builder::from_file(&file).unwrap();
     b.set("general.architecture", "xverse").unwrap();
     let llama_keys: Vec<String> = file

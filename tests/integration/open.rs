@@ -55,7 +55,7 @@ fn small_and_big_headers_open_as_from_bytes_reads_them() {
         let bytes = vocab_file(tokens);
         let dir = tempfile::tempdir().unwrap();
         let file = GgufFile::open(put(dir.path(), &bytes)).unwrap();
-        let mem = GgufFile::from_bytes(&bytes).unwrap();
+        let mem = GgufFile::open(&bytes).unwrap();
         assert_eq!(tokens > 60_000, file.header_len() > 256 << 10, "{tokens}");
         assert_same_index(&file, &mem);
         assert_eq!(file.header_bytes(), mem.header_bytes());
@@ -111,12 +111,12 @@ fn an_in_place_edit_leaves_the_strings_of_an_open_file_unchanged() {
 fn every_cut_fails_to_open_as_from_bytes_fails() {
     let bytes = vocab_file(20_000);
     let dir = tempfile::tempdir().unwrap();
-    let header_len = GgufFile::from_bytes(&bytes).unwrap().header_len() as usize;
+    let header_len = GgufFile::open(&bytes).unwrap().header_len() as usize;
     assert!(header_len > 256 << 10, "{header_len}");
     for cut in (0..header_len).step_by(9_973).chain([header_len - 1]) {
         let input = &bytes[..cut];
         let opened = GgufFile::open(put(dir.path(), input)).unwrap_err();
-        let parsed = GgufFile::from_bytes(input).unwrap_err();
+        let parsed = GgufFile::open(input).unwrap_err();
         assert_eq!(format!("{opened:?}"), format!("{parsed:?}"), "cut {cut}");
     }
 }

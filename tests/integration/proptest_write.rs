@@ -263,7 +263,7 @@ fn canon_owned(v: &OwnedValue) -> Vec<u8> {
     let mut b = Builder::new();
     b.set("k", v.clone()).unwrap();
     let bytes = write_in(&mut b, Mode::Single);
-    let f = GgufFile::from_bytes(&bytes).unwrap();
+    let f = GgufFile::open(&bytes).unwrap();
     let mut out = Vec::new();
     canon(&f.value("k").unwrap(), &mut out);
     out
@@ -305,7 +305,7 @@ proptest! {
         let outputs: Vec<Vec<u8>> = MODES.iter().map(|&m| write_in(&mut case.builder(), m)).collect();
         prop_assert!(outputs[1] == outputs[0], "metadata-first bytes differ");
         prop_assert!(outputs[2] == outputs[0], "reserve bytes differ");
-        let f = GgufFile::from_bytes(&outputs[0]).unwrap();
+        let f = GgufFile::open(&outputs[0]).unwrap();
         prop_assert_eq!(f.ctx(), case.ctx);
         prop_assert_eq!(f.alignment(), u64::from(case.alignment));
         let (kvs, tensors) = content(&f);
@@ -318,7 +318,7 @@ proptest! {
             .collect();
         prop_assert_eq!(tensors, want);
         // from_reader sees the same header.
-        let r = GgufFile::from_reader(Cursor::new(&outputs[0])).unwrap();
+        let r = GgufFile::open(gguf::read::Source::reader(Cursor::new(outputs[0].to_vec()))).unwrap();
         prop_assert_eq!(r.header_len(), f.header_len());
         prop_assert_eq!(r.tensor_count(), f.tensor_count());
     }
@@ -359,7 +359,7 @@ proptest! {
         std::fs::write(&path, &bytes).unwrap();
 
         // The same edits on a builder made from the original file.
-        let original = GgufFile::from_bytes(&bytes).unwrap();
+        let original = GgufFile::open(&bytes).unwrap();
         let mut expected = Builder::from_file(&original).unwrap();
         let mut ed = Editor::open(&path).unwrap();
         for e in &edits {
@@ -411,7 +411,7 @@ proptest! {
         ed.commit().unwrap();
         prop_assert!(!gguf::edit::journal_path(&path).exists());
         let want_bytes = write_in(&mut expected, Mode::Single);
-        let want = GgufFile::from_bytes(&want_bytes).unwrap();
+        let want = GgufFile::open(&want_bytes).unwrap();
         let got = GgufFile::open(&path).unwrap();
         prop_assert_eq!(content(&got), content(&want));
         prop_assert_eq!(got.alignment(), want.alignment());

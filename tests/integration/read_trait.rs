@@ -81,7 +81,7 @@ fn builder() -> Builder<'static> {
 fn one_function_inspects_a_file_and_a_split_model_alike() {
     let mut bytes = Vec::new();
     builder().write(&mut bytes).unwrap();
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
 
     let dir = tempfile::tempdir().unwrap();
     builder()
@@ -276,7 +276,7 @@ fn a_builders_preview_of_a_large_header_is_the_written_files_header() {
     b.alignment(4096).unwrap();
     let preview = b.preview().unwrap();
     let bytes = b.to_vec().unwrap();
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     assert!(file.header_len() > 1 << 20, "{}", file.header_len());
     assert_eq!(describe_header(&preview), describe_header(&file));
     assert_eq!(preview.header_bytes(), file.header_bytes());

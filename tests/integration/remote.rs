@@ -13,10 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-use gguf::read::{ReadOptions, DEFAULT_CHUNK};
-use gguf::remote::{open_shards, RemoteFile, RemoteOptions};
+use gguf::read::{OpenOptions, ReadOptions, RemoteOptions, Source, DEFAULT_CHUNK};
 use gguf::write::Builder;
-use gguf::{Error, GgmlType, Gguf, GgufFile};
+use gguf::{Error, GgmlType, Gguf, GgufFile, Model};
 
 use super::util::{assert_same_index, raw, tiny_file};
 
@@ -176,45 +175,58 @@ fn test_files(dir: &Path) -> Vec<String> {
     .collect()
 }
 
+/// One remote file, through the door.
+pub(super) fn open_remote(url: &str) -> gguf::Result<GgufFile<'static>> {
+    GgufFile::open(Source::url(url))
+}
+
+/// [`open_remote`] with `options`.
+pub(super) fn open_remote_with(
+    url: &str,
+    options: &RemoteOptions,
+) -> gguf::Result<GgufFile<'static>> {
+    GgufFile::open_with(
+        Source::url(url),
+        &OpenOptions::default().remote(options.clone()),
+    )
+}
+
 /// Remote header and tensors equal the local ones, at the promised cost.
-fn check_against_local(remote: &RemoteFile, local: &GgufFile<'_>, chunk: u64) {
-    assert_same_index(local, remote.file());
-    let s = remote.stats();
-    assert!(s.requests <= 3, "{}: {} requests", remote.url(), s.requests);
+fn check_against_local(remote: &GgufFile<'static>, local: &GgufFile<'_>, chunk: u64) {
+    assert_same_index(local, remote);
+    let stats = || remote.remote_stats().unwrap();
+    let s = stats();
+    assert!(s.requests <= 3, "{} requests", s.requests);
     assert!(
         s.bytes <= local.header_len() + chunk,
-        "{}: {} bytes for a header of {}",
-        remote.url(),
+        "{} bytes for a header of {}",
         s.bytes,
         local.header_len()
     );
     // One tensor, one request; its bytes, a byte range, rows, and the
-    // decoders of a GgufFile holding it.
+    // decoders reading through it.
     let Some(t) = local.tensors().find(|t| t.byte_size().is_ok_and(|n| n > 0)) else {
         return;
     };
-    let before = remote.stats().requests;
-    assert_eq!(remote.tensor_bytes(t.name()).unwrap(), t.data().unwrap());
-    assert_eq!(remote.stats().requests, before + 1);
+    let before = stats().requests;
+    let rt = remote.tensor(t.name()).unwrap();
+    assert_eq!(&*rt.read().unwrap(), t.data().unwrap());
+    assert_eq!(stats().requests, before + 1);
     let n = t.byte_size().unwrap();
     assert_eq!(
-        remote.tensor_range(t.name(), n / 2..n).unwrap(),
+        &*rt.read_range(n / 2..n).unwrap(),
         &t.data().unwrap()[n as usize / 2..]
     );
-    assert_eq!(remote.stats().requests, before + 2);
-    let windowed = remote.with_tensor(t.name()).unwrap();
-    let wt = windowed.tensor(t.name()).unwrap();
-    assert_eq!(wt.data().unwrap(), t.data().unwrap());
+    assert_eq!(stats().requests, before + 2);
     if let Ok(values) = t.to_f32() {
-        assert_eq!(wt.to_f32().unwrap(), values);
+        assert_eq!(rt.to_f32().unwrap(), values);
+        assert_eq!(stats().requests, before + 3);
         let rows = t.element_count() / t.shape()[0];
-        let got = remote.tensor_rows_f32(t.name(), rows - 1..rows).unwrap();
+        let got = rt.read_rows_f32(rows - 1..rows).unwrap();
         assert_eq!(got, values[values.len() - t.shape()[0] as usize..]);
     }
-    // Other tensors' data is not there.
-    if let Some(other) = local.tensors().find(|o| o.name() != t.name()) {
-        assert!(windowed.tensor(other.name()).unwrap().data().is_err());
-    }
+    // Data is never held: each read is a request.
+    assert!(rt.data().is_err());
 }
 
 #[test]
@@ -224,20 +236,18 @@ fn http_reads_every_test_file_as_local() {
     let server = Server::http(dir.path());
     for name in &names {
         let local = GgufFile::open(dir.path().join(name)).unwrap();
-        let remote = RemoteFile::open(&server.url(name)).unwrap();
+        let remote = open_remote(&server.url(name)).unwrap();
         let (requests, bytes) = server.take_stats();
-        assert_eq!(
-            (requests, bytes),
-            (remote.stats().requests, remote.stats().bytes)
-        );
+        let stats = remote.remote_stats().unwrap();
+        assert_eq!((requests, bytes), (stats.requests, stats.bytes));
         check_against_local(&remote, &local, DEFAULT_CHUNK);
         server.take_stats();
         // The same with small chunks: more reads, the same result, and
         // never more than the header plus one chunk.
         let chunk = 4096;
         let options = RemoteOptions::default().read(ReadOptions::default().chunk(chunk));
-        let remote = RemoteFile::open_with(&server.url(name), &options).unwrap();
-        assert_same_index(&local, remote.file());
+        let remote = open_remote_with(&server.url(name), &options).unwrap();
+        assert_same_index(&local, &remote);
         let (_, bytes) = server.take_stats();
         assert!(bytes <= local.header_len() + chunk, "{name}: {bytes} bytes");
     }
@@ -249,8 +259,8 @@ fn a_six_and_a_half_mb_header_costs_three_reads() {
     let bytes = big_header_file(32 << 20);
     std::fs::write(dir.path().join("m.gguf"), &bytes).unwrap();
     let server = Server::http(dir.path());
-    let remote = RemoteFile::open(&server.url("m.gguf")).unwrap();
-    let local = GgufFile::from_bytes(&bytes).unwrap();
+    let remote = open_remote(&server.url("m.gguf")).unwrap();
+    let local = GgufFile::open(&bytes).unwrap();
     let header = local.header_len();
     assert!((6_400_000..6_700_000).contains(&header), "{header}");
     let (requests, served) = server.take_stats();
@@ -258,14 +268,14 @@ fn a_six_and_a_half_mb_header_costs_three_reads() {
     assert!(served <= header + DEFAULT_CHUNK, "{served} bytes");
     check_against_local(&remote, &local, DEFAULT_CHUNK);
     let (requests, served) = server.take_stats();
-    assert_eq!(requests, 4, "tensor, range, window, rows");
+    assert_eq!(requests, 4, "tensor, range, to_f32, rows");
     // Each is the 16 MB tensor "a" (its one row too), half of it for the range.
     assert!(served <= 4 * local.tensor("a").unwrap().byte_size().unwrap());
 }
 
 /// The error of opening `path` on `server` with `options`.
 fn open_err(server: &Server, path: &str, options: &RemoteOptions) -> Error {
-    RemoteFile::open_with(&server.url(path), options).expect_err("a fault went unnoticed")
+    open_remote_with(&server.url(path), options).expect_err("a fault went unnoticed")
 }
 
 #[test]
@@ -289,8 +299,8 @@ fn bad_servers_are_precise_errors() {
         "{served} bytes sent before stopping"
     );
     // ... but a whole file no longer than the first read is fine.
-    let tiny = RemoteFile::open(&server.url("fault/ignore-range/tiny.gguf")).unwrap();
-    assert_eq!(tiny.file().tensor_count(), 2);
+    let tiny = open_remote(&server.url("fault/ignore-range/tiny.gguf")).unwrap();
+    assert_eq!(tiny.tensor_count(), 2);
 
     let e = open_err(&server, "fault/no-content-range/m.gguf", &default);
     assert!(
@@ -368,8 +378,8 @@ fn bad_servers_are_precise_errors() {
         "{e}"
     );
     // ... or between the header and a tensor.
-    let tiny = RemoteFile::open(&server.url("fault/changing/tiny.gguf")).unwrap();
-    let e = tiny.tensor_bytes("output.weight").unwrap_err();
+    let tiny = open_remote(&server.url("fault/changing/tiny.gguf")).unwrap();
+    let e = tiny.tensor("output.weight").unwrap().read().unwrap_err();
     assert!(
         matches!(e, Error::Remote(RemoteError::RemoteChanged { .. })),
         "{e}"
@@ -380,12 +390,12 @@ fn bad_servers_are_precise_errors() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let e = RemoteFile::open(&format!("http://127.0.0.1:{closed}/m.gguf")).unwrap_err();
+    let e = open_remote(&format!("http://127.0.0.1:{closed}/m.gguf")).unwrap_err();
     assert!(
         matches!(e, Error::Remote(RemoteError::Network { .. })),
         "{e}"
     );
-    let e = RemoteFile::open("ftp://127.0.0.1/m.gguf").unwrap_err();
+    let e = open_remote("ftp://127.0.0.1/m.gguf").unwrap_err();
     assert!(
         matches!(e, Error::Source(SourceError::BadUrl { .. })),
         "{e}"
@@ -416,7 +426,7 @@ fn remote_shards_are_found_by_name() {
     // A broken set is refused as it would be on disk, through the library
     // and through every command that reads shards remotely.
     let url = server.url("dup-00001-of-00003.gguf");
-    let e = open_shards(&url, &RemoteOptions::default()).unwrap_err();
+    let e = Model::open(url.as_str()).unwrap_err();
     assert!(
         matches!(&e, Error::Split(SplitError::ShardDuplicateTensor { tensor, second, .. })
             if &**tensor == "t2" && second.to_string_lossy().ends_with("dup-00003-of-00003.gguf")),
@@ -432,17 +442,17 @@ fn remote_shards_are_found_by_name() {
         );
     }
     server.take_stats();
-    let shards = open_shards(
-        &server.url("m-00002-of-00003.gguf"),
-        &RemoteOptions::default(),
-    )
-    .unwrap();
-    let names: Vec<_> = shards
+    let model = Model::open(server.url("m-00002-of-00003.gguf")).unwrap();
+    let names: Vec<_> = model
+        .shards()
         .iter()
-        .map(|f| f.tensor_at(0).unwrap().name().to_owned())
+        .map(|s| s.file().tensor_at(0).unwrap().name().to_owned())
         .collect();
     assert_eq!(names, ["t1", "t2", "t3"]);
     assert_eq!(server.take_stats().0, 3);
+    // Every tensor reads from its own shard, one request each.
+    assert_eq!(model.tensor("t3").unwrap().read().unwrap().len(), 16);
+    assert_eq!(server.take_stats().0, 1);
 }
 
 pub(super) fn gguf() -> Command {

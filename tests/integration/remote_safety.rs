@@ -16,12 +16,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use gguf::read::DEFAULT_CHUNK;
-use gguf::remote::{RemoteFile, RemoteOptions};
+use gguf::read::{RemoteOptions, DEFAULT_CHUNK};
 use gguf::write::Builder;
-use gguf::{Error, GgmlType, Gguf};
+use gguf::{Error, GgmlType, Gguf, Model};
 
-use super::remote::{gguf, run, Server};
+use super::remote::{gguf, open_remote, open_remote_with, run, Server};
 use super::sources;
 
 fn sample() -> PathBuf {
@@ -106,10 +105,13 @@ fn every_command_shows_urls_without_credentials() {
         (vec!["hash", &url, "--algo", "sha256"], true, true),
         (vec!["estimate", &url, "--json", "--verbose"], true, true),
         (vec!["estimate", &missing], false, true),
-        (vec!["check", &url], false, true),
-        (vec!["diff", &url, "x.gguf"], false, true),
-        (vec!["get", &url, "general.name"], false, true),
-        (vec!["rewrite", &url, "out.gguf"], false, true),
+        // Every reading command reads a URL (`check` names it in its verdict).
+        (vec!["check", &url], true, true),
+        (vec!["diff", &url, &missing], false, true),
+        (vec!["get", &url, "general.name"], true, false),
+        (vec!["get", &missing, "general.name"], false, true),
+        (vec!["rewrite", &url, "out.gguf"], true, false),
+        // An editing command refuses a URL, naming it.
         (vec!["set", &url, "general.name", "x"], false, true),
     ];
     for (args, ok, names_it) in &cases {
@@ -178,15 +180,18 @@ fn library_errors_and_debug_never_show_credentials() {
         "fault/drop/tiny-llama.gguf",
         "fault/stall/tiny-llama.gguf",
     ] {
-        let e = RemoteFile::open_with(&creds(fault), &quick).unwrap_err();
+        let e = open_remote_with(&creds(fault), &quick).unwrap_err();
         assert_no_secrets(fault, &format!("{e} {e:?}"));
         assert!(e.to_string().contains("sig=REDACTED"), "{fault}: {e}");
     }
-    let remote = RemoteFile::open(&creds("tiny-llama.gguf")).unwrap();
-    assert_no_secrets("Debug", &format!("{remote:?} {}", remote.url()));
-    let e = remote.tensor_bytes("no.such.tensor").unwrap_err();
+    let model = Model::open(creds("tiny-llama.gguf")).unwrap();
+    let origin = model.shards()[0].origin();
+    assert_no_secrets("Debug", &format!("{model:?} {origin}"));
+    let e = model.tensor("no.such.tensor").unwrap_err();
     assert_no_secrets("tensor error", &format!("{e} {e:?}"));
-    let e = RemoteFile::open("ftp://user:PASS@h/m.gguf?sig=SIG-VALUE").unwrap_err();
+    let source = gguf::read::Source::from(creds("tiny-llama.gguf"));
+    assert_no_secrets("Source", &format!("{source} {source:?}"));
+    let e = open_remote("ftp://user:PASS@h/m.gguf?sig=SIG-VALUE").unwrap_err();
     assert_no_secrets("BadUrl", &format!("{e} {e:?}"));
 }
 
@@ -201,8 +206,8 @@ fn redirects_to_another_origin_carry_no_credentials() {
         "http://127.0.0.1:{}/fault/redirect-{}/tiny-llama.gguf?X-Amz-Signature=SIG-VALUE",
         first.port, other.port
     );
-    let remote = RemoteFile::open(&url).unwrap();
-    assert_eq!(remote.file().tensor_count(), 21);
+    let remote = open_remote(&url).unwrap();
+    assert_eq!(remote.tensor_count(), 21);
     let seen = headers_seen(&other);
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert!(!seen[0].contains_key("referer"), "{seen:?}");
@@ -358,7 +363,7 @@ fn a_trickling_header_meets_the_deadline() {
     let url = server.url("fault/trickle/tiny-llama.gguf");
     let started = Instant::now();
     let options = RemoteOptions::default().header_deadline(Duration::from_millis(1500));
-    let e = RemoteFile::open_with(&url, &options).unwrap_err();
+    let e = open_remote_with(&url, &options).unwrap_err();
     assert!(
         matches!(e, Error::Remote(RemoteError::Deadline { received, elapsed, .. })
             if (1..100).contains(&received) && elapsed >= Duration::from_millis(1500)),
@@ -412,15 +417,12 @@ fn later_shards_cost_their_header_not_a_chunk() {
     let dir = tempfile::tempdir().unwrap();
     write_split(dir.path(), 3, 4 << 20, None);
     let server = Server::http(dir.path());
-    let shards = RemoteFile::open_model(
-        &server.url("m-00002-of-00003.gguf"),
-        &RemoteOptions::default(),
-    )
-    .unwrap();
-    let stats: Vec<_> = shards.iter().map(|s| s.stats()).collect();
+    let model = Model::open(server.url("m-00002-of-00003.gguf")).unwrap();
+    let shards: Vec<_> = model.shards().iter().map(|s| s.file()).collect();
+    let stats: Vec<_> = shards.iter().map(|s| s.remote_stats().unwrap()).collect();
     assert_eq!(stats[0].bytes, DEFAULT_CHUNK, "the first shard: one chunk");
     for (k, s) in stats.iter().enumerate().skip(1) {
-        let header = shards[k].file().header_len();
+        let header = shards[k].header_len();
         assert_eq!(s.requests, 1, "shard {k}");
         assert!(
             s.bytes < 8 << 10,
@@ -437,18 +439,11 @@ fn later_shards_cost_their_header_not_a_chunk() {
     let dir = tempfile::tempdir().unwrap();
     write_split(dir.path(), 3, 4 << 20, Some((3, 300_000)));
     let server = Server::http(dir.path());
-    let shards = RemoteFile::open_model(
-        &server.url("m-00001-of-00003.gguf"),
-        &RemoteOptions::default(),
-    )
-    .unwrap();
-    let last = &shards[2];
-    let header = last.file().header_len();
+    let model = Model::open(server.url("m-00001-of-00003.gguf")).unwrap();
+    let last = model.shards()[2].file();
+    let header = last.header_len();
+    let stats = last.remote_stats().unwrap();
     assert!(header > 300_000, "{header}");
-    assert!(last.stats().requests <= 3, "{:?}", last.stats());
-    assert!(
-        last.stats().bytes <= header + DEFAULT_CHUNK,
-        "{:?}",
-        last.stats()
-    );
+    assert!(stats.requests <= 3, "{stats:?}");
+    assert!(stats.bytes <= header + DEFAULT_CHUNK, "{stats:?}");
 }

@@ -83,7 +83,7 @@ fn every_ctx() -> Vec<Ctx> {
 }
 
 fn rewrite(input: &[u8], change: impl FnOnce(&mut Builder<'_>)) -> Vec<u8> {
-    let file = GgufFile::from_bytes(input).unwrap();
+    let file = GgufFile::open(input).unwrap();
     let mut b = Builder::from_file(&file).unwrap();
     change(&mut b);
     let mut out = Vec::new();
@@ -96,7 +96,7 @@ fn raw_files_of_every_version_and_byte_order_round_trip_exactly() {
     for c in every_ctx() {
         for alignment in [32, 8, 256] {
             let input = raw_file(c, alignment);
-            let file = GgufFile::from_bytes(&input).unwrap();
+            let file = GgufFile::open(&input).unwrap();
             assert_eq!(file.ctx(), c);
             let out = rewrite(&input, |_| {});
             assert!(out == input, "{c:?} align {alignment}: single pass differs");

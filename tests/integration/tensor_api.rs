@@ -68,7 +68,7 @@ fn bits(v: &[f32]) -> Vec<u32> {
 #[test]
 fn to_f32_equals_the_codec_on_every_tensor() {
     let bytes = multi_type_file();
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     for t in file.tensors() {
         let expected =
             tensor::dequantize_to_vec(t.ggml_type(), Endian::Little, t.data().unwrap()).unwrap();
@@ -101,7 +101,7 @@ fn to_f32_equals_the_codec_on_every_tensor() {
 #[test]
 fn to_f32_into_checks_the_length_and_names_the_tensor() {
     let bytes = multi_type_file();
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     let t = file.tensor("q8_0.2d").unwrap();
     for len in [0, 191, 193] {
         let e = t.to_f32_into(&mut vec![0.0; len]).unwrap_err();
@@ -112,7 +112,7 @@ fn to_f32_into_checks_the_length_and_names_the_tensor() {
 #[test]
 fn rows_concatenated_equal_to_f32() {
     let bytes = multi_type_file();
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     for t in file.tensors() {
         let whole = t.to_f32().unwrap();
         let shape = t.shape();
@@ -196,8 +196,8 @@ fn twins() -> (Vec<u8>, Vec<u8>, Expected) {
 fn big_endian_files_decode_like_their_little_endian_twins() {
     let (little, big, expected) = twins();
     assert_ne!(little, big);
-    let le = GgufFile::from_bytes(&little).unwrap();
-    let be = GgufFile::from_bytes(&big).unwrap();
+    let le = GgufFile::open(&little).unwrap();
+    let be = GgufFile::open(&big).unwrap();
     assert_eq!(be.endian(), Endian::Big);
     for (name, values) in &expected {
         let a = le.tensor(name).unwrap();
@@ -219,7 +219,7 @@ fn unknown_types_give_unknown_tensor_type_and_name_the_tensor() {
     r.tensor_info("strange", &[32, 2], 1000, 0);
     r.pad(32);
     r.bytes(&[0u8; 64]);
-    let file = GgufFile::from_bytes(&r.buf).unwrap();
+    let file = GgufFile::open(&r.buf).unwrap();
     let t = file.tensor("strange").unwrap();
     let checks: Vec<Error> = vec![
         t.to_f32().unwrap_err(),
@@ -264,7 +264,7 @@ fn add_tensor_quantized_equals_tensor_quantize_and_reads_back() {
     }
     let mut out = Vec::new();
     let layout = b.write(&mut out).unwrap();
-    let file = GgufFile::from_bytes(&out).unwrap();
+    let file = GgufFile::open(&out).unwrap();
     assert_eq!(file.tensor_count(), layout.tensors.len());
     for &ty in QUANT_TYPES {
         let want = tensor::quantize(ty, &x, &shape).unwrap();
@@ -360,7 +360,7 @@ fn big_endian_output_swaps_plain_types_and_quantized_blocks() {
         .unwrap();
     let mut out = Vec::new();
     b.write(&mut out).unwrap();
-    let file = GgufFile::from_bytes(&out).unwrap();
+    let file = GgufFile::open(&out).unwrap();
     for (name, ty) in [("h", GgmlType::F16), ("f", GgmlType::F32)] {
         let t = file.tensor(name).unwrap();
         let mut want = encode(ty, &x, t.shape());
@@ -379,7 +379,7 @@ fn big_endian_output_swaps_plain_types_and_quantized_blocks() {
 #[test]
 fn requantize_tensor_re_encodes_a_file_tensor_in_place() {
     let bytes = multi_type_file();
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     let mut b = Builder::from_file(&file).unwrap();
     b.requantize_tensor("f32.3d", GgmlType::F16).unwrap();
     b.requantize_tensor("q4_k.2d", GgmlType::Q8_0).unwrap();
@@ -398,7 +398,7 @@ fn requantize_tensor_re_encodes_a_file_tensor_in_place() {
 
     let mut out = Vec::new();
     b.write(&mut out).unwrap();
-    let conv = GgufFile::from_bytes(&out).unwrap();
+    let conv = GgufFile::open(&out).unwrap();
     let names: Vec<_> = conv.tensors().map(|t| t.name().to_owned()).collect();
     let mut want_names: Vec<_> = file.tensors().map(|t| t.name().to_owned()).collect();
     want_names.push("mine".into());

@@ -135,7 +135,7 @@ fn realistic() -> Vec<u8> {
 #[test]
 fn every_cut_is_an_error() {
     let bytes = realistic();
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     assert_eq!(file.tensor_count(), 42);
     let header = file.data_offset() as usize;
     let mut cuts: Vec<usize> = (0..header).collect();
@@ -145,7 +145,7 @@ fn every_cut_is_an_error() {
 
     let check = |cut: usize| {
         let input = &bytes[..cut];
-        let (result, largest) = largest_allocation(|| GgufFile::from_bytes(input).map(|_| ()));
+        let (result, largest) = largest_allocation(|| GgufFile::open(input).map(|_| ()));
         let e = result.expect_err("a cut file was accepted");
         let expected = if cut < file.header_len() as usize {
             matches!(
@@ -172,8 +172,11 @@ fn every_cut_is_an_error() {
     // from_reader sees the same errors on a sample of cuts.
     for &cut in cuts.iter().step_by(997) {
         let input = &bytes[..cut];
-        let a = GgufFile::from_bytes(input).unwrap_err();
-        let b = GgufFile::from_reader(std::io::Cursor::new(input)).unwrap_err();
+        let a = GgufFile::open(input).unwrap_err();
+        let b = GgufFile::open(gguf::read::Source::reader(std::io::Cursor::new(
+            input.to_vec(),
+        )))
+        .unwrap_err();
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "cut at {cut}");
     }
 }
@@ -181,11 +184,10 @@ fn every_cut_is_an_error() {
 #[test]
 fn accepted_file_allocates_less_than_its_size() {
     let bytes = realistic();
-    let (file, largest) =
-        largest_allocation(|| GgufFile::from_bytes(&bytes).map(|f| f.tensor_count()));
+    let (file, largest) = largest_allocation(|| GgufFile::open(&bytes).map(|f| f.tensor_count()));
     assert_eq!(file.unwrap(), 42);
     // The index holds offsets, not copies: far below the header region.
-    let header_len = GgufFile::from_bytes(&bytes).unwrap().header_len() as usize;
+    let header_len = GgufFile::open(&bytes).unwrap().header_len() as usize;
     assert!(
         largest < header_len / 4,
         "largest allocation {largest} for a {header_len}-byte header"
@@ -195,7 +197,7 @@ fn accepted_file_allocates_less_than_its_size() {
 #[test]
 fn flipped_header_bytes_never_panic() {
     let bytes = realistic();
-    let header = GgufFile::from_bytes(&bytes).unwrap().data_offset();
+    let header = GgufFile::open(&bytes).unwrap().data_offset();
     let mut rng = Rng(0xF11B);
     let (mut ok, mut err) = (0, 0);
     let mut worst = 0.0f64;
@@ -212,7 +214,7 @@ fn flipped_header_bytes_never_panic() {
             input[at] ^= 1 + rng.below(255) as u8;
         }
         let (result, largest) = largest_allocation(|| {
-            GgufFile::from_bytes(&input)
+            GgufFile::open(&input)
                 .map(|f| f.tensors().map(|t| t.byte_size().unwrap_or(0)).sum::<u64>())
         });
         match result {
@@ -255,7 +257,7 @@ fn count_claims_cannot_reserve_more_than_the_file() {
         let mut r = raw();
         r.header(0, (len as u64 - 24) / 14);
         r.buf.resize(len, 0);
-        let (result, largest) = largest_allocation(|| GgufFile::from_bytes(&r.buf).map(|_| ()));
+        let (result, largest) = largest_allocation(|| GgufFile::open(&r.buf).map(|_| ()));
         assert!(
             matches!(
                 result,
@@ -271,7 +273,7 @@ fn count_claims_cannot_reserve_more_than_the_file() {
         let mut r = raw();
         r.header((len as u64 - 24) / 25, 0);
         r.buf.resize(len, 0);
-        let (result, largest) = largest_allocation(|| GgufFile::from_bytes(&r.buf).map(|_| ()));
+        let (result, largest) = largest_allocation(|| GgufFile::open(&r.buf).map(|_| ()));
         assert!(result.is_err());
         assert!(
             largest <= len + SLACK,

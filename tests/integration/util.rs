@@ -37,9 +37,11 @@ pub fn open_via_file(bytes: &[u8]) -> gguf::Result<GgufFile<'static>> {
 /// asserts that all three give the same error, and returns it.
 #[track_caller]
 pub fn reject(bytes: &[u8]) -> Error {
-    let a = GgufFile::from_bytes(bytes).expect_err("from_bytes accepted a hostile file");
-    let b = GgufFile::from_reader(std::io::Cursor::new(bytes))
-        .expect_err("from_reader accepted a hostile file");
+    let a = GgufFile::open(bytes).expect_err("from_bytes accepted a hostile file");
+    let b = GgufFile::open(gguf::read::Source::reader(std::io::Cursor::new(
+        bytes.to_vec(),
+    )))
+    .expect_err("from_reader accepted a hostile file");
     let c = open_via_file(bytes).expect_err("open accepted a hostile file");
     let (da, db, dc) = (format!("{a:?}"), format!("{b:?}"), format!("{c:?}"));
     assert_eq!(da, db, "from_bytes and from_reader disagree");
@@ -53,10 +55,12 @@ pub fn reject(bytes: &[u8]) -> Error {
 /// `open` see the same metadata and tensor infos, and returns the first.
 #[track_caller]
 pub fn accept(bytes: &[u8]) -> GgufFile<'_> {
-    let file = GgufFile::from_bytes(bytes)
-        .unwrap_or_else(|e| panic!("from_bytes rejected a valid file: {e}"));
-    let streamed = GgufFile::from_reader(std::io::Cursor::new(bytes))
-        .unwrap_or_else(|e| panic!("from_reader rejected a valid file: {e}"));
+    let file =
+        GgufFile::open(bytes).unwrap_or_else(|e| panic!("from_bytes rejected a valid file: {e}"));
+    let streamed = GgufFile::open(gguf::read::Source::reader(std::io::Cursor::new(
+        bytes.to_vec(),
+    )))
+    .unwrap_or_else(|e| panic!("from_reader rejected a valid file: {e}"));
     assert_same_index(&file, &streamed);
     assert!(!streamed.has_data());
     let mapped = open_via_file(bytes).unwrap_or_else(|e| panic!("open rejected a valid file: {e}"));
@@ -109,14 +113,16 @@ pub fn assert_same_index(a: &GgufFile<'_>, b: &GgufFile<'_>) {
 /// A reader that records the furthest byte position it was asked to read.
 pub struct Recording<R> {
     pub inner: R,
-    pub max_pos: u64,
+    /// Shared, so that it can be read while the stream is opened.
+    pub max_pos: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl<R: Read + Seek> Read for Recording<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         let pos = self.inner.stream_position()?;
-        self.max_pos = self.max_pos.max(pos);
+        self.max_pos
+            .fetch_max(pos, std::sync::atomic::Ordering::Relaxed);
         Ok(n)
     }
 }
@@ -325,7 +331,7 @@ impl Content {
 
     /// Opens `bytes` with our reader and checks it holds exactly this content.
     pub fn check_read_back(&self, bytes: &[u8]) {
-        let file = GgufFile::from_bytes(bytes).expect("written file reads back");
+        let file = GgufFile::open(bytes).expect("written file reads back");
         assert_eq!(file.version(), self.ctx.version);
         assert_eq!(file.endian(), self.ctx.endian);
         assert_eq!(file.alignment(), u64::from(self.alignment));

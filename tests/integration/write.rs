@@ -168,7 +168,7 @@ fn long_tensor_names_need_opting_in() {
         .unwrap();
     let mut out = Vec::new();
     b2.write(&mut out).unwrap();
-    let file = GgufFile::from_bytes(&out).unwrap();
+    let file = GgufFile::open(&out).unwrap();
     assert_eq!(file.tensor(&name64).unwrap().data().unwrap(), [7]);
 }
 
@@ -287,7 +287,7 @@ fn every_mode_and_source_writes_the_same_bytes_which_read_back() {
         // The layout the builder reports is the one written.
         let layout = content.builder(Src::Bytes).layout().unwrap();
         assert_eq!(layout.file_len(), reference.len() as u64, "{name}");
-        let file = GgufFile::from_bytes(&reference).unwrap();
+        let file = GgufFile::open(&reference).unwrap();
         assert_eq!(layout.data_offset(), file.data_offset(), "{name}");
         for (slot, t) in layout.tensors.iter().zip(file.tensors()) {
             assert_eq!(slot.offset, t.offset(), "{name}");
@@ -299,7 +299,7 @@ fn every_mode_and_source_writes_the_same_bytes_which_read_back() {
 fn tensors_are_contiguous_and_padding_is_zero() {
     let content = rich(ctx(3, Endian::Little), 64);
     let bytes = content.write(Mode::Single, Src::Bytes);
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     // Header padding is zero.
     let header_len = file.header_len() as usize;
     assert!(bytes[header_len..file.data_offset() as usize]
@@ -364,7 +364,7 @@ fn set_keeps_position_remove_and_rename_reorder_as_documented() {
     );
     let mut out = Vec::new();
     b.write(&mut out).unwrap();
-    let file = GgufFile::from_bytes(&out).unwrap();
+    let file = GgufFile::open(&out).unwrap();
     let kvs: Vec<_> = file
         .metadata()
         .map(|(k, v)| (k.to_owned(), OwnedValue::from_value(&v)))
@@ -537,7 +537,7 @@ fn builder_getters_and_removals_match_the_reader() {
     ));
     // The same answers from the file written.
     let bytes = b.to_vec().unwrap();
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     assert_eq!(file.get::<u32>("n").unwrap(), 7);
     assert_eq!(file.get::<u8>("a").unwrap_err().to_string(), e.to_string());
     // Borrowed values answer like owned ones.

@@ -224,7 +224,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.gguf");
         std::fs::write(&path, &bytes).unwrap();
-        let f = GgufFile::from_bytes(&bytes).unwrap();
+        let f = GgufFile::open(&bytes).unwrap();
         let header_len = f.header_len() as usize;
         assert!(
             header_len < f.data_offset() as usize,

@@ -28,7 +28,7 @@ pub enum LookupError {
         found: String,
     },
     /// Tensor data was asked of a file opened without its data region.
-    #[error("tensor {tensor:?}: the data region was not loaded (file opened with from_reader)")]
+    #[error("tensor {tensor:?}: its data is not held in memory (read it with Tensor::read)")]
     DataNotLoaded {
         /// The tensor.
         tensor: String,

@@ -9,7 +9,7 @@
 //! ```
 //! use gguf_core::error::{Error, FormatError, LookupError};
 //!
-//! let err = gguf_core::GgufFile::from_bytes(b"GGUF\x03\x00\x00\x00").unwrap_err();
+//! let err = gguf_core::GgufFile::open(&b"GGUF\x03\x00\x00\x00"[..]).unwrap_err();
 //! match err {
 //!     Error::Format(FormatError::Truncated { offset, .. }) => assert_eq!(offset, 8),
 //!     Error::Lookup(LookupError::KeyNotFound { key }) => panic!("no key {key}"),

@@ -23,7 +23,7 @@
 //! b.set("llama.attention.layer_norm_rms_epsilon", 1e-5f32)?;
 //! b.add_tensor("token_embd.weight", GgmlType::F32, &[64, 8], vec![0u8; 64 * 8 * 4])?;
 //! let bytes = b.to_vec()?;
-//! let file = GgufFile::from_bytes(&bytes)?;
+//! let file = GgufFile::open(&bytes)?;
 //! let e = Estimate::of(&file, &Settings { n_ctx: 300, ..Settings::default() })?;
 //! assert_eq!(e.n_ctx, 512); // padded to a multiple of 256
 //! // 2 layers x 2 KV heads x 16-wide heads x 512 cells x f16, K and V.

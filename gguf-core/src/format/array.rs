@@ -15,7 +15,7 @@ use crate::format::{Ctx, Endian, Value, ValueType};
 /// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-/// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+/// let file = gguf_core::GgufFile::open(&bytes)?;
 /// let tokens = file.get_array("tokenizer.ggml.tokens")?;
 /// let first: Vec<&str> = tokens.strings().unwrap().take(2).collect();
 /// assert_eq!(first, ["<s>", "</s>"]);
@@ -143,7 +143,7 @@ impl<'a> ArrayView<'a> {
     /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// let scores: Vec<f32> = file.get_array("tokenizer.ggml.scores")?.typed::<f32>().unwrap().collect();
     /// assert_eq!(scores.len(), 4);
     /// # Ok(()) }

@@ -39,7 +39,7 @@ fn contexts() -> Vec<Ctx> {
 fn derived_codecs_agree_with_the_reader() {
     for ctx in contexts() {
         let bytes = sample(ctx);
-        let file = GgufFile::from_bytes(&bytes).unwrap();
+        let file = GgufFile::open(&bytes).unwrap();
         assert_eq!(file.ctx(), ctx);
 
         let mut c = Cursor::new(&bytes[..]);
@@ -236,7 +236,7 @@ fn string_arrays_fast_and_slow_paths_agree() {
             vec![b"a", long.as_bytes(), "é".as_bytes()],
         ] {
             let bytes = string_array_file(ctx, &strings);
-            let file = GgufFile::from_bytes(&bytes).unwrap();
+            let file = GgufFile::open(&bytes).unwrap();
             let got: Vec<&[u8]> = file.get_strings("k").unwrap().map(str::as_bytes).collect();
             assert_eq!(got, strings, "{ctx:?}");
             // The hand-written walk agrees with the derived codecs.
@@ -254,7 +254,7 @@ fn string_arrays_fast_and_slow_paths_agree() {
             let w = ctx.count_width();
             let header = 4 + 4 + 2 * w + (w + 1) + 4 + 4 + w;
             let third = header + (w + first.len()) + (w + 2) + w;
-            match GgufFile::from_bytes(&bytes) {
+            match GgufFile::open(&bytes) {
                 Err(crate::Error::Format(FormatError::InvalidUtf8 { offset, .. })) => {
                     assert_eq!(offset, third as u64, "{ctx:?}")
                 }
@@ -289,12 +289,12 @@ fn arrays_file(ctx: Ctx, pad: &str, last_string: &str) -> Vec<u8> {
 #[test]
 fn array_views_compare_by_content_not_offset() {
     let reference = arrays_file(Ctx::default(), "", "b");
-    let reference = GgufFile::from_bytes(&reference).unwrap();
+    let reference = GgufFile::open(&reference).unwrap();
     for ctx in contexts() {
         let same = arrays_file(ctx, "shifts every offset", "b");
-        let same = GgufFile::from_bytes(&same).unwrap();
+        let same = GgufFile::open(&same).unwrap();
         let other = arrays_file(ctx, "", "c");
-        let other = GgufFile::from_bytes(&other).unwrap();
+        let other = GgufFile::open(&other).unwrap();
         for key in ["u", "s", "n"] {
             let a = reference.get_array(key).unwrap();
             let b = same.get_array(key).unwrap();

@@ -126,7 +126,7 @@ fn integer(value: &Value<'_>) -> Option<i128> {
 /// b.set("tokenizer.ggml.tokens", vec!["a", "b"])?;
 /// b.set("tokenizer.ggml.eos_token_id", 2u32)?;
 /// let bytes = b.to_vec()?;
-/// let problems = metadata_problems(&GgufFile::from_bytes(&bytes)?);
+/// let problems = metadata_problems(&GgufFile::open(&bytes)?);
 /// assert_eq!(
 ///     problems[0].to_string(),
 ///     "tokenizer.ggml.eos_token_id = 2 is outside the vocabulary of 2 tokens"
@@ -223,7 +223,7 @@ mod tests {
         let mut b = Builder::new();
         build(&mut b);
         let bytes = b.to_vec().unwrap();
-        let file = GgufFile::from_bytes(&bytes).unwrap();
+        let file = GgufFile::open(&bytes).unwrap();
         metadata_problems(&file)
             .iter()
             .map(ToString::to_string)

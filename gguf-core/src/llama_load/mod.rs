@@ -31,7 +31,7 @@
 //! b.set("general.architecture", "llama")?;
 //! b.set("llama.context_length", "8192")?; // a string: llama.cpp reads a u32
 //! let bytes = b.to_vec()?;
-//! let report = LoadReport::of(&GgufFile::from_bytes(&bytes)?);
+//! let report = LoadReport::of(&GgufFile::open(&bytes)?);
 //! assert!(!report.loadable());
 //! assert!(report.problems.contains(&LoadProblem::WrongType {
 //!     key: "llama.context_length".into(),
@@ -119,7 +119,7 @@ impl LoadReport {
     /// let mut b = Builder::new();
     /// b.set("general.type", "adapter")?;
     /// let bytes = b.to_vec()?;
-    /// let report = LoadReport::of(&GgufFile::from_bytes(&bytes)?);
+    /// let report = LoadReport::of(&GgufFile::open(&bytes)?);
     /// assert!(!report.loadable());
     /// assert!(report.note().unwrap().contains("adapter"));
     /// # Ok(()) }

@@ -18,7 +18,7 @@ use crate::write::{OwnedArray, OwnedValue};
 /// # fn main() -> gguf_core::Result<()> {
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// use gguf_core::{metadata::MetaField, write::OwnedValue, GgufFile};
-/// let file = GgufFile::from_bytes(&bytes)?;
+/// let file = GgufFile::open(&bytes)?;
 /// assert_eq!(u32::read(&file, "llama.context_length")?, 4096);
 /// assert_eq!(Option::<u32>::read(&file, "no.such.key")?, None);
 /// assert!(u64::read(&file, "llama.context_length").is_err());

@@ -14,7 +14,7 @@ use crate::metadata::Metadata;
 /// # fn main() -> gguf_core::Result<()> {
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// use gguf_core::{FromMetadata, General, GgufFile};
-/// let general = General::from_gguf(&GgufFile::from_bytes(&bytes)?)?;
+/// let general = General::from_gguf(&GgufFile::open(&bytes)?)?;
 /// assert_eq!(general.architecture, "llama");
 /// assert_eq!(general.author, None);
 /// # Ok(()) }

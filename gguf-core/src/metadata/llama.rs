@@ -26,7 +26,7 @@ use crate::metadata::Metadata;
 /// b.set("general.architecture", "mistral")?.set_all(&hp)?;
 /// let mut bytes = Vec::new();
 /// b.write(&mut bytes)?;
-/// let file = GgufFile::from_bytes(&bytes)?;
+/// let file = GgufFile::open(&bytes)?;
 /// assert_eq!(file.get::<u32>("mistral.attention.head_count_kv")?, 2);
 /// assert_eq!(LlamaHyperParams::from_gguf(&file)?, hp);
 /// # Ok(()) }

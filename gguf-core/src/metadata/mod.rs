@@ -51,7 +51,7 @@
 //!
 //! let mut bytes = Vec::new();
 //! b.write(&mut bytes)?;
-//! let file = GgufFile::from_bytes(&bytes)?;
+//! let file = GgufFile::open(&bytes)?;
 //! assert_eq!(Hyper::from_gguf(&file)?, hyper);
 //! # Ok(()) }
 //! ```
@@ -95,7 +95,7 @@ pub const ARCH_PLACEHOLDER: &str = "{arch}";
 /// #[gguf(prefix = "{arch}")]
 /// struct Ctx { context_length: u32 }
 ///
-/// let file = GgufFile::from_bytes(&bytes)?;
+/// let file = GgufFile::open(&bytes)?;
 /// assert_eq!(Ctx::from_gguf(&file)?.context_length, 4096);
 /// assert_eq!(Ctx::from_gguf_arch(&file, "llama")?.context_length, 4096);
 /// assert!(Ctx::from_gguf_arch(&file, "gpt2").is_err());

@@ -14,7 +14,7 @@ use crate::metadata::Metadata;
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// use gguf_core::{write::Builder, FromMetadata, GgufFile, Tokenizer};
 /// // The tiny test file has tokens and scores but no tokenizer.ggml.model.
-/// let err = Tokenizer::from_gguf(&GgufFile::from_bytes(&bytes)?).unwrap_err();
+/// let err = Tokenizer::from_gguf(&GgufFile::open(&bytes)?).unwrap_err();
 /// assert_eq!(err.to_string(), r#"metadata key "tokenizer.ggml.model" not found"#);
 ///
 /// let tok = Tokenizer {
@@ -28,7 +28,7 @@ use crate::metadata::Metadata;
 /// b.set_all(&tok)?;
 /// let mut out = Vec::new();
 /// b.write(&mut out)?;
-/// let file = GgufFile::from_bytes(&out)?;
+/// let file = GgufFile::open(&out)?;
 /// assert_eq!(file.get_str("tokenizer.chat_template")?, "{{ messages }}");
 /// assert_eq!(Tokenizer::from_gguf(&file)?, tok);
 /// # Ok(()) }

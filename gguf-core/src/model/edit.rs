@@ -55,8 +55,13 @@ impl ModelEditor {
     /// Opens the model that `path` belongs to (any shard, or a single
     /// file), validating it as [`Model::open`] does.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        let model = Model::open(path)?;
-        let paths: Vec<PathBuf> = model.shards().iter().map(|s| s.path().to_owned()).collect();
+        let model = Model::open(path.as_ref())?;
+        // Opened from a path, every shard is a local file.
+        let paths: Vec<PathBuf> = model
+            .shards()
+            .iter()
+            .filter_map(|s| s.origin().path().map(Path::to_owned))
+            .collect();
         let tensors = model
             .tensors_with_shard()
             .map(|(i, t)| (t.name().to_owned(), i))

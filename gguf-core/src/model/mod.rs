@@ -17,17 +17,15 @@
 //! tensor total equal to `split.tensors.count`. Each failure is an
 //! [`Error`](crate::Error) naming the file.
 
+mod door;
 #[cfg(unix)]
 mod edit;
 mod open;
-
-#[cfg(feature = "remote")]
-pub(crate) use open::check_files;
+mod origin;
 
 #[cfg(unix)]
 pub use edit::ModelEditor;
-
-use std::path::{Path, PathBuf};
+pub use origin::Origin;
 
 use indexmap::IndexMap;
 
@@ -63,14 +61,15 @@ pub struct SplitInfo {
 
 /// One file of a [`Model`].
 pub struct Shard<'a> {
-    path: PathBuf,
+    origin: Origin,
     file: GgufFile<'a>,
 }
 
 impl<'a> Shard<'a> {
-    /// Where the file is (as given or as derived from a sibling's name).
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where the file was read from: a path (as given or as derived from
+    /// a sibling's name), a URL (redacted), bytes or a stream.
+    pub fn origin(&self) -> &Origin {
+        &self.origin
     }
 
     /// The file itself, split keys included.
@@ -82,7 +81,7 @@ impl<'a> Shard<'a> {
 impl std::fmt::Debug for Shard<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Shard")
-            .field("path", &self.path)
+            .field("origin", &self.origin)
             .field("tensor_count", &self.file.tensor_count())
             .field("file_len", &self.file.file_len())
             .finish()

@@ -1,9 +1,11 @@
 //! Finding, opening and validating the shards of a [`Model`].
 
+use crate::error::{LookupError, SplitError};
 use std::path::{Path, PathBuf};
 
+use super::origin::Origin;
 use super::{Model, Shard, ShardIndex, SplitInfo, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
-use crate::error::{Error, LookupError, Result, SplitError};
+use crate::error::{Error, Result};
 use crate::naming::{parse_shard_name, shard_file_name};
 use crate::read::{Gguf, GgufFile, Limits};
 
@@ -41,31 +43,14 @@ fn split_info(file: &GgufFile<'_>, path: &Path) -> Result<Option<SplitInfo>> {
 }
 
 impl Model<'static> {
-    /// Opens a model from any of its files: a single unsplit file, or any
-    /// shard of a split model, whose siblings are then found by name
-    /// (`{prefix}-{k:05}-of-{n:05}.gguf`) and mapped. See the
-    /// [module docs](super) for what is validated.
-    ///
-    /// ```no_run
-    /// use gguf_core::Gguf;
-    /// # fn main() -> gguf_core::Result<()> {
-    /// let model = gguf_core::model::Model::open("Grok-100B-v1.0-Q4_0-00003-of-00009.gguf")?;
-    /// for t in model.tensors() {
-    ///     println!("{} {:?}", t.name(), t.shape());
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        Self::open_with(path, Limits::default())
-    }
-
-    /// [`open`](Self::open) with explicit [`Limits`] for every file.
-    pub fn open_with(path: impl AsRef<Path>, limits: Limits) -> Result<Self> {
-        let path = path.as_ref();
-        let file = GgufFile::open_with(path, limits).map_err(at(path))?;
+    /// The model of the local file at `path`: a single unsplit file, or
+    /// any shard of a split model, whose siblings are then found by name
+    /// (`{prefix}-{k:05}-of-{n:05}.gguf`) and mapped.
+    pub(crate) fn open_path(path: &Path, limits: &Limits) -> Result<Self> {
+        let file = GgufFile::parse_path(path, limits).map_err(at(path))?;
         let count = match split_info(&file, path)? {
             Some(info) if info.count > 1 => info.count,
-            _ => return Model::from_files(vec![(path.to_owned(), file)]),
+            _ => return Model::from_files(vec![(Origin::Path(path.to_owned()), file)]),
         };
         let no = u16_key(&file, path, SPLIT_NO)?.ok_or_else(|| {
             at(path)(Error::Lookup(LookupError::KeyNotFound {
@@ -111,14 +96,14 @@ impl Model<'static> {
             } else {
                 open_shard(&shard_path, k, count.into(), limits)?
             };
-            files.push((shard_path, file));
+            files.push((Origin::Path(shard_path), file));
         }
         Model::from_files(files)
     }
 }
 
-fn open_shard(path: &Path, index: u32, count: u32, limits: Limits) -> Result<GgufFile<'static>> {
-    match GgufFile::open_with(path, limits) {
+fn open_shard(path: &Path, index: u32, count: u32, limits: &Limits) -> Result<GgufFile<'static>> {
+    match GgufFile::parse_path(path, limits) {
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             Err(Error::Split(SplitError::ShardMissing {
                 path: path.to_owned(),
@@ -131,32 +116,24 @@ fn open_shard(path: &Path, index: u32, count: u32, limits: Limits) -> Result<Ggu
 }
 
 impl<'a> Model<'a> {
-    /// A model of the given files, in order, each with the path used in
-    /// errors and reports: one file without split keys (or with
-    /// `split.count` 0 or 1) is an ordinary model; several are validated
-    /// as shards of one model (each `split.no` its position, `split.count`
-    /// the number of files, unique tensor names, the tensor total equal
-    /// to `split.tensors.count`).
-    ///
-    /// ```
-    /// use gguf_core::Gguf;
-    /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// use gguf_core::{model::Model, GgufFile};
-    /// let file = GgufFile::from_bytes(&bytes)?;
-    /// let model = Model::from_files(vec![("tiny.gguf".into(), file)])?;
-    /// assert!(!model.is_split());
-    /// assert_eq!(model.tensor_count(), 2);
-    /// # Ok(()) }
-    /// ```
-    pub fn from_files(files: Vec<(PathBuf, GgufFile<'a>)>) -> Result<Self> {
-        let refs: Vec<(&Path, &GgufFile<'a>)> =
-            files.iter().map(|(p, f)| (p.as_path(), f)).collect();
+    /// A model of the given files, in order, each with where it came
+    /// from: one file without split keys (or with `split.count` 0 or 1)
+    /// is an ordinary model; several are validated as shards of one model
+    /// (each `split.no` its position, `split.count` the number of files,
+    /// unique tensor names, the tensor total equal to
+    /// `split.tensors.count`).
+    pub(crate) fn from_files(files: Vec<(Origin, GgufFile<'a>)>) -> Result<Self> {
+        let paths: Vec<PathBuf> = files.iter().map(|(o, _)| o.error_path()).collect();
+        let refs: Vec<(&Path, &GgufFile<'a>)> = paths
+            .iter()
+            .map(PathBuf::as_path)
+            .zip(files.iter().map(|(_, f)| f))
+            .collect();
         let (split, index) = check_files(&refs)?;
         Ok(Model {
             shards: files
                 .into_iter()
-                .map(|(path, file)| Shard { path, file })
+                .map(|(origin, file)| Shard { origin, file })
                 .collect(),
             index,
             split,
@@ -168,9 +145,7 @@ impl<'a> Model<'a> {
 /// [`Model::from_files`]) and returns its split keys and, when split, the
 /// index of its tensors. Remote shard sets are checked here too, so a set
 /// read over the network is held to the same rules as one on disk.
-pub(crate) fn check_files(
-    files: &[(&Path, &GgufFile<'_>)],
-) -> Result<(Option<SplitInfo>, ShardIndex)> {
+fn check_files(files: &[(&Path, &GgufFile<'_>)]) -> Result<(Option<SplitInfo>, ShardIndex)> {
     let Some(&(first_path, first)) = files.first() else {
         return Err(Error::Split(SplitError::ShardName {
             path: PathBuf::new(),

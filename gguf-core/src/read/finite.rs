@@ -53,6 +53,7 @@ impl Tensor<'_> {
     /// Fails when the data cannot be read or decoded.
     ///
     /// ```
+    /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// use gguf_core::read::{FiniteUnit, NonFinite};
     /// use gguf_core::{write::Builder, GgmlType, GgufFile};
@@ -61,7 +62,7 @@ impl Tensor<'_> {
     /// let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
     /// b.add_tensor("t", GgmlType::F32, &[4], bytes)?;
     /// let out = b.to_vec()?;
-    /// let file = GgufFile::from_bytes(&out)?;
+    /// let file = GgufFile::open(&out)?;
     /// let found = file.tensor("t")?.non_finite()?;
     /// assert_eq!(found, Some(NonFinite { count: 2, first: 1, unit: FiniteUnit::Values }));
     /// # Ok(()) }
@@ -131,7 +132,7 @@ mod tests {
         let mut b = Builder::new();
         b.add_tensor("t", ty, shape, data).unwrap();
         let bytes = b.to_vec().unwrap();
-        let file = GgufFile::from_bytes(&bytes).unwrap();
+        let file = GgufFile::open(&bytes).unwrap();
         let found = file.tensor("t").unwrap().non_finite().unwrap();
         found
     }

@@ -22,13 +22,16 @@
 //! bytes read never exceed the header region plus one chunk, while a large
 //! vocabulary is fetched in a few big steps instead of chunk by chunk.
 
+use crate::error::{FormatError, SourceError};
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Mutex;
 
-use crate::error::{Error, FormatError, Result, SourceError};
+use crate::error::{Error, Result};
 use crate::format::ValueType;
 
-use super::source::Source;
+use super::backing::Backing;
+use super::range::RangeRead;
+use super::source::ReadSeek;
 use super::{parse, GgufFile, Limits, Parsed};
 
 /// Default size of the first read and of the margin past the known part
@@ -233,6 +236,14 @@ impl<R: Read + Seek> ReadAt for SeekReader<R> {
     }
 }
 
+/// A stream opened through [`Source::Reader`](super::Source::Reader):
+/// tensor data read on request, by positioned reads behind the lock.
+impl RangeRead for SeekReader<Box<dyn ReadSeek + Send>> {
+    fn read_range(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
+        self.read_at(offset, len)
+    }
+}
+
 /// What [`HeaderParser::step`] wants next.
 #[derive(Debug)]
 pub enum Step {
@@ -250,7 +261,8 @@ pub enum Step {
 
 /// An incremental header parser without I/O of its own: it asks for byte
 /// ranges, is given them, and finishes with a header-only [`GgufFile`]
-/// (see [`GgufFile::from_reader`] for what such a file offers).
+/// whose tensor data is not held ([`Tensor::data`](super::Tensor::data)
+/// fails with [`LookupError::DataNotLoaded`](crate::error::LookupError::DataNotLoaded)).
 ///
 /// ```
 /// use gguf_core::Gguf;
@@ -408,7 +420,7 @@ impl HeaderParser {
         let mut buf = std::mem::take(&mut self.buf);
         buf.truncate(parsed.header_len as usize);
         buf.shrink_to_fit();
-        GgufFile::assemble(Source::Header(buf), file_len, parsed)
+        GgufFile::assemble(Backing::Header(buf), file_len, parsed)
     }
 }
 
@@ -658,7 +670,7 @@ mod tests {
     #[test]
     fn lower_bound_never_passes_the_header_end() {
         let bytes = vocab_file(20_000, 4096);
-        let file = GgufFile::from_bytes(&bytes).unwrap();
+        let file = GgufFile::open(&bytes).unwrap();
         let end = file.header_len();
         for cut in (0..end as usize).step_by(997) {
             let lb = min_header_end(&bytes[..cut], bytes.len() as u64);
@@ -680,7 +692,7 @@ mod tests {
             max_end: 0.into(),
         };
         let file = read_header(&src, &ReadOptions::default().chunk(CHUNK)).unwrap();
-        let local = GgufFile::from_bytes(&bytes).unwrap();
+        let local = GgufFile::open(&bytes).unwrap();
         assert_eq!(file.header_len(), local.header_len());
         assert_eq!(
             file.get_strings("tokenizer.ggml.tokens")
@@ -712,7 +724,7 @@ mod tests {
     fn truncated_files_fail_as_locally() {
         let bytes = vocab_file(2000, 64);
         for cut in (0..bytes.len()).step_by(331) {
-            let local = GgufFile::from_bytes(&bytes[..cut]).map(|_| ()).unwrap_err();
+            let local = GgufFile::open(&bytes[..cut]).map(|_| ()).unwrap_err();
             let inc = read_header(&bytes[..cut], &ReadOptions::default().chunk(1000))
                 .map(|_| ())
                 .unwrap_err();
@@ -729,7 +741,7 @@ mod tests {
         // The last byte of a token deep in the vocabulary: invalid UTF-8.
         let at = bytes.windows(7).position(|w| w == b"tok2500").unwrap() + 6;
         bytes[at] = 0xFF;
-        let local = GgufFile::from_bytes(&bytes).map(|_| ()).unwrap_err();
+        let local = GgufFile::open(&bytes).map(|_| ()).unwrap_err();
         assert!(
             matches!(local, Error::Format(FormatError::InvalidUtf8 { .. })),
             "{local:?}"

@@ -84,7 +84,7 @@ impl GgufFile<'_> {
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// assert!(file.lint_llama_cpp().is_empty());
     /// # Ok(()) }
     /// ```

@@ -1,5 +1,5 @@
 //! Reading a local file's header region: parsed and copied out while the
-//! caller holds the shared lock (see `source.rs`'s module docs for why the
+//! caller holds the shared lock (see `backing.rs`'s module docs for why the
 //! header is copied).
 //!
 //! # What it costs

@@ -7,25 +7,32 @@
 //! [`Gguf`], the one read-side trait, which [`Model`](crate::Model)
 //! implements too.
 
+mod backing;
 mod finite;
 mod header;
 mod header_copy;
 mod incremental;
 mod lint;
 mod local_header;
+mod manifest_json;
 mod metadata;
+pub(crate) mod ollama_store;
+mod options;
+mod range;
 mod source;
 mod tensor;
 mod tensor_info;
 mod tensor_values;
+mod url;
 mod view;
 
-use std::io::{Read, Seek};
+use crate::error::FormatError;
 use std::path::Path;
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 
-use crate::error::{Error, FormatError, Result};
+use crate::error::{Error, Result};
 use crate::format::array::{read_value, Walk};
 use crate::format::cursor::Cursor;
 use crate::format::{align_up, ArrayView, Ctx, Value};
@@ -36,13 +43,26 @@ pub use incremental::{
     DEFAULT_MAX_HEADER_LEN,
 };
 pub use lint::LintIssue;
+pub use ollama_store::{is_ollama_store, ollama_model_path, MODEL_MEDIA_TYPE};
+pub use options::OpenOptions;
+#[cfg(feature = "remote")]
+pub use options::{RemoteOptions, DEFAULT_HEADER_DEADLINE};
+#[cfg(feature = "remote")]
+pub use range::Stats;
+pub use source::{Source, Stream};
 pub use tensor::Tensor;
 pub use tensor_values::RowIter;
+pub use url::redact_url;
 pub use view::Gguf;
 
+use backing::Backing;
 use metadata::KvEntry;
-use source::Source;
+pub(crate) use range::RangeRead;
+#[cfg(feature = "remote")]
+pub(crate) use range::ReadFuture;
 use tensor_info::TensorEntry;
+#[cfg(feature = "remote")]
+pub(crate) use url::STORE_SCHEMES;
 
 /// Bounds on what a file may ask of the reader.
 ///
@@ -76,17 +96,20 @@ impl Default for Limits {
 
 /// A parsed, validated GGUF file.
 ///
-/// The file's bytes are borrowed (`from_bytes`); or the header region is
-/// copied and the data section memory-mapped (`open`); or, for
-/// `from_reader`, only the header region is held. Everything handed out
-/// (`&str`, arrays, tensor data) borrows from these without copying.
+/// One file, as [`GgufFile::open`] reads it from a [`Source`]: the
+/// caller's bytes borrowed; or, for a path, the header region copied and
+/// the data section memory-mapped; or, for a stream or a URL, the header
+/// region held and each tensor's data read on request
+/// ([`Tensor::read`]). Everything handed out (`&str`, arrays, held tensor
+/// data) borrows from these without copying. A [`Model`](crate::Model)
+/// is what users open; a `GgufFile` is one of its shards.
 ///
 /// ```
 /// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// use gguf_core::GgufFile;
-/// let file = GgufFile::from_bytes(&bytes)?;
+/// let file = GgufFile::open(&bytes)?;
 /// assert_eq!(file.version(), 3);
 /// assert_eq!(file.get_str("general.architecture")?, "llama");
 /// assert_eq!(file.get::<u32>("llama.context_length")?, 4096);
@@ -96,7 +119,7 @@ impl Default for Limits {
 /// # Ok(()) }
 /// ```
 pub struct GgufFile<'a> {
-    source: Source<'a>,
+    backing: Backing<'a>,
     file_len: u64,
     ctx: Ctx,
     alignment: u64,
@@ -179,33 +202,20 @@ fn parse(buf: &[u8], file_len: u64, limits: &Limits) -> Result<Parsed> {
 }
 
 impl<'a> GgufFile<'a> {
-    /// Parses and validates a whole file held in memory.
-    ///
-    /// ```
-    /// use gguf_core::Gguf;
-    /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
-    /// assert_eq!(file.tensor_count(), 2);
-    /// # Ok(()) }
-    /// ```
-    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self> {
-        Self::from_bytes_with(bytes, Limits::default())
-    }
-
-    /// [`from_bytes`](Self::from_bytes) with explicit [`Limits`].
-    pub fn from_bytes_with(bytes: &'a [u8], limits: Limits) -> Result<Self> {
-        let parsed = parse(bytes, bytes.len() as u64, &limits)?;
+    /// Parses and validates a whole file held in memory (the door,
+    /// [`GgufFile::open`], leads here for [`Source::Bytes`]).
+    pub(crate) fn parse_slice(bytes: &'a [u8], limits: &Limits) -> Result<Self> {
+        let parsed = parse(bytes, bytes.len() as u64, limits)?;
         Ok(Self::assemble(
-            Source::Borrowed(bytes),
+            Backing::Borrowed(bytes),
             bytes.len() as u64,
             parsed,
         ))
     }
 
-    fn assemble(source: Source<'a>, file_len: u64, p: Parsed) -> Self {
+    fn assemble(backing: Backing<'a>, file_len: u64, p: Parsed) -> Self {
         GgufFile {
-            source,
+            backing,
             file_len,
             ctx: p.ctx,
             alignment: p.alignment,
@@ -218,77 +228,51 @@ impl<'a> GgufFile<'a> {
 }
 
 impl GgufFile<'static> {
-    /// Reads and validates the file at `path`.
-    ///
-    /// The header region (metadata and tensor infos) is copied into memory
-    /// and the data section is memory-mapped read-only: tensor data is
-    /// never copied, and no in-place edit of the file (by an
-    /// [`Editor`](crate::edit::Editor) in this process or another) can
-    /// change a string or array borrowed from the header. See
-    /// `read/source.rs` and ARCHITECTURE.md for why.
+    /// Reads and validates the file at `path`: the header region copied
+    /// into memory, the data section memory-mapped read-only, so no
+    /// in-place edit of the file (by an [`Editor`](crate::edit::Editor) in
+    /// this process or another) can change a string or array borrowed
+    /// from the header. See `read/backing.rs` and ARCHITECTURE.md for why.
     ///
     /// Opening never writes. If an in-place edit of this file was
     /// interrupted (its journal lies beside the file, see
     /// [`edit`](crate::edit)), the file is presented as it was before that
-    /// edit, with the old header bytes taken from the journal; the file and
-    /// the journal are left as they are, so read-only files and directories
-    /// open normally. [`Editor::open`](crate::edit::Editor::open) or
-    /// [`edit::recover`](crate::edit::recover) repair the file on disk.
-    ///
-    /// ```no_run
-    /// use gguf_core::Gguf;
-    /// # fn main() -> gguf_core::Result<()> {
-    /// let file = gguf_core::GgufFile::open("model.gguf")?;
-    /// for t in file.tensors() {
-    ///     println!("{} {} {:?}", t.name(), t.ggml_type(), t.shape());
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        Self::open_with(path, Limits::default())
-    }
-
-    /// [`open`](Self::open) with explicit [`Limits`].
-    pub fn open_with(path: impl AsRef<Path>, limits: Limits) -> Result<Self> {
-        let (source, (parsed, file_len)) = Source::open(path.as_ref(), |buf, file_len| {
-            let parsed = parse(buf, file_len, &limits)?;
+    /// edit, with the old header bytes taken from the journal.
+    pub(crate) fn parse_path(path: &Path, limits: &Limits) -> Result<Self> {
+        let (backing, (parsed, file_len)) = Backing::open(path, |buf, file_len| {
+            let parsed = parse(buf, file_len, limits)?;
             let data_offset = parsed.data_offset;
             Ok(((parsed, file_len), data_offset))
         })
-        .map_err(|e| e.with_path(path.as_ref()))?;
-        Ok(Self::assemble(source, file_len, parsed))
-    }
-
-    /// Reads only the header region (header, metadata, tensor infos) from
-    /// a seekable stream, such as a huge file or a remote object; tensor
-    /// data is never read, so [`Tensor::data`] fails with
-    /// [`LookupError::DataNotLoaded`](crate::error::LookupError::DataNotLoaded). Bounds of tensor data are still checked
-    /// against the stream's length.
-    ///
-    /// ```
-    /// use gguf_core::Gguf;
-    /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_reader(std::io::Cursor::new(bytes))?;
-    /// assert_eq!(file.tensor("output.weight")?.shape(), &[8, 2]);
-    /// # Ok(()) }
-    /// ```
-    pub fn from_reader<R: Read + Seek>(reader: R) -> Result<Self> {
-        Self::from_reader_with(reader, Limits::default())
-    }
-
-    /// [`from_reader`](Self::from_reader) with explicit [`Limits`].
-    ///
-    /// Reads 64 KiB first, then, if the header region is longer, what it
-    /// needs in a few large steps ([`read_header`]): never more than the
-    /// header region plus 64 KiB.
-    pub fn from_reader_with<R: Read + Seek>(reader: R, limits: Limits) -> Result<Self> {
-        let options = ReadOptions::default().chunk(1 << 16).limits(limits);
-        read_header(&SeekReader::new(reader)?, &options)
+        .map_err(|e| e.with_path(path))?;
+        Ok(Self::assemble(backing, file_len, parsed))
     }
 }
 
 impl<'a> GgufFile<'a> {
+    /// Reads the header region of a stream (64 KiB first, then what it
+    /// needs in a few large steps: never more than the header region plus
+    /// 64 KiB); tensor data is read from the stream on request
+    /// ([`Tensor::read`]).
+    pub(crate) fn parse_stream(stream: Stream, options: &OpenOptions) -> Result<Self> {
+        let reader = SeekReader::new(stream.0)?;
+        let file = read_header(&reader, &options.stream_read())?;
+        Ok(file.with_reader(Arc::new(reader)))
+    }
+
+    /// This header-only file, reading tensor data from `reader` on
+    /// request.
+    pub(crate) fn with_reader(self, reader: Arc<dyn RangeRead>) -> Self {
+        let backing = match self.backing {
+            Backing::Header(header) | Backing::Ranged { header, .. } => {
+                Backing::Ranged { header, reader }
+            }
+            // Tensor data already held needs no reader.
+            held => held,
+        };
+        GgufFile { backing, ..self }
+    }
+
     /// Alignment of the data section (`general.alignment` or 32).
     pub fn alignment(&self) -> u64 {
         self.alignment
@@ -315,87 +299,85 @@ impl<'a> GgufFile<'a> {
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// assert_eq!(&file.header_bytes()[..4], b"GGUF");
     /// assert_eq!(file.header_bytes().len() as u64, file.header_len());
     /// # Ok(()) }
     /// ```
     pub fn header_bytes(&self) -> &[u8] {
-        let header = self.source.header();
+        let header = self.backing.header();
         let end = usize::try_from(self.header_len).map_or(header.len(), |e| e.min(header.len()));
         &header[..end]
     }
 
     /// The data section (`data_offset()..file_len()`), where every tensor's
-    /// data lies; `None` for [`from_reader`](GgufFile::from_reader), which
-    /// holds no data.
+    /// data lies; `None` when tensor data is not held (a stream, a URL:
+    /// see [`Tensor::read`]).
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// let data = file.data_section().unwrap();
     /// assert_eq!(data.len() as u64, file.file_len() - file.data_offset());
     /// # Ok(()) }
     /// ```
     pub fn data_section(&self) -> Option<&[u8]> {
-        self.source.data_section(self.data_offset)
+        self.backing.data_section(self.data_offset)
     }
 
     /// The padded header region (`0..data_offset()`, or to the end of a
     /// shorter file): what an in-place edit rewrites.
     #[cfg(unix)]
     pub(crate) fn header_region(&self) -> &[u8] {
-        let header = self.source.header();
+        let header = self.backing.header();
         let end = usize::try_from(self.data_offset.min(self.file_len))
             .map_or(header.len(), |e| e.min(header.len()));
         &header[..end]
     }
 
-    /// File bytes `start..start + len`, if held (see [`Source::range`]).
+    /// File bytes `start..start + len`, if held (see [`Backing::range`]).
     pub(crate) fn range(&self, start: usize, len: usize) -> Option<&[u8]> {
-        self.source.range(start, len)
+        self.backing.range(start, len)
     }
 
     /// Tells the kernel the mapped bytes in `start..start + len` will not be
     /// needed soon (no-op for buffers that are not maps).
     pub(crate) fn release(&self, start: usize, len: usize) {
-        self.source.release(start, len);
+        self.backing.release(start, len);
     }
 
     /// The file behind a memory map ([`open`](GgufFile::open)), for
     /// kernel-side copies of tensor data.
     pub(crate) fn mapped_file(&self) -> Option<&std::fs::File> {
-        self.source.file()
+        self.backing.file()
     }
 
-    /// True when tensor data is available ([`Tensor::data`] works).
-    /// False for a header read alone, and for a header given one tensor's
-    /// bytes (remote reading), where only that tensor's data works.
+    /// True when tensor data is held ([`Tensor::data`] borrows it): a
+    /// path (mapped) or bytes. False for a stream or a URL, whose tensor
+    /// data [`Tensor::read`] reads on request, and for a header read alone
+    /// ([`HeaderParser`]).
     pub fn has_data(&self) -> bool {
-        self.source.has_data()
+        self.backing.has_data()
     }
 
-    /// A copy of this header-only file that also holds the file's bytes
-    /// `start..start + data.len()` (one tensor's data, fetched remotely).
-    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
-    pub(crate) fn with_window(&self, start: usize, data: Vec<u8>) -> GgufFile<'static> {
-        let header = self.source.header();
-        let header_len = usize::try_from(self.header_len).unwrap_or(usize::MAX);
-        GgufFile {
-            source: Source::Window {
-                header: header.get(..header_len).unwrap_or(header).to_vec(),
-                start,
-                data,
-            },
-            file_len: self.file_len,
-            ctx: self.ctx,
-            alignment: self.alignment,
-            header_len: self.header_len,
-            data_offset: self.data_offset,
-            kvs: self.kvs.clone(),
-            tensors: self.tensors.clone(),
-        }
+    /// Where tensor data is read on request (a stream, a remote file),
+    /// when it is not held.
+    pub(crate) fn reader(&self) -> Option<&Arc<dyn RangeRead>> {
+        self.backing.reader()
+    }
+
+    /// What reading this remote file cost so far (requests, bytes, time);
+    /// `None` for a file that is not remote.
+    #[cfg(feature = "remote")]
+    pub fn remote_stats(&self) -> Option<Stats> {
+        self.reader().and_then(|r| r.stats())
+    }
+
+    /// The ETag of this remote file, when its server sent one.
+    #[cfg(feature = "remote")]
+    pub fn remote_etag(&self) -> Option<String> {
+        self.reader().and_then(|r| r.etag())
     }
 
     // ---- metadata (the rest is in [`Gguf`]) ----
@@ -413,7 +395,7 @@ impl<'a> GgufFile<'a> {
     }
 
     fn decode(&self, e: &KvEntry) -> Value<'_> {
-        let bytes = self.source.header();
+        let bytes = self.backing.header();
         if let Some((elem, len, body)) = e.array {
             return Value::Array(ArrayView::new(
                 elem,

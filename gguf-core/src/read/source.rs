@@ -1,267 +1,212 @@
-//! Where a [`GgufFile`](super::GgufFile)'s bytes live, and how a file on
-//! disk is read soundly.
-//!
-//! # The header is copied, the tensor data is mapped
-//!
-//! [`GgufFile::open`](super::GgufFile::open) copies the header region
-//! (`0..data_offset`: header, metadata, tensor infos and padding) into an
-//! owned buffer and memory-maps only the data section (`data_offset..`).
-//! Every `&str`, array and key handed out borrows the owned copy; only
-//! tensor data borrows the map.
-//!
-//! Why not one map of the whole file: a file map is `MAP_SHARED` (memmap2's
-//! `Mmap::map`; a private map would not help either, its untouched pages
-//! still show later writes to the file), and this crate's own
-//! [`Editor`](crate::edit::Editor) rewrites the header region *in place*,
-//! from this process or another. A `&str` borrowed from a mapped header
-//! would then change under the borrow, which Rust's aliasing rules forbid.
-//! The in-place commit never touches the data section, and a rewrite
-//! replaces the file by rename (the old inode, and our map of it, stays
-//! intact), so with the header copied no write of this crate can change
-//! bytes that a live reference covers.
-//!
-//! The alternative, refusing in-place commits while a map of the same file
-//! is alive in the process, cannot see readers in other processes, and makes
-//! the editor's behaviour depend on unrelated parts of a program.
-//!
-//! The copy costs a `memcpy` of the header region, and the fresh memory it
-//! goes to (`local_header.rs` gives the figures). The header is parsed from a temporary map of the file, taken and dropped
-//! under a shared advisory lock (the lock the editor takes exclusively to
-//! commit), so neither a torn header nor a header that changes while it is
-//! parsed can be seen by way of this crate.
-//!
-//! What remains outside Rust's model is what every mmap-based reader shares:
-//! another program writing tensor data in place or truncating the file while
-//! it is mapped.
-//!
-//! # Opening never writes
-//!
-//! If a journal of an interrupted in-place edit lies beside the file (see
-//! [`edit`](crate::edit)), opening presents the file as it was before that
-//! edit, taking the old header bytes from the journal instead of the file.
-//! Nothing is written: the file and journal stay as they are until an
-//! [`Editor`](crate::edit::Editor) or [`edit::recover`](crate::edit::recover)
-//! repairs them, so read-only files and directories open normally.
+//! [`Source`]: what can be opened, the one argument of every opening
+//! function ([`Model::open`](crate::model::Model::open),
+//! [`GgufFile::open`](super::GgufFile::open)).
 
-use std::fs::File;
-use std::path::Path;
+use std::io::{Read, Seek};
+use std::path::{Path, PathBuf};
 
-use memmap2::{Mmap, MmapOptions};
+use super::url::{is_known_url, looks_like_url, redact_url};
 
-use super::header_copy::HeaderCopy;
-use super::local_header::read_header;
-use crate::error::Result;
-
-pub(crate) enum Source<'a> {
-    /// The caller's buffer: the whole file.
-    Borrowed(&'a [u8]),
-    /// A file opened by path.
-    File(Mapped),
-    /// Only the header region, read from a stream.
-    Header(Vec<u8>),
-    /// The header region, and the file's bytes at `start..` fetched on
-    /// their own (one tensor's data read from a remote file).
-    Window {
-        header: Vec<u8>,
-        start: usize,
-        data: Vec<u8>,
-    },
+/// What a model or file is read from.
+///
+/// Anything that converts into a `Source` can be opened: a path
+/// (`&Path`, `PathBuf`), a string (`&str`, `String`), the bytes of a
+/// whole file (`&[u8]`, `&Vec<u8>`, `&[u8; N]`). A string is read as:
+/// - a URL when it starts with a scheme this crate reads: `http://`,
+///   `https://`, `hf://`, `ms://`, `ollama://`, `s3://`, `gs://`, `az://`
+///   (also `s3a://`, `abfs://`, `abfss://`, `adl://`, `azure://`);
+/// - an entry of the local Ollama store when it is `ollama:NAME[:TAG]`
+///   (no `//`);
+/// - a local path otherwise. [`Source::path`] forces a path, for a file
+///   whose name looks like a URL or starts with `ollama:`.
+///
+/// A URL is never held in a `PathBuf`. Reading one needs the cargo feature
+/// `remote`; without it, opening one is an error saying so.
+///
+/// ```
+/// use gguf_core::read::Source;
+/// assert!(matches!(Source::from("models/m.gguf"), Source::Path(_)));
+/// assert!(matches!(Source::from("hf://owner/repo/m.gguf"), Source::Url(_)));
+/// assert!(matches!(Source::from("ollama:gemma3:270m"), Source::Ollama(_)));
+/// assert!(matches!(Source::path("hf://not-a-url"), Source::Path(_)));
+/// let bytes = vec![0u8; 4];
+/// assert!(matches!(Source::from(&bytes), Source::Bytes(_)));
+/// // Shown without credentials.
+/// assert_eq!(
+///     Source::from("https://user:pw@host/m.gguf?sig=abc").to_string(),
+///     "https://host/m.gguf?sig=REDACTED"
+/// );
+/// ```
+#[non_exhaustive]
+pub enum Source<'a> {
+    /// A local file (any shard of a split model, for
+    /// [`Model::open`](crate::model::Model::open)).
+    Path(PathBuf),
+    /// A whole file held in memory, borrowed.
+    Bytes(&'a [u8]),
+    /// A seekable stream: its header region is read, and each tensor's
+    /// data on request ([`Tensor::read`](super::Tensor::read)).
+    Reader(Stream),
+    /// A URL (see the type's docs for the schemes), as given: it may hold
+    /// credentials, so it is shown only redacted ([`redact_url`]).
+    Url(String),
+    /// A model of the local Ollama store: `ollama:NAME[:TAG]`, as given.
+    Ollama(String),
 }
 
-/// A file opened by path: its header region copied, its data section mapped.
-pub(crate) struct Mapped {
-    /// File bytes `0..header.len()`: the header region, normally up to
-    /// the data section (or the end of the file).
-    header: HeaderCopy,
-    /// File bytes `data_offset..`, absent when the data section is empty.
-    /// Its start is `data_offset`, not `header.len()`.
-    data: Option<Mmap>,
-    data_offset: usize,
-    /// Kept for kernel-side copies of tensor data.
-    file: File,
+/// A boxed `Read + Seek` stream, for [`Source::Reader`].
+pub struct Stream(pub(crate) Box<dyn ReadSeek + Send>);
+
+/// `Read + Seek`, nameable as one object type.
+pub(crate) trait ReadSeek: Read + Seek {}
+
+impl<T: Read + Seek> ReadSeek for T {}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Stream")
+    }
 }
 
-impl Source<'static> {
-    /// Opens `path`, parses its header region with `parse` (given the
-    /// header bytes and the file length; returns the parsed value and its
-    /// data offset), copies the header and maps the data section.
-    pub(crate) fn open<P>(
-        path: &Path,
-        parse: impl FnOnce(&[u8], u64) -> Result<(P, u64)>,
-    ) -> Result<(Source<'static>, P)> {
-        let file = File::open(path)?;
-        let meta = file.metadata()?;
-        if meta.is_dir() {
-            // Mapping a directory fails with ENODEV ("No such device").
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::IsADirectory,
-                "is a directory, not a GGUF file",
-            )
-            .into());
+impl<'a> Source<'a> {
+    /// A local path, whatever it looks like (a file named `ollama:x` or
+    /// `s3://x` in the current directory).
+    pub fn path(path: impl Into<PathBuf>) -> Self {
+        Source::Path(path.into())
+    }
+
+    /// A URL, whatever its scheme (an unsupported one is refused when
+    /// opened, naming the URL without credentials).
+    pub fn url(url: impl Into<String>) -> Self {
+        Source::Url(url.into())
+    }
+
+    /// The bytes of a whole file.
+    pub fn bytes(bytes: &'a [u8]) -> Self {
+        Source::Bytes(bytes)
+    }
+
+    /// A seekable stream; offsets count from its position when opened,
+    /// so a GGUF file embedded in a larger stream works.
+    ///
+    /// ```
+    /// use gguf_core::Gguf;
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
+    /// use gguf_core::{read::Source, GgufFile};
+    /// let file = GgufFile::open(Source::reader(std::io::Cursor::new(bytes)))?;
+    /// let t = file.tensor("output.weight")?;
+    /// assert_eq!(t.read()?.len() as u64, t.byte_size()?); // one read of the stream
+    /// # Ok(()) }
+    /// ```
+    pub fn reader(reader: impl Read + Seek + Send + 'static) -> Self {
+        Source::Reader(Stream(Box::new(reader)))
+    }
+
+    /// A model of the local Ollama store, `NAME[:TAG]` with or without
+    /// the `ollama:` prefix.
+    pub fn ollama(name: &str) -> Self {
+        match name.strip_prefix("ollama:") {
+            Some(_) => Source::Ollama(name.to_owned()),
+            None => Source::Ollama(format!("ollama:{name}")),
         }
-        let file_len = meta.len();
-        let (header, parsed, data_offset) = {
-            // Held while the header is read: an in-place commit holds the
-            // exclusive lock from its journal write to its last header byte.
-            // Advisory and best effort: a filesystem without locks still
-            // reads, as every other GGUF reader does.
-            let _lock = SharedLock::take(&file);
-            match saved_header(path, file_len)? {
-                Some(old) => {
-                    let (parsed, data_offset) = parse(&old, file_len)?;
-                    (HeaderCopy::from(old), parsed, data_offset)
-                }
-                None => read_header(&file, file_len, parse)?,
-            }
-        };
-        let mut header = header;
-        header.truncate(usize::try_from(data_offset.min(file_len)).unwrap_or(usize::MAX));
-        // Where the data section starts, whatever the header copy holds (a
-        // journal may hold less than the padded header region).
-        let data_offset = usize::try_from(data_offset.min(file_len)).unwrap_or(usize::MAX);
-        let data = if (data_offset as u64) < file_len {
-            // SAFETY: a map is sound while no one writes the mapped bytes of
-            // the file. This map covers only the data section, which this
-            // crate never writes in place: the editor writes the header
-            // region only, and every rewrite goes to a new file renamed over
-            // this one (our descriptor keeps the old inode). Another program
-            // writing or truncating the data section while it is mapped is
-            // the caveat every mmap-based reader shares.
-            #[allow(unsafe_code)]
-            let map = unsafe { MmapOptions::new().offset(data_offset as u64).map(&file)? };
-            Some(map)
+    }
+
+    /// True for a URL.
+    pub fn is_url(&self) -> bool {
+        matches!(self, Source::Url(_))
+    }
+
+    /// True for a local file given by path.
+    pub fn is_path(&self) -> bool {
+        matches!(self, Source::Path(_))
+    }
+}
+
+impl std::fmt::Display for Source<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Path(p) => write!(f, "{}", p.display()),
+            Source::Bytes(b) => write!(f, "<{} bytes in memory>", b.len()),
+            Source::Reader(_) => f.write_str("<stream>"),
+            Source::Url(u) => f.write_str(&redact_url(u)),
+            Source::Ollama(n) => f.write_str(n),
+        }
+    }
+}
+
+impl std::fmt::Debug for Source<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Redacted as Display is: a URL may carry a token.
+        write!(f, "Source({self})")
+    }
+}
+
+impl From<&str> for Source<'_> {
+    fn from(s: &str) -> Self {
+        if is_known_url(s) || looks_like_url(s) {
+            Source::Url(s.to_owned())
+        } else if s.starts_with("ollama:") {
+            Source::Ollama(s.to_owned())
         } else {
-            None
-        };
-        let mapped = Mapped {
-            header,
-            data,
-            data_offset,
-            file,
-        };
-        Ok((Source::File(mapped), parsed))
-    }
-}
-
-/// The header bytes to present instead of the file's when an interrupted
-/// edit left a complete journal beside it.
-#[cfg(unix)]
-fn saved_header(path: &Path, file_len: u64) -> Result<Option<Vec<u8>>> {
-    crate::edit::journal::saved_header(path, file_len)
-}
-
-#[cfg(not(unix))]
-fn saved_header(_: &Path, _: u64) -> Result<Option<Vec<u8>>> {
-    Ok(None)
-}
-
-/// A shared advisory lock, released explicitly on drop (closing is not
-/// enough while a forked child holds a copy of the descriptor).
-struct SharedLock<'f>(Option<&'f File>);
-
-impl<'f> SharedLock<'f> {
-    fn take(file: &'f File) -> Self {
-        SharedLock(file.lock_shared().ok().map(|()| file))
-    }
-}
-
-impl Drop for SharedLock<'_> {
-    fn drop(&mut self) {
-        if let Some(f) = self.0 {
-            let _ = f.unlock();
+            Source::Path(PathBuf::from(s))
         }
     }
 }
 
-impl Source<'_> {
-    /// The header region: the bytes every metadata offset points into.
-    pub(crate) fn header(&self) -> &[u8] {
-        match self {
-            Source::Borrowed(b) => b,
-            Source::File(m) => &m.header,
-            Source::Header(v) | Source::Window { header: v, .. } => v,
+impl From<String> for Source<'_> {
+    fn from(s: String) -> Self {
+        match Source::from(s.as_str()) {
+            Source::Path(_) => Source::Path(PathBuf::from(s)),
+            other => other,
         }
     }
+}
 
-    /// File bytes `start..start + len`, when held: within the header
-    /// region or within the data section, never across both.
-    pub(crate) fn range(&self, start: usize, len: usize) -> Option<&[u8]> {
-        let end = start.checked_add(len)?;
-        match self {
-            Source::Borrowed(b) => b.get(start..end),
-            Source::Header(v) => v.get(start..end),
-            Source::Window {
-                header,
-                start: base,
-                data,
-            } => match start.checked_sub(*base) {
-                Some(rel) => data.get(rel..rel + len),
-                None => header.get(start..end),
-            },
-            Source::File(m) => match start.checked_sub(m.data_offset) {
-                Some(rel) => m.data.as_deref().unwrap_or(&[]).get(rel..rel + len),
-                None => m.header.get(start..end),
-            },
-        }
+impl From<&String> for Source<'_> {
+    fn from(s: &String) -> Self {
+        Source::from(s.as_str())
     }
+}
 
-    /// The data section (`data_offset..`), when held.
-    pub(crate) fn data_section(&self, data_offset: u64) -> Option<&[u8]> {
-        match self {
-            Source::Borrowed(b) => Some(
-                usize::try_from(data_offset)
-                    .ok()
-                    .and_then(|d| b.get(d..))
-                    .unwrap_or(&[]),
-            ),
-            Source::File(m) => Some(m.data.as_deref().unwrap_or(&[])),
-            Source::Header(_) | Source::Window { .. } => None,
-        }
+impl From<&Path> for Source<'_> {
+    fn from(p: &Path) -> Self {
+        Source::Path(p.to_owned())
     }
+}
 
-    /// True when all tensor data is held.
-    pub(crate) fn has_data(&self) -> bool {
-        !matches!(self, Source::Header(_) | Source::Window { .. })
+impl From<PathBuf> for Source<'_> {
+    fn from(p: PathBuf) -> Self {
+        Source::Path(p)
     }
+}
 
-    /// Tells the kernel that file bytes `start..start + len` of the data
-    /// section will not be needed soon.
-    pub(crate) fn release(&self, start: usize, len: usize) {
-        #[cfg(unix)]
-        if let Source::File(Mapped {
-            data: Some(map),
-            data_offset,
-            ..
-        }) = self
-        {
-            let Some(rel) = start.checked_sub(*data_offset) else {
-                return;
-            };
-            if rel.checked_add(len).is_none_or(|end| end > map.len()) {
-                return;
-            }
-            // SAFETY: MADV_DONTNEED on a shared, read-only file map drops
-            // the pages from this process's page tables only; they were
-            // never written through the map, so nothing is lost, and the
-            // next access faults them in again from the page cache with
-            // the file's current contents, which are the same bytes (this
-            // crate never writes the data section in place). So no
-            // borrowed slice can observe a change. The range was checked
-            // above to lie inside the map (memmap2 checks offset and length
-            // only separately), so no other mapping is touched.
-            #[allow(unsafe_code)]
-            let _ =
-                unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, rel, len) };
-        }
-        #[cfg(not(unix))]
-        let _ = (start, len);
+impl From<&PathBuf> for Source<'_> {
+    fn from(p: &PathBuf) -> Self {
+        Source::Path(p.clone())
     }
+}
 
-    /// The mapped file, when the data section is a map of one.
-    pub(crate) fn file(&self) -> Option<&File> {
-        match self {
-            Source::File(m) => Some(&m.file),
-            _ => None,
-        }
+impl<'a> From<&'a [u8]> for Source<'a> {
+    fn from(b: &'a [u8]) -> Self {
+        Source::Bytes(b)
+    }
+}
+
+impl<'a> From<&'a Vec<u8>> for Source<'a> {
+    fn from(b: &'a Vec<u8>) -> Self {
+        Source::Bytes(b)
+    }
+}
+
+impl<'a, const N: usize> From<&'a [u8; N]> for Source<'a> {
+    fn from(b: &'a [u8; N]) -> Self {
+        Source::Bytes(b)
+    }
+}
+
+impl From<Stream> for Source<'_> {
+    fn from(s: Stream) -> Self {
+        Source::Reader(s)
     }
 }

@@ -1,6 +1,10 @@
 //! [`Tensor`]: one tensor's info and its zero-copy data.
 
-use crate::error::{CodecError, Error, FormatError, LookupError, Result};
+use crate::error::{BuildError, CodecError, FormatError, LookupError, SourceError};
+use std::borrow::Cow;
+use std::ops::Range;
+
+use crate::error::{Error, Result};
 use crate::format::layout::element_count;
 use crate::format::{Endian, GgmlType, TensorElement};
 use crate::read::Gguf;
@@ -15,7 +19,7 @@ use super::GgufFile;
 /// # fn main() -> gguf_core::Result<()> {
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// use gguf_core::{GgufFile, GgmlType};
-/// let file = GgufFile::from_bytes(&bytes)?;
+/// let file = GgufFile::open(&bytes)?;
 /// let t = file.tensor("token_embd.weight")?;
 /// assert_eq!(t.ggml_type(), GgmlType::F32);
 /// assert_eq!(t.element_count(), 32);
@@ -112,7 +116,7 @@ impl<'f> Tensor<'f> {
         }
         match held {
             Some(bytes) if nbytes > 0 => Ok(bytes),
-            // A header-only file, or a window holding another tensor.
+            // A header-only file (a stream, a remote file: see `read`).
             _ if !self.file.has_data() => Err(Error::Lookup(LookupError::DataNotLoaded {
                 tensor: self.name.into(),
             })),
@@ -124,6 +128,180 @@ impl<'f> Tensor<'f> {
                 file_len: self.file.file_len(),
             })),
         }
+    }
+
+    /// The data: borrowed when the file holds it (a memory map, the
+    /// caller's bytes), else read from its source by one range read (a
+    /// stream, a remote file: one request).
+    ///
+    /// ```
+    /// use gguf_core::Gguf;
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
+    /// let t = file.tensor("token_embd.weight")?;
+    /// assert!(matches!(t.read()?, std::borrow::Cow::Borrowed(_)));
+    /// assert_eq!(&*t.read()?, t.data()?);
+    /// # Ok(()) }
+    /// ```
+    pub fn read(&self) -> Result<Cow<'f, [u8]>> {
+        let size = self.byte_size()?;
+        self.read_range(0..size)
+    }
+
+    /// Bytes `range` of the data (relative to its start): borrowed when
+    /// held, else one range read.
+    ///
+    /// ```
+    /// use gguf_core::Gguf;
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
+    /// use gguf_core::{read::Source, GgufFile};
+    /// let file = GgufFile::open(Source::reader(std::io::Cursor::new(bytes)))?;
+    /// let t = file.tensor("token_embd.weight")?;
+    /// assert_eq!(t.read_range(4..8)?.as_ref(), 1f32.to_le_bytes());
+    /// assert!(t.read_range(0..1000).is_err()); // past its 128 bytes
+    /// # Ok(()) }
+    /// ```
+    pub fn read_range(&self, range: Range<u64>) -> Result<Cow<'f, [u8]>> {
+        let (offset, len) = self.check_range(&range)?;
+        match self.file.reader() {
+            Some(reader) if len > 0 => {
+                let bytes = reader.read_range(offset, len)?;
+                self.check_read(reader.name(), offset, len, bytes)
+                    .map(Cow::Owned)
+            }
+            _ => Ok(Cow::Borrowed(self.held_range(&range)?)),
+        }
+    }
+
+    /// Rows `rows` of the tensor (rows of `shape()[0]` elements) decoded
+    /// to `f32`: one range read when the data is not held.
+    ///
+    /// ```
+    /// use gguf_core::Gguf;
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
+    /// let t = file.tensor("token_embd.weight")?; // 4 rows of 8
+    /// assert_eq!(t.read_rows_f32(1..2)?, &t.to_f32()?[8..16]);
+    /// # Ok(()) }
+    /// ```
+    pub fn read_rows_f32(&self, rows: Range<u64>) -> Result<Vec<f32>> {
+        let (range, count) = self.row_bytes(&rows)?;
+        let bytes = self.read_range(range)?;
+        self.decode_rows(&bytes, count)
+    }
+
+    /// [`read`](Self::read) for async code: a remote tensor is fetched
+    /// without blocking the thread (cargo feature `remote`).
+    #[cfg(feature = "remote")]
+    pub async fn read_async(&self) -> Result<Cow<'f, [u8]>> {
+        let size = self.byte_size()?;
+        self.read_range_async(0..size).await
+    }
+
+    /// [`read_range`](Self::read_range) for async code.
+    #[cfg(feature = "remote")]
+    pub async fn read_range_async(&self, range: Range<u64>) -> Result<Cow<'f, [u8]>> {
+        let (offset, len) = self.check_range(&range)?;
+        match self.file.reader() {
+            Some(reader) if len > 0 => {
+                let bytes = reader.read_range_async(offset, len).await?;
+                self.check_read(reader.name(), offset, len, bytes)
+                    .map(Cow::Owned)
+            }
+            _ => Ok(Cow::Borrowed(self.held_range(&range)?)),
+        }
+    }
+
+    /// [`read_rows_f32`](Self::read_rows_f32) for async code.
+    #[cfg(feature = "remote")]
+    pub async fn read_rows_f32_async(&self, rows: Range<u64>) -> Result<Vec<f32>> {
+        let (range, count) = self.row_bytes(&rows)?;
+        let bytes = self.read_range_async(range).await?;
+        self.decode_rows(&bytes, count)
+    }
+
+    /// The absolute file range of `range` of the data, checked against
+    /// the tensor's size.
+    fn check_range(&self, range: &Range<u64>) -> Result<(u64, u64)> {
+        let size = self.byte_size()?;
+        if range.start > range.end || range.end > size {
+            return Err(Error::Build(BuildError::InvalidTensor {
+                tensor: self.name.into(),
+                reason: format!(
+                    "byte range {}..{} is outside its {size} bytes",
+                    range.start, range.end
+                ),
+            }));
+        }
+        Ok((self.file_offset() + range.start, range.end - range.start))
+    }
+
+    /// `range` of the data held in memory.
+    fn held_range(&self, range: &Range<u64>) -> Result<&'f [u8]> {
+        let data = self.data()?;
+        // Checked against the size, which `data` has.
+        Ok(&data[range.start as usize..range.end as usize])
+    }
+
+    /// A range read's bytes, when they are all there.
+    fn check_read(
+        &self,
+        source: Option<&str>,
+        offset: u64,
+        len: u64,
+        bytes: Vec<u8>,
+    ) -> Result<Vec<u8>> {
+        if bytes.len() as u64 != len {
+            return Err(Error::Source(SourceError::ShortRead {
+                source_name: source.unwrap_or("stream").into(),
+                offset,
+                expected: len,
+                got: bytes.len() as u64,
+            }));
+        }
+        Ok(bytes)
+    }
+
+    /// The byte range and element count of rows `rows`.
+    fn row_bytes(&self, rows: &Range<u64>) -> Result<(Range<u64>, usize)> {
+        let size = self.byte_size()?;
+        let row_len = self.shape().first().copied().unwrap_or(1);
+        let n_rows = self.element_count().checked_div(row_len).unwrap_or(0);
+        if rows.start > rows.end || rows.end > n_rows {
+            return Err(Error::Build(BuildError::InvalidTensor {
+                tensor: self.name.into(),
+                reason: format!(
+                    "rows {}..{} are outside its {n_rows} rows",
+                    rows.start, rows.end
+                ),
+            }));
+        }
+        let row_size = size.checked_div(n_rows).unwrap_or(0);
+        let count = (rows.end - rows.start)
+            .checked_mul(row_len)
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| {
+                Error::Build(BuildError::InvalidTensor {
+                    tensor: self.name.into(),
+                    reason: "too many elements for this machine".into(),
+                })
+            })?;
+        Ok((rows.start * row_size..rows.end * row_size, count))
+    }
+
+    fn decode_rows(&self, bytes: &[u8], count: usize) -> Result<Vec<f32>> {
+        let mut out = vec![0f32; count];
+        crate::tensor::dequantize_par(self.ggml_type(), self.file_endian(), bytes, &mut out)
+            .map_err(|e| {
+                Error::Codec(CodecError::TensorCodec {
+                    tensor: self.name.into(),
+                    source: Box::new(e),
+                })
+            })?;
+        Ok(out)
     }
 
     /// Byte order of the file the tensor belongs to.
@@ -221,7 +399,7 @@ impl<'f> Tensor<'f> {
     /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// let t = file.tensor("token_embd.weight")?;
     /// let values: &[f32] = t.as_slice()?;
     /// assert_eq!(values.len(), 32);

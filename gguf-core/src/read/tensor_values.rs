@@ -2,7 +2,10 @@
 //! at a time), `f16` and `bf16`, through the [`tensor`](crate::tensor)
 //! codecs in the file's byte order.
 
-use crate::error::{CodecError, Error, Result};
+use crate::error::CodecError;
+use std::borrow::Cow;
+
+use crate::error::{Error, Result};
 use crate::format::{Endian, GgmlType};
 use crate::tensor;
 
@@ -20,15 +23,22 @@ impl<'f> Tensor<'f> {
     /// The data, after checking the type has a size and a decoder
     /// (`UnknownTensorType` for unknown ids, a wrapped `UnsupportedType`
     /// for a sized type without one).
-    fn decodable(&self) -> Result<&'f [u8]> {
-        let data = self.data()?;
+    /// Read through [`read`](Tensor::read): borrowed when held, one
+    /// range read otherwise.
+    fn decodable(&self) -> Result<Cow<'f, [u8]>> {
+        self.check_decodable()?;
+        self.read()
+    }
+
+    fn check_decodable(&self) -> Result<()> {
+        self.byte_size()?;
         if !tensor::can_dequantize(self.ggml_type()) {
             return Err(self.codec_err(Error::Codec(CodecError::UnsupportedType {
                 ty: self.ggml_type(),
                 operation: "dequantize",
             })));
         }
-        Ok(data)
+        Ok(())
     }
 
     /// Every element decoded to `f32` (in file order: rows of `shape()[0]`
@@ -43,7 +53,7 @@ impl<'f> Tensor<'f> {
     /// b.add_tensor_quantized("w", GgmlType::Q8_0, &[32, 2], &x[..])?;
     /// let mut bytes = Vec::new();
     /// b.write(&mut bytes)?;
-    /// let file = GgufFile::from_bytes(&bytes)?;
+    /// let file = GgufFile::open(&bytes)?;
     /// let y = file.tensor("w")?.to_f32()?;
     /// assert!(x.iter().zip(&y).all(|(a, b)| (a - b).abs() < 0.02));
     /// # Ok(()) }
@@ -58,7 +68,7 @@ impl<'f> Tensor<'f> {
             }))
         })?;
         let mut out = vec![0f32; n];
-        tensor::dequantize_par(self.ggml_type(), self.file_endian(), data, &mut out)
+        tensor::dequantize_par(self.ggml_type(), self.file_endian(), &data, &mut out)
             .map_err(|e| self.codec_err(e))?;
         Ok(out)
     }
@@ -70,7 +80,7 @@ impl<'f> Tensor<'f> {
     /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// let t = file.tensor("token_embd.weight")?;
     /// let mut out = vec![0f32; t.element_count() as usize];
     /// t.to_f32_into(&mut out)?;
@@ -87,7 +97,7 @@ impl<'f> Tensor<'f> {
                 actual: out.len() as u64,
             })));
         }
-        tensor::dequantize_par(self.ggml_type(), self.file_endian(), data, out)
+        tensor::dequantize_par(self.ggml_type(), self.file_endian(), &data, out)
             .map_err(|e| self.codec_err(e))
     }
 
@@ -97,14 +107,14 @@ impl<'f> Tensor<'f> {
     /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// let h = file.tensor("token_embd.weight")?.to_f16()?;
     /// assert_eq!(h[1].to_f32(), 1.0);
     /// # Ok(()) }
     /// ```
     pub fn to_f16(&self) -> Result<Vec<half::f16>> {
         let data = self.decodable()?;
-        tensor::to_f16(self.ggml_type(), self.file_endian(), data).map_err(|e| self.codec_err(e))
+        tensor::to_f16(self.ggml_type(), self.file_endian(), &data).map_err(|e| self.codec_err(e))
     }
 
     /// Every element decoded, then rounded to bfloat16.
@@ -113,14 +123,14 @@ impl<'f> Tensor<'f> {
     /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// let h = file.tensor("token_embd.weight")?.to_bf16()?;
     /// assert_eq!(h[1].to_f32(), 1.0);
     /// # Ok(()) }
     /// ```
     pub fn to_bf16(&self) -> Result<Vec<half::bf16>> {
         let data = self.decodable()?;
-        tensor::to_bf16(self.ggml_type(), self.file_endian(), data).map_err(|e| self.codec_err(e))
+        tensor::to_bf16(self.ggml_type(), self.file_endian(), &data).map_err(|e| self.codec_err(e))
     }
 
     /// Decodes the tensor one row (`shape()[0]` elements) at a time into a
@@ -137,7 +147,7 @@ impl<'f> Tensor<'f> {
     /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// let t = file.tensor("token_embd.weight")?; // shape [8, 4]
     /// let mut rows = t.rows()?;
     /// assert_eq!(rows.len(), 4);
@@ -201,7 +211,7 @@ impl<'f> Tensor<'f> {
     /// use gguf_core::Gguf;
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// let mut max = f32::NEG_INFINITY;
     /// file.tensor("token_embd.weight")?.for_each_row(|_, row| {
     ///     max = row.iter().copied().fold(max, f32::max);
@@ -226,7 +236,7 @@ pub struct RowIter<'f> {
     name: &'f str,
     ty: GgmlType,
     endian: Endian,
-    data: &'f [u8],
+    data: Cow<'f, [u8]>,
     row_len: usize,
     row_bytes: usize,
     buf: Vec<f32>,

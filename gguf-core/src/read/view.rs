@@ -39,7 +39,7 @@ use super::{GgufFile, Tensor};
 ///     format!("{arch}: {} keys, {params} parameters", model.kv_count())
 /// }
 ///
-/// let file = GgufFile::from_bytes(&bytes)?;
+/// let file = GgufFile::open(&bytes)?;
 /// assert_eq!(describe(&file), "llama: 4 keys, 48 parameters");
 /// # Ok(()) }
 /// ```
@@ -90,7 +90,7 @@ pub trait Gguf {
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// use gguf_core::Gguf;
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// let (first_key, first_value) = file.metadata().next().unwrap();
     /// assert_eq!(first_key, "general.architecture");
     /// assert_eq!(first_value.as_str(), Some("llama"));
@@ -131,7 +131,7 @@ pub trait Gguf {
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// use gguf_core::Gguf;
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// assert_eq!(file.get::<u32>("llama.context_length")?, 4096);
     /// let err = file.get::<u64>("llama.context_length").unwrap_err();
     /// assert!(err.to_string().contains("has type u32, expected u64"));
@@ -161,7 +161,7 @@ pub trait Gguf {
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// use gguf_core::Gguf;
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// let tokens: Vec<&str> = file.get_strings("tokenizer.ggml.tokens")?.collect();
     /// assert_eq!(tokens.len(), 4);
     /// # Ok(()) }
@@ -177,7 +177,7 @@ pub trait Gguf {
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// use gguf_core::Gguf;
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// let scores: Vec<f32> = file.get_array_of::<f32>("tokenizer.ggml.scores")?.collect();
     /// assert_eq!(scores.len(), 4);
     /// let err = file.get_array_of::<u32>("tokenizer.ggml.scores").unwrap_err();
@@ -197,7 +197,7 @@ pub trait Gguf {
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// use gguf_core::Gguf;
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// assert_eq!(file.architecture()?, "llama");
     /// # Ok(()) }
     /// ```
@@ -235,7 +235,7 @@ pub trait Gguf {
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// use gguf_core::Gguf;
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// assert!(file.tensors_with_shard().all(|(shard, _)| shard == 0));
     /// # Ok(()) }
     /// ```

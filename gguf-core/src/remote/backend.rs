@@ -1,17 +1,15 @@
 //! What every backend shares: the identity of the file checked on each
 //! response, and the request counters.
 
+use crate::error::RemoteError;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::error::{Error, RemoteError, Result, SourceError};
+use crate::error::{Error, Result};
+use crate::read::Stats;
 
-use super::http::HttpSource;
-use super::location::Location;
 use super::redact::{server_text, Secrets};
-use super::store::StoreSource;
-use super::{RemoteOptions, Stats};
 
 /// The file's identity as the first response described it.
 #[derive(Debug, Clone, Default)]
@@ -21,58 +19,59 @@ pub(crate) struct Identity {
     pub last_modified: Option<String>,
 }
 
-/// One remote file and the connection to it.
+/// What one file's requests cost, counted by the sources as they send.
+#[derive(Default)]
+pub(crate) struct Counters {
+    /// Range requests sent (failed ones included).
+    pub requests: AtomicU64,
+    /// Metadata requests (an object store's `HEAD`, a manifest).
+    pub heads: AtomicU64,
+    /// Body bytes received.
+    pub bytes: AtomicU64,
+}
+
+/// A remote file read by range: HTTP(S) or an object store.
+#[async_trait::async_trait]
+pub(crate) trait RangeSource: Send + Sync {
+    /// Bytes `offset..offset + len` (fewer only at the end of the file)
+    /// and the identity the response describes; `known` is the first
+    /// response's, when there was one. `display` (the redacted URL) names
+    /// the file in errors.
+    async fn read_range(
+        &self,
+        display: &str,
+        offset: u64,
+        len: u64,
+        known: Option<Identity>,
+        counters: &Counters,
+    ) -> Result<(Vec<u8>, Identity)>;
+}
+
+/// One remote file and the connection to it: every response checked
+/// against the first one's identity.
 pub(crate) struct Backend {
     display: String,
-    kind: Kind,
+    source: Box<dyn RangeSource>,
     first: Mutex<Option<Identity>>,
-    requests: AtomicU64,
-    heads: AtomicU64,
-    bytes: AtomicU64,
+    counters: Counters,
     nanos: AtomicU64,
 }
 
-enum Kind {
-    Http(HttpSource),
-    Store(StoreSource),
-}
-
 impl Backend {
-    pub(crate) fn new(location: &Location, options: &RemoteOptions) -> Result<Self> {
-        let kind = match location {
-            Location::Http {
-                url,
-                token,
-                redirects,
-            } => Kind::Http(HttpSource::new(
-                url.clone(),
-                token.clone(),
-                *redirects,
-                options,
-            )?),
-            Location::Store { url } => Kind::Store(StoreSource::new(url, options)?),
-            Location::Ollama { .. } => {
-                return Err(Error::Source(SourceError::BadUrl {
-                    url: location.display(),
-                    reason: "the Ollama manifest must be read first (Location::resolve)".into(),
-                }))
-            }
-        };
-        Ok(Backend {
-            display: location.display(),
-            kind,
+    pub(crate) fn new(display: String, source: Box<dyn RangeSource>) -> Self {
+        Backend {
+            display,
+            source,
             first: Mutex::new(None),
-            requests: AtomicU64::new(0),
-            heads: AtomicU64::new(0),
-            bytes: AtomicU64::new(0),
+            counters: Counters::default(),
             nanos: AtomicU64::new(0),
-        })
+        }
     }
 
     /// Counts `n` metadata requests made before this backend existed (an
     /// Ollama manifest).
     pub(crate) fn count_metadata_requests(&self, n: u64) {
-        self.heads.fetch_add(n, Ordering::Relaxed);
+        self.counters.heads.fetch_add(n, Ordering::Relaxed);
     }
 
     /// The URL without credentials, for messages.
@@ -82,9 +81,9 @@ impl Backend {
 
     pub(crate) fn stats(&self) -> Stats {
         Stats {
-            requests: self.requests.load(Ordering::Relaxed),
-            head_requests: self.heads.load(Ordering::Relaxed),
-            bytes: self.bytes.load(Ordering::Relaxed),
+            requests: self.counters.requests.load(Ordering::Relaxed),
+            head_requests: self.counters.heads.load(Ordering::Relaxed),
+            bytes: self.counters.bytes.load(Ordering::Relaxed),
             elapsed: Duration::from_nanos(self.nanos.load(Ordering::Relaxed)),
         }
     }
@@ -103,25 +102,10 @@ impl Backend {
     pub(crate) async fn read(&self, offset: u64, len: u64) -> Result<(Vec<u8>, u64)> {
         let started = Instant::now();
         let known = self.identity();
-        let result = match &self.kind {
-            Kind::Http(h) => {
-                self.requests.fetch_add(1, Ordering::Relaxed);
-                h.read(&self.display, offset, len, known.as_ref(), &self.bytes)
-                    .await
-            }
-            Kind::Store(s) => {
-                let known = match known {
-                    Some(k) => k,
-                    None => {
-                        self.heads.fetch_add(1, Ordering::Relaxed);
-                        s.head(&self.display).await?
-                    }
-                };
-                self.requests.fetch_add(1, Ordering::Relaxed);
-                s.read(&self.display, offset, len, &known, &self.bytes)
-                    .await
-            }
-        };
+        let result = self
+            .source
+            .read_range(&self.display, offset, len, known, &self.counters)
+            .await;
         self.nanos
             .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
         let (bytes, identity) = result?;

@@ -12,10 +12,10 @@ use url::Url;
 
 use crate::error::{Error, FormatError, RemoteError, Result, SourceError};
 
-use super::backend::Identity;
+use super::backend::{Counters, Identity, RangeSource};
 use super::redact::{redact, server_text, Secrets};
 use super::redirect::{keep_for_other_origin, next_hop, same_origin, Policy, Refused};
-use super::RemoteOptions;
+use crate::read::RemoteOptions;
 
 pub(crate) struct HttpSource {
     client: reqwest::Client,
@@ -110,13 +110,14 @@ impl HttpSource {
             Failure::Http(e) => network(display, e, what, self.timeouts, &self.secrets),
             Failure::Refused(r) => Error::Remote(RemoteError::RedirectRefused {
                 url: display.into(),
-                to: super::redact_url(&r.to),
+                to: crate::read::redact_url(&r.to),
                 reason: r.reason,
             }),
         }
     }
 
-    /// One `GET` with `Range: bytes=offset-(offset+len-1)`.
+    /// One `GET` with `Range: bytes=offset-(offset+len-1)`; the
+    /// [`RangeSource`] impl counts it.
     pub(crate) async fn read(
         &self,
         display: &str,
@@ -397,5 +398,21 @@ impl HttpSource {
             }
             body.extend_from_slice(&chunk);
         }
+    }
+}
+
+#[async_trait::async_trait]
+impl RangeSource for HttpSource {
+    async fn read_range(
+        &self,
+        display: &str,
+        offset: u64,
+        len: u64,
+        known: Option<Identity>,
+        counters: &Counters,
+    ) -> Result<(Vec<u8>, Identity)> {
+        counters.requests.fetch_add(1, Ordering::Relaxed);
+        self.read(display, offset, len, known.as_ref(), &counters.bytes)
+            .await
     }
 }

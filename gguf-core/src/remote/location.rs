@@ -1,46 +1,17 @@
 //! Which backend a URL goes to, and `hf://` to the Hub's resolve URL.
 
+use crate::error::SourceError;
 use url::Url;
 
-use crate::error::{Error, Result, SourceError};
+use crate::error::{Error, Result};
 
+use super::backend::Backend;
+use super::http::HttpSource;
 use super::redact::redact;
 use super::redirect::Policy;
-use super::RemoteOptions;
-
-/// Schemes handled by `object_store`.
-const STORE_SCHEMES: &[&str] = &["s3", "s3a", "gs", "az", "abfs", "abfss", "adl", "azure"];
-
-/// True when `s` is a URL this module reads (`http(s)://`, `hf://`,
-/// `ms://`, `ollama://` or an object-store scheme), false for a local path
-/// (and for `ollama:NAME`, a model of the local Ollama store: see
-/// [`ollama_model_path`](super::ollama_model_path)).
-///
-/// ```
-/// use gguf_core::remote::is_remote;
-/// assert!(is_remote("https://example.com/m.gguf"));
-/// assert!(is_remote("s3://bucket/m.gguf"));
-/// assert!(is_remote("hf://owner/repo/m.gguf"));
-/// assert!(is_remote("ms://owner/repo/m.gguf"));
-/// assert!(is_remote("ollama://registry.ollama.ai/library/gemma3:270m"));
-/// assert!(!is_remote("ollama:gemma3:270m"));
-/// assert!(!is_remote("models/m.gguf"));
-/// assert!(!is_remote("C:/models/m.gguf"));
-/// ```
-pub fn is_remote(s: &str) -> bool {
-    match s.split_once("://") {
-        Some((scheme, _)) => {
-            let scheme = scheme.to_ascii_lowercase();
-            scheme == "http"
-                || scheme == "https"
-                || scheme == "hf"
-                || scheme == "ms"
-                || scheme == "ollama"
-                || STORE_SCHEMES.contains(&scheme.as_str())
-        }
-        None => false,
-    }
-}
+use super::store::StoreSource;
+use crate::read::RemoteOptions;
+use crate::read::STORE_SCHEMES;
 
 /// A parsed remote location. Its `Debug` shows the redacted URL only:
 /// it may hold a token.
@@ -69,7 +40,7 @@ impl std::fmt::Debug for Location {
 
 fn bad(url: &str, reason: impl Into<String>) -> Error {
     Error::Source(SourceError::BadUrl {
-        url: super::redact_url(url),
+        url: crate::read::redact_url(url),
         reason: reason.into(),
     })
 }
@@ -85,7 +56,10 @@ impl Location {
             }),
             "hf" => hf(s, options),
             "ms" => modelscope(s),
-            "ollama" => super::ollama::registry_location(s),
+            "ollama" => {
+                let (repo, tag) = super::ollama::registry_location(s)?;
+                Ok(Location::Ollama { repo, tag })
+            }
             scheme if STORE_SCHEMES.contains(&scheme) => Ok(Location::Store { url }),
             scheme => Err(bad(
                 s,
@@ -115,6 +89,31 @@ impl Location {
             }
             other => Ok((other, 0)),
         }
+    }
+
+    /// A connection to the file at this location (an Ollama model must be
+    /// resolved first, [`resolve`](Self::resolve)).
+    pub(crate) fn connect(&self, options: &RemoteOptions) -> Result<Backend> {
+        let source: Box<dyn super::backend::RangeSource> = match self {
+            Location::Http {
+                url,
+                token,
+                redirects,
+            } => Box::new(HttpSource::new(
+                url.clone(),
+                token.clone(),
+                *redirects,
+                options,
+            )?),
+            Location::Store { url } => Box::new(StoreSource::new(url, options)?),
+            Location::Ollama { .. } => {
+                return Err(Error::Source(SourceError::BadUrl {
+                    url: self.display(),
+                    reason: "the Ollama manifest must be read first (Location::resolve)".into(),
+                }))
+            }
+        };
+        Ok(Backend::new(self.display(), source))
     }
 
     /// The URL as it may be shown ([`redact_url`](super::redact_url)).

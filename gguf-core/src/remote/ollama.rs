@@ -1,38 +1,23 @@
-//! Ollama models: the local store (`ollama:NAME[:TAG]`) and registries
-//! over the OCI distribution API (`ollama://HOST/[NAMESPACE/]MODEL[:TAG]`).
-//!
-//! Both hold a model as an OCI-like manifest (JSON; its `layers` name
-//! blobs by `mediaType` and `digest`) whose layer of media type
-//! [`MODEL_MEDIA_TYPE`] is the GGUF file. In the local store, under
-//! `$OLLAMA_MODELS` (default `~/.ollama/models`), the manifest is the file
-//! `manifests/REGISTRY/NAMESPACE/MODEL/TAG` and the blob of digest
-//! `sha256:HEX` is the file `blobs/sha256-HEX`. A registry serves the
-//! manifest at `/v2/NAMESPACE/MODEL/manifests/TAG` and the blob at
+//! Ollama registries over the OCI distribution API
+//! (`ollama://HOST/[NAMESPACE/]MODEL[:TAG]`). They hold a model as the
+//! local store does (`read/ollama_store.rs`): an OCI-like manifest whose
+//! layer of media type `application/vnd.ollama.image.model` is the GGUF
+//! file. A registry serves the manifest at `/v2/NAMESPACE/MODEL/manifests/TAG` and the blob at
 //! `/v2/NAMESPACE/MODEL/blobs/sha256:HEX`, which is then read by range
 //! requests like any HTTP file.
 
-use std::io::Read;
-use std::path::PathBuf;
-
 use url::Url;
 
-use crate::error::{Error, Result, SourceError};
+use crate::error::Result;
+use crate::read::ollama_store::{bad, model_digest, parse_name, MANIFEST_LIMIT};
 
-use super::location::Location;
 use super::redact::redact;
 use super::redirect::{is_loopback, Policy};
-use super::RemoteOptions;
-
-/// The media type of the layer holding the GGUF file.
-pub const MODEL_MEDIA_TYPE: &str = "application/vnd.ollama.image.model";
+use crate::read::RemoteOptions;
 
 /// What a registry is asked for (Ollama's registries answer with this
 /// manifest schema).
 pub(crate) const MANIFEST_ACCEPT: &str = "application/vnd.docker.distribution.manifest.v2+json";
-
-const DEFAULT_REGISTRY: &str = "registry.ollama.ai";
-const DEFAULT_NAMESPACE: &str = "library";
-const DEFAULT_TAG: &str = "latest";
 
 /// A registry is read over HTTPS, plain HTTP only on this machine; its
 /// redirects (a blob's CDN) are held to the same rule.
@@ -40,207 +25,10 @@ pub(crate) const REDIRECTS: Policy = Policy {
     loopback_http_only: true,
 };
 
-/// Manifests are a few hundred bytes; anything past this is not one.
-pub(crate) const MANIFEST_LIMIT: u64 = 1 << 20;
-
-/// A model's full name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Name {
-    pub registry: String,
-    pub namespace: String,
-    pub model: String,
-    pub tag: String,
-}
-
-fn bad(s: &str, reason: impl Into<String>) -> Error {
-    Error::Source(SourceError::BadUrl {
-        url: super::redact_url(s),
-        reason: reason.into(),
-    })
-}
-
-/// Name parts become path components of the store: only characters that
-/// cannot climb out of it.
-fn valid_part(p: &str, allow_colon: bool) -> bool {
-    !p.is_empty()
-        && p != "."
-        && p != ".."
-        && p.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b) || (allow_colon && b == b':'))
-}
-
-/// `[[REGISTRY/]NAMESPACE/]MODEL[:TAG]`; `registry_first` makes the
-/// registry mandatory (`HOST/[NAMESPACE/]MODEL[:TAG]`).
-fn parse_name(s: &str, rest: &str, registry_first: bool) -> Result<Name> {
-    let form = if registry_first {
-        "expected ollama://HOST/[NAMESPACE/]MODEL[:TAG]"
-    } else {
-        "expected ollama:[[REGISTRY/]NAMESPACE/]MODEL[:TAG]"
-    };
-    // The tag follows the last ':' when no '/' comes after it (a
-    // registry's port comes before a '/').
-    let (path, tag) = match rest.rfind(':') {
-        Some(c) if rest.rfind('/').is_none_or(|slash| c > slash) => (&rest[..c], &rest[c + 1..]),
-        _ => (rest, DEFAULT_TAG),
-    };
-    let parts: Vec<&str> = path.split('/').collect();
-    let (registry, namespace, model) = match (registry_first, parts.as_slice()) {
-        (false, [m]) => (DEFAULT_REGISTRY, DEFAULT_NAMESPACE, *m),
-        (false, [n, m]) => (DEFAULT_REGISTRY, *n, *m),
-        (_, [r, n, m]) => (*r, *n, *m),
-        (true, [r, m]) => (*r, DEFAULT_NAMESPACE, *m),
-        _ => return Err(bad(s, form)),
-    };
-    if !valid_part(registry, true)
-        || !valid_part(namespace, false)
-        || !valid_part(model, false)
-        || !valid_part(tag, false)
-    {
-        return Err(bad(
-            s,
-            format!("{form}; names may hold only letters, digits, '.', '_' and '-'"),
-        ));
-    }
-    Ok(Name {
-        registry: registry.into(),
-        namespace: namespace.into(),
-        model: model.into(),
-        tag: tag.into(),
-    })
-}
-
-/// True when `s` names a model of the local Ollama store (`ollama:NAME`,
-/// not `ollama://`).
-///
-/// ```
-/// use gguf_core::remote::is_ollama_store;
-/// assert!(is_ollama_store("ollama:gemma3:270m"));
-/// assert!(!is_ollama_store("ollama://registry.ollama.ai/library/gemma3:270m"));
-/// assert!(!is_ollama_store("models/ollama:x.gguf"));
-/// ```
-pub fn is_ollama_store(s: &str) -> bool {
-    s.starts_with("ollama:") && !s.starts_with("ollama://")
-}
-
-/// The Ollama store's directory: `$OLLAMA_MODELS`, else
-/// `~/.ollama/models`.
-fn store_dir(s: &str) -> Result<PathBuf> {
-    if let Some(dir) = std::env::var_os("OLLAMA_MODELS").filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(dir));
-    }
-    let home = std::env::var_os("HOME")
-        .or_else(|| std::env::var_os("USERPROFILE"))
-        .filter(|h| !h.is_empty())
-        .ok_or_else(|| bad(s, "neither OLLAMA_MODELS nor HOME is set"))?;
-    Ok(PathBuf::from(home).join(".ollama").join("models"))
-}
-
-/// The path of the GGUF blob of `ollama:[[REGISTRY/]NAMESPACE/]MODEL[:TAG]`
-/// in the local Ollama store (`$OLLAMA_MODELS`, else `~/.ollama/models`):
-/// the manifest `manifests/REGISTRY/NAMESPACE/MODEL/TAG` is read (registry
-/// `registry.ollama.ai`, namespace `library` and tag `latest` by default)
-/// and its [`MODEL_MEDIA_TYPE`] layer's blob, `blobs/sha256-HEX`, is the
-/// model. Open it like any local file.
-///
-/// ```no_run
-/// # fn main() -> gguf_core::Result<()> {
-/// let path = gguf_core::remote::ollama_model_path("ollama:gemma3:270m")?;
-/// let file = gguf_core::GgufFile::open(&path)?;
-/// # Ok(()) }
-/// ```
-pub fn ollama_model_path(s: &str) -> Result<PathBuf> {
-    let rest = s
-        .strip_prefix("ollama:")
-        .filter(|_| is_ollama_store(s))
-        .ok_or_else(|| bad(s, "expected ollama:[[REGISTRY/]NAMESPACE/]MODEL[:TAG]"))?;
-    let name = parse_name(s, rest, false)?;
-    let dir = store_dir(s)?;
-    let manifest_path = dir
-        .join("manifests")
-        .join(&name.registry)
-        .join(&name.namespace)
-        .join(&name.model)
-        .join(&name.tag);
-    let shown = manifest_path.display().to_string();
-    let manifest = read_limited(&manifest_path).map_err(|e| {
-        Error::Source(SourceError::BadManifest {
-            source_name: shown.clone(),
-            reason: if e.kind() == std::io::ErrorKind::NotFound {
-                format!(
-                    "no such model in the Ollama store {} (is it pulled?)",
-                    dir.display()
-                )
-            } else {
-                format!("cannot read it: {e}")
-            },
-        })
-    })?;
-    let hex = model_digest(&shown, &manifest)?;
-    let blob = dir.join("blobs").join(format!("sha256-{hex}"));
-    if !blob.is_file() {
-        return Err(Error::Source(SourceError::BadManifest {
-            source_name: shown,
-            reason: format!("its model blob {} is missing", blob.display()),
-        }));
-    }
-    Ok(blob)
-}
-
-fn read_limited(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
-    let mut out = Vec::new();
-    std::fs::File::open(path)?
-        .take(MANIFEST_LIMIT + 1)
-        .read_to_end(&mut out)?;
-    if out.len() as u64 > MANIFEST_LIMIT {
-        return Err(std::io::Error::other(format!(
-            "larger than {MANIFEST_LIMIT} bytes: not a manifest"
-        )));
-    }
-    Ok(out)
-}
-
-/// The hex digest of the model layer of `manifest` (JSON).
-pub(crate) fn model_digest(shown: &str, manifest: &[u8]) -> Result<String> {
-    let err = |reason: String| {
-        Error::Source(SourceError::BadManifest {
-            source_name: shown.into(),
-            reason,
-        })
-    };
-    let doc: serde_json::Value =
-        serde_json::from_slice(manifest).map_err(|e| err(format!("not JSON: {e}")))?;
-    let layers = doc
-        .get("layers")
-        .and_then(|l| l.as_array())
-        .ok_or_else(|| err("no \"layers\" array".into()))?;
-    let mut models = layers
-        .iter()
-        .filter(|l| l.get("mediaType").and_then(|m| m.as_str()) == Some(MODEL_MEDIA_TYPE));
-    let layer = models
-        .next()
-        .ok_or_else(|| err(format!("no layer of media type {MODEL_MEDIA_TYPE}")))?;
-    if models.next().is_some() {
-        return Err(err(format!(
-            "several layers of media type {MODEL_MEDIA_TYPE} (a model with adapters or projectors split off is not one GGUF file)"
-        )));
-    }
-    let digest = layer
-        .get("digest")
-        .and_then(|d| d.as_str())
-        .ok_or_else(|| err("the model layer has no digest".into()))?;
-    match digest.strip_prefix("sha256:") {
-        Some(hex) if hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
-            Ok(hex.to_ascii_lowercase())
-        }
-        _ => Err(err(format!(
-            "the model layer's digest {digest:?} is not sha256:HEX"
-        ))),
-    }
-}
-
-/// `ollama://HOST/[NAMESPACE/]MODEL[:TAG]`: HTTPS, except to a loopback
-/// host (a registry on this machine), which is plain HTTP.
-pub(crate) fn registry_location(s: &str) -> Result<Location> {
+/// `ollama://HOST/[NAMESPACE/]MODEL[:TAG]`: the repository's URL
+/// (`…/v2/NAMESPACE/MODEL/`) and the tag. HTTPS, except to a loopback host
+/// (a registry on this machine), which is plain HTTP.
+pub(crate) fn registry_location(s: &str) -> Result<(Url, String)> {
     let rest = &s["ollama://".len()..];
     let name = parse_name(s, rest, true)?;
     let base = Url::parse(&format!("https://{}/", name.registry))
@@ -251,10 +39,7 @@ pub(crate) fn registry_location(s: &str) -> Result<Location> {
         name.registry, name.namespace, name.model
     ))
     .map_err(|e| bad(s, format!("bad registry host: {e}")))?;
-    Ok(Location::Ollama {
-        repo,
-        tag: name.tag,
-    })
+    Ok((repo, name.tag))
 }
 
 /// The blob URL of the model layer of the manifest at `repo`'s tag `tag`
@@ -285,58 +70,11 @@ pub(crate) async fn resolve_registry(
 mod tests {
     use super::*;
 
-    fn name(s: &str) -> Result<Name> {
-        let (rest, first) = match s.strip_prefix("ollama://") {
-            Some(r) => (r, true),
-            None => (&s["ollama:".len()..], false),
-        };
-        parse_name(s, rest, first)
-    }
-
-    #[test]
-    fn names_take_ollamas_defaults() {
-        let n = name("ollama:gemma3").unwrap();
-        assert_eq!(
-            (
-                n.registry.as_str(),
-                n.namespace.as_str(),
-                n.model.as_str(),
-                n.tag.as_str()
-            ),
-            ("registry.ollama.ai", "library", "gemma3", "latest")
-        );
-        let n = name("ollama:me/m:q4").unwrap();
-        assert_eq!((n.namespace.as_str(), n.tag.as_str()), ("me", "q4"));
-        let n = name("ollama:hf.co/o/m:Q8_0").unwrap();
-        assert_eq!(n.registry, "hf.co");
-        let n = name("ollama://127.0.0.1:5000/m:1b").unwrap();
-        assert_eq!(
-            (
-                n.registry.as_str(),
-                n.namespace.as_str(),
-                n.model.as_str(),
-                n.tag.as_str()
-            ),
-            ("127.0.0.1:5000", "library", "m", "1b")
-        );
-        for bad in [
-            "ollama:",
-            "ollama:../m",
-            "ollama:a/b/c/d",
-            "ollama:m:",
-            "ollama:m:../x",
-            "ollama://host",
-            "ollama:a\\b",
-        ] {
-            assert!(name(bad).is_err(), "{bad}");
-        }
-    }
-
     #[test]
     fn registry_urls_are_https_except_loopback() {
-        let url = |s: &str| match registry_location(s).unwrap() {
-            Location::Ollama { repo, tag } => format!("{repo} {tag}"),
-            _ => unreachable!(),
+        let url = |s: &str| {
+            let (repo, tag) = registry_location(s).unwrap();
+            format!("{repo} {tag}")
         };
         assert_eq!(
             url("ollama://registry.ollama.ai/gemma3:270m"),
@@ -346,26 +84,5 @@ mod tests {
             url("ollama://127.0.0.1:8080/me/m"),
             "http://127.0.0.1:8080/v2/me/m/ latest"
         );
-    }
-
-    #[test]
-    fn manifest_digest() {
-        let hex = "ab".repeat(32);
-        let m = format!(
-            r#"{{"layers":[{{"mediaType":"application/vnd.ollama.image.license","digest":"sha256:{0}"}},
-            {{"mediaType":"{MODEL_MEDIA_TYPE}","digest":"sha256:{0}","size":1}}]}}"#,
-            hex
-        );
-        assert_eq!(model_digest("m", m.as_bytes()).unwrap(), hex);
-        for bad in [
-            "{}".to_string(),
-            "[".to_string(),
-            r#"{"layers":[]}"#.to_string(),
-            format!(
-                r#"{{"layers":[{{"mediaType":"{MODEL_MEDIA_TYPE}","digest":"sha256:../x"}}]}}"#
-            ),
-        ] {
-            assert!(model_digest("m", bad.as_bytes()).is_err(), "{bad}");
-        }
     }
 }

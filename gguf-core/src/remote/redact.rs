@@ -9,66 +9,13 @@
 
 use url::Url;
 
+use crate::read::redact_url;
+
 /// What replaces a hidden value.
 const HIDDEN: &str = "REDACTED";
 
 /// The most bytes of server text an error message carries.
 pub(crate) const SERVER_TEXT_LIMIT: usize = 400;
-
-/// `url` as it may be shown: scheme, host, port and path kept, user info
-/// dropped, each query value replaced by `REDACTED` (the names stay, so a
-/// reader still sees which parameters were sent), the fragment dropped.
-/// Text that is not a URL (`scheme://…`), such as a local path, is
-/// returned unchanged.
-///
-/// Every URL the library and the `gguf` command show (messages,
-/// `--verbose` lines, hash manifests, JSON) goes through this function.
-///
-/// ```
-/// use gguf_core::remote::redact_url;
-/// assert_eq!(
-///     redact_url("https://user:pass@host:8443/m.gguf?X-Amz-Signature=abc&flag#frag"),
-///     "https://host:8443/m.gguf?X-Amz-Signature=REDACTED&flag"
-/// );
-/// assert_eq!(redact_url("s3://bucket/dir/m.gguf"), "s3://bucket/dir/m.gguf");
-/// assert_eq!(redact_url("models/m.gguf?x=1"), "models/m.gguf?x=1");
-/// ```
-pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let is_scheme = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-        && scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
-    if !is_scheme {
-        return url.to_owned();
-    }
-    // The authority ends at the first '/', '?' or '#' ('\' too: browsers
-    // and the url crate treat it as '/' in http(s) URLs); user info ends
-    // at its last '@'.
-    let authority_end = rest.find(['/', '?', '#', '\\']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let tail = tail.split_once('#').map_or(tail, |(t, _)| t);
-    let (path, query) = match tail.split_once('?') {
-        Some((p, q)) => (p, Some(q)),
-        None => (tail, None),
-    };
-    let mut out = format!("{scheme}://{host}{path}");
-    if let Some(query) = query {
-        out.push('?');
-        let params: Vec<String> = query
-            .split('&')
-            .map(|p| match p.split_once('=') {
-                Some((name, _)) => format!("{name}={HIDDEN}"),
-                None => p.to_owned(),
-            })
-            .collect();
-        out.push_str(&params.join("&"));
-    }
-    out
-}
 
 /// [`redact_url`] of a parsed URL.
 pub(crate) fn redact(url: &Url) -> String {

@@ -52,7 +52,7 @@ impl std::fmt::Display for Refused {
         write!(
             f,
             "refused a redirect to {}: {}",
-            super::redact_url(&self.to),
+            crate::read::redact_url(&self.to),
             self.reason
         )
     }

@@ -13,10 +13,10 @@ use url::Url;
 
 use crate::error::{Error, RemoteError, Result, SourceError};
 
-use super::backend::Identity;
+use super::backend::{Counters, Identity, RangeSource};
 use super::redact::{redact, server_text, Secrets};
 use super::store_http::Connector;
-use super::RemoteOptions;
+use crate::read::RemoteOptions;
 
 pub(crate) struct StoreSource {
     store: Arc<dyn ObjectStore>,
@@ -227,5 +227,30 @@ fn store_error(display: &str, e: object_store::Error, secrets: &Secrets) -> Erro
             url: display.into(),
             message: server_text(&super::http::chain(&e), secrets),
         }),
+    }
+}
+
+#[async_trait::async_trait]
+impl RangeSource for StoreSource {
+    /// A `HEAD` first (the object's size and identity), then ranged `GET`s
+    /// conditional on it.
+    async fn read_range(
+        &self,
+        display: &str,
+        offset: u64,
+        len: u64,
+        known: Option<Identity>,
+        counters: &Counters,
+    ) -> Result<(Vec<u8>, Identity)> {
+        let known = match known {
+            Some(k) => k,
+            None => {
+                counters.heads.fetch_add(1, Ordering::Relaxed);
+                self.head(display).await?
+            }
+        };
+        counters.requests.fetch_add(1, Ordering::Relaxed);
+        self.read(display, offset, len, &known, &counters.bytes)
+            .await
     }
 }

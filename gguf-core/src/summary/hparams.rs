@@ -17,7 +17,7 @@ use super::PerLayer;
 /// # fn main() -> gguf_core::Result<()> {
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 /// use gguf_core::{summary::ArchParams, FromMetadata, GgufFile};
-/// let file = GgufFile::from_bytes(&bytes)?;
+/// let file = GgufFile::open(&bytes)?;
 /// let hp = ArchParams::from_gguf(&file)?;
 /// assert_eq!(hp.context_length, Some(4096));
 /// # Ok(()) }

@@ -9,7 +9,7 @@
 //! # fn main() -> gguf_core::Result<()> {
 //! # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
 //! use gguf_core::{summary::ModelSummary, GgufFile};
-//! let file = GgufFile::from_bytes(&bytes)?;
+//! let file = GgufFile::open(&bytes)?;
 //! let s = ModelSummary::of(&file)?;
 //! assert_eq!(s.architecture.as_deref(), Some("llama"));
 //! assert_eq!(s.parameters, 8 * 4 + 8 * 2);

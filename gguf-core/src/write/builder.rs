@@ -96,7 +96,7 @@ pub(crate) struct PendingTensor<'a> {
 ///
 /// let mut bytes = Vec::new();
 /// b.write(&mut bytes)?;
-/// let file = GgufFile::from_bytes(&bytes)?;
+/// let file = GgufFile::open(&bytes)?;
 /// assert_eq!(file.get::<u32>("llama.context_length")?, 4096);
 /// assert_eq!(file.tensor("output.weight")?.as_slice::<f32>()?, &weights[..]);
 /// # Ok(()) }
@@ -135,7 +135,7 @@ impl<'a> Builder<'a> {
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// use gguf_core::{write::Builder, GgufFile};
-    /// let file = GgufFile::from_bytes(&bytes)?;
+    /// let file = GgufFile::open(&bytes)?;
     /// let mut out = Vec::new();
     /// Builder::from_file(&file)?.write(&mut out)?;
     /// assert_eq!(out, bytes);
@@ -446,7 +446,7 @@ impl<'a> Builder<'a> {
     /// assert!(b.add_tensor_quantized("bad", GgmlType::Q4_K, &[128, 4], &x[..]).is_err());
     /// let mut bytes = Vec::new();
     /// b.write(&mut bytes)?;
-    /// let file = GgufFile::from_bytes(&bytes)?;
+    /// let file = GgufFile::open(&bytes)?;
     /// assert_eq!(file.tensor("w")?.data()?, tensor::quantize(GgmlType::Q4_K, &x, &[256, 2])?);
     /// # Ok(()) }
     /// ```
@@ -471,13 +471,13 @@ impl<'a> Builder<'a> {
     /// # fn main() -> gguf_core::Result<()> {
     /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
     /// use gguf_core::{write::Builder, GgmlType, GgufFile};
-    /// let file = GgufFile::from_bytes(&bytes)?;
+    /// let file = GgufFile::open(&bytes)?;
     /// let mut b = Builder::from_file(&file)?;
     /// b.requantize_tensor("token_embd.weight", GgmlType::F16)?;
     /// assert!(b.requantize_tensor("token_embd.weight", GgmlType::Q8_0).is_err()); // 8 % 32 != 0
     /// let mut out = Vec::new();
     /// b.write(&mut out)?;
-    /// let t = GgufFile::from_bytes(&out)?;
+    /// let t = GgufFile::open(&out)?;
     /// let t = t.tensor("token_embd.weight")?;
     /// assert_eq!(t.ggml_type(), GgmlType::F16);
     /// assert_eq!(t.to_f32()?, file.tensor("token_embd.weight")?.to_f32()?);

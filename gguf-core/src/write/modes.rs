@@ -371,7 +371,7 @@ impl<'a> Builder<'a> {
     /// let mut b = gguf_core::write::Builder::new();
     /// b.add_tensor_typed("t", &[2], &[1.0f32, 2.0][..])?;
     /// let bytes = b.to_vec()?;
-    /// let file = gguf_core::GgufFile::from_bytes(&bytes)?;
+    /// let file = gguf_core::GgufFile::open(&bytes)?;
     /// assert_eq!(file.tensor("t")?.as_slice::<f32>()?, [1.0, 2.0]);
     /// # Ok(()) }
     /// ```
@@ -579,7 +579,7 @@ impl<'a> Builder<'a> {
     /// assert!(w.write_tensor("a", &[0u8; 8]).is_err()); // "b" is due
     /// w.write_tensor("b", &[1, 2, 3])?;
     /// w.finish()?;
-    /// assert_eq!(gguf_core::GgufFile::from_bytes(&out)?.tensor("b")?.data()?, &[1, 2, 3]);
+    /// assert_eq!(gguf_core::GgufFile::open(&out)?.tensor("b")?.data()?, &[1, 2, 3]);
     /// # Ok(()) }
     /// ```
     pub fn write_metadata_first<W: Write>(&mut self, mut w: W) -> Result<MetadataFirst<'_, 'a, W>> {
@@ -918,7 +918,7 @@ mod tests {
     #[test]
     fn nonzero_source_padding_splits_the_copy_and_is_written_as_zeros() {
         let mut bytes = padded_file();
-        let file = crate::GgufFile::from_bytes(&bytes).unwrap();
+        let file = crate::GgufFile::open(&bytes).unwrap();
         // The padding after t1 (24 bytes) holds garbage in the source.
         let t1 = file.tensor("t1").unwrap();
         let gap = (t1.file_offset() + 40) as usize;

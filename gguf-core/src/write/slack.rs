@@ -30,7 +30,7 @@ impl Builder<'_> {
     /// b.reserve_metadata(4096)?;
     /// let mut out = Vec::new();
     /// b.write(&mut out)?;
-    /// let file = gguf_core::GgufFile::from_bytes(&out)?;
+    /// let file = gguf_core::GgufFile::open(&out)?;
     /// assert_eq!(file.get_array(gguf_core::write::SLACK_KEY)?.len(), 4096);
     /// # Ok(()) }
     /// ```

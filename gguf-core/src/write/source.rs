@@ -143,13 +143,19 @@ impl TensorData<'_> {
                 write_swapped(bytes, *elem_size, endian != Endian::NATIVE, w)?;
             }
             TensorData::File(t) => {
-                let data = t.data()?;
+                // Data not held (a stream, a remote file): one range read.
+                let data = t.read()?;
                 if data.len() as u64 != nbytes {
                     return Err(size_err(data.len() as u64));
                 }
-                match crate::tensor::StreamSwapper::new(ty, t.file_endian() != endian)? {
-                    None => t.copy_data(w, |chunk, w| w.write_all(chunk))?,
-                    Some(mut s) => t.copy_data(w, |chunk, w| s.write(chunk, w))?,
+                let swapper = crate::tensor::StreamSwapper::new(ty, t.file_endian() != endian)?;
+                match (swapper, data) {
+                    (None, Cow::Borrowed(_)) => t.copy_data(w, |chunk, w| w.write_all(chunk))?,
+                    (Some(mut s), Cow::Borrowed(_)) => {
+                        t.copy_data(w, |chunk, w| s.write(chunk, w))?
+                    }
+                    (None, Cow::Owned(bytes)) => w.write_all(&bytes)?,
+                    (Some(mut s), Cow::Owned(bytes)) => s.write(&bytes, w)?,
                 }
             }
             TensorData::Fn(f) => {
@@ -171,7 +177,7 @@ impl TensorData<'_> {
             }
             TensorData::Requantize(t) => {
                 let src_ty = t.ggml_type();
-                let data = t.data()?;
+                let data = t.read()?;
                 let n = t.element_count() as usize;
                 let plan = EncodePlan::new(name, ty, nbytes, endian, n, row_len)?;
                 let src_row_bytes = match (src_ty.block_size(), src_ty.type_size()) {

@@ -41,7 +41,7 @@ fn main() {
     b.set_all(&h).unwrap();
     let mut bytes = Vec::new();
     b.write(&mut bytes).unwrap();
-    let file = GgufFile::from_bytes(&bytes).unwrap();
+    let file = GgufFile::open(&bytes).unwrap();
     assert_eq!(Hyper::from_gguf(&file).unwrap(), h);
     assert!(Empty::from_gguf(&file).is_ok());
 }

@@ -25,7 +25,8 @@ use serde_json::json;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The GGUF file.
+    /// The file: a path, ollama:NAME[:TAG] or a URL (a shard of a split
+    /// model is checked with its siblings).
     file: PathBuf,
     /// Print the findings as JSON: `{"file", "ok", "loadable", "notes",
     /// "problems": [{"check", "message"}], "stale_temp_files": [path]}`.
@@ -48,7 +49,7 @@ pub fn run(args: Args) -> crate::CliResult {
     // Set once the file reads as GGUF; then a verdict line follows.
     let mut valid = None;
     let mut verdict: Option<LoadReport> = None;
-    let problems = match GgufFile::open(&args.file) {
+    let problems = match GgufFile::open(crate::open::source(args.file.as_os_str())) {
         // A file that cannot be read is an error, not a finding.
         Err(e @ gguf::Error::Io { .. }) => return Err(format!("{shown}: {e}").into()),
         Err(e) => vec![problem("format", e.to_string())],
@@ -176,7 +177,7 @@ fn load_report(path: &std::path::Path, file: &GgufFile<'_>) -> Result<LoadReport
     if !matches!(file.value("split.count"), Some(Value::U16(n)) if n > 1) {
         return Ok(LoadReport::of(file));
     }
-    Model::open(path)
+    Model::open(crate::open::source(path.as_os_str()))
         .map(|model| LoadReport::of(&model))
         .map_err(|e| format!("the split model does not open: {e}"))
 }

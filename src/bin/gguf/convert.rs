@@ -7,11 +7,13 @@ use std::path::PathBuf;
 
 use gguf::quantize::{self, FileTypeLabel, Kept};
 use gguf::write::{Builder, WriteMode};
-use gguf::{tensor, GgmlType, Gguf, Model};
+use gguf::{tensor, GgmlType, Gguf};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The GGUF file to read.
+    /// The model to read: a path (any shard of a split model stands for
+    /// the whole model), ollama:NAME[:TAG] or a URL (every tensor is
+    /// fetched, one range request each).
     input: PathBuf,
     /// Where to write; may be the input itself (replaced atomically).
     output: PathBuf,
@@ -26,6 +28,8 @@ pub struct Args {
     /// kept and a warning lists them.
     #[arg(long)]
     allow_requantize: bool,
+    #[command(flatten)]
+    source: crate::open::SourceArgs,
 }
 
 fn parse_type(s: &str) -> Result<GgmlType, String> {
@@ -84,9 +88,9 @@ fn describe(why: Kept, target: GgmlType) -> String {
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let input = Model::open(&args.input)?;
-    let mut b =
-        Builder::from_model(&input).map_err(|e| format!("{}: {e}", args.input.display()))?;
+    let input = crate::open::open_model(&args.input, &args.source)?;
+    let mut b = Builder::from_model(&input)
+        .map_err(|e| format!("{}: {e}", crate::open::shown(&args.input)))?;
     let mut converted = 0usize;
     // Fallback type -> names of the tensors that got it.
     let mut fell_back: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -103,7 +107,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         match choice {
             Ok(to) => {
                 b.requantize_tensor(t.name(), to)
-                    .map_err(|e| format!("{}: {e}", args.input.display()))?;
+                    .map_err(|e| format!("{}: {e}", crate::open::shown(&args.input)))?;
                 if to == args.ty {
                     converted += 1;
                 } else {

@@ -14,9 +14,10 @@ use crate::text::escape;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The first file.
+    /// The first model: a path (any shard of a split model stands for the
+    /// whole model), ollama:NAME[:TAG] or a URL.
     a: PathBuf,
-    /// The second file.
+    /// The second model, as the first.
     b: PathBuf,
     /// For tensors in both files with the same shape, compare the
     /// dequantized values: max abs difference, RMSE and cosine similarity
@@ -29,6 +30,8 @@ pub struct Args {
     /// Print the differences as JSON.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    source: crate::open::SourceArgs,
 }
 
 pub fn run(args: Args) -> crate::CliResult {
@@ -170,8 +173,8 @@ fn float(v: f64) -> Json {
 
 /// Returns whether the files are equal; prints the differences.
 fn diff(args: &Args) -> crate::CliResult<bool> {
-    let fa = crate::open(&args.a)?;
-    let fb = crate::open(&args.b)?;
+    let fa = crate::open(&args.a, &args.source)?;
+    let fb = crate::open(&args.b, &args.source)?;
     let mut lines: Vec<String> = Vec::new();
     let mut doc = json!({
         "a": crate::open::shown(&args.a),
@@ -183,14 +186,18 @@ fn diff(args: &Args) -> crate::CliResult<bool> {
     let fields = [
         (
             "version",
-            fa.version().to_string(),
-            fb.version().to_string(),
+            fa.ctx().version.to_string(),
+            fb.ctx().version.to_string(),
         ),
-        ("endian", fa.endian().to_string(), fb.endian().to_string()),
+        (
+            "endian",
+            fa.ctx().endian.to_string(),
+            fb.ctx().endian.to_string(),
+        ),
         (
             "alignment",
-            fa.alignment().to_string(),
-            fb.alignment().to_string(),
+            fa.metadata_file().alignment().to_string(),
+            fb.metadata_file().alignment().to_string(),
         ),
     ];
     for (field, x, y) in fields {
@@ -345,12 +352,12 @@ fn diff(args: &Args) -> crate::CliResult<bool> {
 /// of different byte orders are compared in little-endian order, so a
 /// byte-order conversion is not a change.
 fn same_data(a: &Tensor<'_>, b: &Tensor<'_>) -> crate::CliResult<bool> {
-    let (da, db) = (a.data()?, b.data()?);
+    let (da, db) = (a.read()?, b.read()?);
     if a.file_endian() == b.file_endian() {
         return Ok(da == db);
     }
     let ty = a.ggml_type();
-    let la = gguf::tensor::with_byte_order(ty, da, a.file_endian(), Endian::Little)?;
-    let lb = gguf::tensor::with_byte_order(ty, db, b.file_endian(), Endian::Little)?;
+    let la = gguf::tensor::with_byte_order(ty, &da, a.file_endian(), Endian::Little)?;
+    let lb = gguf::tensor::with_byte_order(ty, &db, b.file_endian(), Endian::Little)?;
     Ok(la == lb)
 }

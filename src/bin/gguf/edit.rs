@@ -361,6 +361,7 @@ pub fn set(args: SetArgs) -> CliResult {
         (given, _) => given,
     };
     let path = args.file.display();
+    crate::open::require_local(&args.file, "set")?;
     // Opening errors name the file (the shard) themselves.
     let mut ed = ModelEditor::open(&args.file)?;
     let metadata = ed.metadata_file().map_err(|e| format!("{path}: {e}"))?;
@@ -430,10 +431,12 @@ pub fn set(args: SetArgs) -> CliResult {
 
 /// Runs an edit of `path`; its errors name the file.
 fn edit_file(
+    command: &str,
     path: &std::path::Path,
     dry_run: bool,
     edit: impl FnOnce(&mut ModelEditor) -> gguf::Result<()>,
 ) -> CliResult {
+    crate::open::require_local(path, command)?;
     let named = |e: gguf::Error| format!("{}: {e}", path.display());
     let mut ed = ModelEditor::open(path)?;
     edit(&mut ed).map_err(named)?;
@@ -441,17 +444,19 @@ fn edit_file(
 }
 
 pub fn rm(args: RmArgs) -> CliResult {
-    edit_file(&args.file, args.dry_run, |ed| ed.remove(args.key).map(drop))
+    edit_file("rm", &args.file, args.dry_run, |ed| {
+        ed.remove(args.key).map(drop)
+    })
 }
 
 pub fn mv(args: MvArgs) -> CliResult {
-    edit_file(&args.file, args.dry_run, |ed| {
+    edit_file("mv", &args.file, args.dry_run, |ed| {
         ed.rename_key(args.old, args.new).map(drop)
     })
 }
 
 pub fn rename_tensor(args: MvArgs) -> CliResult {
-    edit_file(&args.file, args.dry_run, |ed| {
+    edit_file("rename-tensor", &args.file, args.dry_run, |ed| {
         match ed.rename_tensor(args.old.clone(), args.new) {
             Err(gguf::Error::Build(gguf::error::BuildError::TensorExists { tensor })) => {
                 Err(gguf::Error::Build(gguf::error::BuildError::InvalidTensor {

@@ -2,19 +2,22 @@
 
 use std::path::PathBuf;
 
-use gguf::{Gguf, GgufFile, Value};
+use gguf::{Gguf, Model, Value};
 
 use crate::json;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The GGUF file.
+    /// The model: a path (any shard of a split model), ollama:NAME[:TAG]
+    /// or a URL (only its header is fetched).
     file: PathBuf,
     /// The metadata key, e.g. `general.architecture`.
     key: String,
     /// Print the value as JSON (strings quoted and escaped).
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    source: crate::open::SourceArgs,
 }
 
 /// Prints the value raw: a string as is (no quotes, no escaping: its
@@ -24,7 +27,7 @@ pub struct Args {
 /// A missing key is an error (exit status 1), so `gguf get f k || ...`
 /// works in scripts.
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let file = crate::open(&args.file)?;
+    let file = crate::open(&args.file, &args.source)?;
     let value = file.value(&args.key).ok_or_else(|| missing(&file, &args))?;
     let text = match (&value, args.json) {
         (_, true) => json::value(&value).to_string(),
@@ -36,7 +39,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// "no key K", with the keys sharing its first dotted part as hints.
-fn missing(file: &GgufFile<'_>, args: &Args) -> Box<dyn std::error::Error> {
+fn missing(file: &Model<'_>, args: &Args) -> Box<dyn std::error::Error> {
     let prefix = args.key.split('.').next().unwrap_or_default();
     let near: Vec<&str> = file
         .keys()

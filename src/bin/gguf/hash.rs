@@ -41,7 +41,7 @@ use std::sync::Arc;
 use gguf::Gguf;
 use gguf::Tensor;
 
-use crate::open::Opened;
+use gguf::Model;
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
 use xxhash_rust::xxh64::Xxh64;
@@ -452,7 +452,7 @@ pub fn run(args: Args) -> crate::CliResult {
     algos.sort();
     algos.dedup();
 
-    let opened = crate::open::open_source(&args.file, &args.source)?;
+    let opened = crate::open::open_model(&args.file, &args.source)?;
     // A URL as shown everywhere: no user info, query values replaced.
     let fname = crate::open::shown(&args.file);
     let shown = crate::text::escape(&fname).into_owned();
@@ -471,11 +471,8 @@ pub fn run(args: Args) -> crate::CliResult {
     } else {
         algos.iter().copied().filter(|&a| a != Algo::Uuid).collect()
     };
-    let files = opened.files();
-    let tensors: Vec<_> = files
-        .iter()
-        .enumerate()
-        .flat_map(|(k, f)| f.tensors().map(move |t| (k, t)))
+    let tensors: Vec<_> = opened
+        .tensors_with_shard()
         .filter(|(_, t)| !SKIPPED_SUFFIXES.iter().any(|s| t.name().ends_with(s)))
         .collect();
     let bar = crate::progress::Bar::new();
@@ -515,7 +512,7 @@ pub fn run(args: Args) -> crate::CliResult {
 
 /// The tensors to hash and the digests to compute over them.
 struct Job<'j, 'm> {
-    opened: &'m Opened,
+    opened: &'m Model<'static>,
     tensors: &'j [(usize, Tensor<'m>)],
     model_algos: &'j [Algo],
     layer_algos: &'j [Algo],
@@ -575,18 +572,16 @@ impl<'m> Job<'_, 'm> {
         bar: &crate::progress::Bar,
         mut between: impl FnMut() -> crate::CliResult,
     ) -> crate::CliResult {
-        let local = matches!(self.opened, Opened::Local(_));
+        let local = self.opened.shards().iter().all(|s| s.file().has_data());
         let total: u64 = self
             .tensors
             .iter()
             .filter_map(|(_, t)| t.byte_size().ok())
             .sum();
         let mut done = 0u64;
-        for (i, (shard, t)) in self.tensors.iter().enumerate() {
-            let data = self
-                .opened
-                .tensor_data(*shard, t)
-                .map_err(|e| format!("{}: {e}", self.fname))?;
+        for (i, (_, t)) in self.tensors.iter().enumerate() {
+            // Borrowed from the map when local, one range read when remote.
+            let data = t.read().map_err(|e| format!("{}: {e}", self.fname))?;
             let data = Arc::new(data);
             let len = data.len();
             let mut start = 0;

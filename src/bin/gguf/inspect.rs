@@ -20,7 +20,8 @@ pub struct Args {
     /// (http(s)://, hf://OWNER/REPO/FILE[@REVISION], ms://OWNER/REPO/FILE,
     /// ollama://HOST/MODEL[:TAG], s3://, gs://, az://) of which only the
     /// header is read.
-    file: PathBuf,
+    #[arg(value_name = "FILE")]
+    path: PathBuf,
     /// Print everything as JSON: every value in full, every tensor.
     #[arg(long)]
     json: bool,
@@ -33,6 +34,11 @@ pub struct Args {
     /// `tokenizer.ggml.*_token_id`.
     #[arg(long, value_name = "PATTERN")]
     keys: Option<String>,
+    /// Show this one file's own header, as gguf-py's gguf-dump does,
+    /// instead of the whole model: every key (a shard's split.* keys
+    /// included) and only this file's tensors, with their offsets.
+    #[arg(long, conflicts_with_all = ["keys", "no_tensors"])]
+    file: bool,
     #[command(flatten)]
     source: crate::open::SourceArgs,
 }
@@ -81,7 +87,15 @@ impl Filter<'_> {
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let model = crate::open::open_model(&args.file, None, &args.source)?;
+    if args.file {
+        let file = crate::open::open_file(&args.path, &args.source)?;
+        let origin = crate::open::shown(&args.path);
+        if args.json {
+            return json::print_pretty(&crate::inspect_file::to_json(&file, &origin));
+        }
+        return crate::print(&crate::inspect_file::to_text(&file, &origin));
+    }
+    let model = crate::open::open_model(&args.path, &args.source)?;
     let filter = Filter {
         keys: args.keys.as_deref(),
         tensors: !args.no_tensors,
@@ -132,7 +146,7 @@ impl Serialize for Document<'_> {
                 .iter()
                 .map(|s| {
                     json!({
-                        "file": s.path().display().to_string(),
+                        "file": s.origin().to_string(),
                         "tensors": s.file().tensor_count(),
                         "bytes": s.file().file_len(),
                     })
@@ -250,7 +264,7 @@ fn shard_table(s: &mut String, model: &Model<'_>) {
         let col = model
             .shards()
             .iter()
-            .map(|sh| width(&sh.path().display().to_string()))
+            .map(|sh| width(&sh.origin().to_string()))
             .max()
             .unwrap_or(4);
         let _ = writeln!(s, "  {:col$}  {:>8}  {:>14}", "file", "tensors", "bytes");
@@ -258,7 +272,7 @@ fn shard_table(s: &mut String, model: &Model<'_>) {
             let _ = writeln!(
                 s,
                 "  {:col$}  {:>8}  {:>14}",
-                escape(&sh.path().display().to_string()),
+                escape(&sh.origin().to_string()),
                 sh.file().tensor_count(),
                 sh.file().file_len()
             );

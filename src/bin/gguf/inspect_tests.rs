@@ -57,7 +57,7 @@ fn tree_document(model: &Model<'_>, filter: &Filter<'_>) -> String {
             .iter()
             .map(|s| {
                 json!({
-                    "file": s.path().display().to_string(),
+                    "file": s.origin().to_string(),
                     "tensors": s.file().tensor_count(),
                     "bytes": s.file().file_len(),
                 })
@@ -252,9 +252,10 @@ fn filters() -> [Filter<'static>; 5] {
 
 #[test]
 fn streamed_json_is_the_tree_document_for_every_value_type() {
-    let bytes = every_value_type().to_vec().unwrap();
-    let file = gguf::GgufFile::from_bytes(&bytes).unwrap();
-    let model = Model::from_files(vec![("crafted \"x\".gguf".into(), file)]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("crafted \"x\".gguf");
+    std::fs::write(&path, every_value_type().to_vec().unwrap()).unwrap();
+    let model = Model::open(&path).unwrap();
     for filter in filters() {
         let expected = tree_document(&model, &filter);
         let got = streamed(&model, &filter);
@@ -291,8 +292,7 @@ fn streamed_json_is_the_tree_document_for_a_split_model() {
 #[test]
 fn streamed_json_is_the_tree_document_for_an_empty_model() {
     let bytes = Builder::new().to_vec().unwrap();
-    let file = gguf::GgufFile::from_bytes(&bytes).unwrap();
-    let model = Model::from_files(vec![("empty.gguf".into(), file)]).unwrap();
+    let model = Model::open(&bytes).unwrap();
     for filter in filters() {
         assert_eq!(
             streamed(&model, &filter),

@@ -12,6 +12,7 @@ mod estimate;
 mod get;
 mod hash;
 mod inspect;
+mod inspect_file;
 mod interrupt;
 mod json;
 mod merge;
@@ -202,10 +203,11 @@ impl std::fmt::Display for Usage {
 
 impl std::error::Error for Usage {}
 
-/// Opens a GGUF file for a command; errors name the file (a URL without
-/// its credentials).
-fn open(path: &std::path::Path) -> Result<gguf::GgufFile<'static>, String> {
-    gguf::GgufFile::open(path).map_err(|e| format!("{}: {e}", open::shown(path)))
+/// Opens the model a command reads (any source, see `open.rs`); errors
+/// name the source (a URL without its credentials).
+fn open(path: &std::path::Path, how: &open::SourceArgs) -> Result<gguf::Model<'static>, String> {
+    // The model's errors name the file, shard or URL themselves.
+    open::open_model(path, how).map_err(|e| e.to_string())
 }
 
 impl Command {

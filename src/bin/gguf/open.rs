@@ -1,17 +1,19 @@
-//! Opening a model named on the command line. Sources:
+//! Opening a model named on the command line, through the library's one
+//! door (`gguf::Model::open_with`), so the CLI and the library agree on
+//! what a source is (`gguf::read::Source::from(&str)`):
 //! - a local path (any shard of a split model opens the whole model);
 //! - `ollama:NAME[:TAG]`: a model of the local Ollama store;
 //! - a URL: `http(s)://`, `hf://`, `ms://`, `ollama://`, `s3://`, `gs://`,
-//!   `az://` (see `gguf::remote`), read at the cost of their headers.
+//!   `az://`, read at the cost of their headers (any shard's URL opens the
+//!   whole model; tensor data is fetched when read, one range request per
+//!   tensor).
 
-use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use std::ffi::OsStr;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use gguf::remote::{
-    is_ollama_store, is_remote, ollama_model_path, redact_url, RemoteFile, RemoteOptions,
-};
-use gguf::{Gguf, GgufFile, Model, Tensor};
+use gguf::read::{redact_url, OpenOptions, RemoteOptions, Source};
+use gguf::Model;
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
@@ -70,152 +72,137 @@ fn positive_seconds(s: &str) -> std::result::Result<f64, String> {
 }
 
 impl SourceArgs {
-    fn remote_options(&self) -> RemoteOptions {
-        RemoteOptions::default().header_deadline(Duration::from_secs_f64(self.remote_deadline))
+    fn options(&self) -> OpenOptions {
+        OpenOptions::default().remote(
+            RemoteOptions::default().header_deadline(Duration::from_secs_f64(self.remote_deadline)),
+        )
     }
 }
 
-/// Whether `s` has the form of a URL (`scheme://`), supported or not.
-fn looks_like_url(s: &str) -> bool {
-    s.split_once("://").is_some_and(|(scheme, _)| {
-        scheme.len() > 1
-            && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-            && scheme
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-    })
-}
-
-/// A model as opened: memory-mapped files, or remote headers with their
-/// connections kept for fetching tensor data.
-pub enum Opened {
-    /// Local files.
-    Local(Model<'static>),
-    /// Remote files, one per shard, in order, with the URLs to show.
-    Remote(Vec<(PathBuf, RemoteFile)>),
-}
-
-impl Opened {
-    /// The header of every file, in shard order.
-    pub fn files(&self) -> Vec<&GgufFile<'static>> {
-        match self {
-            Opened::Local(m) => m.shards().iter().map(|s| s.file()).collect(),
-            Opened::Remote(r) => r.iter().map(|(_, f)| f.file()).collect(),
-        }
-    }
-
-    /// The data of tensor `t` of file `shard`: borrowed from the map when
-    /// local, one range read when remote.
-    pub fn tensor_data<'s>(&'s self, shard: usize, t: &Tensor<'s>) -> Result<Cow<'s, [u8]>> {
-        match self {
-            Opened::Local(_) => Ok(Cow::Borrowed(t.data()?)),
-            Opened::Remote(r) => {
-                let (_, remote) = r.get(shard).ok_or("no such shard")?;
-                Ok(Cow::Owned(remote.tensor_bytes(t.name())?))
-            }
-        }
-    }
-
-    /// The model, with the data of `tensor` (when named) fetched if
-    /// remote: one more range read, from its own shard.
-    pub fn into_model(self, tensor: Option<&str>, verbose: bool) -> Result<Model<'static>> {
-        let remote = match self {
-            Opened::Local(m) => return Ok(m),
-            Opened::Remote(r) => r,
-        };
-        let mut files = Vec::with_capacity(remote.len());
-        for (url, file) in remote {
-            // A tensor the file lacks is reported by the caller, as for a
-            // local file.
-            let held = tensor.filter(|t| file.file().tensor(t).is_ok());
-            let Some(t) = held else {
-                files.push((url, file.into_file()));
-                continue;
-            };
-            let before = file.stats();
-            let with = file.with_tensor(t)?;
-            if verbose {
-                let s = file.stats();
-                crate::message(&format!(
-                    "{}: tensor data: {} range request, {} bytes",
-                    file.url(),
-                    s.requests - before.requests,
-                    s.bytes - before.bytes,
-                ));
-            }
-            files.push((url, with));
-        }
-        Ok(Model::from_files(files)?)
+/// The source a command-line argument names, as the library reads a
+/// string (a path that is not UTF-8 is a path).
+pub fn source(arg: &OsStr) -> Source<'static> {
+    match arg.to_str() {
+        Some(s) => Source::from(s),
+        None => Source::path(arg),
     }
 }
 
 /// The model at `name` (see the module docs for the sources), any shard
 /// of a split model included: local files memory-mapped, remote ones read
 /// at the cost of their headers. With `--verbose`, how a remote model was
-/// fetched goes to stderr.
-pub fn open_source(name: &Path, how: &SourceArgs) -> Result<Opened> {
-    let verbose = how.verbose;
-    let text = name.to_str();
-    if let Some(s) = text.filter(|s| is_ollama_store(s)) {
-        let path = ollama_model_path(s).map_err(|e| format!("{s}: {e}"))?;
-        if verbose {
-            crate::message(&format!("{s}: {}", path.display()));
-        }
-        return Ok(Opened::Local(
-            Model::open(&path).map_err(|e| format!("{s}: {e}"))?,
-        ));
-    }
-    // A URL of a scheme not read remotely is refused as a URL (naming it
-    // without credentials), not looked for as a local path.
-    let Some(url) = text.filter(|s| is_remote(s) || looks_like_url(s)) else {
-        // The model's errors name the file (the shard) themselves.
-        return Ok(Opened::Local(Model::open(name)?));
-    };
+/// fetched goes to stderr. Errors name the source (a URL without its
+/// credentials).
+pub fn open_model(name: &Path, how: &SourceArgs) -> Result<Model<'static>> {
+    let source = source(name.as_os_str());
+    let shown_source = source.to_string();
     let started = Instant::now();
-    // Errors name the URL themselves (without credentials).
-    let files = RemoteFile::open_model(url, &how.remote_options())?;
-    let shown_url = redact_url(url);
-    if verbose {
-        for f in &files {
-            let s = f.stats();
-            crate::message(&format!(
-                "{}: header {} bytes: {} range requests{}, {} bytes, ETag {}",
-                f.url(),
-                f.file().header_len(),
-                s.requests,
-                match s.head_requests {
-                    0 => String::new(),
-                    n => format!(" + {n} metadata"),
-                },
-                s.bytes,
-                f.etag().as_deref().unwrap_or("(none)"),
-            ));
-        }
+    let local = !source.is_url();
+    let ollama = matches!(source, Source::Ollama(_));
+    if ollama && how.verbose {
+        crate::message(&format!("{shown_source}: the local Ollama store"));
+    }
+    // Errors name the file (the shard) or the URL (without credentials)
+    // themselves; an Ollama entry's are prefixed with the name given.
+    let model = Model::open_with(source, &how.options()).map_err(|e| match ollama {
+        true => format!("{shown_source}: {e}"),
+        false => e.to_string(),
+    })?;
+    if how.verbose && !local {
+        report_fetch(&model, &shown_source, started);
+    }
+    Ok(model)
+}
+
+/// One file at `name`, not its whole model (`inspect --file`): a shard
+/// opens as itself, split keys included.
+pub fn open_file(name: &Path, how: &SourceArgs) -> Result<gguf::GgufFile<'static>> {
+    let source = source(name.as_os_str());
+    let shown_source = source.to_string();
+    let started = Instant::now();
+    let remote = source.is_url();
+    let file = gguf::GgufFile::open_with(source, &how.options()).map_err(|e| match remote {
+        // A URL's errors name it (without credentials) themselves.
+        true => e.to_string(),
+        false => format!("{}: {e}", shown(name)),
+    })?;
+    if how.verbose && remote {
+        let s = file.remote_stats().unwrap_or_default();
         crate::message(&format!(
-            "{shown_url}: {} file(s), total {} requests, {} bytes in {:.1} ms",
-            files.len(),
-            files
-                .iter()
-                .map(|f| f.stats().requests + f.stats().head_requests)
-                .sum::<u64>(),
-            files.iter().map(|f| f.stats().bytes).sum::<u64>(),
+            "{shown_source}: header {} bytes: {} range requests, {} bytes in {:.1} ms",
+            file.header_len(),
+            s.requests + s.head_requests,
+            s.bytes,
             started.elapsed().as_secs_f64() * 1e3,
         ));
     }
-    let named = files
-        .into_iter()
-        .map(|f| (PathBuf::from(f.url()), f))
-        .collect::<Vec<_>>();
-    // A single file keeps the name it was given (hf://, ollama://, ...),
-    // redacted.
-    Ok(Opened::Remote(match <[_; 1]>::try_from(named) {
-        Ok([(_, f)]) => vec![(PathBuf::from(shown_url), f)],
-        Err(named) => named,
-    }))
+    Ok(file)
 }
 
-/// [`open_source`] as a [`Model`], with the data of `tensor` when one is
-/// named (one more range read when remote).
-pub fn open_model(name: &Path, tensor: Option<&str>, how: &SourceArgs) -> Result<Model<'static>> {
-    open_source(name, how)?.into_model(tensor, how.verbose)
+/// `--verbose` for a remote model: each shard's header read, then the
+/// totals.
+fn report_fetch(model: &Model<'_>, shown: &str, started: Instant) {
+    let mut requests = 0;
+    let mut bytes = 0;
+    for shard in model.shards() {
+        let f = shard.file();
+        let s = f.remote_stats().unwrap_or_default();
+        requests += s.requests + s.head_requests;
+        bytes += s.bytes;
+        crate::message(&format!(
+            "{}: header {} bytes: {} range requests{}, {} bytes, ETag {}",
+            shard.origin(),
+            f.header_len(),
+            s.requests,
+            match s.head_requests {
+                0 => String::new(),
+                n => format!(" + {n} metadata"),
+            },
+            s.bytes,
+            f.remote_etag().as_deref().unwrap_or("(none)"),
+        ));
+    }
+    crate::message(&format!(
+        "{shown}: {} file(s), total {requests} requests, {bytes} bytes in {:.1} ms",
+        model.shard_count(),
+        started.elapsed().as_secs_f64() * 1e3,
+    ));
+}
+
+/// `--verbose` for one tensor read from a remote model: what it cost.
+pub fn report_tensor_fetch(
+    model: &Model<'_>,
+    name: &str,
+    before: Option<gguf::read::Stats>,
+) -> Option<gguf::read::Stats> {
+    let shard = model.shards().get(model.tensor_shard(name)?)?;
+    let now = shard.file().remote_stats()?;
+    if let Some(before) = before {
+        crate::message(&format!(
+            "{}: tensor data: {} range request, {} bytes",
+            shard.origin(),
+            now.requests - before.requests,
+            now.bytes - before.bytes,
+        ));
+    }
+    Some(now)
+}
+
+/// Refuses a source an editing command cannot write: a URL, an Ollama
+/// store entry (the store's blobs are Ollama's, addressed by digest) or
+/// standard input. `command` names the command in the message.
+pub fn require_local(arg: &Path, command: &str) -> Result<()> {
+    let what = match source(arg.as_os_str()) {
+        Source::Path(p) if p.as_os_str() == "-" => "standard input",
+        Source::Path(_) => return Ok(()),
+        Source::Url(_) => "a URL",
+        Source::Ollama(_) => "an Ollama store entry",
+        _ => "not a file",
+    };
+    Err(format!(
+        "{}: gguf {command} needs a local file to edit, and this is {what} (read-only); \
+         copy the model to a local file first",
+        shown(arg)
+    )
+    .into())
 }

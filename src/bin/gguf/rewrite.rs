@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use gguf::write::{Builder, WriteMode};
-use gguf::{Endian, Model};
+use gguf::Endian;
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Mode {
@@ -21,7 +21,9 @@ enum EndianArg {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The GGUF file to read.
+    /// The model to read: a path (any shard of a split model stands for
+    /// the whole model), ollama:NAME[:TAG] or a URL (every tensor is
+    /// fetched, one range request each).
     input: PathBuf,
     /// Where to write; may be the input itself (replaced atomically).
     output: PathBuf,
@@ -45,6 +47,8 @@ pub struct Args {
     /// entry `gguf_rs.metadata_slack`, which other readers ignore.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     reserve: Option<u64>,
+    #[command(flatten)]
+    source: crate::open::SourceArgs,
 }
 
 /// A power of two that fits GGUF's u32 `general.alignment`.
@@ -81,9 +85,9 @@ fn parse_size(s: &str) -> Result<u64, String> {
 /// next to OUT and renamed over it, so OUT is never left half-written and
 /// OUT may be IN (whose map stays valid until the rename).
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let input = Model::open(&args.input)?;
-    let mut b =
-        Builder::from_model(&input).map_err(|e| format!("{}: {e}", args.input.display()))?;
+    let input = crate::open::open_model(&args.input, &args.source)?;
+    let mut b = Builder::from_model(&input)
+        .map_err(|e| format!("{}: {e}", crate::open::shown(&args.input)))?;
     if let Some(alignment) = args.alignment {
         b.alignment(alignment)?;
     }

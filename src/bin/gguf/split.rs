@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use gguf::write::{Builder, SplitOptions, WriteOptions};
-use gguf::Model;
 
 #[derive(clap::Args)]
 #[command(group(
@@ -14,7 +13,9 @@ use gguf::Model;
         .required(true)
 ))]
 pub struct Args {
-    /// The model to split: a single file, or any shard of a split model.
+    /// The model to read: a path (any shard of a split model stands for
+    /// the whole model), ollama:NAME[:TAG] or a URL (every tensor is
+    /// fetched, one range request each).
     input: PathBuf,
     /// Shards are written as OUT_PREFIX-00001-of-0000N.gguf, ...; a model
     /// that fits in one shard is written as OUT_PREFIX.gguf, unsplit.
@@ -33,6 +34,8 @@ pub struct Args {
     /// Print the shards that would be written, write nothing.
     #[arg(long)]
     dry_run: bool,
+    #[command(flatten)]
+    source: crate::open::SourceArgs,
 }
 
 /// `123`, `500K`, `500M`, `2G`: bytes, with decimal (1000-based) suffixes.
@@ -67,9 +70,9 @@ fn parse_count(s: &str) -> Result<usize, String> {
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let model = Model::open(&args.input)?;
-    let mut b =
-        Builder::from_model(&model).map_err(|e| format!("{}: {e}", args.input.display()))?;
+    let model = crate::open::open_model(&args.input, &args.source)?;
+    let mut b = Builder::from_model(&model)
+        .map_err(|e| format!("{}: {e}", crate::open::shown(&args.input)))?;
     let opts = SplitOptions::default()
         .max_size(args.max_size.unwrap_or(0))
         .max_tensors(args.max_tensors.unwrap_or(0))

@@ -27,13 +27,20 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let file = crate::open::open_model(&args.file, Some(&args.name), &args.source)?;
+    let file = crate::open::open_model(&args.file, &args.source)?;
     let t = file
         .tensor(&args.name)
         .map_err(|e| format!("{}: {e}", crate::open::shown(&args.file)))?;
+    // A remote tensor's data is fetched once, here, with one range read.
+    let before = crate::open::report_tensor_fetch(&file, &args.name, None);
+    let t = Held::new(t)?;
+    if args.source.verbose {
+        crate::open::report_tensor_fetch(&file, &args.name, before);
+    }
+    let t = &t;
     match &args.npy {
         Some(out) => {
-            write_npy(&t, out).map_err(|e| format!("{}: {e}", out.display()))?;
+            write_npy(t, out).map_err(|e| format!("{}: {e}", out.display()))?;
             crate::print(&format!(
                 "{}: {} {} values of {} {}, shape {:?}",
                 out.display(),
@@ -41,10 +48,10 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                 NpyType::of(t.ggml_type()).name,
                 t.ggml_type(),
                 crate::text::escape(t.name()),
-                numpy_shape(&t)
+                numpy_shape(t)
             ))
         }
-        None => crate::print(&summary(&t)?),
+        None => crate::print(&summary(t)?),
     }
 }
 
@@ -87,7 +94,57 @@ impl Stats {
     }
 }
 
-fn summary(t: &Tensor<'_>) -> Result<String, Box<dyn std::error::Error>> {
+/// A tensor with its data read once (borrowed from the map when local,
+/// one range read when remote).
+struct Held<'t> {
+    tensor: Tensor<'t>,
+    data: std::borrow::Cow<'t, [u8]>,
+}
+
+impl<'t> Held<'t> {
+    fn new(tensor: Tensor<'t>) -> Result<Self, Box<dyn std::error::Error>> {
+        let data = tensor.read()?;
+        Ok(Held { tensor, data })
+    }
+
+    fn row_len(&self) -> usize {
+        self.tensor.shape().first().map_or(1, |&n| n as usize)
+    }
+
+    /// A codec error naming this tensor, as the library's decoders say it.
+    fn codec_error(&self, e: gguf::Error) -> gguf::Error {
+        gguf::Error::Codec(gguf::error::CodecError::TensorCodec {
+            tensor: self.tensor.name().into(),
+            source: Box::new(e),
+        })
+    }
+
+    /// Calls `f` with each row of values decoded to f32, in file order,
+    /// one row in memory at a time.
+    fn for_each_row(&self, mut f: impl FnMut(&[f32])) -> Result<(), Box<dyn std::error::Error>> {
+        let row_len = self.row_len().max(1);
+        let n_rows = usize::try_from(self.tensor.element_count())? / row_len;
+        if n_rows == 0 {
+            return Ok(());
+        }
+        let mut buf = vec![0f32; row_len];
+        for row in self.data.chunks_exact(self.data.len() / n_rows) {
+            gguf::tensor::dequantize(self.ggml_type(), self.file_endian(), row, &mut buf)
+                .map_err(|e| self.codec_error(e))?;
+            f(&buf);
+        }
+        Ok(())
+    }
+}
+
+impl<'t> std::ops::Deref for Held<'t> {
+    type Target = Tensor<'t>;
+    fn deref(&self) -> &Tensor<'t> {
+        &self.tensor
+    }
+}
+
+fn summary(t: &Held<'_>) -> Result<String, Box<dyn std::error::Error>> {
     use std::fmt::Write;
     let mut stats = Stats::default();
     // Integer min/max exactly: an i64 may not fit an f64.
@@ -96,7 +153,7 @@ fn summary(t: &Tensor<'_>) -> Result<String, Box<dyn std::error::Error>> {
         // Integers and F64 from their own values: through f32, an I32
         // 517605183 would read 517605184.
         Some(size) if !matches!(t.ggml_type(), GgmlType::F32 | GgmlType::F16) => {
-            for e in t.data()?.chunks_exact(size) {
+            for e in t.data.chunks_exact(size) {
                 match plain_value(t.ggml_type(), t.file_endian(), e) {
                     Plain::Int(i) => {
                         let (lo, hi) = int_range.get_or_insert((i, i));
@@ -107,7 +164,7 @@ fn summary(t: &Tensor<'_>) -> Result<String, Box<dyn std::error::Error>> {
                 }
             }
         }
-        _ => t.for_each_row(|_, row| row.iter().for_each(|&x| stats.add(f64::from(x))))?,
+        _ => t.for_each_row(|row| row.iter().for_each(|&x| stats.add(f64::from(x))))?,
     }
     let mut s = String::new();
     let _ = writeln!(s, "name:     {}", crate::text::escape(t.name()));
@@ -231,14 +288,16 @@ fn npy_header(descr: &str, shape: &[u64]) -> Vec<u8> {
 
 /// Streams the tensor into `out`: its own numbers a chunk at a time, or
 /// its decoded values one row at a time.
-fn write_npy(t: &Tensor<'_>, out: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
+fn write_npy(t: &Held<'_>, out: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
     let npy = NpyType::of(t.ggml_type());
     // Checked before creating `out`: an undecodable tensor leaves nothing.
-    let mut rows = match npy.kept {
-        Some(_) => None,
-        None => Some(t.rows()?),
-    };
-    let data = t.data()?;
+    if npy.kept.is_none() {
+        // No decoder: refused before `out` is created, as the library
+        // words it.
+        gguf::tensor::dequantize(t.ggml_type(), t.file_endian(), &[], &mut [])
+            .map_err(|e| t.codec_error(e))?;
+    }
+    let data = &t.data;
     let mut w = std::io::BufWriter::new(std::fs::File::create(out)?);
     let result = (|| -> Result<(), Box<dyn std::error::Error>> {
         w.write_all(&npy_header(npy.descr, &numpy_shape(t)))?;
@@ -257,10 +316,16 @@ fn write_npy(t: &Tensor<'_>, out: &std::path::Path) -> Result<(), Box<dyn std::e
                 w.write_all(&bytes)?;
             }
         }
-        while let Some(row) = rows.as_mut().and_then(|r| r.next_row()) {
-            bytes.clear();
-            bytes.extend(row?.iter().flat_map(|x| x.to_le_bytes()));
-            w.write_all(&bytes)?;
+        if npy.kept.is_none() {
+            let mut failed = Ok(());
+            t.for_each_row(|row| {
+                bytes.clear();
+                bytes.extend(row.iter().flat_map(|x| x.to_le_bytes()));
+                if failed.is_ok() {
+                    failed = w.write_all(&bytes);
+                }
+            })?;
+            failed?;
         }
         w.flush()?;
         Ok(())
