@@ -120,7 +120,7 @@ def used_in_code(path):
 
 def main():
     root = sys.argv[1]
-    group_prefix = lambda prefix: "" if prefix in ("", "crate::") else prefix + "error::"
+    group_prefix = lambda prefix: "" if prefix in ("", "crate::") else prefix if prefix.endswith("error::") else prefix + "error::"
     for path in sys.argv[2:]:
         # Twice: a variant nested in another (a codec error inside
         # `TensorCodec`) is reached on the second pass.

@@ -13,6 +13,11 @@ for package in gguf-kit gguf-core; do
         exit 1
     fi
 done
+# The module graph: every import in gguf-core runs down the layer order
+# written once in scripts/check_layers.py (ARCHITECTURE.md draws it). The
+# self-test first shows that the check fails on an import running upward.
+python3 scripts/check_layers.py --self-test
+python3 scripts/check_layers.py
 cargo test --workspace --all-targets
 cargo test --workspace --doc
 # gguf-core without `simd` and `parallel` (portable codecs, one thread):

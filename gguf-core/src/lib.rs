@@ -1,36 +1,42 @@
 //! GGUF format types, reader, writer, editor and tensor codecs.
 //!
-//! The crate is layered like the format:
-//! - [`format`](mod@format): wire types and the size arithmetic shared by every part
-//!   ([`GgmlType`], [`format::Value`], [`format::align_up`], ...);
-//! - [`read`]: [`GgufFile`], a validated zero-copy view of one file,
-//!   [`read::Source`], what can be opened (a path, bytes, a `Read + Seek`
-//!   stream, a URL, an Ollama store entry), and [`Gguf`], the getters every
+//! The crate is layered, lowest first; a module uses only the modules
+//! listed before it (`scripts/check_layers.py` holds the order and checks
+//! it):
+//! - [`format`](mod@format) and [`Error`]: the wire types, the codecs that
+//!   parse and write each of them, and the size arithmetic shared by every
+//!   part ([`GgmlType`], [`format::Value`], [`format::align_up`], ...);
+//!   `Error` is the one error type, which always says what and where;
+//! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
+//! - [`read`]: [`GgufFile`], a validated zero-copy view of one file (a
+//!   whole model or one shard), composed from the `format` pieces;
+//!   [`read::Source`], what can be opened; and [`Gguf`], the getters every
 //!   view of a model shares (a file, a split [`Model`], a builder's or
 //!   editor's preview);
-//! - [`model`]: [`Model`], a model in one file or split into shards, seen as
-//!   one, and the one door: [`Model::open`] reads any source;
 //! - [`naming`]: the GGUF file-name convention and shard names;
-//! - [`edit`]: [`edit::Editor`], metadata edits in place or by atomic rewrite
-//!   (Unix only: it writes at file offsets and tells a replaced file by its
-//!   device and inode);
-//! - [`write`](mod@write): [`write::Builder`] and [`write::Layout`], three write modes;
-//! - [`metadata`]: typed metadata structs, `#[derive(Metadata)]` and the
-//!   shipped [`General`], [`LlamaHyperParams`] and [`Tokenizer`];
-//! - [`estimate`]: the memory llama.cpp allocates to run a model;
-//! - [`summary`]: what a model is, from its header ([`summary::ModelSummary`]);
-//! - [`llama_load`]: whether llama.cpp's model loader would load a model
-//!   ([`llama_load::LoadReport`]);
-//! - [`quantize`]: llama-quantize's choices of which tensors to convert and
-//!   to what type ([`quantize::choose_pure`]);
 //! - `remote` (cargo feature `remote`): the transport behind URLs
 //!   (`http(s)://`, `hf://`, `ms://`, `ollama://`, `s3://`, `gs://`,
 //!   `az://`), read at the cost of their header; users open URLs through
-//!   [`Model::open`] (the local Ollama store, `ollama:NAME[:TAG]`, needs
-//!   no feature);
-//! - [`tensor`]: dequantize and quantize tensor data, bit-exact with ggml;
-//! - [`Error`]: the one error type, which always says what and where; its
-//!   groups ([`error::FormatError`], [`error::LookupError`], ...) are in [`error`](mod@error).
+//!   [`Model::open`];
+//! - [`model`]: [`Model`], what users open: one model in one file or split
+//!   into shards, seen as one. The one door, [`Model::open`], takes any
+//!   source: a local path, any shard of a split model, the bytes of a file, a
+//!   `Read + Seek` stream, an `http(s)://`, `hf://`, `ms://`, `s3://`,
+//!   `gs://`, `az://` or `ollama://` URL, or an entry of the local Ollama
+//!   store (`ollama:NAME[:TAG]`, which needs no feature);
+//! - [`write`](mod@write): [`write::Builder`] and [`write::Layout`], three write modes;
+//! - [`metadata`]: typed metadata structs, `#[derive(Metadata)]` and the
+//!   shipped [`General`], [`LlamaHyperParams`] and [`Tokenizer`];
+//! - [`edit`]: [`edit::Editor`], metadata edits in place or by atomic
+//!   rewrite, and [`edit::ModelEditor`] for split models (Unix only: it
+//!   writes at file offsets and tells a replaced file by its device and
+//!   inode);
+//! - [`summary`]: what a model is, from its header ([`summary::ModelSummary`]);
+//! - [`estimate`]: the memory llama.cpp allocates to run a model,
+//!   [`llama_load`]: whether llama.cpp's model loader would load a model
+//!   ([`llama_load::LoadReport`]), and [`quantize`]: llama-quantize's
+//!   choices of which tensors to convert and to what type
+//!   ([`quantize::choose_pure`]).
 //!
 //! Most users depend on the facade package `gguf-kit`, which re-exports
 //! this crate as `gguf` and adds the `gguf` command-line tool.
@@ -70,6 +76,10 @@ pub mod edit;
 pub mod error;
 pub mod estimate;
 pub mod format;
+// The in-place edit journal's on-disk format: a leaf that the reader and
+// the editor both use.
+#[cfg(unix)]
+mod journal;
 pub mod llama_load;
 pub mod metadata;
 pub mod model;

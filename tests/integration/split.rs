@@ -608,7 +608,7 @@ fn a_failed_split_leaves_no_file_behind() {
 #[test]
 fn editing_a_split_model_stays_in_place_and_renames_across_shards() {
     use gguf::edit::Commit;
-    use gguf::model::ModelEditor;
+    use gguf::edit::ModelEditor;
     let dir = tempfile::tempdir().unwrap();
     let mut b = Builder::new();
     b.set("general.architecture", "llama").unwrap();

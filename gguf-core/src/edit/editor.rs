@@ -115,7 +115,7 @@ impl Editor {
             let guard = File::open(&real).map_err(io_at(&real))?;
             guard.lock_shared().map_err(io_at(&real))?;
             let guard = LockGuard(guard);
-            if journal::journal_path(&real).exists() {
+            if crate::journal::journal_path(&real).exists() {
                 // A commit was interrupted while we waited: recover first
                 // (recovery takes the exclusive lock, so drop ours).
                 continue;

@@ -15,6 +15,9 @@
 //! A rewrite goes to a temporary file renamed over the original, so a
 //! crash leaves the original untouched (and at most a stray temporary).
 //!
+//! [`ModelEditor`] edits a model split into shards the same way, through
+//! one [`Editor`] per file that changes.
+//!
 //! ```no_run
 //! # fn main() -> gguf_core::Result<()> {
 //! use gguf_core::edit::{Commit, Editor};
@@ -29,9 +32,12 @@
 //! ```
 
 mod editor;
-pub(crate) mod journal;
+mod journal;
+mod model_editor;
 
+pub use crate::journal::journal_path;
 #[cfg(feature = "testing")]
 pub use editor::Step;
 pub use editor::{Commit, Editor};
-pub use journal::{journal_path, recover};
+pub use journal::recover;
+pub use model_editor::ModelEditor;

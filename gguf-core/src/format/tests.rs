@@ -2,15 +2,13 @@
 //! fast slice reader must agree with them field for field, and writing what
 //! they read must give back the same bytes.
 
-use crate::error::FormatError;
 use std::io::Cursor;
 
 use binrw::{BinRead, BinWrite};
 
 use crate::format::{Ctx, Endian, GgufString, HeaderWire, KvHeaderWire, StrSpan, TensorInfoWire};
-use crate::read::Gguf;
+use crate::read::{Gguf, GgufFile};
 use crate::testing::Raw;
-use crate::GgufFile;
 
 fn sample(ctx: Ctx) -> Vec<u8> {
     let mut r = Raw::new(ctx);
@@ -122,8 +120,8 @@ fn derived_string_refuses_hostile_length_without_allocating() {
         )
         .unwrap_err(),
     ] {
-        match err.custom_err::<crate::Error>() {
-            Some(crate::Error::Format(FormatError::CountTooLarge {
+        match err.custom_err::<crate::error::Error>() {
+            Some(crate::error::Error::Format(crate::error::FormatError::CountTooLarge {
                 offset: 0,
                 count: u64::MAX,
                 remaining: 3,
@@ -163,11 +161,10 @@ fn derived_string_validates_utf8_across_pieces() {
             .unwrap_err();
             assert!(
                 matches!(
-                    err.custom_err::<crate::Error>(),
-                    Some(crate::Error::Format(FormatError::InvalidUtf8 {
-                        offset: 8,
-                        ..
-                    }))
+                    err.custom_err::<crate::error::Error>(),
+                    Some(crate::error::Error::Format(
+                        crate::error::FormatError::InvalidUtf8 { offset: 8, .. }
+                    ))
                 ),
                 "{text:?} bad at {bad}: {err}"
             );
@@ -217,7 +214,7 @@ fn derived_strings(bytes: &[u8], ctx: Ctx, body: u64) -> Vec<&str> {
     c.set_position(body - 4 - ctx.count_width() as u64);
     let header =
         crate::format::ArrayHeaderWire::read_options(&mut c, ctx.endian.into(), ctx).unwrap();
-    assert_eq!(header.element_type, crate::ValueType::String.id());
+    assert_eq!(header.element_type, crate::format::ValueType::String.id());
     (0..header.len.0)
         .map(|_| {
             let span = StrSpan::read_options(&mut c, ctx.endian.into(), ctx).unwrap();
@@ -255,7 +252,10 @@ fn string_arrays_fast_and_slow_paths_agree() {
             let header = 4 + 4 + 2 * w + (w + 1) + 4 + 4 + w;
             let third = header + (w + first.len()) + (w + 2) + w;
             match GgufFile::open(&bytes) {
-                Err(crate::Error::Format(FormatError::InvalidUtf8 { offset, .. })) => {
+                Err(crate::error::Error::Format(crate::error::FormatError::InvalidUtf8 {
+                    offset,
+                    ..
+                })) => {
                     assert_eq!(offset, third as u64, "{ctx:?}")
                 }
                 other => panic!("{ctx:?}: expected InvalidUtf8, got {other:?}"),

@@ -252,7 +252,7 @@ mod tests {
     #[test]
     fn a_stream_reads_tensor_data_on_request() {
         let mut b = crate::write::Builder::new();
-        b.add_tensor("t", crate::GgmlType::I8, &[4], vec![1u8, 2, 3, 4])
+        b.add_tensor("t", crate::format::GgmlType::I8, &[4], vec![1u8, 2, 3, 4])
             .unwrap();
         let bytes = b.to_vec().unwrap();
         let model = Model::open(Source::reader(std::io::Cursor::new(bytes))).unwrap();

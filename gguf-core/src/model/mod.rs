@@ -18,13 +18,9 @@
 //! [`Error`](crate::Error) naming the file.
 
 mod door;
-#[cfg(unix)]
-mod edit;
 mod open;
 mod origin;
 
-#[cfg(unix)]
-pub use edit::ModelEditor;
 pub use origin::Origin;
 
 use indexmap::IndexMap;

@@ -148,7 +148,7 @@ impl Backing<'static> {
 /// edit left a complete journal beside it.
 #[cfg(unix)]
 fn saved_header(path: &Path, file_len: u64) -> Result<Option<Vec<u8>>> {
-    crate::edit::journal::saved_header(path, file_len)
+    crate::journal::saved_header(path, file_len)
 }
 
 #[cfg(not(unix))]

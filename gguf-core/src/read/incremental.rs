@@ -646,7 +646,7 @@ mod tests {
     }
 
     fn vocab_file(tokens: usize, data: usize) -> Vec<u8> {
-        let mut r = crate::testing::Raw::new(crate::Ctx::default());
+        let mut r = crate::testing::Raw::new(crate::format::Ctx::default());
         r.header(1, 2)
             .str("tokenizer.ggml.tokens")
             .u32(9)

@@ -367,26 +367,6 @@ impl<'f> Tensor<'f> {
             .range(usize::try_from(start).ok()?, usize::try_from(len).ok()?)
     }
 
-    /// Streams the data through `f` in chunks, letting the kernel drop each
-    /// chunk's pages from a memory map once used, so copying a large
-    /// tensor keeps memory flat.
-    pub(crate) fn copy_data(
-        &self,
-        w: &mut dyn std::io::Write,
-        mut f: impl FnMut(&[u8], &mut dyn std::io::Write) -> std::io::Result<()>,
-    ) -> Result<()> {
-        let data = self.data()?;
-        // `data` is in memory, so its offset fits in `usize`.
-        let start = self.file_offset() as usize;
-        let mut done = 0;
-        for chunk in data.chunks(crate::write::CHUNK) {
-            f(chunk, w)?;
-            self.file.release(start + done, chunk.len());
-            done += chunk.len();
-        }
-        Ok(())
-    }
-
     /// The data as a slice of `T` without copying: `f32`, `half::f16`,
     /// `half::bf16`, `f64`, `i8`, `i16`, `i32` or `i64` (see
     /// [`TensorElement`]). Needs the tensor's type to be `T`'s

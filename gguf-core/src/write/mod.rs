@@ -34,4 +34,3 @@ pub use value::{MetaValue, OwnedArray, OwnedValue};
 pub(crate) use atomic::{replace as replace_file, sync_dir};
 #[allow(unused_imports)]
 pub(crate) use modes::write_zeros;
-pub(crate) use source::CHUNK;

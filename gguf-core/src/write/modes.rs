@@ -309,7 +309,7 @@ impl<'p> WriteOptions<'p> {
 
 /// A seekable destination of [`Builder::write_with`]. Files are written
 /// buffered and take tensors of files opened with
-/// [`GgufFile::open`](crate::GgufFile::open) by a kernel-side copy
+/// [`GgufFile::open`](crate::read::GgufFile::open) by a kernel-side copy
 /// (`copy_file_range` on Linux) instead of through memory; other outputs
 /// take plain writes (wrap an unbuffered one in a
 /// [`BufWriter`](std::io::BufWriter)). Implemented for [`File`], in-memory
@@ -432,7 +432,7 @@ impl<'a> Builder<'a> {
     /// existing file at `path` untouched and no temporary file behind. A
     /// replaced file keeps its permissions and (where the OS allows) its
     /// owner; a new one gets `0o666` minus the umask. Tensors of files
-    /// opened with [`GgufFile::open`](crate::GgufFile::open) are copied by
+    /// opened with [`GgufFile::open`](crate::read::GgufFile::open) are copied by
     /// the kernel where it can.
     ///
     /// An interrupted process (SIGINT, SIGTERM, SIGKILL) leaves the
@@ -769,7 +769,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let src = dir.path().join("src.gguf");
         std::fs::write(&src, &bytes).unwrap();
-        let file = crate::GgufFile::open(&src).unwrap();
+        let file = crate::read::GgufFile::open(&src).unwrap();
         assert_eq!(file.tensor_count(), 2);
         for mode in [WriteMode::Single, WriteMode::Reserve] {
             let opts = || WriteOptions::new().mode(mode);
@@ -808,8 +808,13 @@ mod tests {
             let data: Vec<u8> = (0..n)
                 .map(|k| k.wrapping_mul(7).wrapping_add(i as u8 + 1))
                 .collect();
-            b.add_tensor(format!("t{i}"), crate::GgmlType::I8, &[u64::from(n)], data)
-                .unwrap();
+            b.add_tensor(
+                format!("t{i}"),
+                crate::format::GgmlType::I8,
+                &[u64::from(n)],
+                data,
+            )
+            .unwrap();
         }
         b.to_vec().unwrap()
     }
@@ -837,14 +842,14 @@ mod tests {
         b.set("general.architecture", "llama").unwrap();
         for (i, n) in [100_003u64, 70_000, 5, 1 << 17].into_iter().enumerate() {
             let data: Vec<u8> = (0..n).map(|k| (k * 31 + i as u64) as u8).collect();
-            b.add_tensor(format!("t{i}"), crate::GgmlType::I8, &[n], data)
+            b.add_tensor(format!("t{i}"), crate::format::GgmlType::I8, &[n], data)
                 .unwrap();
         }
         let bytes = b.to_vec().unwrap();
         let dir = tempfile::tempdir().unwrap();
         let src = dir.path().join("src.gguf");
         std::fs::write(&src, &bytes).unwrap();
-        let file = crate::GgufFile::open(&src).unwrap();
+        let file = crate::read::GgufFile::open(&src).unwrap();
         // The data section starts before, on and after a 64 KiB boundary.
         for prefix in [0usize, 6, 65_536 - 40, 65_536, 200_000] {
             for mode in [WriteMode::Single, WriteMode::Reserve] {
@@ -888,7 +893,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let src = dir.path().join("src.gguf");
         std::fs::write(&src, &bytes).unwrap();
-        let file = crate::GgufFile::open(&src).unwrap();
+        let file = crate::read::GgufFile::open(&src).unwrap();
         for mode in [WriteMode::Single, WriteMode::Reserve] {
             let (out, mem, copies) = both_ways(Builder::from_file(&file).unwrap(), mode);
             assert_eq!(out, bytes, "{mode:?}");
@@ -903,7 +908,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let src = dir.path().join("src.gguf");
         std::fs::write(&src, &bytes).unwrap();
-        let file = crate::GgufFile::open(&src).unwrap();
+        let file = crate::read::GgufFile::open(&src).unwrap();
         let mut b = Builder::from_file(&file).unwrap();
         b.alignment(64).unwrap();
         let (out, mem, copies) = both_ways(b, WriteMode::Single);
@@ -918,7 +923,7 @@ mod tests {
     #[test]
     fn nonzero_source_padding_splits_the_copy_and_is_written_as_zeros() {
         let mut bytes = padded_file();
-        let file = crate::GgufFile::open(&bytes).unwrap();
+        let file = crate::read::GgufFile::open(&bytes).unwrap();
         // The padding after t1 (24 bytes) holds garbage in the source.
         let t1 = file.tensor("t1").unwrap();
         let gap = (t1.file_offset() + 40) as usize;
@@ -928,7 +933,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let src = dir.path().join("src.gguf");
         std::fs::write(&src, &bytes).unwrap();
-        let file = crate::GgufFile::open(&src).unwrap();
+        let file = crate::read::GgufFile::open(&src).unwrap();
         let (out, mem, copies) = both_ways(Builder::from_file(&file).unwrap(), WriteMode::Single);
         assert_eq!(out, canonical);
         assert_eq!(mem, canonical);
@@ -942,7 +947,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let src = dir.path().join("src.gguf");
         std::fs::write(&src, &bytes).unwrap();
-        let file = crate::GgufFile::open(&src).unwrap();
+        let file = crate::read::GgufFile::open(&src).unwrap();
         let mut b = Builder::new();
         b.set("general.architecture", "llama").unwrap();
         for t in file.tensors() {

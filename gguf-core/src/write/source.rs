@@ -106,7 +106,26 @@ from_typed!(f32, f64, half::f16, half::bf16, i8, i16, i32, i64);
 
 /// Chunk size for copies and byte swaps: large enough to stream at disk
 /// speed, small enough to keep memory flat.
-pub(crate) const CHUNK: usize = 4 << 20;
+const CHUNK: usize = 4 << 20;
+
+/// Streams `data` (the data of `tensor`) through `f` in chunks, letting
+/// the kernel drop each chunk's pages from a memory map once used, so
+/// copying a large tensor keeps memory flat.
+fn copy_data(
+    tensor: &Tensor<'_>,
+    data: &[u8],
+    w: &mut dyn Write,
+    mut f: impl FnMut(&[u8], &mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    let mut done = 0u64;
+    for chunk in data.chunks(CHUNK) {
+        f(chunk, w)?;
+        let end = done + chunk.len() as u64;
+        tensor.release_pages(done..end);
+        done = end;
+    }
+    Ok(())
+}
 
 impl TensorData<'_> {
     /// Writes the data to `w` in `endian` order, checking it is `nbytes`
@@ -150,9 +169,11 @@ impl TensorData<'_> {
                 }
                 let swapper = crate::tensor::StreamSwapper::new(ty, t.file_endian() != endian)?;
                 match (swapper, data) {
-                    (None, Cow::Borrowed(_)) => t.copy_data(w, |chunk, w| w.write_all(chunk))?,
-                    (Some(mut s), Cow::Borrowed(_)) => {
-                        t.copy_data(w, |chunk, w| s.write(chunk, w))?
+                    (None, Cow::Borrowed(held)) => {
+                        copy_data(t, held, w, |chunk, w| w.write_all(chunk))?
+                    }
+                    (Some(mut s), Cow::Borrowed(held)) => {
+                        copy_data(t, held, w, |chunk, w| s.write(chunk, w))?
                     }
                     (None, Cow::Owned(bytes)) => w.write_all(&bytes)?,
                     (Some(mut s), Cow::Owned(bytes)) => s.write(&bytes, w)?,

@@ -417,7 +417,7 @@ fn persist(temps: Vec<TempFile>, plan: &[ShardPlan]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::GgmlType;
+    use crate::format::GgmlType;
 
     fn builder(sizes: &[u64]) -> Builder<'static> {
         let mut b = Builder::new();

@@ -3,8 +3,7 @@
 
 use std::path::PathBuf;
 
-use gguf::edit::Commit;
-use gguf::model::ModelEditor;
+use gguf::edit::{Commit, ModelEditor};
 use gguf::write::{OwnedArray, OwnedValue};
 use gguf::{Gguf, Value, ValueType};
 

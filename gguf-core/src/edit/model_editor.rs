@@ -1,13 +1,14 @@
 //! [`ModelEditor`]: metadata edits and tensor renames of a model in one
 //! file or in shards.
 
+use crate::error::{BuildError, LookupError, SplitError};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::{is_split_key, Model};
-use crate::edit::{Commit, Editor};
-use crate::error::{BuildError, Error, LookupError, Result, SplitError};
-use crate::read::Gguf;
+use super::editor::{Commit, Editor};
+use crate::error::{Error, Result};
+use crate::model::{is_split_key, Model};
+use crate::read::{Gguf, GgufFile};
 use crate::write::OwnedValue;
 
 /// Edits a model through any of its files, with one [`Editor`] per file
@@ -23,7 +24,7 @@ use crate::write::OwnedValue;
 /// ```
 /// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
-/// use gguf_core::{model::{Model, ModelEditor}, write::{Builder, SplitOptions}, GgmlType};
+/// use gguf_core::{edit::ModelEditor, model::Model, write::{Builder, SplitOptions}, GgmlType};
 /// let dir = tempfile::tempdir()?;
 /// let mut b = Builder::new();
 /// b.set("general.architecture", "llama")?;
@@ -97,7 +98,7 @@ impl ModelEditor {
 
     /// The first file as it is on disk (without the queued edits): the
     /// model's metadata.
-    pub fn metadata_file(&mut self) -> Result<&crate::read::GgufFile<'static>> {
+    pub fn metadata_file(&mut self) -> Result<&GgufFile<'static>> {
         Ok(self.editor(0)?.file())
     }
 
@@ -178,7 +179,7 @@ impl ModelEditor {
 
     /// Commits every changed file, first shard first; returns what was
     /// done to each. An interruption leaves what
-    /// [`Editor::commit`](crate::edit::Editor::commit) says.
+    /// [`Editor::commit`] says.
     pub fn commit(self) -> Result<Vec<(PathBuf, Commit)>> {
         let mut done = Vec::new();
         for (editor, path) in self.editors.into_iter().zip(self.paths) {
