@@ -1,6 +1,7 @@
 //! Typed metadata: `#[derive(Metadata)]`, `Builder::set_all`, the shipped
 //! `General` / `LlamaHyperParams` / `Tokenizer`, and a file written by gguf-py.
 
+use gguf_core::error::{BuildError, LookupError};
 use gguf_core::metadata::ToMetadata;
 use gguf_core::write::{Builder, OwnedArray, OwnedValue};
 use gguf_core::Gguf;
@@ -164,7 +165,9 @@ fn missing_required_key_names_the_full_key() {
     ]);
     let file = GgufFile::open(&bytes).unwrap();
     match LlamaHyperParams::from_gguf(&file) {
-        Err(Error::KeyNotFound { key }) => assert_eq!(key, "qwen2.feed_forward_length"),
+        Err(Error::Lookup(LookupError::KeyNotFound { key })) => {
+            assert_eq!(key, "qwen2.feed_forward_length")
+        }
         other => panic!("expected KeyNotFound, got {other:?}"),
     }
     let err = LlamaHyperParams::from_gguf(&file).unwrap_err();
@@ -179,7 +182,9 @@ fn templated_struct_needs_general_architecture() {
     let bytes = file_with(&[("llama.context_length", 4096u32.into())]);
     let file = GgufFile::open(&bytes).unwrap();
     match LlamaHyperParams::from_gguf(&file) {
-        Err(Error::KeyNotFound { key }) => assert_eq!(key, "general.architecture"),
+        Err(Error::Lookup(LookupError::KeyNotFound { key })) => {
+            assert_eq!(key, "general.architecture")
+        }
         other => panic!("expected KeyNotFound, got {other:?}"),
     }
     // A struct without templated keys does not need it.
@@ -201,11 +206,11 @@ fn mistyped_keys_name_the_key_and_both_types() {
     let bytes = write(&mut b);
     let file = GgufFile::open(&bytes).unwrap();
     match LlamaHyperParams::from_gguf(&file) {
-        Err(Error::TypeMismatch {
+        Err(Error::Lookup(LookupError::TypeMismatch {
             key,
             expected,
             found,
-        }) => {
+        })) => {
             assert_eq!(key, "llama.context_length");
             assert_eq!(expected, "u32");
             assert_eq!(found, "u64");
@@ -303,7 +308,9 @@ fn derive_round_trip_with_renames_keys_and_templates() {
     // The same keys read with an explicit architecture.
     assert_eq!(Vision::from_gguf_arch(&file, "clip").unwrap(), v);
     match Vision::from_gguf_arch(&file, "siglip") {
-        Err(Error::KeyNotFound { key }) => assert_eq!(key, "siglip.vision.image_size"),
+        Err(Error::Lookup(LookupError::KeyNotFound { key })) => {
+            assert_eq!(key, "siglip.vision.image_size")
+        }
         other => panic!("expected KeyNotFound, got {other:?}"),
     }
 }
@@ -327,7 +334,9 @@ fn arch_comes_from_the_field_then_the_builder_else_errors() {
     // Neither: an error naming the template, and nothing is set.
     let mut b = Builder::new();
     match b.set_all(&vision(None)) {
-        Err(Error::ArchUnknown { key }) => assert_eq!(key, "{arch}.vision.image_size"),
+        Err(Error::Build(BuildError::ArchUnknown { key })) => {
+            assert_eq!(key, "{arch}.vision.image_size")
+        }
         other => panic!("expected ArchUnknown, got {other:?}"),
     }
     assert_eq!(b.keys().count(), 0);
@@ -368,11 +377,11 @@ fn nested_arrays_are_type_checked_at_depth() {
     ]);
     let file = GgufFile::open(&bytes).unwrap();
     match Vision::from_gguf(&file) {
-        Err(Error::TypeMismatch {
+        Err(Error::Lookup(LookupError::TypeMismatch {
             key,
             expected,
             found,
-        }) => {
+        })) => {
             assert_eq!(key, "clip.vision.grid");
             assert_eq!(expected, "array of array of i32");
             assert_eq!(found, "array of array of u32");
