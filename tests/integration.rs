@@ -23,6 +23,7 @@ mod integration {
     pub mod edit_fixtures;
     pub mod edit_interop;
     pub mod endian;
+    pub mod errors;
     pub mod estimate;
     pub mod fuzz_regressions;
     pub mod gguf_py;

@@ -18,7 +18,7 @@ use std::fs::{self, File};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::error::{io_at, EditError, Error, Result};
 
 const MAGIC: &[u8; 8] = b"GGUFJRNL";
 const VERSION: u32 = 1;
@@ -88,22 +88,24 @@ pub(crate) fn find(path: &Path, file_len: u64) -> Result<Found> {
     let mut j = match File::open(&jpath) {
         Ok(j) => j,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::None),
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(Error::io(jpath, e)),
     };
-    let bad = |reason: String| Error::BadJournal {
-        path: jpath.clone(),
-        reason,
+    let bad = |reason: String| {
+        Error::Edit(EditError::BadJournal {
+            path: jpath.clone(),
+            reason,
+        })
     };
     // The journal holds one header region; refuse absurd sizes rather
     // than read them.
-    let jlen = j.metadata()?.len();
+    let jlen = j.metadata().map_err(io_at(&jpath))?.len();
     if jlen > file_len.saturating_add(HEADER_LEN as u64) {
         return Err(bad(format!(
             "{jlen} bytes, larger than the file it protects"
         )));
     }
     let mut bytes = Vec::new();
-    j.read_to_end(&mut bytes)?;
+    j.read_to_end(&mut bytes).map_err(io_at(&jpath))?;
     let Some((saved_len, old)) = parse(&bytes) else {
         return Ok(Found::Incomplete);
     };

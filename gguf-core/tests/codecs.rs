@@ -214,11 +214,11 @@ fn length_errors_are_precise() {
     assert!(
         matches!(
             err,
-            gguf_core::Error::PartialBlock {
+            gguf_core::Error::Codec(gguf_core::error::CodecError::PartialBlock {
                 len: 35,
                 unit: 34,
                 ..
-            }
+            })
         ),
         "{err}"
     );
@@ -227,33 +227,39 @@ fn length_errors_are_precise() {
     assert!(
         matches!(
             err,
-            gguf_core::Error::LengthMismatch {
+            gguf_core::Error::Codec(gguf_core::error::CodecError::LengthMismatch {
                 expected: 32,
                 actual: 31,
                 ..
-            }
+            })
         ),
         "{err}"
     );
     let err = codec::dequantize_to_vec(GgmlType::Unknown(36), Endian::Little, &[]).unwrap_err();
     assert!(
-        matches!(err, gguf_core::Error::UnsupportedType { .. }),
+        matches!(
+            err,
+            gguf_core::Error::Codec(gguf_core::error::CodecError::UnsupportedType { .. })
+        ),
         "{err}"
     );
     let err = codec::quantize(GgmlType::IQ2_XXS, &[0.0; 256], &[256]).unwrap_err();
     assert!(
-        matches!(err, gguf_core::Error::UnsupportedType { .. }),
+        matches!(
+            err,
+            gguf_core::Error::Codec(gguf_core::error::CodecError::UnsupportedType { .. })
+        ),
         "{err}"
     );
     let err = codec::quantize(GgmlType::Q4_K, &[0.0; 512], &[128, 4]).unwrap_err();
     assert!(
         matches!(
             err,
-            gguf_core::Error::PartialBlock {
+            gguf_core::Error::Codec(gguf_core::error::CodecError::PartialBlock {
                 len: 128,
                 unit: 256,
                 ..
-            }
+            })
         ),
         "{err}"
     );
@@ -261,11 +267,11 @@ fn length_errors_are_precise() {
     assert!(
         matches!(
             err,
-            gguf_core::Error::LengthMismatch {
+            gguf_core::Error::Codec(gguf_core::error::CodecError::LengthMismatch {
                 expected: 96,
                 actual: 64,
                 ..
-            }
+            })
         ),
         "{err}"
     );

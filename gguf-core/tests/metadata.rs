@@ -1,14 +1,13 @@
 //! Typed metadata: `#[derive(Metadata)]`, `Builder::set_all`, the shipped
 //! `General` / `LlamaHyperParams` / `Tokenizer`, and a file written by gguf-py.
 
+use gguf_core::error::{BuildError, LookupError};
+use gguf_core::format::{OwnedArray, OwnedValue};
+use gguf_core::write::Builder;
 use gguf_core::Gguf;
-use gguf_core::ToMetadata;
 use gguf_core::{
-    format::{OwnedArray, OwnedValue},
-    write::Builder,
-};
-use gguf_core::{
-    Error, FromMetadata, General, GgmlType, GgufFile, LlamaHyperParams, Metadata, Tokenizer,
+    Error, FromMetadata, General, GgmlType, GgufFile, LlamaHyperParams, Metadata, ToMetadata,
+    Tokenizer,
 };
 
 /// Writes the builder and returns the file's bytes.
@@ -167,7 +166,9 @@ fn missing_required_key_names_the_full_key() {
     ]);
     let file = GgufFile::open(&bytes).unwrap();
     match LlamaHyperParams::from_gguf(&file) {
-        Err(Error::KeyNotFound { key }) => assert_eq!(key, "qwen2.feed_forward_length"),
+        Err(Error::Lookup(LookupError::KeyNotFound { key })) => {
+            assert_eq!(key, "qwen2.feed_forward_length")
+        }
         other => panic!("expected KeyNotFound, got {other:?}"),
     }
     let err = LlamaHyperParams::from_gguf(&file).unwrap_err();
@@ -182,7 +183,9 @@ fn templated_struct_needs_general_architecture() {
     let bytes = file_with(&[("llama.context_length", 4096u32.into())]);
     let file = GgufFile::open(&bytes).unwrap();
     match LlamaHyperParams::from_gguf(&file) {
-        Err(Error::KeyNotFound { key }) => assert_eq!(key, "general.architecture"),
+        Err(Error::Lookup(LookupError::KeyNotFound { key })) => {
+            assert_eq!(key, "general.architecture")
+        }
         other => panic!("expected KeyNotFound, got {other:?}"),
     }
     // A struct without templated keys does not need it.
@@ -204,11 +207,11 @@ fn mistyped_keys_name_the_key_and_both_types() {
     let bytes = write(&mut b);
     let file = GgufFile::open(&bytes).unwrap();
     match LlamaHyperParams::from_gguf(&file) {
-        Err(Error::TypeMismatch {
+        Err(Error::Lookup(LookupError::TypeMismatch {
             key,
             expected,
             found,
-        }) => {
+        })) => {
             assert_eq!(key, "llama.context_length");
             assert_eq!(expected, "u32");
             assert_eq!(found, "u64");
@@ -306,7 +309,9 @@ fn derive_round_trip_with_renames_keys_and_templates() {
     // The same keys read with an explicit architecture.
     assert_eq!(Vision::from_gguf_arch(&file, "clip").unwrap(), v);
     match Vision::from_gguf_arch(&file, "siglip") {
-        Err(Error::KeyNotFound { key }) => assert_eq!(key, "siglip.vision.image_size"),
+        Err(Error::Lookup(LookupError::KeyNotFound { key })) => {
+            assert_eq!(key, "siglip.vision.image_size")
+        }
         other => panic!("expected KeyNotFound, got {other:?}"),
     }
 }
@@ -330,7 +335,9 @@ fn arch_comes_from_the_field_then_the_builder_else_errors() {
     // Neither: an error naming the template, and nothing is set.
     let mut b = Builder::new();
     match b.set_all(&vision(None)) {
-        Err(Error::ArchUnknown { key }) => assert_eq!(key, "{arch}.vision.image_size"),
+        Err(Error::Build(BuildError::ArchUnknown { key })) => {
+            assert_eq!(key, "{arch}.vision.image_size")
+        }
         other => panic!("expected ArchUnknown, got {other:?}"),
     }
     assert_eq!(b.keys().count(), 0);
@@ -371,11 +378,11 @@ fn nested_arrays_are_type_checked_at_depth() {
     ]);
     let file = GgufFile::open(&bytes).unwrap();
     match Vision::from_gguf(&file) {
-        Err(Error::TypeMismatch {
+        Err(Error::Lookup(LookupError::TypeMismatch {
             key,
             expected,
             found,
-        }) => {
+        })) => {
             assert_eq!(key, "clip.vision.grid");
             assert_eq!(expected, "array of array of i32");
             assert_eq!(found, "array of array of u32");

@@ -2,6 +2,7 @@
 //! the llama.cpp lint. Every file also goes through `from_reader` and
 //! `open` (see `util::accept`), which must index it identically.
 
+use gguf::error::{CodecError, FormatError, LookupError};
 use gguf::format::align_up;
 use gguf::read::LintIssue;
 use gguf::{Endian, Error, GgmlType, Gguf, Value, ValueType};
@@ -205,11 +206,17 @@ fn every_value_type_in_every_version_and_byte_order() {
             // Typed access with the wrong type is refused, not reinterpreted.
             assert!(arr("arr.u16").typed::<i16>().is_none(), "{label}");
             assert!(
-                matches!(f.get::<u32>("u64"), Err(Error::TypeMismatch { .. })),
+                matches!(
+                    f.get::<u32>("u64"),
+                    Err(Error::Lookup(LookupError::TypeMismatch { .. }))
+                ),
                 "{label}"
             );
             assert!(
-                matches!(f.get_str("missing"), Err(Error::KeyNotFound { .. })),
+                matches!(
+                    f.get_str("missing"),
+                    Err(Error::Lookup(LookupError::KeyNotFound { .. }))
+                ),
                 "{label}"
             );
 
@@ -265,7 +272,7 @@ fn every_value_type_in_every_version_and_byte_order() {
                 assert!(
                     matches!(
                         f.tensor("t0").unwrap().as_slice::<f32>(),
-                        Err(Error::ViewUnavailable { .. })
+                        Err(Error::Codec(CodecError::ViewUnavailable { .. }))
                     ),
                     "{label}"
                 );
@@ -435,12 +442,12 @@ fn unknown_and_removed_type_ids() {
         );
         let e = t.byte_size().unwrap_err();
         assert!(
-            matches!(&e, Error::UnknownTensorType { tensor, type_id } if tensor == "strange" && *type_id == id),
+            matches!(&e, Error::Codec(CodecError::UnknownTensorType { tensor, type_id }) if tensor == "strange" && *type_id == id),
             "{e:?}"
         );
         let e = t.data().unwrap_err();
         assert!(
-            matches!(&e, Error::UnknownTensorType { tensor, type_id } if tensor == "strange" && *type_id == id),
+            matches!(&e, Error::Codec(CodecError::UnknownTensorType { tensor, type_id }) if tensor == "strange" && *type_id == id),
             "{e:?}"
         );
         assert_eq!(
@@ -470,7 +477,7 @@ fn unknown_type_start_past_end_is_rejected() {
         .pad(32);
     let e = super::util::reject(&r.buf);
     assert!(
-        matches!(&e, Error::TensorOutOfBounds { tensor, .. } if tensor == "strange"),
+        matches!(&e, Error::Format(FormatError::TensorOutOfBounds { tensor, .. }) if tensor == "strange"),
         "{e:?}"
     );
 }
@@ -608,7 +615,7 @@ fn from_reader_reads_only_the_header_region() {
     assert!(f.data_section().is_none());
     assert!(matches!(
         f.tensor("big").unwrap().data(),
-        Err(Error::DataNotLoaded { .. })
+        Err(Error::Lookup(LookupError::DataNotLoaded { .. }))
     ));
     // Read on request: that tensor's bytes and no more.
     let big = f.tensor("big").unwrap();

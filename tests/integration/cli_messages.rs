@@ -321,3 +321,21 @@ fn help_and_crate_docs_list_every_source() {
         }
     }
 }
+
+#[test]
+fn an_unreadable_file_is_named_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.gguf");
+    let m = missing.to_str().unwrap();
+    for args in [
+        vec!["inspect", m],
+        vec!["get", m, "general.name"],
+        vec!["set", m, "general.name", "x"],
+    ] {
+        let out = gguf(&args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("No such file"), "{args:?}: {err}");
+        assert_eq!(err.matches(m).count(), 1, "{args:?}: {err}");
+    }
+}

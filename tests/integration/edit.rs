@@ -1,6 +1,7 @@
 //! Editor semantics: which edits land in place, what bytes they touch,
 //! what the slack does, errors, and that a failed edit loses nothing.
 
+use gguf::error::{BuildError, EditError, LookupError};
 use std::path::Path;
 
 use gguf::edit::{Commit, Editor};
@@ -513,32 +514,38 @@ fn invalid_edits_are_refused_and_leave_the_queue_usable() {
     let (path, mut ed) = open_copy(dir.path(), &before);
     let e = ed.remove("no.such.key").unwrap_err();
     assert!(
-        matches!(&e, Error::KeyNotFound { key } if key == "no.such.key"),
+        matches!(&e, Error::Lookup(LookupError::KeyNotFound { key }) if key == "no.such.key"),
         "{e:?}"
     );
     let e = ed
         .rename_key("general.name", "general.architecture")
         .unwrap_err();
     assert!(
-        matches!(&e, Error::InvalidKey { key, .. } if key == "general.architecture"),
+        matches!(&e, Error::Build(BuildError::InvalidKey { key, .. }) if key == "general.architecture"),
         "{e:?}"
     );
     let e = ed.rename_key("no.such.key", "x").unwrap_err();
-    assert!(matches!(&e, Error::KeyNotFound { .. }), "{e:?}");
+    assert!(
+        matches!(&e, Error::Lookup(LookupError::KeyNotFound { .. })),
+        "{e:?}"
+    );
     let e = ed
         .rename_tensor("token_embd.weight", "output.weight")
         .unwrap_err();
     assert!(
-        matches!(&e, Error::TensorExists { tensor } if tensor == "output.weight"),
+        matches!(&e, Error::Build(BuildError::TensorExists { tensor }) if tensor == "output.weight"),
         "{e:?}"
     );
     let e = ed.rename_tensor("nope", "x").unwrap_err();
-    assert!(matches!(&e, Error::TensorNotFound { .. }), "{e:?}");
+    assert!(
+        matches!(&e, Error::Lookup(LookupError::TensorNotFound { .. })),
+        "{e:?}"
+    );
     // A removed key cannot be removed twice.
     ed.remove("general.file_type").unwrap();
     assert!(matches!(
         ed.remove("general.file_type").unwrap_err(),
-        Error::KeyNotFound { .. }
+        Error::Lookup(LookupError::KeyNotFound { .. })
     ));
     // Nothing was written so far.
     assert_eq!(std::fs::read(&path).unwrap(), before);
@@ -568,7 +575,10 @@ fn commit_after_another_in_place_edit_is_a_concurrent_modification() {
     assert!(matches!(b.commit().unwrap(), Commit::InPlace { .. }));
     let after_b = std::fs::read(&path).unwrap();
     let e = a.commit().unwrap_err();
-    assert!(matches!(e, Error::ConcurrentModification { .. }), "{e:?}");
+    assert!(
+        matches!(e, Error::Edit(EditError::ConcurrentModification { .. })),
+        "{e:?}"
+    );
     assert_eq!(std::fs::read(&path).unwrap(), after_b, "a's commit wrote");
     assert!(leftovers(dir.path()).is_empty());
 }
@@ -586,7 +596,10 @@ fn commit_after_the_file_was_rewritten_is_a_concurrent_modification() {
     assert!(matches!(b.commit().unwrap(), Commit::Rewritten { .. }));
     let after_b = std::fs::read(&path).unwrap();
     let e = a.commit().unwrap_err();
-    assert!(matches!(e, Error::ConcurrentModification { .. }), "{e:?}");
+    assert!(
+        matches!(e, Error::Edit(EditError::ConcurrentModification { .. })),
+        "{e:?}"
+    );
     assert_eq!(std::fs::read(&path).unwrap(), after_b);
 
     // A replacement with identical bytes (another tool copying the file
@@ -596,7 +609,10 @@ fn commit_after_the_file_was_rewritten_is_a_concurrent_modification() {
     let tmp = put(dir.path(), "copy.tmp", &before);
     std::fs::rename(&tmp, &path).unwrap();
     let e = a.commit().unwrap_err();
-    assert!(matches!(e, Error::ConcurrentModification { .. }), "{e:?}");
+    assert!(
+        matches!(e, Error::Edit(EditError::ConcurrentModification { .. })),
+        "{e:?}"
+    );
     assert_eq!(std::fs::read(&path).unwrap(), before);
 }
 
@@ -609,7 +625,7 @@ fn commit_while_another_handle_holds_the_lock_is_refused() {
     let holder = std::fs::File::open(&path).unwrap();
     holder.try_lock().unwrap();
     let e = ed.commit().unwrap_err();
-    assert!(matches!(e, Error::Locked { .. }), "{e:?}");
+    assert!(matches!(e, Error::Edit(EditError::Locked { .. })), "{e:?}");
     assert_eq!(std::fs::read(&path).unwrap(), before);
     assert!(leftovers(dir.path()).is_empty());
     // Released: the same edit goes through.
@@ -638,7 +654,7 @@ fn a_rewrite_commit_is_also_refused_while_locked() {
     let holder = std::fs::File::open(&path).unwrap();
     holder.try_lock().unwrap();
     let e = ed.commit().unwrap_err();
-    assert!(matches!(e, Error::Locked { .. }), "{e:?}");
+    assert!(matches!(e, Error::Edit(EditError::Locked { .. })), "{e:?}");
     assert_eq!(std::fs::read(&path).unwrap(), before);
     assert!(leftovers(dir.path()).is_empty());
 }
@@ -731,7 +747,10 @@ fn a_file_truncated_after_open_is_not_rewritten() {
     drop(f);
     let truncated = std::fs::read(&path).unwrap();
     let e = ed.commit().unwrap_err();
-    assert!(matches!(e, Error::ConcurrentModification { .. }), "{e:?}");
+    assert!(
+        matches!(e, Error::Edit(EditError::ConcurrentModification { .. })),
+        "{e:?}"
+    );
     assert_eq!(std::fs::read(&path).unwrap(), truncated);
     assert!(
         leftovers(dir.path()).is_empty(),

@@ -157,10 +157,10 @@ pub fn view(file: &GgufFile<'_>) -> Vec<u8> {
 
 /// The error a crash-test hook stops a commit with.
 pub fn simulated_crash() -> gguf::Error {
-    gguf::Error::Io(std::io::Error::other("simulated crash"))
+    gguf::Error::from(std::io::Error::other("simulated crash"))
 }
 
 /// True for the error of [`simulated_crash`].
 pub fn is_simulated_crash<T>(r: &gguf::Result<T>) -> bool {
-    matches!(r, Err(gguf::Error::Io(e)) if e.to_string() == "simulated crash")
+    matches!(r, Err(gguf::Error::Io { source: e, .. }) if e.to_string() == "simulated crash")
 }

@@ -2,6 +2,7 @@
 //! through the library and through the `gguf` tool (`inspect`, `tensor`,
 //! `rewrite`, `convert`).
 
+use gguf::error::{FormatError, LookupError};
 use std::path::Path;
 use std::process::Output;
 
@@ -69,7 +70,7 @@ fn quantized_tensor_without_dimensions_is_rejected() {
     let r = one_tensor("q", &[], GgmlType::Q4_0, 0);
     let e = reject(&r.buf);
     assert!(
-        matches!(&e, Error::RowNotBlockMultiple { tensor, row: 1, block: 32, .. } if tensor == "q"),
+        matches!(&e, Error::Format(FormatError::RowNotBlockMultiple { tensor, row: 1, block: 32, .. }) if tensor == "q"),
         "{e:?}"
     );
     let o = cli_survives(&r.buf, "q");
@@ -93,7 +94,7 @@ fn empty_tensor_offset_past_the_end_is_rejected() {
         let r = one_tensor("e", &[0, 4], GgmlType::F32, offset);
         let e = reject(&r.buf);
         assert!(
-            matches!(&e, Error::TensorOutOfBounds { tensor, end, .. } if tensor == "e" && *end >= 32),
+            matches!(&e, Error::Format(FormatError::TensorOutOfBounds { tensor, end, .. }) if tensor == "e" && *end >= 32),
             "{offset}: {e:?}"
         );
         cli_survives(&r.buf, "e");
@@ -234,7 +235,7 @@ fn header_only_file_holds_no_data_even_for_empty_tensors() {
         assert!(
             matches!(
                 header.tensor(name).unwrap().data(),
-                Err(Error::DataNotLoaded { .. })
+                Err(Error::Lookup(LookupError::DataNotLoaded { .. }))
             ),
             "{name}"
         );

@@ -2,6 +2,7 @@
 //! offset, key or tensor name that locates the fault. Every case is checked
 //! through a byte slice, a `Read + Seek` stream and a path (`GgufFile::open` of each), which must agree.
 
+use gguf::error::FormatError;
 use gguf::read::Limits;
 use gguf::{Endian, Error, Gguf, GgufFile, ValueType};
 
@@ -28,26 +29,28 @@ fn bad_magic() {
     let mut r = raw();
     r.header(0, 0);
     r.buf[..4].copy_from_slice(b"GGUX");
-    assert!(matches!(reject(&r.buf), Error::BadMagic { found } if &found == b"GGUX"));
+    assert!(
+        matches!(reject(&r.buf), Error::Format(FormatError::BadMagic { found }) if &found == b"GGUX")
+    );
 }
 
 #[test]
 fn empty_and_short_files() {
     assert!(matches!(
         reject(b""),
-        Error::Truncated {
+        Error::Format(FormatError::Truncated {
             offset: 0,
             needed: 4,
             ..
-        }
+        })
     ));
     assert!(matches!(
         reject(b"GGUF\x03\0"),
-        Error::Truncated {
+        Error::Format(FormatError::Truncated {
             offset: 4,
             needed: 2,
             ..
-        }
+        })
     ));
 }
 
@@ -57,7 +60,7 @@ fn version_0() {
     r.bytes(b"GGUF").u32(0).u64(0).u64(0);
     assert!(matches!(
         reject(&r.buf),
-        Error::UnsupportedVersion { version: 0 }
+        Error::Format(FormatError::UnsupportedVersion { version: 0 })
     ));
 }
 
@@ -67,7 +70,10 @@ fn version_4_little_and_big_endian() {
         let mut r = Raw::new(ctx(4, endian));
         r.bytes(b"GGUF").u32(4).u64(0).u64(0);
         assert!(
-            matches!(reject(&r.buf), Error::UnsupportedVersion { version: 4 }),
+            matches!(
+                reject(&r.buf),
+                Error::Format(FormatError::UnsupportedVersion { version: 4 })
+            ),
             "{endian}"
         );
     }
@@ -81,11 +87,11 @@ fn tensor_count_u64_max() {
     assert!(
         matches!(
             e,
-            Error::CountTooLarge {
+            Error::Format(FormatError::CountTooLarge {
                 offset: 8,
                 count: u64::MAX,
                 ..
-            }
+            })
         ),
         "{e:?}"
     );
@@ -99,11 +105,11 @@ fn kv_count_u64_max() {
     assert!(
         matches!(
             e,
-            Error::CountTooLarge {
+            Error::Format(FormatError::CountTooLarge {
                 offset: 16,
                 count: u64::MAX,
                 ..
-            }
+            })
         ),
         "{e:?}"
     );
@@ -117,11 +123,11 @@ fn v1_counts_too_large() {
     assert!(
         matches!(
             e,
-            Error::CountTooLarge {
+            Error::Format(FormatError::CountTooLarge {
                 offset: 12,
                 count: 0xFFFF_FFFF,
                 ..
-            }
+            })
         ),
         "{e:?}"
     );
@@ -135,11 +141,11 @@ fn key_length_u64_max() {
     assert!(
         matches!(
             e,
-            Error::CountTooLarge {
+            Error::Format(FormatError::CountTooLarge {
                 offset: KV0,
                 count: u64::MAX,
                 ..
-            }
+            })
         ),
         "{e:?}"
     );
@@ -151,7 +157,7 @@ fn string_value_length_past_end() {
     r.header(0, 1).str("k").u32(8).u64(1 << 40).bytes(b"abc");
     let e = reject(&r.buf);
     assert!(
-        matches!(e, Error::CountTooLarge { offset, count, remaining: 3, .. } if offset == KV0 + 9 + 4 && count == 1 << 40),
+        matches!(e, Error::Format(FormatError::CountTooLarge { offset, count, remaining: 3, .. }) if offset == KV0 + 9 + 4 && count == 1 << 40),
         "{e:?}"
     );
 }
@@ -168,7 +174,7 @@ fn array_count_past_end() {
     let e = reject(&r.buf);
     // The count field is after key (8 + 1), value type (4), element type (4).
     assert!(
-        matches!(e, Error::CountTooLarge { offset, count, .. } if offset == KV0 + 17 && count == u64::MAX / 2),
+        matches!(e, Error::Format(FormatError::CountTooLarge { offset, count, .. }) if offset == KV0 + 17 && count == u64::MAX / 2),
         "{e:?}"
     );
     // A string array whose count exceeds the bytes left: each string takes at least its length field.
@@ -184,12 +190,12 @@ fn array_count_past_end() {
     assert!(
         matches!(
             e,
-            Error::CountTooLarge {
+            Error::Format(FormatError::CountTooLarge {
                 count: 3,
                 min_bytes: 24,
                 remaining: 18,
                 ..
-            }
+            })
         ),
         "{e:?}"
     );
@@ -199,7 +205,10 @@ fn array_count_past_end() {
 fn empty_key() {
     let mut r = raw();
     r.header(0, 1).str("").u32(4).u32(0);
-    assert!(matches!(reject(&r.buf), Error::EmptyKey { offset: KV0 }));
+    assert!(matches!(
+        reject(&r.buf),
+        Error::Format(FormatError::EmptyKey { offset: KV0 })
+    ));
 }
 
 #[test]
@@ -209,7 +218,7 @@ fn value_type_13() {
     let second = KV0 + 8 + 1 + 4 + 1;
     let e = reject(&r.buf);
     assert!(
-        matches!(&e, Error::InvalidValueType { offset, key, type_id: 13 } if *offset == second + 9 && key == "k"),
+        matches!(&e, Error::Format(FormatError::InvalidValueType { offset, key, type_id: 13 }) if *offset == second + 9 && key == "k"),
         "{e:?}"
     );
 }
@@ -220,7 +229,7 @@ fn array_element_type_13() {
     r.header(0, 1).str("k").u32(9).u32(13).u64(0);
     let e = reject(&r.buf);
     assert!(
-        matches!(&e, Error::InvalidValueType { offset, key, type_id: 13 } if *offset == KV0 + 13 && key == "k"),
+        matches!(&e, Error::Format(FormatError::InvalidValueType { offset, key, type_id: 13 }) if *offset == KV0 + 13 && key == "k"),
         "{e:?}"
     );
     // Also inside a nested array.
@@ -234,7 +243,7 @@ fn array_element_type_13() {
         .u64(0);
     let e = reject(&r.buf);
     assert!(
-        matches!(&e, Error::InvalidValueType { offset, key, type_id: u32::MAX } if *offset == KV0 + 25 && key == "k"),
+        matches!(&e, Error::Format(FormatError::InvalidValueType { offset, key, type_id: u32::MAX }) if *offset == KV0 + 25 && key == "k"),
         "{e:?}"
     );
 }
@@ -247,7 +256,7 @@ fn duplicate_key() {
     r.str("a").u32(8).str("again");
     let e = reject(&r.buf);
     assert!(
-        matches!(&e, Error::DuplicateKey { offset, key } if *offset == third && key == "a"),
+        matches!(&e, Error::Format(FormatError::DuplicateKey { offset, key }) if *offset == third && key == "a"),
         "{e:?}"
     );
 }
@@ -259,7 +268,7 @@ fn alignment_not_power_of_two() {
         r.header(0, 1).str("general.alignment").u32(4).u32(bad);
         let e = reject(&r.buf);
         assert!(
-            matches!(e, Error::InvalidAlignment { offset, alignment } if offset == KV0 + 8 + 17 + 4 && alignment == bad as u64),
+            matches!(e, Error::Format(FormatError::InvalidAlignment { offset, alignment }) if offset == KV0 + 8 + 17 + 4 && alignment == bad as u64),
             "{bad}: {e:?}"
         );
     }
@@ -271,17 +280,17 @@ fn alignment_wrong_type() {
     r.header(0, 1).str("general.alignment").u32(5).u32(32);
     let e = reject(&r.buf);
     assert!(
-        matches!(e, Error::AlignmentType { offset, found: ValueType::I32 } if offset == KV0 + 29),
+        matches!(e, Error::Format(FormatError::AlignmentType { offset, found: ValueType::I32 }) if offset == KV0 + 29),
         "{e:?}"
     );
     let mut r = raw();
     r.header(0, 1).str("general.alignment").u32(10).u64(32);
     assert!(matches!(
         reject(&r.buf),
-        Error::AlignmentType {
+        Error::Format(FormatError::AlignmentType {
             found: ValueType::U64,
             ..
-        }
+        })
     ));
 }
 
@@ -297,7 +306,7 @@ fn too_many_dims() {
     r.u32(0).u64(0).pad(32);
     let e = reject(&r.buf);
     assert!(
-        matches!(&e, Error::TooManyDims { offset, tensor, n_dims: 5 } if *offset == info + 9 && tensor == "t"),
+        matches!(&e, Error::Format(FormatError::TooManyDims { offset, tensor, n_dims: 5 }) if *offset == info + 9 && tensor == "t"),
         "{e:?}"
     );
     // A huge n_dims is rejected before any dimension is read.
@@ -305,10 +314,10 @@ fn too_many_dims() {
     r.header(1, 0).str("t").u32(u32::MAX).bytes(&[0; 64]);
     assert!(matches!(
         reject(&r.buf),
-        Error::TooManyDims {
+        Error::Format(FormatError::TooManyDims {
             n_dims: u32::MAX,
             ..
-        }
+        })
     ));
 }
 
@@ -317,12 +326,15 @@ fn dims_u64_max() {
     let buf = with_tensors(&[("t", &[u64::MAX], 0, 0)], 64);
     let e = reject(&buf);
     assert!(
-        matches!(&e, Error::ElementCountOverflow { offset, tensor, shape } if *offset == 24 + 9 + 4 && tensor == "t" && shape == &[u64::MAX]),
+        matches!(&e, Error::Format(FormatError::ElementCountOverflow { offset, tensor, shape }) if *offset == 24 + 9 + 4 && tensor == "t" && shape == &[u64::MAX]),
         "{e:?}"
     );
     // One dimension above i64::MAX is enough, even with an unknown type.
     let buf = with_tensors(&[("t", &[i64::MAX as u64 + 1, 1], 4, 0)], 64);
-    assert!(matches!(reject(&buf), Error::ElementCountOverflow { .. }));
+    assert!(matches!(
+        reject(&buf),
+        Error::Format(FormatError::ElementCountOverflow { .. })
+    ));
 }
 
 #[test]
@@ -331,12 +343,15 @@ fn element_count_overflow() {
     let buf = with_tensors(&[("t", &[d, d, d, d], 0, 0)], 64);
     let e = reject(&buf);
     assert!(
-        matches!(&e, Error::ElementCountOverflow { tensor, shape, .. } if tensor == "t" && shape == &[d, d, d, d]),
+        matches!(&e, Error::Format(FormatError::ElementCountOverflow { tensor, shape, .. }) if tensor == "t" && shape == &[d, d, d, d]),
         "{e:?}"
     );
     // Every dimension fits i64 and the product fits u64, but not i64 (ggml's bound).
     let buf = with_tensors(&[("u", &[1 << 32, 1 << 31], 24, 0)], 64);
-    assert!(matches!(reject(&buf), Error::ElementCountOverflow { .. }));
+    assert!(matches!(
+        reject(&buf),
+        Error::Format(FormatError::ElementCountOverflow { .. })
+    ));
 }
 
 #[test]
@@ -346,7 +361,7 @@ fn byte_size_overflow() {
     let buf = with_tensors(&[("t", &[1 << 31, 1 << 31], 28, 0)], 64);
     let e = reject(&buf);
     assert!(
-        matches!(&e, Error::ByteSizeOverflow { tensor, elements: n, ty } if tensor == "t" && *n == elements && *ty == gguf::GgmlType::F64),
+        matches!(&e, Error::Format(FormatError::ByteSizeOverflow { tensor, elements: n, ty }) if tensor == "t" && *n == elements && *ty == gguf::GgmlType::F64),
         "{e:?}"
     );
 }
@@ -356,7 +371,7 @@ fn row_not_block_multiple() {
     let buf = with_tensors(&[("q", &[33, 2], 2, 0)], 64);
     let e = reject(&buf);
     assert!(
-        matches!(&e, Error::RowNotBlockMultiple { tensor, row: 33, block: 32, .. } if tensor == "q"),
+        matches!(&e, Error::Format(FormatError::RowNotBlockMultiple { tensor, row: 33, block: 32, .. }) if tensor == "q"),
         "{e:?}"
     );
 }
@@ -367,7 +382,7 @@ fn offset_u64_max() {
     let buf = with_tensors(&[("t", &[4], 0, u64::MAX)], 64);
     let e = reject(&buf);
     assert!(
-        matches!(&e, Error::MisalignedTensor { tensor, offset: u64::MAX, alignment: 32 } if tensor == "t"),
+        matches!(&e, Error::Format(FormatError::MisalignedTensor { tensor, offset: u64::MAX, alignment: 32 }) if tensor == "t"),
         "{e:?}"
     );
     // Aligned (u64::MAX rounded down to 32) but far past the end: the end
@@ -375,7 +390,7 @@ fn offset_u64_max() {
     let buf = with_tensors(&[("t", &[4], 0, !31u64)], 64);
     let e = reject(&buf);
     assert!(
-        matches!(&e, Error::TensorOutOfBounds { tensor, end: u64::MAX, file_len, .. } if tensor == "t" && *file_len == buf.len() as u64),
+        matches!(&e, Error::Format(FormatError::TensorOutOfBounds { tensor, end: u64::MAX, file_len, .. }) if tensor == "t" && *file_len == buf.len() as u64),
         "{e:?}"
     );
     // With alignment 1, u64::MAX itself is aligned.
@@ -384,7 +399,7 @@ fn offset_u64_max() {
     r.tensor_info("t", &[4], 0, u64::MAX).bytes(&[0; 16]);
     let e = reject(&r.buf);
     assert!(
-        matches!(&e, Error::TensorOutOfBounds { tensor, offset: u64::MAX, end: u64::MAX, .. } if tensor == "t"),
+        matches!(&e, Error::Format(FormatError::TensorOutOfBounds { tensor, offset: u64::MAX, end: u64::MAX, .. }) if tensor == "t"),
         "{e:?}"
     );
 }
@@ -394,7 +409,7 @@ fn misaligned_offset() {
     let buf = with_tensors(&[("a", &[8], 0, 0), ("b", &[8], 0, 48)], 128);
     let e = reject(&buf);
     assert!(
-        matches!(&e, Error::MisalignedTensor { tensor, offset: 48, alignment: 32 } if tensor == "b"),
+        matches!(&e, Error::Format(FormatError::MisalignedTensor { tensor, offset: 48, alignment: 32 }) if tensor == "b"),
         "{e:?}"
     );
 }
@@ -407,7 +422,7 @@ fn duplicate_tensor_name() {
     r.tensor_info("w", &[8], 0, 32).pad(32).bytes(&[0; 64]);
     let e = reject(&r.buf);
     assert!(
-        matches!(&e, Error::DuplicateTensor { offset, tensor } if *offset == second && tensor == "w"),
+        matches!(&e, Error::Format(FormatError::DuplicateTensor { offset, tensor }) if *offset == second && tensor == "w"),
         "{e:?}"
     );
 }
@@ -419,7 +434,7 @@ fn data_one_byte_short() {
     let data_offset = buf.len() as u64 - 55;
     let e = reject(&buf);
     assert!(
-        matches!(&e, Error::TensorOutOfBounds { tensor, offset, end, file_len } if tensor == "b" && *offset == data_offset + 32 && *end == data_offset + 56 && *file_len == data_offset + 55),
+        matches!(&e, Error::Format(FormatError::TensorOutOfBounds { tensor, offset, end, file_len }) if tensor == "b" && *offset == data_offset + 32 && *end == data_offset + 56 && *file_len == data_offset + 55),
         "{e:?}"
     );
     // The same file with the byte back is accepted.
@@ -434,7 +449,7 @@ fn data_section_missing() {
     r.header(1, 0).tensor_info("t", &[1], 0, 0);
     let e = reject(&r.buf);
     assert!(
-        matches!(&e, Error::TensorOutOfBounds { tensor, .. } if tensor == "t"),
+        matches!(&e, Error::Format(FormatError::TensorOutOfBounds { tensor, .. }) if tensor == "t"),
         "{e:?}"
     );
 }
@@ -444,7 +459,7 @@ fn overlapping_tensors() {
     let buf = with_tensors(&[("a", &[16], 0, 0), ("b", &[16], 0, 32)], 128);
     let e = reject(&buf);
     assert!(
-        matches!(&e, Error::OverlappingTensors { first, first_end: 64, second, second_start: 32 } if first == "a" && second == "b"),
+        matches!(&e, Error::Format(FormatError::OverlappingTensors { first, first_end: 64, second, second_start: 32 }) if first == "a" && second == "b"),
         "{e:?}"
     );
     // Out of info order: detected after sorting by offset.
@@ -454,17 +469,17 @@ fn overlapping_tensors() {
     );
     let e = reject(&buf);
     assert!(
-        matches!(&e, Error::OverlappingTensors { first, first_end: 128, second, second_start: 64 } if first == "z" && second == "x"),
+        matches!(&e, Error::Format(FormatError::OverlappingTensors { first, first_end: 128, second, second_start: 64 }) if first == "z" && second == "x"),
         "{e:?}"
     );
     // Same start: a zero-size tensor may share it, two sized ones may not.
     let buf = with_tensors(&[("a", &[8], 0, 0), ("b", &[8], 0, 0)], 64);
     assert!(matches!(
         reject(&buf),
-        Error::OverlappingTensors {
+        Error::Format(FormatError::OverlappingTensors {
             second_start: 0,
             ..
-        }
+        })
     ));
 }
 
@@ -474,7 +489,7 @@ fn invalid_utf8_in_key() {
     r.header(0, 1).u64(2).bytes(&[0xC3, 0x28]).u32(4).u32(0);
     let e = reject(&r.buf);
     assert!(
-        matches!(e, Error::InvalidUtf8 { offset, .. } if offset == KV0 + 8),
+        matches!(e, Error::Format(FormatError::InvalidUtf8 { offset, .. }) if offset == KV0 + 8),
         "{e:?}"
     );
 }
@@ -489,7 +504,7 @@ fn invalid_utf8_in_string_value() {
         .bytes(&[b'a', 0xFF, b'b']);
     let e = reject(&r.buf);
     assert!(
-        matches!(&e, Error::InvalidUtf8 { offset, what } if *offset == KV0 + 9 + 4 + 8 && what.contains("\"k\"")),
+        matches!(&e, Error::Format(FormatError::InvalidUtf8 { offset, what }) if *offset == KV0 + 9 + 4 + 8 && what.contains("\"k\"")),
         "{e:?}"
     );
 }
@@ -509,7 +524,7 @@ fn invalid_utf8_in_string_array() {
     r.u64(3).bytes(&[0xED, 0xA0, 0x80]);
     let e = reject(&r.buf);
     assert!(
-        matches!(&e, Error::InvalidUtf8 { offset, what } if *offset == bad + 8 && what.contains("tokens")),
+        matches!(&e, Error::Format(FormatError::InvalidUtf8 { offset, what }) if *offset == bad + 8 && what.contains("tokens")),
         "{e:?}"
     );
 }
@@ -528,7 +543,7 @@ fn invalid_utf8_in_tensor_name() {
         .bytes(&[0; 32]);
     assert!(matches!(
         reject(&r.buf),
-        Error::InvalidUtf8 { offset: 32, .. }
+        Error::Format(FormatError::InvalidUtf8 { offset: 32, .. })
     ));
 }
 
@@ -538,7 +553,7 @@ fn bool_byte_2() {
     r.header(0, 1).str("b").u32(7).u8(2);
     let e = reject(&r.buf);
     assert!(
-        matches!(&e, Error::InvalidBool { offset, key, byte: 2 } if *offset == KV0 + 13 && key == "b"),
+        matches!(&e, Error::Format(FormatError::InvalidBool { offset, key, byte: 2 }) if *offset == KV0 + 13 && key == "b"),
         "{e:?}"
     );
     // In an array: the offset is the bad element's.
@@ -551,7 +566,7 @@ fn bool_byte_2() {
         .bytes(&[0, 1, 1, 0xFF]);
     let e = reject(&r.buf);
     assert!(
-        matches!(&e, Error::InvalidBool { offset, key, byte: 0xFF } if *offset == KV0 + 10 + 4 + 12 + 3 && key == "bs"),
+        matches!(&e, Error::Format(FormatError::InvalidBool { offset, key, byte: 0xFF }) if *offset == KV0 + 10 + 4 + 12 + 3 && key == "bs"),
         "{e:?}"
     );
 }
@@ -576,14 +591,17 @@ fn arrays_nested_deeper_than_the_limit() {
     // The too-deep array is the innermost one: header (type 4 + count 8) per level.
     let expected = KV0 + 12 + 4 + 12 * limit as u64;
     assert!(
-        matches!(&e, Error::ArrayTooDeep { offset, key, limit: l } if *offset == expected && key == "deep" && *l == limit),
+        matches!(&e, Error::Format(FormatError::ArrayTooDeep { offset, key, limit: l }) if *offset == expected && key == "deep" && *l == limit),
         "{e:?}"
     );
     // A custom limit is honoured by every entry point.
     let strict = Limits::default().max_array_depth(1);
     let buf = nested(2);
     let a = GgufFile::open_with(&buf, &gguf::OpenOptions::default().limits(strict)).unwrap_err();
-    assert!(matches!(a, Error::ArrayTooDeep { limit: 1, .. }), "{a:?}");
+    assert!(
+        matches!(a, Error::Format(FormatError::ArrayTooDeep { limit: 1, .. })),
+        "{a:?}"
+    );
     let b = GgufFile::open_with(
         gguf::Source::reader(std::io::Cursor::new(buf.to_vec())),
         &gguf::OpenOptions::default().limits(strict),
@@ -597,7 +615,10 @@ fn arrays_nested_deeper_than_the_limit() {
 fn deep_nesting_does_not_overflow_the_stack() {
     // 100,000 levels in 1.2 MB: rejected at the limit, never recursed into.
     let buf = nested(100_000);
-    assert!(matches!(reject(&buf), Error::ArrayTooDeep { .. }));
+    assert!(matches!(
+        reject(&buf),
+        Error::Format(FormatError::ArrayTooDeep { .. })
+    ));
 }
 
 #[test]
@@ -606,7 +627,7 @@ fn truncated_inside_a_value_names_the_key() {
     r.header(0, 1).str("general.name").u32(10).bytes(&[1, 2, 3]);
     let e = reject(&r.buf);
     assert!(
-        matches!(&e, Error::Truncated { what, offset, needed: 5 } if what.contains("general.name") && *offset == KV0 + 20 + 4),
+        matches!(&e, Error::Format(FormatError::Truncated { what, offset, needed: 5 }) if what.contains("general.name") && *offset == KV0 + 20 + 4),
         "{e:?}"
     );
 }
@@ -617,17 +638,17 @@ fn big_endian_hostile_files_are_rejected_too() {
     r.header(0, 1).str("k").u32(9).u32(13).u64(0);
     assert!(matches!(
         reject(&r.buf),
-        Error::InvalidValueType { type_id: 13, .. }
+        Error::Format(FormatError::InvalidValueType { type_id: 13, .. })
     ));
     let mut r = Raw::new(ctx(3, Endian::Big));
     r.header(u64::MAX, 0);
     assert!(matches!(
         reject(&r.buf),
-        Error::CountTooLarge {
+        Error::Format(FormatError::CountTooLarge {
             offset: 8,
             count: u64::MAX,
             ..
-        }
+        })
     ));
 }
 
@@ -665,7 +686,7 @@ fn check_strings(strings: &[Vec<u8>], version: u32, endian: Endian) {
             let body = f.get_array("s").unwrap().offset();
             assert_eq!(got, binrw_strings(&bytes, f.wire_format(), body));
         }
-        (Err(Error::InvalidUtf8 { offset, .. }), Some(i)) => {
+        (Err(Error::Format(FormatError::InvalidUtf8 { offset, .. })), Some(i)) => {
             assert_eq!(offset, offsets[i], "string {i} of {strings:?}")
         }
         (r, bad) => panic!("expected first invalid string {bad:?}, got {r:?} for {strings:?}"),

@@ -1,6 +1,7 @@
 //! The read-side trait `Gguf`: one function inspects a single file and a
 //! split model alike, and a model shows its metadata without the split keys.
 
+use gguf::error::LookupError;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -130,7 +131,7 @@ fn one_function_inspects_a_file_and_a_split_model_alike() {
     assert_eq!(preview.file_len(), file.file_len());
     assert!(matches!(
         preview.tensor("blk.1.w").unwrap().data(),
-        Err(Error::DataNotLoaded { tensor }) if tensor == "blk.1.w"
+        Err(Error::Lookup(LookupError::DataNotLoaded { tensor })) if tensor == "blk.1.w"
     ));
 
     // The summary (and so estimate and llama_load, which take the same
@@ -228,7 +229,7 @@ fn a_model_shows_its_metadata_without_the_split_keys_wherever_they_are() {
                 assert!(model.value(split_key).is_none());
                 assert!(matches!(
                     model.get::<u16>(split_key),
-                    Err(Error::KeyNotFound { .. })
+                    Err(Error::Lookup(LookupError::KeyNotFound { .. }))
                 ));
                 // The shard's own view keeps them.
                 assert!(model.shards()[0].file().contains_key(split_key));

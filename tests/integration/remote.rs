@@ -7,6 +7,7 @@
 //! Needs python3 with the packages of tests/oracles/requirements.txt
 //! (`GGUF_PYTHON` picks another interpreter).
 
+use gguf::error::{RemoteError, SourceError, SplitError};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -292,7 +293,7 @@ fn bad_servers_are_precise_errors() {
     // A server ignoring Range: stop at once, never download the file.
     let e = open_err(&server, "fault/ignore-range/m.gguf", &default);
     assert!(
-        matches!(e, Error::RangeIgnored { total: Some(n), .. } if n == bytes.len() as u64),
+        matches!(e, Error::Remote(RemoteError::RangeIgnored { total: Some(n), .. }) if n == bytes.len() as u64),
         "{e}"
     );
     let (_, served) = server.take_stats();
@@ -306,62 +307,86 @@ fn bad_servers_are_precise_errors() {
 
     let e = open_err(&server, "fault/no-content-range/m.gguf", &default);
     assert!(
-        matches!(e, Error::BadContentRange { found: None, .. }),
+        matches!(
+            e,
+            Error::Remote(RemoteError::BadContentRange { found: None, .. })
+        ),
         "{e}"
     );
     let e = open_err(&server, "fault/wrong-content-range/m.gguf", &default);
     assert!(
-        matches!(e, Error::BadContentRange { found: Some(_), .. }),
+        matches!(
+            e,
+            Error::Remote(RemoteError::BadContentRange { found: Some(_), .. })
+        ),
         "{e}"
     );
     let e = open_err(&server, "fault/short-body/m.gguf", &default);
     assert!(
-        matches!(e, Error::ShortBody { got, expected, .. } if got == expected / 2),
+        matches!(e, Error::Remote(RemoteError::ShortBody { got, expected, .. }) if got == expected / 2),
         "{e}"
     );
     let e = open_err(&server, "fault/drop/m.gguf", &default);
     assert!(
-        matches!(e, Error::Network { ref message, .. } if message.contains("connection lost after")),
+        matches!(e, Error::Remote(RemoteError::Network { ref message, .. }) if message.contains("connection lost after")),
         "{e}"
     );
     for status in [403u16, 404, 500, 503] {
         let e = open_err(&server, &format!("fault/status-{status}/m.gguf"), &default);
         assert!(
-            matches!(e, Error::HttpStatus { status: s, .. } if s == status),
+            matches!(e, Error::Remote(RemoteError::HttpStatus { status: s, .. }) if s == status),
             "{e}"
         );
     }
     let e = open_err(&server, "missing.gguf", &default);
-    assert!(matches!(e, Error::HttpStatus { status: 404, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Remote(RemoteError::HttpStatus { status: 404, .. })
+        ),
+        "{e}"
+    );
 
     // A stalled server: the read timeout, not a hang.
     let quick = RemoteOptions::default().read_timeout(Duration::from_millis(500));
     let e = open_err(&server, "fault/stall/m.gguf", &quick);
-    assert!(matches!(e, Error::Timeout { .. }), "{e}");
+    assert!(
+        matches!(e, Error::Remote(RemoteError::Timeout { .. })),
+        "{e}"
+    );
     let e = open_err(&server, "fault/stall-body/m.gguf", &quick);
-    assert!(matches!(e, Error::Timeout { .. }), "{e}");
+    assert!(
+        matches!(e, Error::Remote(RemoteError::Timeout { .. })),
+        "{e}"
+    );
 
     // A file that changes between reads (header over several reads).
     let e = open_err(&server, "fault/changing/m.gguf", &default);
     assert!(
-        matches!(e, Error::RemoteChanged { what: "ETag", .. }),
+        matches!(
+            e,
+            Error::Remote(RemoteError::RemoteChanged { what: "ETag", .. })
+        ),
         "{e}"
     );
     let e = open_err(&server, "fault/changing-lm/m.gguf", &default);
     assert!(
         matches!(
             e,
-            Error::RemoteChanged {
+            Error::Remote(RemoteError::RemoteChanged {
                 what: "Last-Modified",
                 ..
-            }
+            })
         ),
         "{e}"
     );
     // ... or between the header and a tensor.
     let tiny = open_remote(&server.url("fault/changing/tiny.gguf")).unwrap();
     let e = tiny.tensor("output.weight").unwrap().read().unwrap_err();
-    assert!(matches!(e, Error::RemoteChanged { .. }), "{e}");
+    assert!(
+        matches!(e, Error::Remote(RemoteError::RemoteChanged { .. })),
+        "{e}"
+    );
 
     // Nothing listening.
     let closed = {
@@ -369,9 +394,15 @@ fn bad_servers_are_precise_errors() {
         l.local_addr().unwrap().port()
     };
     let e = open_remote(&format!("http://127.0.0.1:{closed}/m.gguf")).unwrap_err();
-    assert!(matches!(e, Error::Network { .. }), "{e}");
+    assert!(
+        matches!(e, Error::Remote(RemoteError::Network { .. })),
+        "{e}"
+    );
     let e = open_remote("ftp://127.0.0.1/m.gguf").unwrap_err();
-    assert!(matches!(e, Error::BadUrl { .. }), "{e}");
+    assert!(
+        matches!(e, Error::Source(SourceError::BadUrl { .. })),
+        "{e}"
+    );
 }
 
 #[test]
@@ -400,7 +431,7 @@ fn remote_shards_are_found_by_name() {
     let url = server.url("dup-00001-of-00003.gguf");
     let e = Model::open(url.as_str()).unwrap_err();
     assert!(
-        matches!(&e, Error::ShardDuplicateTensor { tensor, second, .. }
+        matches!(&e, Error::Split(SplitError::ShardDuplicateTensor { tensor, second, .. })
             if &**tensor == "t2" && second.to_string_lossy().ends_with("dup-00003-of-00003.gguf")),
         "{e}"
     );

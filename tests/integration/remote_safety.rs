@@ -11,6 +11,7 @@
 //! (`AWS_ENDPOINT`) at the range server, which serves `HEAD` and ranged
 //! `GET` of `BUCKET/KEY` as S3 does for these reads.
 
+use gguf::error::RemoteError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -364,7 +365,7 @@ fn a_trickling_header_meets_the_deadline() {
     let options = RemoteOptions::default().header_deadline(Duration::from_millis(1500));
     let e = open_remote_with(&url, &options).unwrap_err();
     assert!(
-        matches!(e, Error::Deadline { received, elapsed, .. }
+        matches!(e, Error::Remote(RemoteError::Deadline { received, elapsed, .. })
             if (1..100).contains(&received) && elapsed >= Duration::from_millis(1500)),
         "{e}"
     );

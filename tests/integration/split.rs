@@ -3,6 +3,7 @@
 //! canonical file, hostile shard sets give precise errors, and a failed
 //! split leaves no file behind.
 
+use gguf::error::{BuildError, FormatError, LookupError, SplitError};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -399,7 +400,10 @@ fn a_good_hand_made_set_opens_from_every_shard() {
             m.shards()[1].origin().path(),
             Some(dir.path().join("m-00002-of-00003.gguf").as_path())
         );
-        assert!(matches!(m.tensor("zz"), Err(Error::TensorNotFound { .. })));
+        assert!(matches!(
+            m.tensor("zz"),
+            Err(Error::Lookup(LookupError::TensorNotFound { .. }))
+        ));
     }
 }
 
@@ -413,11 +417,11 @@ fn hostile_shard_sets_give_precise_errors() {
     let [_, second, _] = good_set(d);
     std::fs::remove_file(&second).unwrap();
     match Model::open(p(1)) {
-        Err(Error::ShardMissing {
+        Err(Error::Split(SplitError::ShardMissing {
             path,
             index: 2,
             count: 3,
-        }) => assert_eq!(path, second),
+        })) => assert_eq!(path, second),
         other => panic!("{other:?}"),
     }
     let msg = Model::open(p(3)).unwrap_err().to_string();
@@ -430,32 +434,32 @@ fn hostile_shard_sets_give_precise_errors() {
     good_set(d);
     shard(&p(2), Some(2), Some(3), Some(3), &["b"]);
     match Model::open(p(1)) {
-        Err(Error::ShardNumber {
+        Err(Error::Split(SplitError::ShardNumber {
             path,
             expected: 1,
             found: 2,
-        }) => assert_eq!(path, p(2)),
+        })) => assert_eq!(path, p(2)),
         other => panic!("{other:?}"),
     }
     // ... also when the shard given is the one whose number is wrong.
     assert!(matches!(
         Model::open(p(2)),
-        Err(Error::ShardNumber {
+        Err(Error::Split(SplitError::ShardNumber {
             expected: 1,
             found: 2,
             ..
-        })
+        }))
     ));
 
     // split.count differing between shards.
     good_set(d);
     shard(&p(3), Some(2), Some(4), Some(3), &["c"]);
     match Model::open(p(1)) {
-        Err(Error::ShardCount {
+        Err(Error::Split(SplitError::ShardCount {
             path,
             expected: 3,
             found: 4,
-        }) => assert_eq!(path, p(3)),
+        })) => assert_eq!(path, p(3)),
         other => panic!("{other:?}"),
     }
 
@@ -463,11 +467,11 @@ fn hostile_shard_sets_give_precise_errors() {
     good_set(d);
     shard(&p(3), Some(2), Some(3), Some(3), &["c", "d"]);
     match Model::open(p(2)) {
-        Err(Error::ShardTensorCount {
+        Err(Error::Split(SplitError::ShardTensorCount {
             path,
             expected: 3,
             found: 4,
-        }) => assert_eq!(path, p(1)),
+        })) => assert_eq!(path, p(1)),
         other => panic!("{other:?}"),
     }
 
@@ -475,11 +479,11 @@ fn hostile_shard_sets_give_precise_errors() {
     good_set(d);
     shard(&p(3), Some(2), Some(3), Some(3), &["a"]);
     match Model::open(p(1)) {
-        Err(Error::ShardDuplicateTensor {
+        Err(Error::Split(SplitError::ShardDuplicateTensor {
             tensor,
             first,
             second,
-        }) => {
+        })) => {
             assert_eq!((tensor.as_str(), first, second), ("a", p(1), p(3)));
         }
         other => panic!("{other:?}"),
@@ -489,21 +493,27 @@ fn hostile_shard_sets_give_precise_errors() {
     good_set(d);
     std::fs::write(p(2), b"not a gguf file at all").unwrap();
     match Model::open(p(1)) {
-        Err(Error::Shard { path, source }) => {
+        Err(Error::Split(SplitError::Shard { path, source })) => {
             assert_eq!(path, p(2));
-            assert!(matches!(*source, Error::BadMagic { .. }), "{source}");
+            assert!(
+                matches!(*source, Error::Format(FormatError::BadMagic { .. })),
+                "{source}"
+            );
         }
         other => panic!("{other:?}"),
     }
     std::fs::write(p(2), b"").unwrap();
-    assert!(matches!(Model::open(p(1)), Err(Error::Shard { .. })));
+    assert!(matches!(
+        Model::open(p(1)),
+        Err(Error::Split(SplitError::Shard { .. }))
+    ));
 
     // split.no missing, split.count of the wrong type.
     good_set(d);
     shard(&p(2), None, Some(3), Some(3), &["b"]);
     let e = Model::open(p(1)).unwrap_err();
     assert!(
-        matches!(&e, Error::Shard { path, source } if *path == p(2) && matches!(**source, Error::KeyNotFound { .. })),
+        matches!(&e, Error::Split(SplitError::Shard { path, source }) if *path == p(2) && matches!(**source, Error::Lookup(LookupError::KeyNotFound { .. }))),
         "{e}"
     );
     good_set(d);
@@ -518,7 +528,7 @@ fn hostile_shard_sets_give_precise_errors() {
     b.write_to_path(p(2)).unwrap();
     let e = Model::open(p(1)).unwrap_err();
     assert!(
-        matches!(&e, Error::Shard { source, .. } if matches!(**source, Error::TypeMismatch { .. })),
+        matches!(&e, Error::Split(SplitError::Shard { source, .. }) if matches!(**source, Error::Lookup(LookupError::TypeMismatch { .. }))),
         "{e}"
     );
     assert!(e.to_string().contains("m-00002-of-00003.gguf"), "{e}");
@@ -527,7 +537,7 @@ fn hostile_shard_sets_give_precise_errors() {
     good_set(d);
     shard(&p(1), Some(0), Some(3), None, &["a"]);
     assert!(
-        matches!(Model::open(p(3)), Err(Error::Shard { source, .. }) if matches!(*source, Error::KeyNotFound { .. }))
+        matches!(Model::open(p(3)), Err(Error::Split(SplitError::Shard { source, .. })) if matches!(*source, Error::Lookup(LookupError::KeyNotFound { .. })))
     );
 
     // A shard renamed so that its name does not say where its siblings are.
@@ -536,18 +546,18 @@ fn hostile_shard_sets_give_precise_errors() {
     std::fs::copy(p(2), &renamed).unwrap();
     assert!(matches!(
         Model::open(&renamed),
-        Err(Error::ShardName { .. })
+        Err(Error::Split(SplitError::ShardName { .. }))
     ));
     // ... or whose name and keys disagree on the count.
     let other = d.join("m-00002-of-00004.gguf");
     std::fs::copy(p(2), &other).unwrap();
     assert!(matches!(
         Model::open(&other),
-        Err(Error::ShardCount {
+        Err(Error::Split(SplitError::ShardCount {
             expected: 4,
             found: 3,
             ..
-        })
+        }))
     ));
 }
 
@@ -623,15 +633,18 @@ fn editing_a_split_model_stays_in_place_and_renames_across_shards() {
     ed.remove("general.architecture").unwrap();
     assert!(matches!(
         ed.rename_tensor("a", "c"),
-        Err(Error::TensorExists { .. })
+        Err(Error::Build(BuildError::TensorExists { .. }))
     ));
     assert!(matches!(
         ed.rename_tensor("zz", "y"),
-        Err(Error::TensorNotFound { .. })
+        Err(Error::Lookup(LookupError::TensorNotFound { .. }))
     ));
     for key in ["split.no", "split.count", "split.tensors.count"] {
         assert!(
-            matches!(ed.set(key, 1u16), Err(Error::InvalidKey { .. })),
+            matches!(
+                ed.set(key, 1u16),
+                Err(Error::Build(BuildError::InvalidKey { .. }))
+            ),
             "{key}"
         );
         assert!(ed.remove(key).is_err());

@@ -1,6 +1,7 @@
 //! Decoded tensor values (`Tensor::to_f32`, rows, f16/bf16) and quantize on
 //! write (`Builder::add_tensor_quantized`, `Builder::requantize_tensor`).
 
+use gguf::error::{CodecError, FormatError, LookupError};
 use std::io::Cursor;
 
 use gguf::codec;
@@ -230,7 +231,7 @@ fn unknown_types_give_unknown_tensor_type_and_name_the_tensor() {
     ];
     for e in checks {
         assert!(
-            matches!(&e, Error::UnknownTensorType { tensor, type_id: 1000 } if tensor == "strange"),
+            matches!(&e, Error::Codec(CodecError::UnknownTensorType { tensor, type_id: 1000 }) if tensor == "strange"),
             "{e:?}"
         );
     }
@@ -324,7 +325,7 @@ fn add_tensor_quantized_checks_up_front() {
         .add_tensor_quantized("rows", GgmlType::Q8_0, &[16, 8], &x[..128])
         .unwrap_err();
     assert!(
-        matches!(&e, Error::RowNotBlockMultiple { tensor, .. } if tensor == "rows"),
+        matches!(&e, Error::Format(FormatError::RowNotBlockMultiple { tensor, .. }) if tensor == "rows"),
         "{e:?}"
     );
     // Too few or too many values for the shape.
@@ -340,7 +341,7 @@ fn add_tensor_quantized_checks_up_front() {
         .unwrap_err();
     assert!(e.to_string().contains("\"iq2\""), "{e}");
     assert!(
-        matches!(&e, Error::TensorCodec { source, .. } if matches!(**source, Error::UnsupportedType { .. })),
+        matches!(&e, Error::Codec(CodecError::TensorCodec { source, .. }) if matches!(**source, Error::Codec(CodecError::UnsupportedType { .. }))),
         "{e:?}"
     );
     assert_eq!(b.tensor_names().count(), 0, "refused tensors were added");
@@ -386,7 +387,7 @@ fn requantize_tensor_re_encodes_a_file_tensor_in_place() {
     // Refusals: not found, row length, no quantizer, not a file source.
     assert!(matches!(
         b.requantize_tensor("nope", GgmlType::F16).unwrap_err(),
-        Error::TensorNotFound { .. }
+        Error::Lookup(LookupError::TensorNotFound { .. })
     ));
     let e = b.requantize_tensor("bf16.1d", GgmlType::Q8_0).unwrap_err();
     assert!(e.to_string().contains("bf16.1d"), "{e}");
@@ -458,7 +459,7 @@ fn as_slice_views_every_plain_type_and_checks_type_and_byte_order() {
     // Same size, other type: refused, naming the tensor and both types.
     let e = t("f32").as_slice::<i32>().unwrap_err();
     assert!(
-        matches!(&e, Error::ViewUnavailable { tensor, requested: "i32", .. } if tensor == "f32"),
+        matches!(&e, Error::Codec(CodecError::ViewUnavailable { tensor, requested: "i32", .. }) if tensor == "f32"),
         "{e:?}"
     );
     assert!(e.to_string().contains("F32"), "{e}");

@@ -3,6 +3,7 @@
 //! justifies. A counting global allocator measures the largest single
 //! allocation made by the current thread while a parse runs.
 
+use gguf::error::FormatError;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -147,10 +148,14 @@ fn every_cut_is_an_error() {
         let (result, largest) = largest_allocation(|| GgufFile::open(input).map(|_| ()));
         let e = result.expect_err("a cut file was accepted");
         let expected = if cut < file.header_len() as usize {
-            matches!(e, Error::Truncated { .. } | Error::CountTooLarge { .. })
+            matches!(
+                e,
+                Error::Format(FormatError::Truncated { .. })
+                    | Error::Format(FormatError::CountTooLarge { .. })
+            )
         } else {
             // Infos complete, data short: the data checks catch it.
-            matches!(e, Error::TensorOutOfBounds { .. })
+            matches!(e, Error::Format(FormatError::TensorOutOfBounds { .. }))
         };
         assert!(expected, "cut at {cut}: {e:?}");
         assert!(
@@ -252,7 +257,10 @@ fn count_claims_cannot_reserve_more_than_the_file() {
         r.buf.resize(len, 0);
         let (result, largest) = largest_allocation(|| GgufFile::open(&r.buf).map(|_| ()));
         assert!(
-            matches!(result, Err(Error::EmptyKey { offset: 24 })),
+            matches!(
+                result,
+                Err(Error::Format(FormatError::EmptyKey { offset: 24 }))
+            ),
             "{result:?}"
         );
         assert!(

@@ -1,5 +1,6 @@
 //! The writer: builder validation, the three write modes, atomic writes.
 
+use gguf::error::{BuildError, FormatError, LookupError};
 use std::io::Cursor;
 
 use gguf::{
@@ -20,14 +21,14 @@ fn duplicate_tensor_name_is_refused() {
         .add_tensor("a", GgmlType::I8, &[1], vec![3u8])
         .unwrap_err();
     assert!(
-        matches!(&err, Error::TensorExists { tensor } if tensor == "a"),
+        matches!(&err, Error::Build(BuildError::TensorExists { tensor }) if tensor == "a"),
         "{err:?}"
     );
     // The rename path checks too.
     b.add_tensor("b", GgmlType::I8, &[1], vec![3u8]).unwrap();
     let err = b.rename_tensor("b", "a").unwrap_err();
     assert!(
-        matches!(&err, Error::TensorExists { tensor } if tensor == "a"),
+        matches!(&err, Error::Build(BuildError::TensorExists { tensor }) if tensor == "a"),
         "{err:?}"
     );
 }
@@ -40,18 +41,18 @@ fn data_of_the_wrong_length_is_refused() {
         .add_tensor("a", GgmlType::F32, &[4, 2], vec![0u8; 31])
         .unwrap_err();
     assert!(
-        matches!(&err, Error::TensorDataSize { tensor, expected: 32, actual: 31 } if tensor == "a"),
+        matches!(&err, Error::Build(BuildError::TensorDataSize { tensor, expected: 32, actual: 31 }) if tensor == "a"),
         "{err:?}"
     );
     let err = b.add_tensor_typed("t", &[4], &data[..]).unwrap_err();
     assert!(
         matches!(
             err,
-            Error::TensorDataSize {
+            Error::Build(BuildError::TensorDataSize {
                 expected: 16,
                 actual: 12,
                 ..
-            }
+            })
         ),
         "{err:?}"
     );
@@ -62,11 +63,11 @@ fn data_of_the_wrong_length_is_refused() {
     assert!(
         matches!(
             err,
-            Error::TensorDataSize {
+            Error::Build(BuildError::TensorDataSize {
                 expected: 36,
                 actual: 32,
                 ..
-            }
+            })
         ),
         "{err:?}"
     );
@@ -80,7 +81,7 @@ fn row_not_a_multiple_of_the_block_size_is_refused() {
         .add_tensor_info("q", GgmlType::Q8_0, &[48, 2])
         .unwrap_err();
     assert!(
-        matches!(&err, Error::RowNotBlockMultiple { tensor, row: 48, ty: GgmlType::Q8_0, block: 32 } if tensor == "q"),
+        matches!(&err, Error::Format(FormatError::RowNotBlockMultiple { tensor, row: 48, ty: GgmlType::Q8_0, block: 32 }) if tensor == "q"),
         "{err:?}"
     );
     // Only the first dimension must be a multiple; the others are free.
@@ -94,7 +95,7 @@ fn more_than_four_dimensions_are_refused() {
         .add_tensor("five", GgmlType::I8, &[1, 1, 1, 1, 1], vec![0u8])
         .unwrap_err();
     assert!(
-        matches!(&err, Error::InvalidTensor { tensor, reason } if tensor == "five" && reason.contains("5 dimensions")),
+        matches!(&err, Error::Build(BuildError::InvalidTensor { tensor, reason }) if tensor == "five" && reason.contains("5 dimensions")),
         "{err:?}"
     );
     b.add_tensor("four", GgmlType::I8, &[1, 1, 1, 1], vec![0u8])
@@ -107,17 +108,23 @@ fn alignment_must_be_a_power_of_two() {
         let mut b = Builder::new();
         let err = b.alignment(bad).unwrap_err();
         assert!(
-            matches!(err, Error::InvalidAlignment { alignment, .. } if alignment == u64::from(bad)),
+            matches!(err, Error::Format(FormatError::InvalidAlignment { alignment, .. }) if alignment == u64::from(bad)),
             "{bad}: {err:?}"
         );
         // Setting the key directly is checked the same way.
         let err = b.set("general.alignment", bad).unwrap_err();
-        assert!(matches!(err, Error::InvalidAlignment { .. }), "{err:?}");
+        assert!(
+            matches!(err, Error::Format(FormatError::InvalidAlignment { .. })),
+            "{err:?}"
+        );
         assert!(b.value("general.alignment").is_none());
     }
     let mut b = Builder::new();
     let err = b.set("general.alignment", 64u64).unwrap_err();
-    assert!(matches!(err, Error::AlignmentType { .. }), "{err:?}");
+    assert!(
+        matches!(err, Error::Format(FormatError::AlignmentType { .. })),
+        "{err:?}"
+    );
     for good in [1u32, 2, 64, 4096, 1 << 31] {
         b.alignment(good).unwrap();
         assert_eq!(b.current_alignment(), u64::from(good));
@@ -129,13 +136,13 @@ fn empty_keys_are_refused() {
     let mut b = Builder::new();
     let err = b.set("", 1u8).unwrap_err();
     assert!(
-        matches!(&err, Error::InvalidKey { key, .. } if key.is_empty()),
+        matches!(&err, Error::Build(BuildError::InvalidKey { key, .. }) if key.is_empty()),
         "{err:?}"
     );
     b.set("a", 1u8).unwrap();
     let err = b.rename_key("a", "").unwrap_err();
     assert!(
-        matches!(&err, Error::InvalidKey { key, .. } if key.is_empty()),
+        matches!(&err, Error::Build(BuildError::InvalidKey { key, .. }) if key.is_empty()),
         "{err:?}"
     );
     assert_eq!(b.keys().collect::<Vec<_>>(), ["a"]);
@@ -152,7 +159,7 @@ fn long_tensor_names_need_opting_in() {
         .add_tensor_info(name64.as_str(), GgmlType::F32, &[1])
         .unwrap_err();
     assert!(
-        matches!(&err, Error::InvalidTensor { tensor, reason } if *tensor == name64 && reason.contains("64 bytes")),
+        matches!(&err, Error::Build(BuildError::InvalidTensor { tensor, reason }) if *tensor == name64 && reason.contains("64 bytes")),
         "{err:?}"
     );
     b.allow_long_tensor_names(true);
@@ -178,7 +185,7 @@ fn closure_writing_the_wrong_byte_count_fails_the_write() {
         .unwrap();
         let err = b.write(Vec::new()).unwrap_err();
         assert!(
-            matches!(&err, Error::TensorDataSize { tensor, expected: 16, actual } if tensor == "t" && *actual == written as u64),
+            matches!(&err, Error::Build(BuildError::TensorDataSize { tensor, expected: 16, actual }) if tensor == "t" && *actual == written as u64),
             "{what}: {err:?}"
         );
     }
@@ -196,12 +203,12 @@ fn metadata_first_checks_order_size_and_completeness() {
     assert_eq!(w.next_tensor(), Some("a"));
     let err = w.write_tensor("b", &[0; 6]).unwrap_err();
     assert!(
-        matches!(&err, Error::TensorOrder { tensor, expected } if expected == "a" && tensor == "b"),
+        matches!(&err, Error::Build(BuildError::TensorOrder { tensor, expected }) if expected == "a" && tensor == "b"),
         "{err:?}"
     );
     let err = w.write_tensor("a", &[0; 7]).unwrap_err();
     assert!(
-        matches!(&err, Error::TensorDataSize { tensor, expected: 8, actual: 7 } if tensor == "a"),
+        matches!(&err, Error::Build(BuildError::TensorDataSize { tensor, expected: 8, actual: 7 }) if tensor == "a"),
         "{err:?}"
     );
     // Neither failure consumed the slot: "a" is still due.
@@ -209,7 +216,7 @@ fn metadata_first_checks_order_size_and_completeness() {
     w.write_tensor("a", &[1; 8]).unwrap();
     let err = w.finish().unwrap_err();
     assert!(
-        matches!(&err, Error::MissingTensorData { missing: 2, tensor } if tensor == "b"),
+        matches!(&err, Error::Build(BuildError::MissingTensorData { missing: 2, tensor }) if tensor == "b"),
         "{err:?}"
     );
 
@@ -221,7 +228,7 @@ fn metadata_first_checks_order_size_and_completeness() {
     w.write_tensor("a", &[1]).unwrap();
     let err = w.write_tensor("a", &[1]).unwrap_err();
     assert!(
-        matches!(&err, Error::TensorOrder { tensor, expected } if expected.is_empty() && tensor == "a"),
+        matches!(&err, Error::Build(BuildError::TensorOrder { tensor, expected }) if expected.is_empty() && tensor == "a"),
         "{err:?}"
     );
     assert_eq!(w.next_tensor(), None);
@@ -235,7 +242,7 @@ fn deferred_tensors_fail_single_pass_writes() {
     b.add_tensor_info("b", GgmlType::I8, &[1]).unwrap();
     let err = b.write(Vec::new()).unwrap_err();
     assert!(
-        matches!(&err, Error::MissingTensorData { tensor, .. } if tensor == "b"),
+        matches!(&err, Error::Build(BuildError::MissingTensorData { tensor, .. }) if tensor == "b"),
         "{err:?}"
     );
 }
@@ -344,11 +351,20 @@ fn set_keeps_position_remove_and_rename_reorder_as_documented() {
     b.rename_key("b", "bee").unwrap();
     b.remove("c").unwrap();
     let err = b.remove("c").unwrap_err();
-    assert!(matches!(err, Error::KeyNotFound { .. }), "{err:?}");
+    assert!(
+        matches!(err, Error::Lookup(LookupError::KeyNotFound { .. })),
+        "{err:?}"
+    );
     let err = b.rename_key("missing", "z").unwrap_err();
-    assert!(matches!(err, Error::KeyNotFound { .. }), "{err:?}");
+    assert!(
+        matches!(err, Error::Lookup(LookupError::KeyNotFound { .. })),
+        "{err:?}"
+    );
     let err = b.rename_key("a", "bee").unwrap_err();
-    assert!(matches!(err, Error::InvalidKey { .. }), "{err:?}");
+    assert!(
+        matches!(err, Error::Build(BuildError::InvalidKey { .. })),
+        "{err:?}"
+    );
     let mut out = Vec::new();
     b.write(&mut out).unwrap();
     let file = GgufFile::open(&out).unwrap();
@@ -385,7 +401,7 @@ fn a_failed_write_to_path_leaves_the_old_file_and_no_temp_file() {
     .unwrap();
     let err = b.write_to_path(&path).unwrap_err();
     assert!(
-        matches!(&err, Error::Io(e) if e.to_string().contains("source went away")),
+        matches!(&err, Error::Io { source: e, .. } if e.to_string().contains("source went away")),
         "{err:?}"
     );
     assert!(std::fs::read(&path).unwrap() == old, "old file changed");
@@ -399,7 +415,10 @@ fn a_failed_write_to_path_leaves_the_old_file_and_no_temp_file() {
     let fresh = dir.path().join("new.gguf");
     let err = b.write_to_path(&fresh).unwrap_err();
     assert!(
-        matches!(err, Error::Io(_) | Error::TensorDataSize { .. }),
+        matches!(
+            err,
+            Error::Io { .. } | Error::Build(BuildError::TensorDataSize { .. })
+        ),
         "{err:?}"
     );
     assert!(!fresh.exists());
@@ -515,7 +534,10 @@ fn builder_getters_and_removals_match_the_reader() {
         e.to_string(),
         "metadata key \"a\" has type array of u8, expected u8"
     );
-    assert!(matches!(b.get::<u32>("x"), Err(Error::KeyNotFound { .. })));
+    assert!(matches!(
+        b.get::<u32>("x"),
+        Err(Error::Lookup(LookupError::KeyNotFound { .. }))
+    ));
     // The same answers from the file written.
     let bytes = b.to_vec().unwrap();
     let file = GgufFile::open(&bytes).unwrap();
@@ -529,9 +551,12 @@ fn builder_getters_and_removals_match_the_reader() {
     b.remove_tensor("t").unwrap().remove("n").unwrap();
     assert!(matches!(
         b.remove_tensor("t"),
-        Err(Error::TensorNotFound { .. })
+        Err(Error::Lookup(LookupError::TensorNotFound { .. }))
     ));
-    assert!(matches!(b.remove("n"), Err(Error::KeyNotFound { .. })));
+    assert!(matches!(
+        b.remove("n"),
+        Err(Error::Lookup(LookupError::KeyNotFound { .. }))
+    ));
     assert_eq!(b.tensor_names().count(), 0);
     assert_eq!(b.keys().collect::<Vec<_>>(), ["s", "a"]);
 }

@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use crate::error::{Error, Result};
+use crate::error::{CodecError, Error, Result};
 use crate::format::{Endian, GgmlType};
 
 /// One run of multi-byte fields inside a block: byte offset, field width,
@@ -53,10 +53,10 @@ fn fields(ty: GgmlType) -> Option<Fields> {
 fn block_bytes(ty: GgmlType) -> Result<(usize, Fields)> {
     match (ty.type_size(), fields(ty)) {
         (Some(ts), Some(f)) => Ok((ts as usize, f)),
-        _ => Err(Error::UnsupportedType {
+        _ => Err(Error::Codec(CodecError::UnsupportedType {
             ty,
             operation: "change the byte order of",
-        }),
+        })),
     }
 }
 

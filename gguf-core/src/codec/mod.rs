@@ -60,7 +60,7 @@ pub(crate) use endian::StreamSwapper;
 pub use endian::{swap_byte_order, with_byte_order};
 pub use float::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
 
-use crate::error::{Error, Result};
+use crate::error::{CodecError, Error, Result};
 use crate::format::{Endian, GgmlType};
 
 /// A block decoder: `data` holds whole blocks, `out` the matching elements.
@@ -273,7 +273,7 @@ pub fn can_quantize(ty: GgmlType) -> bool {
 fn geometry(ty: GgmlType, operation: &'static str) -> Result<(usize, usize)> {
     match (ty.block_size(), ty.type_size()) {
         (Some(bs), Some(ts)) => Ok((bs as usize, ts as usize)),
-        _ => Err(Error::UnsupportedType { ty, operation }),
+        _ => Err(Error::Codec(CodecError::UnsupportedType { ty, operation })),
     }
 }
 
@@ -282,34 +282,34 @@ pub(crate) fn check_whole_blocks(ty: GgmlType, len: usize, ts: usize) -> Result<
     if len.is_multiple_of(ts) {
         return Ok(());
     }
-    Err(Error::PartialBlock {
+    Err(Error::Codec(CodecError::PartialBlock {
         ty,
         what: "tensor data bytes",
         len: len as u64,
         unit: ts as u64,
-    })
+    }))
 }
 
 /// Checks `data` holds whole blocks and returns the element count.
 fn element_count(ty: GgmlType, data: &[u8], operation: &'static str) -> Result<usize> {
     let (bs, ts) = geometry(ty, operation)?;
     check_whole_blocks(ty, data.len(), ts)?;
-    (data.len() / ts)
-        .checked_mul(bs)
-        .ok_or_else(|| Error::LengthMismatch {
+    (data.len() / ts).checked_mul(bs).ok_or_else(|| {
+        Error::Codec(CodecError::LengthMismatch {
             what: format!("{ty} element count"),
             expected: u64::MAX,
             actual: data.len() as u64,
         })
+    })
 }
 
 fn check_out(ty: GgmlType, expected: usize, actual: usize) -> Result<()> {
     if expected != actual {
-        return Err(Error::LengthMismatch {
+        return Err(Error::Codec(CodecError::LengthMismatch {
             what: format!("dequantize output for {} bytes of {ty}", "whole blocks"),
             expected: expected as u64,
             actual: actual as u64,
-        });
+        }));
     }
     Ok(())
 }
@@ -331,10 +331,10 @@ fn check_out(ty: GgmlType, expected: usize, actual: usize) -> Result<()> {
 /// # Ok::<(), gguf_core::Error>(())
 /// ```
 pub fn dequantize(ty: GgmlType, endian: Endian, data: &[u8], out: &mut [f32]) -> Result<()> {
-    let dec = decoder(ty, endian).ok_or(Error::UnsupportedType {
+    let dec = decoder(ty, endian).ok_or(Error::Codec(CodecError::UnsupportedType {
         ty,
         operation: "dequantize",
-    })?;
+    }))?;
     let n = element_count(ty, data, "dequantize")?;
     check_out(ty, n, out.len())?;
     dec(data, out);
@@ -350,10 +350,10 @@ pub fn dequantize(ty: GgmlType, endian: Endian, data: &[u8], out: &mut [f32]) ->
 /// # Ok::<(), gguf_core::Error>(())
 /// ```
 pub fn dequantize_to_vec(ty: GgmlType, endian: Endian, data: &[u8]) -> Result<Vec<f32>> {
-    decoder(ty, endian).ok_or(Error::UnsupportedType {
+    decoder(ty, endian).ok_or(Error::Codec(CodecError::UnsupportedType {
         ty,
         operation: "dequantize",
-    })?;
+    }))?;
     let n = element_count(ty, data, "dequantize")?;
     let mut out = vec![0f32; n];
     dequantize(ty, endian, data, &mut out)?;
@@ -376,10 +376,10 @@ pub fn dequantize_to_vec(ty: GgmlType, endian: Endian, data: &[u8]) -> Result<Ve
 /// # Ok::<(), gguf_core::Error>(())
 /// ```
 pub fn dequantize_par(ty: GgmlType, endian: Endian, data: &[u8], out: &mut [f32]) -> Result<()> {
-    let dec = decoder(ty, endian).ok_or(Error::UnsupportedType {
+    let dec = decoder(ty, endian).ok_or(Error::Codec(CodecError::UnsupportedType {
         ty,
         operation: "dequantize",
-    })?;
+    }))?;
     let n = element_count(ty, data, "dequantize")?;
     check_out(ty, n, out.len())?;
     #[cfg(feature = "parallel")]
@@ -415,27 +415,27 @@ pub fn dequantize_par(ty: GgmlType, endian: Endian, data: &[u8], out: &mut [f32]
 /// # Ok::<(), gguf_core::Error>(())
 /// ```
 pub fn quantize(ty: GgmlType, src: &[f32], shape: &[u64]) -> Result<Vec<u8>> {
-    encoder(ty).ok_or(Error::UnsupportedType {
+    encoder(ty).ok_or(Error::Codec(CodecError::UnsupportedType {
         ty,
         operation: "quantize",
-    })?;
+    }))?;
     let (bs, ts) = geometry(ty, "quantize")?;
     let row = shape.first().copied().unwrap_or(1);
     if row % bs as u64 != 0 {
-        return Err(Error::PartialBlock {
+        return Err(Error::Codec(CodecError::PartialBlock {
             ty,
             what: "row length",
             len: row,
             unit: bs as u64,
-        });
+        }));
     }
     let total = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
     if total != Some(src.len() as u64) {
-        return Err(Error::LengthMismatch {
+        return Err(Error::Codec(CodecError::LengthMismatch {
             what: format!("f32 elements for shape {shape:?}"),
             expected: total.unwrap_or(u64::MAX),
             actual: src.len() as u64,
-        });
+        }));
     }
     // Every reference quantizer treats blocks independently, so quantizing
     // the whole buffer equals quantizing it row by row once rows are whole
@@ -455,26 +455,26 @@ pub fn quantize(ty: GgmlType, src: &[f32], shape: &[u64]) -> Result<Vec<u8>> {
 /// # Ok::<(), gguf_core::Error>(())
 /// ```
 pub fn quantize_into(ty: GgmlType, src: &[f32], out: &mut [u8]) -> Result<()> {
-    let enc = encoder(ty).ok_or(Error::UnsupportedType {
+    let enc = encoder(ty).ok_or(Error::Codec(CodecError::UnsupportedType {
         ty,
         operation: "quantize",
-    })?;
+    }))?;
     let (bs, ts) = geometry(ty, "quantize")?;
     if !src.len().is_multiple_of(bs) {
-        return Err(Error::PartialBlock {
+        return Err(Error::Codec(CodecError::PartialBlock {
             ty,
             what: "f32 elements",
             len: src.len() as u64,
             unit: bs as u64,
-        });
+        }));
     }
     let expected = src.len() / bs * ts;
     if out.len() != expected {
-        return Err(Error::LengthMismatch {
+        return Err(Error::Codec(CodecError::LengthMismatch {
             what: format!("quantize output for {} elements of {ty}", src.len()),
             expected: expected as u64,
             actual: out.len() as u64,
-        });
+        }));
     }
     enc(src, out);
     Ok(())

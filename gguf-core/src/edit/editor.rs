@@ -5,7 +5,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::error::{io_at, EditError, Error, Result};
 use crate::format::align_up;
 use crate::format::OwnedValue;
 use crate::read::Gguf;
@@ -59,7 +59,7 @@ enum Step {
 }
 
 /// How long a commit waits for the edit lock before reporting
-/// [`Error::Locked`]: long enough for readers, which hold the lock shared
+/// [`EditError::Locked`]: long enough for readers, which hold the lock shared
 /// while they copy a header (milliseconds), not for another commit.
 const LOCK_PATIENCE_MS: u64 = 250;
 
@@ -107,22 +107,22 @@ impl Editor {
     /// that commit is done (the header is read under a shared lock).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let real = std::fs::canonicalize(&path)?;
+        let real = std::fs::canonicalize(&path).map_err(io_at(&path))?;
         // Read the header under a shared lock: a commit in progress holds
         // the exclusive lock while it rewrites the header, so without it
         // the editor could read (and snapshot) a half-written header.
         let (file, identity) = loop {
             journal::recover(&real)?;
-            let guard = File::open(&real)?;
-            guard.lock_shared()?;
+            let guard = File::open(&real).map_err(io_at(&real))?;
+            guard.lock_shared().map_err(io_at(&real))?;
             let guard = LockGuard(guard);
             if crate::journal::journal_path(&real).exists() {
                 // A commit was interrupted while we waited: recover first
                 // (recovery takes the exclusive lock, so drop ours).
                 continue;
             }
-            let id = identity(&guard.0.metadata()?);
-            if identity(&std::fs::metadata(&real)?) != id {
+            let id = identity(&guard.0.metadata().map_err(io_at(&real))?);
+            if identity(&std::fs::metadata(&real).map_err(io_at(&real))?) != id {
                 // Replaced (rewritten) while we waited: lock the new file.
                 continue;
             }
@@ -281,7 +281,11 @@ impl Editor {
     }
 
     fn commit_hooked(self, hook: &mut Hook<'_>) -> Result<Commit> {
-        let out = OpenOptions::new().read(true).write(true).open(&self.real)?;
+        let out = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&self.real)
+            .map_err(io_at(&self.real))?;
         // Readers hold the shared lock for the few milliseconds they take
         // to copy the header: wait that out, but not another commit.
         let mut waited = 0;
@@ -293,9 +297,9 @@ impl Editor {
                     waited += 5;
                 }
                 Err(std::fs::TryLockError::WouldBlock) => {
-                    return Err(Error::Locked {
+                    return Err(Error::Edit(EditError::Locked {
                         path: self.path.clone(),
-                    })
+                    }))
                 }
                 Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
             }
@@ -325,11 +329,13 @@ impl Editor {
 
     /// Refuses to commit if the file on disk is no longer what was opened.
     fn check_unchanged(&self, out: &File) -> Result<()> {
-        let changed = || Error::ConcurrentModification {
-            path: self.path.clone(),
+        let changed = || {
+            Error::Edit(EditError::ConcurrentModification {
+                path: self.path.clone(),
+            })
         };
-        let on_disk = std::fs::metadata(&self.real)?;
-        let ours = out.metadata()?;
+        let on_disk = std::fs::metadata(&self.real).map_err(io_at(&self.real))?;
+        let ours = out.metadata().map_err(io_at(&self.real))?;
         if on_disk.len() != self.file.file_len()
             || identity(&on_disk) != identity(&ours)
             || identity(&ours) != self.identity
@@ -384,10 +390,12 @@ impl Editor {
         journal::write(&self.real, self.file.file_len(), &self.snapshot)?;
         hook(Step::JournalWritten)?;
         let half = header.len() / 2;
-        out.write_all_at(&header[..half], 0)?;
+        out.write_all_at(&header[..half], 0)
+            .map_err(io_at(&self.real))?;
         hook(Step::HeaderHalfWritten)?;
-        out.write_all_at(&header[half..], half as u64)?;
-        out.sync_all()?;
+        out.write_all_at(&header[half..], half as u64)
+            .and_then(|()| out.sync_all())
+            .map_err(io_at(&self.real))?;
         hook(Step::HeaderWritten)?;
         journal::remove(&self.real)?;
         Ok(())
@@ -429,12 +437,15 @@ impl Editor {
             // The data section moves as one block. std's File-to-File
             // copy uses copy_file_range, so the kernel copies (or
             // reflinks) it without passing it through user space.
-            let mut src = File::open(&self.real)?;
-            src.seek(SeekFrom::Start(self.file.data_offset()))?;
+            let mut src = File::open(&self.real).map_err(io_at(&self.real))?;
+            src.seek(SeekFrom::Start(self.file.data_offset()))
+                .map_err(io_at(&self.real))?;
             let want = self.file.file_len() - self.file.data_offset();
             let copied = std::io::copy(&mut (&mut src).take(want), tmp)?;
             if copied != want {
-                return Err(Error::Io(std::io::ErrorKind::UnexpectedEof.into()));
+                return Err(Error::from(std::io::Error::from(
+                    std::io::ErrorKind::UnexpectedEof,
+                )));
             }
             Ok(())
         })?;

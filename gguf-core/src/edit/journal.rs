@@ -17,7 +17,7 @@ use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use crate::error::Result;
+use crate::error::{io_at, Error, Result};
 use crate::journal::{encode_header, find, journal_path, Found};
 use crate::write::sync_dir;
 
@@ -31,26 +31,30 @@ fn parent(path: &Path) -> &Path {
 /// Saves `old` (the bytes at offset 0 of a file of `file_len` bytes) and
 /// syncs the journal and its directory entry.
 pub(crate) fn write(path: &Path, file_len: u64, old: &[u8]) -> Result<()> {
+    let jpath = journal_path(path);
     let mut j = OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
-        .open(journal_path(path))?;
-    j.write_all(&encode_header(file_len, old))?;
-    j.write_all(old)?;
-    j.sync_all()?;
-    sync_dir(parent(path))?;
+        .open(&jpath)
+        .map_err(io_at(&jpath))?;
+    j.write_all(&encode_header(file_len, old))
+        .and_then(|()| j.write_all(old))
+        .and_then(|()| j.sync_all())
+        .map_err(io_at(&jpath))?;
+    sync_dir(parent(path)).map_err(io_at(parent(path)))?;
     Ok(())
 }
 
 /// Deletes the journal and makes the deletion durable.
 pub(crate) fn remove(path: &Path) -> Result<()> {
-    match fs::remove_file(journal_path(path)) {
+    let jpath = journal_path(path);
+    match fs::remove_file(&jpath) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(Error::io(jpath, e)),
     }
-    sync_dir(parent(path))?;
+    sync_dir(parent(path)).map_err(io_at(parent(path)))?;
     Ok(())
 }
 
@@ -58,12 +62,13 @@ pub(crate) fn remove(path: &Path) -> Result<()> {
 /// and removes the journal; true when there was a journal. The caller
 /// holds the file's edit lock.
 fn recover_locked(path: &Path, file: &File) -> Result<bool> {
-    match find(path, file.metadata()?.len())? {
+    match find(path, file.metadata().map_err(io_at(path))?.len())? {
         Found::None => return Ok(false),
         Found::Incomplete => {}
         Found::Complete(old) => {
-            file.write_all_at(&old, 0)?;
-            file.sync_all()?;
+            file.write_all_at(&old, 0)
+                .and_then(|()| file.sync_all())
+                .map_err(io_at(path))?;
         }
     }
     remove(path)?;
@@ -92,13 +97,17 @@ fn recover_locked(path: &Path, file: &File) -> Result<bool> {
 /// [`Editor::open`]: super::Editor::open
 pub fn recover(path: impl AsRef<Path>) -> Result<bool> {
     // The editor journals beside the file a symbolic link points to.
-    let real = fs::canonicalize(path.as_ref())?;
+    let real = fs::canonicalize(path.as_ref()).map_err(io_at(path.as_ref()))?;
     let path = real.as_path();
     if !journal_path(path).exists() {
         return Ok(false);
     }
-    let file = OpenOptions::new().read(true).write(true).open(path)?;
-    file.lock()?;
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(io_at(path))?;
+    file.lock().map_err(io_at(path))?;
     let result = recover_locked(path, &file);
     let _ = file.unlock();
     result

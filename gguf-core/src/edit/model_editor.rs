@@ -1,6 +1,7 @@
 //! [`ModelEditor`]: metadata edits and tensor renames of a model in one
 //! file or in shards.
 
+use crate::error::{BuildError, LookupError, SplitError};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -79,18 +80,19 @@ impl ModelEditor {
     }
 
     fn editor(&mut self, shard: usize) -> Result<&mut Editor> {
-        let slot = self
-            .editors
-            .get_mut(shard)
-            .ok_or_else(|| Error::ShardName {
+        let slot = self.editors.get_mut(shard).ok_or_else(|| {
+            Error::Split(SplitError::ShardName {
                 path: PathBuf::new(),
                 reason: format!("no shard {shard}"),
-            })?;
+            })
+        })?;
         if slot.is_none() {
             *slot = Some(Editor::open(&self.paths[shard])?);
         }
-        slot.as_mut().ok_or_else(|| Error::Encode {
-            reason: "editor not opened".into(),
+        slot.as_mut().ok_or_else(|| {
+            Error::Build(BuildError::Encode {
+                reason: "editor not opened".into(),
+            })
         })
     }
 
@@ -102,10 +104,10 @@ impl ModelEditor {
 
     fn model_key(key: &str) -> Result<()> {
         if is_split_key(key) {
-            return Err(Error::InvalidKey {
+            return Err(Error::Build(BuildError::InvalidKey {
                 key: key.into(),
                 reason: "split keys describe the shards and are written by the split writer",
-            });
+            }));
         }
         Ok(())
     }
@@ -151,14 +153,13 @@ impl ModelEditor {
         new: impl Into<String>,
     ) -> Result<&mut Self> {
         let (old, new) = (old.into(), new.into());
-        let &shard = self
-            .tensors
-            .get(&old)
-            .ok_or_else(|| Error::TensorNotFound {
+        let &shard = self.tensors.get(&old).ok_or_else(|| {
+            Error::Lookup(LookupError::TensorNotFound {
                 tensor: old.clone(),
-            })?;
+            })
+        })?;
         if self.tensors.contains_key(&new) {
-            return Err(Error::TensorExists { tensor: new });
+            return Err(Error::Build(BuildError::TensorExists { tensor: new }));
         }
         self.editor(shard)?
             .rename_tensor(old.clone(), new.clone())?;

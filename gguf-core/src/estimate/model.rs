@@ -1,6 +1,6 @@
 //! [`ModelShape`]: the hyper-parameters llama.cpp derives for memory, per layer.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, LookupError, Result};
 use crate::read::Gguf;
 use crate::summary::{ArchParams, ModelSummary, PerLayer};
 
@@ -134,16 +134,17 @@ impl ModelShape {
     /// `load_arch_hparams` do for the keys that decide memory.
     pub fn of(model: &(impl Gguf + ?Sized), summary: &ModelSummary) -> Result<Self> {
         let meta = model;
-        let arch = summary
-            .architecture
-            .clone()
-            .ok_or_else(|| Error::KeyNotFound {
+        let arch = summary.architecture.clone().ok_or_else(|| {
+            Error::Lookup(LookupError::KeyNotFound {
                 key: "general.architecture".into(),
-            })?;
+            })
+        })?;
         let hp: &ArchParams = &summary.params;
         let need = |v: Option<u32>, key: &str| {
-            v.ok_or_else(|| Error::KeyNotFound {
-                key: format!("{arch}.{key}"),
+            v.ok_or_else(|| {
+                Error::Lookup(LookupError::KeyNotFound {
+                    key: format!("{arch}.{key}"),
+                })
             })
         };
         let n_layer_all = need(hp.block_count, "block_count")?;

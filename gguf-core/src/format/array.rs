@@ -4,7 +4,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, FormatError, Result};
 use crate::format::cursor::Cursor;
 use crate::format::{Endian, Value, ValueType, WireFormat};
 
@@ -356,11 +356,11 @@ pub(crate) fn read_value<'a>(
         ValueType::Bool => {
             let byte = cur.u8(what)?;
             if byte > 1 && walk.check_contents {
-                return Err(Error::InvalidBool {
+                return Err(Error::Format(FormatError::InvalidBool {
                     offset: at,
                     key: key(),
                     byte,
-                });
+                }));
             }
             Value::Bool(byte != 0)
         }
@@ -388,18 +388,20 @@ fn read_array<'a>(
 ) -> Result<ArrayView<'a>> {
     let header_at = cur.pos() as u64 + base;
     if depth > walk.max_depth {
-        return Err(Error::ArrayTooDeep {
+        return Err(Error::Format(FormatError::ArrayTooDeep {
             offset: header_at,
             key: key(),
             limit: walk.max_depth,
-        });
+        }));
     }
     let what = || format!("array header of metadata key {:?}", key());
     let type_id = cur.u32(what)?;
-    let elem = ValueType::from_id(type_id).ok_or_else(|| Error::InvalidValueType {
-        offset: header_at,
-        key: key(),
-        type_id,
+    let elem = ValueType::from_id(type_id).ok_or_else(|| {
+        Error::Format(FormatError::InvalidValueType {
+            offset: header_at,
+            key: key(),
+            type_id,
+        })
     })?;
     let len_at = cur.pos();
     let len = cur.count(what)?;
@@ -416,11 +418,11 @@ fn read_array<'a>(
             let bytes = cur.take(len * size as u64, elements)?;
             if elem == ValueType::Bool && walk.check_contents {
                 if let Some(i) = bytes.iter().position(|&b| b > 1) {
-                    return Err(Error::InvalidBool {
+                    return Err(Error::Format(FormatError::InvalidBool {
                         offset: base + (start + i) as u64,
                         key: key(),
                         byte: bytes[i],
-                    });
+                    }));
                 }
             }
         }

@@ -6,13 +6,13 @@
 //! the bodies of large arrays, where per-element overhead shows.
 //!
 //! Every read checks the remaining bytes first and fails with
-//! [`Error::Truncated`]; nothing here allocates on behalf of the file.
+//! [`FormatError::Truncated`]; nothing here allocates on behalf of the file.
 
 use std::io::{self, Read, Seek, SeekFrom};
 
 use binrw::BinRead;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, FormatError, Result};
 use crate::format::{Endian, WireFormat};
 
 /// Position in a byte slice plus the context needed to decode numbers.
@@ -87,11 +87,11 @@ impl<'a> Cursor<'a> {
 
     /// Reads a derive-generated wire type at the cursor and maps binrw's
     /// errors to ours, the `what` of each left empty for the caller
-    /// ([`Error::what`]): a short read is [`Error::Truncated`] at the
+    /// ([`Error::what`]): a short read is [`FormatError::Truncated`] at the
     /// field that ran out, a crate error carried by
     /// [`binrw::Error::Custom`] is returned as is, except that a length
     /// past the end of the buffer but not of the file (a header-only
-    /// buffer) is a truncation rather than [`Error::CountTooLarge`].
+    /// buffer) is a truncation rather than [`FormatError::CountTooLarge`].
     #[inline]
     pub(crate) fn wire<T: BinRead>(&mut self, args: T::Args<'_>) -> Result<T> {
         T::read_options(self, self.ctx.endian.into(), args).map_err(|e| self.wire_error(e))
@@ -107,46 +107,46 @@ impl<'a> Cursor<'a> {
             binrw::Error::Io(e) if e.get_ref().is_some_and(|i| i.is::<Error>()) => {
                 match e.into_inner().map(|i| i.downcast::<Error>()) {
                     Some(Ok(err)) => *err,
-                    _ => Error::Io(io::ErrorKind::InvalidData.into()),
+                    _ => Error::from(io::Error::from(io::ErrorKind::InvalidData)),
                 }
             }
-            binrw::Error::Io(e) => Error::Io(e),
+            binrw::Error::Io(e) => Error::from(e),
             binrw::Error::Custom { err, .. } => match err.downcast::<Error>() {
                 Ok(err) => *err,
-                Err(other) => Error::Io(io::Error::new(
+                Err(other) => Error::from(io::Error::new(
                     io::ErrorKind::InvalidData,
                     other.to_string(),
                 )),
             },
-            other => Error::Io(io::Error::new(
+            other => Error::from(io::Error::new(
                 io::ErrorKind::InvalidData,
                 other.to_string(),
             )),
         };
         match err {
-            Error::CountTooLarge {
+            Error::Format(FormatError::CountTooLarge {
                 what,
                 offset,
                 count,
                 min_bytes,
                 remaining,
-            } => {
+            }) => {
                 let after = offset + self.ctx.count_width() as u64;
                 let in_file = self.file_len.saturating_sub(after);
                 if min_bytes <= in_file {
-                    Error::Truncated {
+                    Error::Format(FormatError::Truncated {
                         what,
                         offset: after,
                         needed: min_bytes - remaining,
-                    }
+                    })
                 } else {
-                    Error::CountTooLarge {
+                    Error::Format(FormatError::CountTooLarge {
                         what,
                         offset,
                         count,
                         min_bytes,
                         remaining: in_file,
-                    }
+                    })
                 }
             }
             other => other,
@@ -162,11 +162,11 @@ impl<'a> Cursor<'a> {
     pub(crate) fn take(&mut self, n: u64, what: impl FnOnce() -> String) -> Result<&'a [u8]> {
         let available = self.buf.len() - self.pos;
         if n > available as u64 {
-            return Err(Error::Truncated {
+            return Err(Error::Format(FormatError::Truncated {
                 what: what(),
                 offset: self.pos as u64,
                 needed: n - available as u64,
-            });
+            }));
         }
         let start = self.pos;
         self.pos += n as usize;
@@ -208,13 +208,13 @@ impl<'a> Cursor<'a> {
         let min_bytes = count.saturating_mul(min_size);
         let remaining = self.remaining_in_file();
         if min_bytes > remaining {
-            return Err(Error::CountTooLarge {
+            return Err(Error::Format(FormatError::CountTooLarge {
                 what: what(),
                 offset: count_offset as u64,
                 count,
                 min_bytes,
                 remaining,
-            });
+            }));
         }
         Ok(())
     }
@@ -240,9 +240,11 @@ impl<'a> Cursor<'a> {
     #[inline]
     pub(crate) fn str(&mut self, what: impl Fn() -> String) -> Result<&'a str> {
         let bytes = self.str_bytes(&what)?;
-        std::str::from_utf8(bytes).map_err(|_| Error::InvalidUtf8 {
-            what: what(),
-            offset: (self.pos - bytes.len()) as u64,
+        std::str::from_utf8(bytes).map_err(|_| {
+            Error::Format(FormatError::InvalidUtf8 {
+                what: what(),
+                offset: (self.pos - bytes.len()) as u64,
+            })
         })
     }
 
@@ -313,7 +315,7 @@ impl<'a> Cursor<'a> {
 }
 
 /// The slice as a stream for the wire codecs. A short read fails with an
-/// [`io::ErrorKind::UnexpectedEof`] carrying [`Error::Truncated`] (offset
+/// [`io::ErrorKind::UnexpectedEof`] carrying [`FormatError::Truncated`] (offset
 /// and missing bytes of the field), and consumes nothing.
 impl Read for Cursor<'_> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
@@ -329,11 +331,11 @@ impl Read for Cursor<'_> {
         if out.len() > available {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
-                Error::Truncated {
+                Error::Format(FormatError::Truncated {
                     what: String::new(),
                     offset: self.pos as u64,
                     needed: (out.len() - available) as u64,
-                },
+                }),
             ));
         }
         out.copy_from_slice(&self.buf[self.pos..self.pos + out.len()]);

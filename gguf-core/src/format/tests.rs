@@ -123,12 +123,12 @@ fn derived_string_refuses_hostile_length_without_allocating() {
         .unwrap_err(),
     ] {
         match err.custom_err::<crate::error::Error>() {
-            Some(crate::error::Error::CountTooLarge {
+            Some(crate::error::Error::Format(crate::error::FormatError::CountTooLarge {
                 offset: 0,
                 count: u64::MAX,
                 remaining: 3,
                 ..
-            }) => {}
+            })) => {}
             other => panic!("expected CountTooLarge, got {other:?} ({err})"),
         }
     }
@@ -164,7 +164,9 @@ fn derived_string_validates_utf8_across_pieces() {
             assert!(
                 matches!(
                     err.custom_err::<crate::error::Error>(),
-                    Some(crate::error::Error::InvalidUtf8 { offset: 8, .. })
+                    Some(crate::error::Error::Format(
+                        crate::error::FormatError::InvalidUtf8 { offset: 8, .. }
+                    ))
                 ),
                 "{text:?} bad at {bad}: {err}"
             );
@@ -252,7 +254,10 @@ fn string_arrays_fast_and_slow_paths_agree() {
             let header = 4 + 4 + 2 * w + (w + 1) + 4 + 4 + w;
             let third = header + (w + first.len()) + (w + 2) + w;
             match GgufFile::open(&bytes) {
-                Err(crate::error::Error::InvalidUtf8 { offset, .. }) => {
+                Err(crate::error::Error::Format(crate::error::FormatError::InvalidUtf8 {
+                    offset,
+                    ..
+                })) => {
                     assert_eq!(offset, third as u64, "{ctx:?}")
                 }
                 other => panic!("{ctx:?}: expected InvalidUtf8, got {other:?}"),

@@ -15,7 +15,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 
 use binrw::{BinRead, BinResult, BinWrite};
 
-use crate::error::Error;
+use crate::error::{Error, FormatError};
 use crate::format::{WireFormat, MAX_DIMS};
 
 /// A length, count or dimension: `u32` in version 1, `u64` after.
@@ -64,8 +64,8 @@ impl BinWrite for Count {
 /// its buffer with [`get`](Self::get).
 ///
 /// Errors are [`binrw::Error::Custom`] carrying a crate [`Error`]:
-/// [`Error::CountTooLarge`] for a length past the end of the stream,
-/// [`Error::InvalidUtf8`] for bad text (their `what` left empty for the
+/// [`FormatError::CountTooLarge`] for a length past the end of the stream,
+/// [`FormatError::InvalidUtf8`] for bad text (their `what` left empty for the
 /// caller to name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct StrSpan {
@@ -113,13 +113,13 @@ impl BinRead for StrSpan {
         if len > remaining {
             return Err(custom(
                 len_at,
-                Error::CountTooLarge {
+                Error::Format(FormatError::CountTooLarge {
                     what: String::new(),
                     offset: len_at,
                     count: len,
                     min_bytes: len,
                     remaining,
-                },
+                }),
             ));
         }
         // Validate in small pieces through a stack buffer: the length is
@@ -141,10 +141,10 @@ impl BinRead for StrSpan {
                 Err(_) => {
                     return Err(custom(
                         len_at,
-                        Error::InvalidUtf8 {
+                        Error::Format(FormatError::InvalidUtf8 {
                             what: String::new(),
                             offset,
-                        },
+                        }),
                     ))
                 }
             };
@@ -199,10 +199,10 @@ impl BinRead for GgufString {
         String::from_utf8(bytes).map(GgufString).map_err(|_| {
             custom(
                 span.offset,
-                Error::InvalidUtf8 {
+                Error::Format(FormatError::InvalidUtf8 {
                     what: String::new(),
                     offset: span.offset,
-                },
+                }),
             )
         })
     }
@@ -224,7 +224,7 @@ impl BinWrite for GgufString {
 /// [`MAX_DIMS`]); unused trailing dimensions are 1, as in ggml.
 ///
 /// Its count is stored apart (`n_dims` in a tensor info), so reading takes
-/// `(WireFormat, count)` and fails with [`Error::TooManyDims`] (tensor name left
+/// `(WireFormat, count)` and fails with [`FormatError::TooManyDims`] (tensor name left
 /// empty, `offset` the position of the first dimension) before reading
 /// anything when the count exceeds [`MAX_DIMS`]; writing writes only the
 /// dimensions.
@@ -275,11 +275,11 @@ impl BinRead for Dims {
             let pos = reader.stream_position()?;
             return Err(custom(
                 pos,
-                Error::TooManyDims {
+                Error::Format(FormatError::TooManyDims {
                     offset: pos,
                     tensor: String::new(),
                     n_dims: u32::try_from(count).unwrap_or(u32::MAX),
-                },
+                }),
             ));
         }
         let mut dims = [1u64; MAX_DIMS];

@@ -11,7 +11,7 @@ impl Builder<'_> {
     /// [`metadata`](super)), in field order; `None` fields are
     /// not written. `{arch}` in keys is the struct's `#[gguf(arch)]` field
     /// when it has a value, else this builder's `general.architecture`;
-    /// with neither, a templated key fails with [`Error::ArchUnknown`](crate::Error::ArchUnknown) and
+    /// with neither, a templated key fails with [`BuildError::ArchUnknown`](crate::error::BuildError::ArchUnknown) and
     /// nothing is set.
     ///
     /// ```

@@ -1,6 +1,6 @@
 //! [`MetaField`]: how one struct field is read from and written to one entry.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, LookupError, Result};
 use crate::format::{ArrayView, Scalar, ValueType};
 use crate::format::{OwnedArray, OwnedValue};
 use crate::read::Gguf;
@@ -32,8 +32,8 @@ use crate::read::Gguf;
     note = "use a number, bool, String, Vec<T> of those, or Option<T>; or implement `MetaField`"
 )]
 pub trait MetaField: Sized {
-    /// Reads the entry `key`: [`Error::KeyNotFound`] when it is absent
-    /// (unless the type is an `Option`), [`Error::TypeMismatch`] when it
+    /// Reads the entry `key`: [`LookupError::KeyNotFound`] when it is absent
+    /// (unless the type is an `Option`), [`LookupError::TypeMismatch`] when it
     /// has another type.
     fn read(file: &(impl Gguf + ?Sized), key: &str) -> Result<Self>;
 
@@ -132,16 +132,18 @@ impl<T: MetaElem> MetaField for Vec<T> {
         let expected = || format!("array of {}", T::type_name());
         let value = file.require(key)?;
         let Some(array) = value.as_array() else {
-            return Err(Error::TypeMismatch {
+            return Err(Error::Lookup(LookupError::TypeMismatch {
                 key: key.into(),
                 expected: expected(),
                 found: value.value_type().name().into(),
-            });
+            }));
         };
-        T::read_array(&array).ok_or_else(|| Error::TypeMismatch {
-            key: key.into(),
-            expected: expected(),
-            found: describe(&array),
+        T::read_array(&array).ok_or_else(|| {
+            Error::Lookup(LookupError::TypeMismatch {
+                key: key.into(),
+                expected: expected(),
+                found: describe(&array),
+            })
         })
     }
     fn write(&self) -> Option<OwnedValue> {

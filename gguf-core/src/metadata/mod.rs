@@ -67,7 +67,7 @@ pub use field::{MetaElem, MetaField};
 // The derive macro, for the shipped structs (users name it at the crate root).
 pub(crate) use gguf_derive::Metadata;
 
-use crate::error::{Error, Result};
+use crate::error::{BuildError, Error, Result};
 use crate::format::OwnedValue;
 use crate::read::Gguf;
 
@@ -126,12 +126,12 @@ pub trait FromMetadata: Sized {
 pub trait ToMetadata {
     /// The entries, in field order; `None` fields are left out. `arch`
     /// fills `{arch}` unless a `#[gguf(arch)]` field has a value; with
-    /// neither, a templated key is [`Error::ArchUnknown`].
+    /// neither, a templated key is [`BuildError::ArchUnknown`].
     fn to_metadata(&self, arch: Option<&str>) -> Result<Vec<(String, OwnedValue)>>;
 }
 
 /// Replaces `{arch}` in a key template, or fails with
-/// [`Error::ArchUnknown`] when the template needs an architecture and
+/// [`BuildError::ArchUnknown`] when the template needs an architecture and
 /// none is given.
 ///
 /// ```
@@ -146,9 +146,9 @@ pub fn resolve_key(template: &str, arch: Option<&str>) -> Result<String> {
     }
     match arch {
         Some(arch) => Ok(template.replace(ARCH_PLACEHOLDER, arch)),
-        None => Err(Error::ArchUnknown {
+        None => Err(Error::Build(BuildError::ArchUnknown {
             key: template.to_owned(),
-        }),
+        })),
     }
 }
 

@@ -178,10 +178,10 @@ fn open_url(
 
 #[cfg(not(feature = "remote"))]
 fn open_url(url: &str, _: &OpenOptions, _: bool) -> Result<Vec<(String, GgufFile<'static>)>> {
-    Err(Error::BadUrl {
+    Err(Error::Source(crate::error::SourceError::BadUrl {
         url: crate::read::redact_url(url),
         reason: "this build of gguf-core has no remote reading (feature `remote`)".into(),
-    })
+    }))
 }
 
 /// The blob of an Ollama store entry (`ollama:NAME[:TAG]`).

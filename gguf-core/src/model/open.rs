@@ -1,5 +1,6 @@
 //! Finding, opening and validating the shards of a [`Model`].
 
+use crate::error::{LookupError, SplitError};
 use std::path::{Path, PathBuf};
 
 use super::origin::Origin;
@@ -10,9 +11,11 @@ use crate::read::{Gguf, GgufFile, Limits};
 
 /// Wraps an error with the file it came from.
 fn at(path: &Path) -> impl FnOnce(Error) -> Error + '_ {
-    move |e| Error::Shard {
-        path: path.to_owned(),
-        source: Box::new(e),
+    move |e| {
+        Error::Split(SplitError::Shard {
+            path: path.to_owned(),
+            source: Box::new(e),
+        })
     }
 }
 
@@ -50,13 +53,13 @@ impl Model<'static> {
             _ => return Model::from_files(vec![(Origin::Path(path.to_owned()), file)]),
         };
         let no = u16_key(&file, path, SPLIT_NO)?.ok_or_else(|| {
-            at(path)(Error::KeyNotFound {
+            at(path)(Error::Lookup(LookupError::KeyNotFound {
                 key: SPLIT_NO.into(),
-            })
+            }))
         })?;
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let Some((prefix, pos)) = parse_shard_name(name) else {
-            return Err(Error::ShardName {
+            return Err(Error::Split(SplitError::ShardName {
                 path: path.to_owned(),
                 reason: format!(
                     "the file is shard {} of {count} (split keys) but its name does not end in \
@@ -64,21 +67,21 @@ impl Model<'static> {
                     u32::from(no) + 1,
                     u32::from(no) + 1
                 ),
-            });
+            }));
         };
         if pos.count != u32::from(count) {
-            return Err(Error::ShardCount {
+            return Err(Error::Split(SplitError::ShardCount {
                 path: path.to_owned(),
                 expected: pos.count,
                 found: count.into(),
-            });
+            }));
         }
         if pos.index != u32::from(no) + 1 {
-            return Err(Error::ShardNumber {
+            return Err(Error::Split(SplitError::ShardNumber {
                 path: path.to_owned(),
                 expected: pos.index - 1,
                 found: no.into(),
-            });
+            }));
         }
         let dir = path.parent().unwrap_or(Path::new(""));
         let mut given = Some(file);
@@ -101,11 +104,13 @@ impl Model<'static> {
 
 fn open_shard(path: &Path, index: u32, count: u32, limits: &Limits) -> Result<GgufFile<'static>> {
     match GgufFile::parse_path(path, limits) {
-        Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::ShardMissing {
-            path: path.to_owned(),
-            index,
-            count,
-        }),
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Err(Error::Split(SplitError::ShardMissing {
+                path: path.to_owned(),
+                index,
+                count,
+            }))
+        }
         other => other.map_err(at(path)),
     }
 }
@@ -142,10 +147,10 @@ impl<'a> Model<'a> {
 /// read over the network is held to the same rules as one on disk.
 fn check_files(files: &[(&Path, &GgufFile<'_>)]) -> Result<(Option<SplitInfo>, ShardIndex)> {
     let Some(&(first_path, first)) = files.first() else {
-        return Err(Error::ShardName {
+        return Err(Error::Split(SplitError::ShardName {
             path: PathBuf::new(),
             reason: "a model needs at least one file".into(),
-        });
+        }));
     };
     let split = split_info(first, first_path)?;
     let n = files.len();
@@ -156,53 +161,53 @@ fn check_files(files: &[(&Path, &GgufFile<'_>)]) -> Result<(Option<SplitInfo>, S
     let mut index = ShardIndex::new();
     for (i, &(path, file)) in files.iter().enumerate() {
         let count = u16_key(file, path, SPLIT_COUNT)?.ok_or_else(|| {
-            at(path)(Error::KeyNotFound {
+            at(path)(Error::Lookup(LookupError::KeyNotFound {
                 key: SPLIT_COUNT.into(),
-            })
+            }))
         })?;
         if u32::from(count) != n32 {
-            return Err(Error::ShardCount {
+            return Err(Error::Split(SplitError::ShardCount {
                 path: path.to_owned(),
                 expected: n32,
                 found: count.into(),
-            });
+            }));
         }
         let no = u16_key(file, path, SPLIT_NO)?.ok_or_else(|| {
-            at(path)(Error::KeyNotFound {
+            at(path)(Error::Lookup(LookupError::KeyNotFound {
                 key: SPLIT_NO.into(),
-            })
+            }))
         })?;
         if usize::from(no) != i {
-            return Err(Error::ShardNumber {
+            return Err(Error::Split(SplitError::ShardNumber {
                 path: path.to_owned(),
                 expected: i as u32,
                 found: no.into(),
-            });
+            }));
         }
         index.reserve(file.tensor_count());
         for (pos, t) in file.tensors().enumerate() {
             let entry = (i as u32, pos as u32);
             if let Some(&(other, _)) = index.get(t.name()) {
-                return Err(Error::ShardDuplicateTensor {
+                return Err(Error::Split(SplitError::ShardDuplicateTensor {
                     tensor: t.name().into(),
                     first: files[other as usize].0.to_owned(),
                     second: path.to_owned(),
-                });
+                }));
             }
             index.insert(t.name().into(), entry);
         }
     }
     let expected = split.and_then(|s| s.tensors_count).ok_or_else(|| {
-        at(first_path)(Error::KeyNotFound {
+        at(first_path)(Error::Lookup(LookupError::KeyNotFound {
             key: SPLIT_TENSORS_COUNT.into(),
-        })
+        }))
     })?;
     if i64::from(expected) != index.len() as i64 {
-        return Err(Error::ShardTensorCount {
+        return Err(Error::Split(SplitError::ShardTensorCount {
             path: first_path.to_owned(),
             expected: expected.into(),
             found: index.len() as u64,
-        });
+        }));
     }
     Ok((split, index))
 }

@@ -1,6 +1,6 @@
 //! The header: magic, version (which also tells the byte order) and counts.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, FormatError, Result};
 use crate::format::cursor::Cursor;
 use crate::format::{Endian, HeaderWire, WireFormat, MAGIC};
 
@@ -21,12 +21,12 @@ pub(crate) struct Header {
 pub(crate) fn read_header(cur: &mut Cursor<'_>) -> Result<Header> {
     let magic = cur.array::<4>(|| "magic".into())?;
     if magic != MAGIC {
-        return Err(Error::BadMagic { found: magic });
+        return Err(Error::Format(FormatError::BadMagic { found: magic }));
     }
     let raw = cur.array::<4>(|| "version".into())?;
     let (version, endian) = detect_version(raw);
     if !(1..=3).contains(&version) {
-        return Err(Error::UnsupportedVersion { version });
+        return Err(Error::Format(FormatError::UnsupportedVersion { version }));
     }
     let ctx = WireFormat { version, endian };
     cur.set_ctx(ctx);
@@ -34,7 +34,7 @@ pub(crate) fn read_header(cur: &mut Cursor<'_>) -> Result<Header> {
     let kv_count_at = tensor_count_at + ctx.count_width();
     cur.set_pos(0);
     let header: HeaderWire = cur.wire(ctx).map_err(|e| match e {
-        Error::Truncated { offset, .. } if offset >= kv_count_at as u64 => {
+        Error::Format(FormatError::Truncated { offset, .. }) if offset >= kv_count_at as u64 => {
             e.what(|| "metadata count".into())
         }
         e => e.what(|| "tensor count".into()),

@@ -8,7 +8,7 @@
 //! the whole header region is held (until then a parse could only stop
 //! short again, after parsing the vocabulary once more). A prefix parses
 //! exactly like the whole file up to the point where it runs out, where it
-//! stops with [`Error::Truncated`]; so every error and offset is the local
+//! stops with [`FormatError::Truncated`]; so every error and offset is the local
 //! reader's. Synchronous sources
 //! implement [`ReadAt`]; the remote backends drive the same parser from
 //! async code.
@@ -22,6 +22,7 @@
 //! bytes read never exceed the header region plus one chunk, while a large
 //! vocabulary is fetched in a few big steps instead of chunk by chunk.
 
+use crate::error::{FormatError, SourceError};
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Mutex;
 
@@ -55,7 +56,7 @@ pub struct ReadOptions {
     /// end the header is known to reach at least (default [`DEFAULT_CHUNK`]).
     pub chunk: u64,
     /// The largest header region that will be read (default
-    /// [`DEFAULT_MAX_HEADER_LEN`]); beyond it, [`Error::HeaderTooLarge`].
+    /// [`DEFAULT_MAX_HEADER_LEN`]); beyond it, [`FormatError::HeaderTooLarge`].
     pub max_header_len: u64,
     /// Parser limits, as for a local file.
     pub limits: Limits,
@@ -176,7 +177,7 @@ impl ReadAt for std::fs::File {
 }
 
 fn too_big(len: u64) -> Error {
-    Error::Io(std::io::Error::new(
+    Error::from(std::io::Error::new(
         std::io::ErrorKind::OutOfMemory,
         format!("a read of {len} bytes does not fit in memory"),
     ))
@@ -261,7 +262,7 @@ pub enum ParseStep {
 /// An incremental header parser without I/O of its own: it asks for byte
 /// ranges, is given them, and finishes with a header-only [`GgufFile`]
 /// whose tensor data is not held ([`Tensor::data`](super::Tensor::data)
-/// fails with [`Error::DataNotLoaded`]).
+/// fails with [`LookupError::DataNotLoaded`](crate::error::LookupError::DataNotLoaded)).
 ///
 /// ```
 /// use gguf_core::Gguf;
@@ -339,7 +340,7 @@ impl HeaderParser {
     /// Parses what is held and says what to do next.
     pub fn step(&mut self) -> Result<ParseStep> {
         if self.finished {
-            return Err(Error::Io(std::io::Error::other(
+            return Err(Error::from(std::io::Error::other(
                 "HeaderParser::step called after it finished",
             )));
         }
@@ -365,13 +366,13 @@ impl HeaderParser {
                 self.finished = true;
                 Ok(ParseStep::Done(Box::new(self.assemble(file_len, parsed))))
             }
-            Err(Error::Truncated { needed, .. }) if have < file_len => {
+            Err(Error::Format(FormatError::Truncated { needed, .. })) if have < file_len => {
                 let at_least = min_header_end(&self.buf, file_len).max(have.saturating_add(needed));
                 if at_least > self.options.max_header_len {
-                    return Err(Error::HeaderTooLarge {
+                    return Err(Error::Format(FormatError::HeaderTooLarge {
                         needed: at_least,
                         limit: self.options.max_header_len,
-                    });
+                    }));
                 }
                 Ok(self.ask(have, at_least, file_len))
             }
@@ -393,18 +394,18 @@ impl HeaderParser {
     /// for, and the length of the whole source.
     pub fn push(&mut self, bytes: Vec<u8>, file_len: u64) -> Result<()> {
         let Some((offset, len)) = self.pending.take() else {
-            return Err(Error::Io(std::io::Error::other(
+            return Err(Error::from(std::io::Error::other(
                 "HeaderParser::push called without a pending read",
             )));
         };
         let expected = len.min(file_len.saturating_sub(offset));
         if bytes.len() as u64 != expected || self.file_len.is_some_and(|n| n != file_len) {
-            return Err(Error::ShortRead {
+            return Err(Error::Source(SourceError::ShortRead {
                 source_name: "source".into(),
                 offset,
                 expected,
                 got: bytes.len() as u64,
-            });
+            }));
         }
         self.file_len = Some(file_len);
         self.reads += 1;
@@ -712,7 +713,10 @@ mod tests {
         let options = ReadOptions::default().chunk(4096).max_header_len(100_000);
         let err = read_header(&bytes[..], &options).unwrap_err();
         assert!(
-            matches!(err, Error::HeaderTooLarge { limit: 100_000, .. }),
+            matches!(
+                err,
+                Error::Format(FormatError::HeaderTooLarge { limit: 100_000, .. })
+            ),
             "{err:?}"
         );
     }
@@ -739,7 +743,10 @@ mod tests {
         let at = bytes.windows(7).position(|w| w == b"tok2500").unwrap() + 6;
         bytes[at] = 0xFF;
         let local = GgufFile::open(&bytes).map(|_| ()).unwrap_err();
-        assert!(matches!(local, Error::InvalidUtf8 { .. }), "{local:?}");
+        assert!(
+            matches!(local, Error::Format(FormatError::InvalidUtf8 { .. })),
+            "{local:?}"
+        );
         for chunk in [100, 1000, 4096] {
             let inc = read_header(&bytes[..], &ReadOptions::default().chunk(chunk))
                 .map(|_| ())

@@ -3,7 +3,7 @@
 use indexmap::IndexMap;
 
 use super::insert_unique;
-use crate::error::{Error, Result};
+use crate::error::{Error, FormatError, Result};
 use crate::format::array::{read_value, Walk};
 use crate::format::cursor::Cursor;
 use crate::format::{KvHeaderWire, StrSpan, Value, ValueType, ALIGNMENT_KEY, DEFAULT_ALIGNMENT};
@@ -62,15 +62,17 @@ pub(crate) fn read_metadata(
             .map_err(|e| kv_header_error(cur, entry_offset, i, e))?;
         let key = borrow(cur, kv.key, || format!("key of metadata entry {i}"))?;
         if key.is_empty() {
-            return Err(Error::EmptyKey {
+            return Err(Error::Format(FormatError::EmptyKey {
                 offset: entry_offset as u64,
-            });
+            }));
         }
         let type_id = kv.value_type;
-        let value_type = ValueType::from_id(type_id).ok_or_else(|| Error::InvalidValueType {
-            offset: kv.key.end(),
-            key: key.into(),
-            type_id,
+        let value_type = ValueType::from_id(type_id).ok_or_else(|| {
+            Error::Format(FormatError::InvalidValueType {
+                offset: kv.key.end(),
+                key: key.into(),
+                type_id,
+            })
         })?;
         let value_offset = cur.pos();
         let value = read_value(cur, value_type, 0, &walk, 0, &|| key.to_owned())?;
@@ -87,9 +89,11 @@ pub(crate) fn read_metadata(
             value_type,
             array,
         };
-        insert_unique(&mut entries, key, entry, || Error::DuplicateKey {
-            offset: entry_offset as u64,
-            key: key.into(),
+        insert_unique(&mut entries, key, entry, || {
+            Error::Format(FormatError::DuplicateKey {
+                offset: entry_offset as u64,
+                key: key.into(),
+            })
         })?;
     }
     Ok(Metadata { entries, alignment })
@@ -102,9 +106,11 @@ pub(super) fn borrow<'a>(
     what: impl FnOnce() -> String,
 ) -> Result<&'a str> {
     // The codec validated the span; this only re-slices (and re-checks).
-    span.get(cur.buf()).ok_or_else(|| Error::InvalidUtf8 {
-        what: what(),
-        offset: span.offset,
+    span.get(cur.buf()).ok_or_else(|| {
+        Error::Format(FormatError::InvalidUtf8 {
+            what: what(),
+            offset: span.offset,
+        })
     })
 }
 
@@ -124,16 +130,16 @@ fn kv_header_error(cur: &Cursor<'_>, at: usize, i: u64, e: Error) -> Error {
 
 fn check_alignment(value: &Value<'_>, offset: usize) -> Result<u64> {
     let Value::U32(alignment) = *value else {
-        return Err(Error::AlignmentType {
+        return Err(Error::Format(FormatError::AlignmentType {
             offset: offset as u64,
             found: value.value_type(),
-        });
+        }));
     };
     if !alignment.is_power_of_two() {
-        return Err(Error::InvalidAlignment {
+        return Err(Error::Format(FormatError::InvalidAlignment {
             offset: offset as u64,
             alignment: alignment.into(),
-        });
+        }));
     }
     Ok(alignment.into())
 }

@@ -26,6 +26,7 @@ mod tensor_values;
 mod url;
 pub(crate) mod view;
 
+use crate::error::FormatError;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -184,10 +185,12 @@ fn parse(buf: &[u8], file_len: u64, limits: &Limits) -> Result<Parsed> {
     let tensors =
         tensor_info::read_tensor_infos(&mut cur, header.tensor_count, header.tensor_count_at)?;
     let header_len = cur.pos() as u64;
-    let data_offset = align_up(header_len, meta.alignment).ok_or(Error::InvalidAlignment {
-        offset: 0,
-        alignment: meta.alignment,
-    })?;
+    let data_offset = align_up(header_len, meta.alignment).ok_or(Error::Format(
+        FormatError::InvalidAlignment {
+            offset: 0,
+            alignment: meta.alignment,
+        },
+    ))?;
     tensor_info::check_data_ranges(&tensors, meta.alignment, data_offset, file_len)?;
     Ok(Parsed {
         ctx: header.ctx,
@@ -241,7 +244,8 @@ impl GgufFile<'static> {
             let parsed = parse(buf, file_len, limits)?;
             let data_offset = parsed.data_offset;
             Ok(((parsed, file_len), data_offset))
-        })?;
+        })
+        .map_err(|e| e.with_path(path))?;
         Ok(Self::assemble(backing, file_len, parsed))
     }
 }

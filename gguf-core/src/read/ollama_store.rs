@@ -7,6 +7,7 @@
 //! `sha256:HEX` is the file `blobs/sha256-HEX`. Registries
 //! (`ollama://HOST/...`, feature `remote`) serve the same manifests.
 
+use crate::error::SourceError;
 use std::io::Read;
 use std::path::PathBuf;
 
@@ -34,10 +35,10 @@ pub(crate) struct Name {
 }
 
 pub(crate) fn bad(s: &str, reason: impl Into<String>) -> Error {
-    Error::BadUrl {
+    Error::Source(SourceError::BadUrl {
         url: super::url::redact_url(s),
         reason: reason.into(),
-    }
+    })
 }
 
 /// Name parts become path components of the store: only characters that
@@ -143,24 +144,26 @@ pub fn ollama_model_path(s: &str) -> Result<PathBuf> {
         .join(&name.model)
         .join(&name.tag);
     let shown = manifest_path.display().to_string();
-    let manifest = read_limited(&manifest_path).map_err(|e| Error::BadManifest {
-        source_name: shown.clone(),
-        reason: if e.kind() == std::io::ErrorKind::NotFound {
-            format!(
-                "no such model in the Ollama store {} (is it pulled?)",
-                dir.display()
-            )
-        } else {
-            format!("cannot read it: {e}")
-        },
+    let manifest = read_limited(&manifest_path).map_err(|e| {
+        Error::Source(SourceError::BadManifest {
+            source_name: shown.clone(),
+            reason: if e.kind() == std::io::ErrorKind::NotFound {
+                format!(
+                    "no such model in the Ollama store {} (is it pulled?)",
+                    dir.display()
+                )
+            } else {
+                format!("cannot read it: {e}")
+            },
+        })
     })?;
     let hex = model_digest(&shown, &manifest)?;
     let blob = dir.join("blobs").join(format!("sha256-{hex}"));
     if !blob.is_file() {
-        return Err(Error::BadManifest {
+        return Err(Error::Source(SourceError::BadManifest {
             source_name: shown,
             reason: format!("its model blob {} is missing", blob.display()),
-        });
+        }));
     }
     Ok(blob)
 }
@@ -180,9 +183,11 @@ fn read_limited(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
 
 /// The hex digest of the model layer of `manifest` (JSON).
 pub(crate) fn model_digest(shown: &str, manifest: &[u8]) -> Result<String> {
-    let err = |reason: String| Error::BadManifest {
-        source_name: shown.into(),
-        reason,
+    let err = |reason: String| {
+        Error::Source(SourceError::BadManifest {
+            source_name: shown.into(),
+            reason,
+        })
     };
     let doc = Json::parse(manifest).map_err(|e| err(format!("not JSON: {e}")))?;
     let layers = doc

@@ -85,7 +85,7 @@ pub struct RemoteOptions {
     /// together (default 600 s, [`DEFAULT_HEADER_DEADLINE`]): the read
     /// timeout only counts silence, so a server sending a byte a second
     /// would otherwise hold the reader for days. Past it,
-    /// [`Error::Deadline`](crate::error::Error::Deadline) says how many bytes arrived.
+    /// [`RemoteError::Deadline`](crate::error::RemoteError::Deadline) says how many bytes arrived.
     pub header_deadline: Duration,
     /// Bearer token for `hf://` URLs (default: `HF_TOKEN` from the
     /// environment). Sent only to the Hub's host.

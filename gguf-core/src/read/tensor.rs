@@ -1,5 +1,6 @@
 //! [`Tensor`]: one tensor's info and its zero-copy data.
 
+use crate::error::{BuildError, CodecError, FormatError, LookupError, SourceError};
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -94,9 +95,11 @@ impl<'f> Tensor<'f> {
 
     /// Size of the data in bytes; an error for unknown type ids.
     pub fn byte_size(&self) -> Result<u64> {
-        self.entry.nbytes.ok_or_else(|| Error::UnknownTensorType {
-            tensor: self.name.into(),
-            type_id: self.entry.ty.id(),
+        self.entry.nbytes.ok_or_else(|| {
+            Error::Codec(CodecError::UnknownTensorType {
+                tensor: self.name.into(),
+                type_id: self.entry.ty.id(),
+            })
         })
     }
 
@@ -114,16 +117,16 @@ impl<'f> Tensor<'f> {
         match held {
             Some(bytes) if nbytes > 0 => Ok(bytes),
             // A header-only file (a stream, a remote file: see `read`).
-            _ if !self.file.has_data() => Err(Error::DataNotLoaded {
+            _ if !self.file.has_data() => Err(Error::Lookup(LookupError::DataNotLoaded {
                 tensor: self.name.into(),
-            }),
+            })),
             // Bounds were checked at open; checked again, without overflow.
-            _ => Err(Error::TensorOutOfBounds {
+            _ => Err(Error::Format(FormatError::TensorOutOfBounds {
                 tensor: self.name.into(),
                 offset: start,
                 end: start.saturating_add(nbytes),
                 file_len: self.file.file_len(),
-            }),
+            })),
         }
     }
 
@@ -225,13 +228,13 @@ impl<'f> Tensor<'f> {
     fn check_range(&self, range: &Range<u64>) -> Result<(u64, u64)> {
         let size = self.byte_size()?;
         if range.start > range.end || range.end > size {
-            return Err(Error::InvalidTensor {
+            return Err(Error::Build(BuildError::InvalidTensor {
                 tensor: self.name.into(),
                 reason: format!(
                     "byte range {}..{} is outside its {size} bytes",
                     range.start, range.end
                 ),
-            });
+            }));
         }
         Ok((self.file_offset() + range.start, range.end - range.start))
     }
@@ -252,12 +255,12 @@ impl<'f> Tensor<'f> {
         bytes: Vec<u8>,
     ) -> Result<Vec<u8>> {
         if bytes.len() as u64 != len {
-            return Err(Error::ShortRead {
+            return Err(Error::Source(SourceError::ShortRead {
                 source_name: source.unwrap_or("stream").into(),
                 offset,
                 expected: len,
                 got: bytes.len() as u64,
-            });
+            }));
         }
         Ok(bytes)
     }
@@ -268,21 +271,23 @@ impl<'f> Tensor<'f> {
         let row_len = self.shape().first().copied().unwrap_or(1);
         let n_rows = self.element_count().checked_div(row_len).unwrap_or(0);
         if rows.start > rows.end || rows.end > n_rows {
-            return Err(Error::InvalidTensor {
+            return Err(Error::Build(BuildError::InvalidTensor {
                 tensor: self.name.into(),
                 reason: format!(
                     "rows {}..{} are outside its {n_rows} rows",
                     rows.start, rows.end
                 ),
-            });
+            }));
         }
         let row_size = size.checked_div(n_rows).unwrap_or(0);
         let count = (rows.end - rows.start)
             .checked_mul(row_len)
             .and_then(|n| usize::try_from(n).ok())
-            .ok_or_else(|| Error::InvalidTensor {
-                tensor: self.name.into(),
-                reason: "too many elements for this machine".into(),
+            .ok_or_else(|| {
+                Error::Build(BuildError::InvalidTensor {
+                    tensor: self.name.into(),
+                    reason: "too many elements for this machine".into(),
+                })
             })?;
         Ok((rows.start * row_size..rows.end * row_size, count))
     }
@@ -290,9 +295,11 @@ impl<'f> Tensor<'f> {
     fn decode_rows(&self, bytes: &[u8], count: usize) -> Result<Vec<f32>> {
         let mut out = vec![0f32; count];
         crate::codec::dequantize_par(self.ggml_type(), self.file_endian(), bytes, &mut out)
-            .map_err(|e| Error::TensorCodec {
-                tensor: self.name.into(),
-                source: Box::new(e),
+            .map_err(|e| {
+                Error::Codec(CodecError::TensorCodec {
+                    tensor: self.name.into(),
+                    source: Box::new(e),
+                })
             })?;
         Ok(out)
     }
@@ -365,7 +372,7 @@ impl<'f> Tensor<'f> {
     /// [`TensorElement`]). Needs the tensor's type to be `T`'s
     /// ([`TensorElement::GGML_TYPE`]), a file in this machine's byte order
     /// (for elements wider than a byte) and data aligned for `T` in memory;
-    /// otherwise [`Error::ViewUnavailable`] says which. Other types decode
+    /// otherwise [`CodecError::ViewUnavailable`] says which. Other types decode
     /// with [`to_f32`](Self::to_f32).
     ///
     /// ```
@@ -387,10 +394,12 @@ impl<'f> Tensor<'f> {
     }
 
     fn view<T: bytemuck::Pod>(&self, ty: GgmlType, requested: &'static str) -> Result<&'f [T]> {
-        let unavailable = |reason: String| Error::ViewUnavailable {
-            tensor: self.name.into(),
-            requested,
-            reason,
+        let unavailable = |reason: String| {
+            Error::Codec(CodecError::ViewUnavailable {
+                tensor: self.name.into(),
+                requested,
+                reason,
+            })
         };
         if self.entry.ty != ty {
             return Err(unavailable(format!("its type is {}", self.entry.ty)));

@@ -5,7 +5,7 @@ use indexmap::IndexMap;
 
 use super::insert_unique;
 use super::metadata::borrow;
-use crate::error::{Error, Result};
+use crate::error::{Error, FormatError, Result};
 use crate::format::cursor::Cursor;
 use crate::format::layout::{element_count, tensor_nbytes, SizeError};
 use crate::format::{GgmlType, StrSpan, TensorInfoWire, MAX_DIMS};
@@ -59,10 +59,12 @@ pub(crate) fn read_tensor_infos(
         let ty = GgmlType::from_id(info.ggml_type);
         let offset = info.offset;
         let shape = &dims[..n_dims as usize];
-        let overflow = || Error::ElementCountOverflow {
-            offset: dims_at,
-            tensor: name.into(),
-            shape: shape.to_vec(),
+        let overflow = || {
+            Error::Format(FormatError::ElementCountOverflow {
+                offset: dims_at,
+                tensor: name.into(),
+                shape: shape.to_vec(),
+            })
         };
         let nbytes = match tensor_nbytes(ty, shape) {
             Ok(n) => Some(n),
@@ -73,20 +75,20 @@ pub(crate) fn read_tensor_infos(
             }
             Err(SizeError::ElementCountOverflow) => return Err(overflow()),
             Err(SizeError::RowNotBlockMultiple { block }) => {
-                return Err(Error::RowNotBlockMultiple {
+                return Err(Error::Format(FormatError::RowNotBlockMultiple {
                     tensor: name.into(),
                     // No dimensions: a scalar, one element.
                     row: shape.first().copied().unwrap_or(1),
                     ty,
                     block,
-                });
+                }));
             }
             Err(SizeError::ByteSizeOverflow) => {
-                return Err(Error::ByteSizeOverflow {
+                return Err(Error::Format(FormatError::ByteSizeOverflow {
                     tensor: name.into(),
                     elements: element_count(shape).unwrap_or(u64::MAX),
                     ty,
-                })
+                }))
             }
         };
         let entry = TensorEntry {
@@ -97,9 +99,11 @@ pub(crate) fn read_tensor_infos(
             offset,
             nbytes,
         };
-        insert_unique(&mut tensors, name, entry, || Error::DuplicateTensor {
-            offset: info_offset as u64,
-            tensor: name.into(),
+        insert_unique(&mut tensors, name, entry, || {
+            Error::Format(FormatError::DuplicateTensor {
+                offset: info_offset as u64,
+                tensor: name.into(),
+            })
         })?;
     }
     Ok(tensors)
@@ -116,11 +120,13 @@ fn tensor_info_error(cur: &Cursor<'_>, at: usize, i: u64, e: Error) -> Error {
     };
     let name = span.get(cur.buf()).unwrap_or_default();
     match e {
-        Error::TooManyDims { n_dims, .. } => Error::TooManyDims {
-            offset: span.end(),
-            tensor: name.into(),
-            n_dims,
-        },
+        Error::Format(FormatError::TooManyDims { n_dims, .. }) => {
+            Error::Format(FormatError::TooManyDims {
+                offset: span.end(),
+                tensor: name.into(),
+                n_dims,
+            })
+        }
         e => e.what(|| format!("tensor info of {name:?}")),
     }
 }
@@ -138,22 +144,22 @@ pub(crate) fn check_data_ranges(
     let mut ranges: Vec<(u64, u64, &str)> = Vec::with_capacity(tensors.len());
     for (name, t) in tensors {
         if !t.offset.is_multiple_of(alignment) {
-            return Err(Error::MisalignedTensor {
+            return Err(Error::Format(FormatError::MisalignedTensor {
                 tensor: name.to_string(),
                 offset: t.offset,
                 alignment,
-            });
+            }));
         }
         let start = data_offset.saturating_add(t.offset);
         let Some(nbytes) = t.nbytes else {
             // Unknown size: only its start can be checked.
             if start > file_len {
-                return Err(Error::TensorOutOfBounds {
+                return Err(Error::Format(FormatError::TensorOutOfBounds {
                     tensor: name.to_string(),
                     offset: start,
                     end: start,
                     file_len,
-                });
+                }));
             }
             continue;
         };
@@ -169,12 +175,12 @@ pub(crate) fn check_data_ranges(
         match end {
             Some(end) if end <= limit => {}
             _ => {
-                return Err(Error::TensorOutOfBounds {
+                return Err(Error::Format(FormatError::TensorOutOfBounds {
                     tensor: name.to_string(),
                     offset: start,
                     end: end.unwrap_or(u64::MAX),
                     file_len,
-                });
+                }));
             }
         }
         if nbytes > 0 {
@@ -188,12 +194,12 @@ pub(crate) fn check_data_ranges(
     for pair in ranges.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
         if b.0 < a.1 {
-            return Err(Error::OverlappingTensors {
+            return Err(Error::Format(FormatError::OverlappingTensors {
                 first: a.2.to_string(),
                 first_end: a.1,
                 second: b.2.to_string(),
                 second_start: b.0,
-            });
+            }));
         }
     }
     Ok(())

@@ -2,6 +2,7 @@
 //! at a time), `f16` and `bf16`, through the [`codec`](crate::codec)
 //! codecs in the file's byte order.
 
+use crate::error::CodecError;
 use std::borrow::Cow;
 
 use crate::codec;
@@ -13,10 +14,10 @@ use super::Tensor;
 impl<'f> Tensor<'f> {
     /// Wraps a codec error so that its message names this tensor.
     fn codec_err(&self, source: Error) -> Error {
-        Error::TensorCodec {
+        Error::Codec(CodecError::TensorCodec {
             tensor: self.name().into(),
             source: Box::new(source),
-        }
+        })
     }
 
     /// The data, after checking the type has a size and a decoder
@@ -32,10 +33,10 @@ impl<'f> Tensor<'f> {
     fn check_decodable(&self) -> Result<()> {
         self.byte_size()?;
         if !codec::can_dequantize(self.ggml_type()) {
-            return Err(self.codec_err(Error::UnsupportedType {
+            return Err(self.codec_err(Error::Codec(CodecError::UnsupportedType {
                 ty: self.ggml_type(),
                 operation: "dequantize",
-            }));
+            })));
         }
         Ok(())
     }
@@ -60,11 +61,11 @@ impl<'f> Tensor<'f> {
     pub fn to_f32(&self) -> Result<Vec<f32>> {
         let data = self.decodable()?;
         let n = usize::try_from(self.element_count()).map_err(|_| {
-            self.codec_err(Error::LengthMismatch {
+            self.codec_err(Error::Codec(CodecError::LengthMismatch {
                 what: "element count".into(),
                 expected: usize::MAX as u64,
                 actual: self.element_count(),
-            })
+            }))
         })?;
         let mut out = vec![0f32; n];
         codec::dequantize_par(self.ggml_type(), self.file_endian(), &data, &mut out)
@@ -90,11 +91,11 @@ impl<'f> Tensor<'f> {
     pub fn to_f32_into(&self, out: &mut [f32]) -> Result<()> {
         let data = self.decodable()?;
         if out.len() as u64 != self.element_count() {
-            return Err(self.codec_err(Error::LengthMismatch {
+            return Err(self.codec_err(Error::Codec(CodecError::LengthMismatch {
                 what: "f32 output buffer".into(),
                 expected: self.element_count(),
                 actual: out.len() as u64,
-            }));
+            })));
         }
         codec::dequantize_par(self.ggml_type(), self.file_endian(), &data, out)
             .map_err(|e| self.codec_err(e))
@@ -167,10 +168,10 @@ impl<'f> Tensor<'f> {
         let (bs, ts) = match (ty.block_size(), ty.type_size()) {
             (Some(bs), Some(ts)) => (bs, ts),
             _ => {
-                return Err(Error::UnknownTensorType {
+                return Err(Error::Codec(CodecError::UnknownTensorType {
                     tensor: self.name().into(),
                     type_id: ty.id(),
-                })
+                }))
             }
         };
         // Checked at open: the element count and the byte size fit, and
@@ -182,11 +183,11 @@ impl<'f> Tensor<'f> {
         // At most the tensor's byte size when it has rows.
         let row_bytes = (row_len / bs).saturating_mul(ts);
         if n_rows > 0 && row_bytes.checked_mul(n_rows) != Some(data.len() as u64) {
-            return Err(self.codec_err(Error::LengthMismatch {
+            return Err(self.codec_err(Error::Codec(CodecError::LengthMismatch {
                 what: format!("data of {n_rows} rows of {row_len} {ty} elements"),
                 expected: row_bytes.saturating_mul(n_rows),
                 actual: data.len() as u64,
-            }));
+            })));
         }
         // With rows, one row is part of the data held in memory, so its
         // lengths fit in `usize`; the buffer grows on the first row.
@@ -274,10 +275,10 @@ impl RowIter<'_> {
                 Err(e) => {
                     // An error ends the iteration.
                     self.next = self.n_rows;
-                    Err(Error::TensorCodec {
+                    Err(Error::Codec(CodecError::TensorCodec {
                         tensor: self.name.into(),
                         source: Box::new(e),
-                    })
+                    }))
                 }
             },
         )

@@ -1,6 +1,6 @@
 //! [`Gguf`]: the one read-side view of a model's header, whatever holds it.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, LookupError, Result};
 use crate::format::{
     ArrayView, Endian, Scalar, StrIter, TypedIter, Value, ValueType, WireFormat, ARCH_KEY,
 };
@@ -114,10 +114,10 @@ pub trait Gguf {
         self.value(key).is_some()
     }
 
-    /// The value of `key`, or [`Error::KeyNotFound`].
+    /// The value of `key`, or [`LookupError::KeyNotFound`].
     fn require(&self, key: &str) -> Result<Value<'_>> {
         self.value(key)
-            .ok_or_else(|| Error::KeyNotFound { key: key.into() })
+            .ok_or_else(|| Error::Lookup(LookupError::KeyNotFound { key: key.into() }))
     }
 
     /// The value type of `key`.
@@ -216,12 +216,14 @@ pub trait Gguf {
         }
     }
 
-    /// The tensor named `name`, or [`Error::TensorNotFound`]. O(1).
+    /// The tensor named `name`, or [`LookupError::TensorNotFound`]. O(1).
     fn tensor(&self, name: &str) -> Result<Tensor<'_>> {
         self.tensor_index(name)
             .and_then(|i| self.tensor_at(i))
-            .ok_or_else(|| Error::TensorNotFound {
-                tensor: name.into(),
+            .ok_or_else(|| {
+                Error::Lookup(LookupError::TensorNotFound {
+                    tensor: name.into(),
+                })
             })
     }
 
@@ -306,19 +308,19 @@ fn mismatch(key: &str, expected: String, found: &Value<'_>) -> Error {
         Value::Array(a) => format!("array of {}", a.element_type()),
         v => v.value_type().name().into(),
     };
-    Error::TypeMismatch {
+    Error::Lookup(LookupError::TypeMismatch {
         key: key.into(),
         expected,
         found,
-    }
+    })
 }
 
 fn array_mismatch(key: &str, expected: &str, found: &ArrayView<'_>) -> Error {
-    Error::TypeMismatch {
+    Error::Lookup(LookupError::TypeMismatch {
         key: key.into(),
         expected: format!("array of {expected}"),
         found: format!("array of {}", found.element_type()),
-    }
+    })
 }
 
 impl Gguf for GgufFile<'_> {

@@ -1,6 +1,7 @@
 //! What every backend shares: the identity of the file checked on each
 //! response, and the request counters.
 
+use crate::error::RemoteError;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -120,11 +121,13 @@ impl Backend {
             return Ok(());
         };
         // The values come from the server: shown shortened and escaped.
-        let changed = |what: &'static str, a: String, b: String| Error::RemoteChanged {
-            url: self.display.clone(),
-            what,
-            before: server_text(&a, &Secrets::default()),
-            after: server_text(&b, &Secrets::default()),
+        let changed = |what: &'static str, a: String, b: String| {
+            Error::Remote(RemoteError::RemoteChanged {
+                url: self.display.clone(),
+                what,
+                before: server_text(&a, &Secrets::default()),
+                after: server_text(&b, &Secrets::default()),
+            })
         };
         if before.size != now.size {
             return Err(changed(

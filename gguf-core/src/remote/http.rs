@@ -10,7 +10,7 @@ use reqwest::header::{
 use reqwest::StatusCode;
 use url::Url;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, FormatError, RemoteError, Result, SourceError};
 
 use super::backend::{Counters, Identity, RangeSource};
 use super::redact::{redact, server_text, Secrets};
@@ -52,12 +52,14 @@ impl HttpSource {
             .redirect(reqwest::redirect::Policy::none())
             .referer(false)
             .build()
-            .map_err(|e| Error::Network {
-                url: redact(&url),
-                message: format!(
-                    "cannot create the HTTP client: {}",
-                    server_text(&chain(&e), &secrets)
-                ),
+            .map_err(|e| {
+                Error::Remote(RemoteError::Network {
+                    url: redact(&url),
+                    message: format!(
+                        "cannot create the HTTP client: {}",
+                        server_text(&chain(&e), &secrets)
+                    ),
+                })
             })?;
         Ok(HttpSource {
             client,
@@ -106,11 +108,11 @@ impl HttpSource {
     fn failure(&self, display: &str, f: Failure, what: &str) -> Error {
         match f {
             Failure::Http(e) => network(display, e, what, self.timeouts, &self.secrets),
-            Failure::Refused(r) => Error::RedirectRefused {
+            Failure::Refused(r) => Error::Remote(RemoteError::RedirectRefused {
                 url: display.into(),
                 to: crate::read::redact_url(&r.to),
                 reason: r.reason,
-            },
+            }),
         }
     }
 
@@ -128,15 +130,19 @@ impl HttpSource {
         let end = offset.saturating_add(len);
         let mut headers = HeaderMap::new();
         let range = format!("bytes={offset}-{}", end.saturating_sub(1));
-        let range = HeaderValue::from_str(&range).map_err(|e| Error::Network {
-            url: url(),
-            message: format!("cannot send the range {range:?}: {e}"),
+        let range = HeaderValue::from_str(&range).map_err(|e| {
+            Error::Remote(RemoteError::Network {
+                url: url(),
+                message: format!("cannot send the range {range:?}: {e}"),
+            })
         })?;
         headers.insert(RANGE, range);
-        let timeout = |what| Error::Timeout {
-            url: url(),
-            what,
-            after: self.read_timeout,
+        let timeout = |what| {
+            Error::Remote(RemoteError::Timeout {
+                url: url(),
+                what,
+                after: self.read_timeout,
+            })
         };
         let mut resp = match tokio::time::timeout(self.read_timeout, self.get(headers)).await {
             Err(_) => return Err(timeout("waiting for the response")),
@@ -154,11 +160,13 @@ impl HttpSource {
         let expected = match status {
             StatusCode::PARTIAL_CONTENT => {
                 let found = header(&headers, CONTENT_RANGE);
-                let bad = || Error::BadContentRange {
-                    url: url(),
-                    offset,
-                    end,
-                    found: found.as_deref().map(|f| server_text(f, &self.secrets)),
+                let bad = || {
+                    Error::Remote(RemoteError::BadContentRange {
+                        url: url(),
+                        offset,
+                        end,
+                        found: found.as_deref().map(|f| server_text(f, &self.secrets)),
+                    })
                 };
                 let (first, last, total) = found
                     .as_deref()
@@ -177,12 +185,12 @@ impl HttpSource {
                 // smaller than the first read.
                 let total = header(&headers, CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok());
                 if offset != 0 || known.is_some() || total.is_some_and(|n| n > len) {
-                    return Err(Error::RangeIgnored {
+                    return Err(Error::Remote(RemoteError::RangeIgnored {
                         url: url(),
                         offset,
                         end,
                         total,
-                    });
+                    }));
                 }
                 // Read at most one byte more than asked, to tell.
                 len.saturating_add(1)
@@ -195,17 +203,19 @@ impl HttpSource {
                 return Ok((Vec::new(), identity));
             }
             s => {
-                return Err(Error::HttpStatus {
+                return Err(Error::Remote(RemoteError::HttpStatus {
                     url: url(),
                     status: s.as_u16(),
-                })
+                }))
             }
         };
         let mut body = Vec::new();
         body.try_reserve_exact(expected.min(len) as usize)
-            .map_err(|_| Error::HeaderTooLarge {
-                needed: expected,
-                limit: isize::MAX as u64,
+            .map_err(|_| {
+                Error::Format(FormatError::HeaderTooLarge {
+                    needed: expected,
+                    limit: isize::MAX as u64,
+                })
             })?;
         while (body.len() as u64) < expected {
             let chunk = match tokio::time::timeout(self.read_timeout, resp.chunk()).await {
@@ -226,23 +236,23 @@ impl HttpSource {
         }
         if status == StatusCode::OK {
             if body.len() as u64 > len {
-                return Err(Error::RangeIgnored {
+                return Err(Error::Remote(RemoteError::RangeIgnored {
                     url: url(),
                     offset,
                     end,
                     total: None,
-                });
+                }));
             }
             identity.size = body.len() as u64;
             return Ok((body, identity));
         }
         if (body.len() as u64) < expected {
-            return Err(Error::ShortBody {
+            return Err(Error::Remote(RemoteError::ShortBody {
                 url: url(),
                 offset,
                 expected,
                 got: body.len() as u64,
-            });
+            }));
         }
         Ok((body, identity))
     }
@@ -295,16 +305,16 @@ fn network(
         } else {
             ("reading the response", timeouts.1)
         };
-        return Error::Timeout {
+        return Error::Remote(RemoteError::Timeout {
             url: display.into(),
             what,
             after,
-        };
+        });
     }
-    Error::Network {
+    Error::Remote(RemoteError::Network {
         url: display.into(),
         message: format!("{what}: {}", server_text(&chain(&e), secrets)),
-    }
+    })
 }
 
 /// One plain `GET` of a small document (an Ollama manifest): status 200,
@@ -324,12 +334,12 @@ pub(crate) async fn get_small(
     let read = source.get_small(&display, accept, limit, &received);
     match tokio::time::timeout(options.header_deadline, read).await {
         Ok(r) => r,
-        Err(_) => Err(Error::Deadline {
+        Err(_) => Err(Error::Remote(RemoteError::Deadline {
             url: display,
             deadline: options.header_deadline,
             received: received.load(Ordering::Relaxed),
             elapsed: started.elapsed(),
-        }),
+        })),
     }
 }
 
@@ -341,17 +351,21 @@ impl HttpSource {
         limit: u64,
         received: &AtomicU64,
     ) -> Result<Vec<u8>> {
-        let timeout = |what| Error::Timeout {
-            url: display.into(),
-            what,
-            after: self.read_timeout,
+        let timeout = |what| {
+            Error::Remote(RemoteError::Timeout {
+                url: display.into(),
+                what,
+                after: self.read_timeout,
+            })
         };
         let mut headers = HeaderMap::new();
         headers.insert(
             reqwest::header::ACCEPT,
-            HeaderValue::from_str(accept).map_err(|e| Error::BadUrl {
-                url: display.into(),
-                reason: format!("bad Accept header: {e}"),
+            HeaderValue::from_str(accept).map_err(|e| {
+                Error::Source(SourceError::BadUrl {
+                    url: display.into(),
+                    reason: format!("bad Accept header: {e}"),
+                })
             })?,
         );
         let mut resp = match tokio::time::timeout(self.read_timeout, self.get(headers)).await {
@@ -360,10 +374,10 @@ impl HttpSource {
             Ok(Ok(r)) => r,
         };
         if resp.status() != StatusCode::OK {
-            return Err(Error::HttpStatus {
+            return Err(Error::Remote(RemoteError::HttpStatus {
                 url: display.into(),
                 status: resp.status().as_u16(),
-            });
+            }));
         }
         let mut body = Vec::new();
         loop {
@@ -377,10 +391,10 @@ impl HttpSource {
             };
             received.fetch_add(chunk.len() as u64, Ordering::Relaxed);
             if (body.len() + chunk.len()) as u64 > limit {
-                return Err(Error::BadManifest {
+                return Err(Error::Source(SourceError::BadManifest {
                     source_name: display.into(),
                     reason: format!("larger than {limit} bytes: not a manifest"),
-                });
+                }));
             }
             body.extend_from_slice(&chunk);
         }

@@ -1,5 +1,6 @@
 //! Which backend a URL goes to, and `hf://` to the Hub's resolve URL.
 
+use crate::error::SourceError;
 use url::Url;
 
 use crate::error::{Error, Result};
@@ -38,10 +39,10 @@ impl std::fmt::Debug for Location {
 }
 
 fn bad(url: &str, reason: impl Into<String>) -> Error {
-    Error::BadUrl {
+    Error::Source(SourceError::BadUrl {
         url: crate::read::redact_url(url),
         reason: reason.into(),
-    }
+    })
 }
 
 impl Location {
@@ -106,10 +107,10 @@ impl Location {
             )?),
             Location::Store { url } => Box::new(StoreSource::new(url, options)?),
             Location::Ollama { .. } => {
-                return Err(Error::BadUrl {
+                return Err(Error::Source(SourceError::BadUrl {
                     url: self.display(),
                     reason: "the Ollama manifest must be read first (Location::resolve)".into(),
-                })
+                }))
             }
         };
         Ok(Backend::new(self.display(), source))
@@ -354,7 +355,7 @@ mod tests {
         ] {
             let e = Location::parse(url, &RemoteOptions::default()).unwrap_err();
             assert!(
-                matches!(&e, Error::BadUrl { reason, .. } if reason.contains(&format!("the {part} is"))),
+                matches!(&e, Error::Source(SourceError::BadUrl { reason, .. }) if reason.contains(&format!("the {part} is"))),
                 "{url}: {e}"
             );
         }

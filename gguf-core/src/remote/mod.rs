@@ -57,13 +57,13 @@
 //! headers, `Accept` and `User-Agent` (no `Authorization`,
 //! `x-amz-security-token`, `x-ms-*`, cookie or token). An `ollama://`
 //! registry's redirect to plain HTTP on a host other than loopback is
-//! refused ([`Error::RedirectRefused`]).
+//! refused ([`RemoteError::RedirectRefused`]).
 //!
 //! Timeouts ([`RemoteOptions`](crate::read::RemoteOptions)): 10 s to connect, 30 s of silence while
 //! waiting for a response or between two pieces of a body; a stalled
-//! server is a [`Error::Timeout`], not a hang. A whole header read has a
+//! server is a [`RemoteError::Timeout`], not a hang. A whole header read has a
 //! deadline (600 s by default): a server trickling bytes is an
-//! [`Error::Deadline`] saying how many arrived.
+//! [`RemoteError::Deadline`] saying how many arrived.
 //!
 //! ```no_run
 //! use gguf_core::Gguf;
@@ -92,6 +92,7 @@ mod split;
 mod store;
 mod store_http;
 
+use crate::error::{RemoteError, SourceError};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -123,7 +124,7 @@ pub(crate) fn open(
     let _ = shared.set(runtime()?);
     let rt = shared
         .get()
-        .ok_or_else(|| Error::Io(std::io::Error::other("no runtime")))?;
+        .ok_or_else(|| Error::from(std::io::Error::other("no runtime")))?;
     rt.block_on(open_async_in(url, options, shards, shared.clone()))
 }
 
@@ -178,12 +179,12 @@ async fn open_backend(
     let file = match tokio::time::timeout(deadline, read).await {
         Ok(r) => r?,
         Err(_) => {
-            return Err(Error::Deadline {
+            return Err(Error::Remote(RemoteError::Deadline {
                 url: backend.display().into(),
                 deadline,
                 received: backend.stats().bytes,
                 elapsed: started.elapsed(),
-            })
+            }))
         }
     };
     let name = backend.display().to_owned();
@@ -207,17 +208,17 @@ async fn read_header(
             ParseStep::Read { offset, len } => {
                 let (bytes, size) = backend.read(offset, len).await?;
                 parser.push(bytes, size).map_err(|e| match e {
-                    Error::ShortRead {
+                    Error::Source(SourceError::ShortRead {
                         offset,
                         expected,
                         got,
                         ..
-                    } => Error::ShortBody {
+                    }) => Error::Remote(RemoteError::ShortBody {
                         url: backend.display().into(),
                         offset,
                         expected,
                         got,
-                    },
+                    }),
                     e => e,
                 })?;
             }
@@ -238,12 +239,12 @@ impl RemoteReader {
     async fn read(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
         let (bytes, _) = self.backend.read(offset, len).await?;
         if bytes.len() as u64 != len {
-            return Err(Error::ShortBody {
+            return Err(Error::Remote(RemoteError::ShortBody {
                 url: self.backend.display().into(),
                 offset,
                 expected: len,
                 got: bytes.len() as u64,
-            });
+            }));
         }
         Ok(bytes)
     }
@@ -260,12 +261,12 @@ impl crate::read::RangeRead for RemoteReader {
         let rt = match self.runtime.get() {
             Some(rt) if tokio::runtime::Handle::try_current().is_err() => rt,
             _ => {
-                return Err(Error::BadUrl {
+                return Err(Error::Source(SourceError::BadUrl {
                     url: self.backend.display().into(),
                     reason: "a blocking read of a file opened from async code: use \
                              Tensor::read_async (or open it with Model::open)"
                         .into(),
-                })
+                }))
             }
         };
         rt.block_on(self.read(offset, len))

@@ -11,7 +11,7 @@ use object_store::{
 };
 use url::Url;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, RemoteError, Result, SourceError};
 
 use super::backend::{Counters, Identity, RangeSource};
 use super::redact::{redact, server_text, Secrets};
@@ -41,12 +41,14 @@ impl StoreSource {
         let connect = format!("{}ms", options.connect_timeout.as_millis());
         let total = format!("{}ms", options.read_timeout.as_millis());
         let secrets = Secrets::new(url, None);
-        let err = |e: object_store::Error| Error::BadUrl {
-            url: redact(url),
-            reason: format!(
-                "cannot configure the object store: {}",
-                server_text(&super::http::chain(&e), &secrets)
-            ),
+        let err = |e: object_store::Error| {
+            Error::Source(SourceError::BadUrl {
+                url: redact(url),
+                reason: format!(
+                    "cannot configure the object store: {}",
+                    server_text(&super::http::chain(&e), &secrets)
+                ),
+            })
         };
         let connector = || Connector {
             connect_timeout: options.connect_timeout,
@@ -93,9 +95,11 @@ impl StoreSource {
                 )
             }
         };
-        let path = Path::from_url_path(url.path()).map_err(|e| Error::BadUrl {
-            url: redact(url),
-            reason: format!("bad object path: {e}"),
+        let path = Path::from_url_path(url.path()).map_err(|e| {
+            Error::Source(SourceError::BadUrl {
+                url: redact(url),
+                reason: format!("bad object path: {e}"),
+            })
         })?;
         Ok(StoreSource {
             store,
@@ -147,7 +151,7 @@ impl StoreSource {
             last_modified: Some(result.meta.last_modified.to_rfc3339()),
         };
         if result.range != (offset..end) {
-            return Err(Error::BadContentRange {
+            return Err(Error::Remote(RemoteError::BadContentRange {
                 url: display.into(),
                 offset,
                 end,
@@ -156,7 +160,7 @@ impl StoreSource {
                     result.range.start,
                     result.range.end.saturating_sub(1)
                 )),
-            });
+            }));
         }
         let expected = end - offset;
         let mut body = Vec::with_capacity(expected as usize);
@@ -164,7 +168,7 @@ impl StoreSource {
         while let Some(chunk) = stream.next().await {
             let chunk = chunk.map_err(|e| {
                 let mut err = store_error(display, e, &self.secrets);
-                if let Error::Network { message, .. } = &mut err {
+                if let Error::Remote(RemoteError::Network { message, .. }) = &mut err {
                     *message = format!(
                         "connection lost after {} of {expected} bytes: {message}",
                         body.len()
@@ -174,22 +178,22 @@ impl StoreSource {
             })?;
             received.fetch_add(chunk.len() as u64, Ordering::Relaxed);
             if body.len() as u64 + chunk.len() as u64 > expected {
-                return Err(Error::BadContentRange {
+                return Err(Error::Remote(RemoteError::BadContentRange {
                     url: display.into(),
                     offset,
                     end,
                     found: Some(format!("a body longer than {expected} bytes")),
-                });
+                }));
             }
             body.extend_from_slice(&chunk);
         }
         if (body.len() as u64) < expected {
-            return Err(Error::ShortBody {
+            return Err(Error::Remote(RemoteError::ShortBody {
                 url: display.into(),
                 offset,
                 expected,
                 got: body.len() as u64,
-            });
+            }));
         }
         Ok((body, identity))
     }
@@ -201,24 +205,28 @@ impl StoreSource {
 fn store_error(display: &str, e: object_store::Error, secrets: &Secrets) -> Error {
     use object_store::Error as E;
     match e {
-        E::NotFound { .. } => Error::HttpStatus {
+        E::NotFound { .. } => Error::Remote(RemoteError::HttpStatus {
             url: display.into(),
             status: 404,
-        },
-        E::PermissionDenied { .. } | E::Unauthenticated { .. } => Error::HttpStatus {
-            url: display.into(),
-            status: 403,
-        },
-        E::Precondition { .. } | E::NotModified { .. } => Error::RemoteChanged {
-            url: display.into(),
-            what: "ETag",
-            before: "the ETag of the first response".into(),
-            after: "another (the server refused the conditional read)".into(),
-        },
-        e => Error::Network {
+        }),
+        E::PermissionDenied { .. } | E::Unauthenticated { .. } => {
+            Error::Remote(RemoteError::HttpStatus {
+                url: display.into(),
+                status: 403,
+            })
+        }
+        E::Precondition { .. } | E::NotModified { .. } => {
+            Error::Remote(RemoteError::RemoteChanged {
+                url: display.into(),
+                what: "ETag",
+                before: "the ETag of the first response".into(),
+                after: "another (the server refused the conditional read)".into(),
+            })
+        }
+        e => Error::Remote(RemoteError::Network {
             url: display.into(),
             message: server_text(&super::http::chain(&e), secrets),
-        },
+        }),
     }
 }
 

@@ -1,6 +1,6 @@
 //! [`PerLayer`]: a hyper-parameter stored as one value or one per layer.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, LookupError, Result};
 use crate::format::Value;
 use crate::format::{OwnedArray, OwnedValue};
 use crate::metadata::MetaField;
@@ -68,10 +68,12 @@ impl MetaField for PerLayer {
     /// both element types; negative entries are refused).
     fn read(file: &(impl Gguf + ?Sized), key: &str) -> Result<Self> {
         let value = file.require(key)?;
-        let mismatch = |found: String| Error::TypeMismatch {
-            key: key.into(),
-            expected: "u32 or array of u32".into(),
-            found,
+        let mismatch = |found: String| {
+            Error::Lookup(LookupError::TypeMismatch {
+                key: key.into(),
+                expected: "u32 or array of u32".into(),
+                found,
+            })
         };
         match value {
             Value::U32(v) => Ok(PerLayer::Scalar(v)),

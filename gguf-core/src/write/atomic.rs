@@ -3,7 +3,7 @@
 use std::fs::File;
 use std::path::Path;
 
-use crate::error::Result;
+use crate::error::{io_at, Error, Result};
 use crate::write::temp::{persist_all, TempFile};
 
 /// Runs `write` on a temporary file in `path`'s directory, then replaces
@@ -31,15 +31,18 @@ pub(crate) fn replace_in<T>(
         _ => Path::new("."),
     };
     let existing = std::fs::metadata(path).ok();
-    let mut tmp = TempFile::new_in(temp_dir.unwrap_or(dir))?;
-    let out = write(tmp.file_mut())?;
+    let mut tmp = TempFile::new_in(temp_dir.unwrap_or(dir)).map_err(|e| e.with_path(path))?;
+    // Errors name the output, not the temporary file beside it.
+    let out = write(tmp.file_mut()).map_err(|e| e.with_path(path))?;
     if let Some(meta) = &existing {
         keep_owner(tmp.file(), meta);
-        tmp.file().set_permissions(meta.permissions())?;
+        tmp.file()
+            .set_permissions(meta.permissions())
+            .map_err(io_at(path))?;
     }
-    tmp.file().sync_all()?;
-    persist_all(vec![tmp], &[path]).map_err(|(_, e)| e)?;
-    sync_dir(dir)?;
+    tmp.file().sync_all().map_err(io_at(path))?;
+    persist_all(vec![tmp], &[path]).map_err(|(_, e)| Error::io(path, e))?;
+    sync_dir(dir).map_err(io_at(dir))?;
     Ok(out)
 }
 

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use indexmap::IndexMap;
 
-use crate::error::{Error, Result};
+use crate::error::{BuildError, CodecError, Error, FormatError, LookupError, Result};
 use crate::format::layout::{tensor_nbytes, SizeError};
 use crate::format::OwnedValue;
 use crate::format::{
@@ -49,24 +49,24 @@ fn type_mismatch(key: &str, expected: &str, found: &MetaValue<'_>) -> Error {
         MetaValue::Owned(OwnedValue::Array(a)) => format!("array of {}", a.element_type()),
         v => v.value_type().name().into(),
     };
-    Error::TypeMismatch {
+    Error::Lookup(LookupError::TypeMismatch {
         key: key.into(),
         expected: expected.into(),
         found,
-    }
+    })
 }
 
 /// Checks a source tensor can be decoded to `f32`.
 fn check_decodable(t: &crate::read::Tensor<'_>) -> Result<()> {
     t.byte_size()?;
     if !crate::codec::can_dequantize(t.ggml_type()) {
-        return Err(Error::TensorCodec {
+        return Err(Error::Codec(CodecError::TensorCodec {
             tensor: t.name().into(),
-            source: Box::new(Error::UnsupportedType {
+            source: Box::new(Error::Codec(CodecError::UnsupportedType {
                 ty: t.ggml_type(),
                 operation: "dequantize",
-            }),
-        });
+            })),
+        }));
     }
     Ok(())
 }
@@ -169,7 +169,7 @@ impl<'a> Builder<'a> {
     /// Sets the GGUF version (1, 2 or 3; 3 by default).
     pub fn version(&mut self, version: u32) -> Result<&mut Self> {
         if !(1..=3).contains(&version) {
-            return Err(Error::UnsupportedVersion { version });
+            return Err(Error::Format(FormatError::UnsupportedVersion { version }));
         }
         self.ctx.version = version;
         Ok(self)
@@ -231,25 +231,25 @@ impl<'a> Builder<'a> {
         let key = key.into();
         let value = value.into();
         if key.is_empty() {
-            return Err(Error::InvalidKey {
+            return Err(Error::Build(BuildError::InvalidKey {
                 key,
                 reason: "keys must not be empty",
-            });
+            }));
         }
         if key == ALIGNMENT_KEY {
             match value.to_owned_value() {
                 OwnedValue::U32(a) if a.is_power_of_two() => {}
                 OwnedValue::U32(a) => {
-                    return Err(Error::InvalidAlignment {
+                    return Err(Error::Format(FormatError::InvalidAlignment {
                         offset: 0,
                         alignment: a.into(),
-                    })
+                    }))
                 }
                 other => {
-                    return Err(Error::AlignmentType {
+                    return Err(Error::Format(FormatError::AlignmentType {
                         offset: 0,
                         found: other.value_type(),
-                    })
+                    }))
                 }
             }
         }
@@ -263,7 +263,7 @@ impl<'a> Builder<'a> {
     }
 
     /// Removes a key; later keys move up. An absent key is
-    /// [`Error::KeyNotFound`] (test with [`value`](Self::value) first when
+    /// [`LookupError::KeyNotFound`] (test with [`value`](Self::value) first when
     /// absence is fine).
     ///
     /// ```
@@ -277,7 +277,7 @@ impl<'a> Builder<'a> {
     pub fn remove(&mut self, key: &str) -> Result<&mut Self> {
         match self.kvs.shift_remove(key) {
             Some(_) => Ok(self),
-            None => Err(Error::KeyNotFound { key: key.into() }),
+            None => Err(Error::Lookup(LookupError::KeyNotFound { key: key.into() })),
         }
     }
 
@@ -285,24 +285,24 @@ impl<'a> Builder<'a> {
     pub fn rename_key(&mut self, old: &str, new: impl Into<String>) -> Result<&mut Self> {
         let new = new.into();
         if new.is_empty() {
-            return Err(Error::InvalidKey {
+            return Err(Error::Build(BuildError::InvalidKey {
                 key: new,
                 reason: "keys must not be empty",
-            });
+            }));
         }
         if self.kvs.contains_key(&new) {
-            return Err(Error::InvalidKey {
+            return Err(Error::Build(BuildError::InvalidKey {
                 key: new,
                 reason: "a key of that name already exists",
-            });
+            }));
         }
         let Some(index) = self.kvs.get_index_of(old) else {
-            return Err(Error::KeyNotFound { key: old.into() });
+            return Err(Error::Lookup(LookupError::KeyNotFound { key: old.into() }));
         };
         let (_, value) = self
             .kvs
             .shift_remove_index(index)
-            .ok_or_else(|| Error::KeyNotFound { key: old.into() })?;
+            .ok_or_else(|| Error::Lookup(LookupError::KeyNotFound { key: old.into() }))?;
         self.kvs.shift_insert(index, new, value);
         Ok(self)
     }
@@ -341,7 +341,7 @@ impl<'a> Builder<'a> {
     fn require(&self, key: &str) -> Result<&MetaValue<'a>> {
         self.kvs
             .get(key)
-            .ok_or_else(|| Error::KeyNotFound { key: key.into() })
+            .ok_or_else(|| Error::Lookup(LookupError::KeyNotFound { key: key.into() }))
     }
 
     /// Keys in write order.
@@ -375,14 +375,14 @@ impl<'a> Builder<'a> {
             }
             TensorData::Requantize(t) => {
                 if t.shape() != shape {
-                    return Err(Error::InvalidTensor {
+                    return Err(Error::Build(BuildError::InvalidTensor {
                         tensor: name,
                         reason: format!(
                             "shape {shape:?} differs from the shape {:?} of source tensor {:?}",
                             t.shape(),
                             t.name()
                         ),
-                    });
+                    }));
                 }
                 check_decodable(t)?;
                 self.check_encoding(&name, ty, shape, t.element_count())?;
@@ -391,11 +391,11 @@ impl<'a> Builder<'a> {
             TensorData::Fn(_) | TensorData::Deferred => None,
         };
         if let Some(actual) = supplied.filter(|&n| n != nbytes) {
-            return Err(Error::TensorDataSize {
+            return Err(Error::Build(BuildError::TensorDataSize {
                 tensor: name,
                 expected: nbytes,
                 actual,
-            });
+            }));
         }
         self.tensors.insert(
             name,
@@ -486,19 +486,19 @@ impl<'a> Builder<'a> {
     /// ```
     pub fn requantize_tensor(&mut self, name: &str, ty: GgmlType) -> Result<&mut Self> {
         let Some(pending) = self.tensors.get(name) else {
-            return Err(Error::TensorNotFound {
+            return Err(Error::Lookup(LookupError::TensorNotFound {
                 tensor: name.into(),
-            });
+            }));
         };
         let source = match &pending.data {
             TensorData::File(t) | TensorData::Requantize(t) => *t,
             other => {
-                return Err(Error::InvalidTensor {
+                return Err(Error::Build(BuildError::InvalidTensor {
                     tensor: name.into(),
                     reason: format!(
                         "only tensors read from a file can be re-encoded, its data is {other:?}"
                     ),
-                })
+                }))
             }
         };
         check_decodable(&source)?;
@@ -519,14 +519,14 @@ impl<'a> Builder<'a> {
         crate::write::source::check_encodable(name, ty, self.ctx.endian)?;
         let expected = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
         if expected != Some(count) {
-            return Err(Error::TensorCodec {
+            return Err(Error::Codec(CodecError::TensorCodec {
                 tensor: name.into(),
-                source: Box::new(Error::LengthMismatch {
+                source: Box::new(Error::Codec(CodecError::LengthMismatch {
                     what: format!("f32 values for shape {shape:?}"),
                     expected: expected.unwrap_or(u64::MAX),
                     actual: count,
-                }),
-            });
+                })),
+            }));
         }
         Ok(())
     }
@@ -559,24 +559,26 @@ impl<'a> Builder<'a> {
         let new = new.into();
         self.check_name(&new)?;
         let Some(index) = self.tensors.get_index_of(old) else {
-            return Err(Error::TensorNotFound { tensor: old.into() });
+            return Err(Error::Lookup(LookupError::TensorNotFound {
+                tensor: old.into(),
+            }));
         };
         let (_, t) = self
             .tensors
             .shift_remove_index(index)
-            .ok_or_else(|| Error::TensorNotFound { tensor: old.into() })?;
+            .ok_or_else(|| Error::Lookup(LookupError::TensorNotFound { tensor: old.into() }))?;
         self.tensors.shift_insert(index, new, t);
         Ok(self)
     }
 
     /// Removes a tensor; later tensors move up. An absent tensor is
-    /// [`Error::TensorNotFound`], as [`remove`](Self::remove) does for keys.
+    /// [`LookupError::TensorNotFound`], as [`remove`](Self::remove) does for keys.
     pub fn remove_tensor(&mut self, name: &str) -> Result<&mut Self> {
         match self.tensors.shift_remove(name) {
             Some(_) => Ok(self),
-            None => Err(Error::TensorNotFound {
+            None => Err(Error::Lookup(LookupError::TensorNotFound {
                 tensor: name.into(),
-            }),
+            })),
         }
     }
 
@@ -587,15 +589,15 @@ impl<'a> Builder<'a> {
 
     fn check_name(&self, name: &str) -> Result<()> {
         if self.tensors.contains_key(name) {
-            return Err(Error::TensorExists {
+            return Err(Error::Build(BuildError::TensorExists {
                 tensor: name.into(),
-            });
+            }));
         }
         if name.len() > MAX_TENSOR_NAME && !self.allow_long_names {
-            return Err(Error::InvalidTensor {
+            return Err(Error::Build(BuildError::InvalidTensor {
                 tensor: name.into(),
                 reason: format!("name is {} bytes, llama.cpp accepts at most {MAX_TENSOR_NAME} (see Builder::allow_long_tensor_names)", name.len()),
-            });
+            }));
         }
         Ok(())
     }
@@ -607,9 +609,11 @@ impl<'a> Builder<'a> {
 
     /// Checks `shape` suits `ty` and returns the byte size.
     fn check_shape(&self, name: &str, ty: GgmlType, shape: &[u64]) -> Result<u64> {
-        let invalid = |reason: String| Error::InvalidTensor {
-            tensor: name.into(),
-            reason,
+        let invalid = |reason: String| {
+            Error::Build(BuildError::InvalidTensor {
+                tensor: name.into(),
+                reason,
+            })
         };
         if shape.len() > MAX_DIMS {
             return Err(invalid(format!(
@@ -620,12 +624,14 @@ impl<'a> Builder<'a> {
         match tensor_nbytes(ty, shape) {
             Ok(n) => Ok(n),
             Err(SizeError::UnknownType) => Err(invalid(format!("type {ty} has no known size"))),
-            Err(SizeError::RowNotBlockMultiple { block }) => Err(Error::RowNotBlockMultiple {
-                tensor: name.into(),
-                row: shape.first().copied().unwrap_or(1),
-                ty,
-                block,
-            }),
+            Err(SizeError::RowNotBlockMultiple { block }) => {
+                Err(Error::Format(FormatError::RowNotBlockMultiple {
+                    tensor: name.into(),
+                    row: shape.first().copied().unwrap_or(1),
+                    ty,
+                    block,
+                }))
+            }
             Err(SizeError::ElementCountOverflow) => Err(invalid(format!(
                 "shape {shape:?} overflows the element count"
             ))),
@@ -654,8 +660,10 @@ impl<'a> Builder<'a> {
             len,
             self.tensors.iter().map(|(n, t)| (n.clone(), t.nbytes)),
         )
-        .ok_or_else(|| Error::Encode {
-            reason: "the file would be larger than 2^64 bytes".into(),
+        .ok_or_else(|| {
+            Error::Build(BuildError::Encode {
+                reason: "the file would be larger than 2^64 bytes".into(),
+            })
         })
     }
 
@@ -679,13 +687,13 @@ impl<'a> Builder<'a> {
             "layout and encoder disagree"
         );
         if enc.len() as u64 != layout.header_len {
-            return Err(Error::Encode {
+            return Err(Error::Build(BuildError::Encode {
                 reason: format!(
                     "header is {} bytes, layout computed {}",
                     enc.len(),
                     layout.header_len
                 ),
-            });
+            }));
         }
         Ok(enc.into_bytes())
     }

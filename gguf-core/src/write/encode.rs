@@ -12,7 +12,7 @@ use std::io::Cursor;
 
 use binrw::BinWrite;
 
-use crate::error::{Error, Result};
+use crate::error::{BuildError, Error, Result};
 use crate::format::{
     ArrayHeaderWire, ArrayView, Count, Dims, Endian, GgufStr, HeaderWire, KvHeaderWire, OwnedArray,
     OwnedValue, TensorInfoWire, Value, ValueType, WireFormat, MAGIC, MAX_DIMS,
@@ -27,10 +27,10 @@ pub(crate) struct Encoder {
 
 fn wire_err(e: binrw::Error) -> Error {
     match e {
-        binrw::Error::Io(io) => Error::Io(io),
-        other => Error::Encode {
+        binrw::Error::Io(io) => Error::from(io),
+        other => Error::Build(BuildError::Encode {
             reason: other.to_string(),
-        },
+        }),
     }
 }
 
@@ -111,9 +111,11 @@ impl Encoder {
         type_id: u32,
         offset: u64,
     ) -> Result<()> {
-        let dims = Dims::new(shape).ok_or_else(|| Error::InvalidTensor {
-            tensor: name.into(),
-            reason: format!("{} dimensions, at most {MAX_DIMS} allowed", shape.len()),
+        let dims = Dims::new(shape).ok_or_else(|| {
+            Error::Build(BuildError::InvalidTensor {
+                tensor: name.into(),
+                reason: format!("{} dimensions, at most {MAX_DIMS} allowed", shape.len()),
+            })
         })?;
         self.wire(&TensorInfoWire {
             name: GgufStr(name),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
-use crate::error::{Error, Result};
+use crate::error::{BuildError, Error, Result};
 use crate::read::Tensor;
 use crate::write::builder::{Builder, PendingTensor};
 use crate::write::layout::{Layout, TensorSlot};
@@ -627,7 +627,7 @@ impl<'a> Builder<'a> {
             WriteMode::Single => {
                 let mut w = BufWriter::with_capacity(WRITE_BUFFER, file);
                 let layout = self.write_single(&mut w, progress, writeback.as_ref())?;
-                w.into_inner().map_err(|e| Error::Io(e.into_error()))?;
+                w.into_inner().map_err(|e| Error::from(e.into_error()))?;
                 Ok(layout)
             }
             WriteMode::Reserve => {
@@ -640,7 +640,7 @@ impl<'a> Builder<'a> {
                 let mut data_progress =
                     |done: u64, total: u64| progress(done - layout.data_offset(), total);
                 self.write_data(&layout, &mut w, &mut data_progress, writeback.as_ref())?;
-                w.into_inner().map_err(|e| Error::Io(e.into_error()))?;
+                w.into_inner().map_err(|e| Error::from(e.into_error()))?;
                 self.finish_reserved(&layout, file, start, progress)?;
                 Ok(layout)
             }
@@ -674,11 +674,11 @@ impl<W: Write> MetadataFirst<'_, '_, W> {
     pub fn write_tensor(&mut self, name: &str, data: &[u8]) -> Result<()> {
         let slot = self.due(name)?;
         if data.len() as u64 != slot.nbytes {
-            return Err(Error::TensorDataSize {
+            return Err(Error::Build(BuildError::TensorDataSize {
                 tensor: name.into(),
                 expected: slot.nbytes,
                 actual: data.len() as u64,
-            });
+            }));
         }
         let padding = slot.padding;
         self.w.write_all(data)?;
@@ -720,14 +720,14 @@ impl<W: Write> MetadataFirst<'_, '_, W> {
     fn due(&self, name: &str) -> Result<&crate::write::TensorSlot> {
         match self.layout.tensors.get(self.next) {
             Some(slot) if slot.name == name => Ok(slot),
-            Some(slot) => Err(Error::TensorOrder {
+            Some(slot) => Err(Error::Build(BuildError::TensorOrder {
                 tensor: name.into(),
                 expected: slot.name.clone(),
-            }),
-            None => Err(Error::TensorOrder {
+            })),
+            None => Err(Error::Build(BuildError::TensorOrder {
                 tensor: name.into(),
                 expected: String::new(),
-            }),
+            })),
         }
     }
 
@@ -735,10 +735,10 @@ impl<W: Write> MetadataFirst<'_, '_, W> {
     pub fn finish(mut self) -> Result<W> {
         self.write_from_sources()?;
         if let Some(slot) = self.layout.tensors.get(self.next) {
-            return Err(Error::MissingTensorData {
+            return Err(Error::Build(BuildError::MissingTensorData {
                 tensor: slot.name.clone(),
                 missing: self.layout.tensors.len() - self.next,
-            });
+            }));
         }
         self.w.flush()?;
         Ok(self.w)

@@ -13,7 +13,7 @@ impl Builder<'_> {
     /// every tensor's info (name, type, shape, offset) as
     /// [`layout`](Self::layout) places it. Tensor data is not part of it:
     /// [`Tensor::data`](crate::Tensor::data) fails with
-    /// [`Error::DataNotLoaded`](crate::Error::DataNotLoaded) naming the
+    /// [`LookupError::DataNotLoaded`](crate::error::LookupError::DataNotLoaded) naming the
     /// tensor. The builder is not changed; the preview is a snapshot
     /// (set more keys, take another one).
     ///

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::io::Write;
 
-use crate::error::{Error, Result};
+use crate::error::{BuildError, CodecError, Error, Result};
 use crate::format::{Endian, GgmlType};
 use crate::read::Tensor;
 
@@ -140,10 +140,12 @@ impl TensorData<'_> {
         endian: Endian,
         w: &mut dyn Write,
     ) -> Result<()> {
-        let size_err = |actual: u64| Error::TensorDataSize {
-            tensor: name.into(),
-            expected: nbytes,
-            actual,
+        let size_err = |actual: u64| {
+            Error::Build(BuildError::TensorDataSize {
+                tensor: name.into(),
+                expected: nbytes,
+                actual,
+            })
         };
         let row_len = shape.first().map_or(1, |&r| r as usize);
         match self {
@@ -206,10 +208,10 @@ impl TensorData<'_> {
                         (plan.row_len / bs as usize).saturating_mul(ts as usize)
                     }
                     _ => {
-                        return Err(Error::UnknownTensorType {
+                        return Err(Error::Codec(CodecError::UnknownTensorType {
                             tensor: t.name().into(),
                             type_id: src_ty.id(),
-                        })
+                        }))
                     }
                 };
                 let (mut buf, mut out) = (Vec::new(), Vec::new());
@@ -218,18 +220,20 @@ impl TensorData<'_> {
                     let rows = bytes.len().checked_div(src_row_bytes).unwrap_or(0);
                     buf.resize(rows * plan.row_len, 0.0);
                     crate::codec::dequantize_par(src_ty, t.file_endian(), bytes, &mut buf)
-                        .map_err(|e| Error::TensorCodec {
-                            tensor: t.name().into(),
-                            source: Box::new(e),
+                        .map_err(|e| {
+                            Error::Codec(CodecError::TensorCodec {
+                                tensor: t.name().into(),
+                                source: Box::new(e),
+                            })
                         })?;
                     plan.write_chunk(&buf, &mut out, w)?;
                 }
             }
             TensorData::Deferred => {
-                return Err(Error::MissingTensorData {
+                return Err(Error::Build(BuildError::MissingTensorData {
                     tensor: name.into(),
                     missing: 1,
-                });
+                }));
             }
         }
         Ok(())
@@ -244,13 +248,13 @@ const ENCODE_CHUNK: usize = 4 << 20;
 /// `_endian` no longer matters.
 pub(crate) fn check_encodable(name: &str, ty: GgmlType, _endian: Endian) -> Result<()> {
     if !crate::codec::can_quantize(ty) {
-        return Err(Error::TensorCodec {
+        return Err(Error::Codec(CodecError::TensorCodec {
             tensor: name.into(),
-            source: Box::new(Error::UnsupportedType {
+            source: Box::new(Error::Codec(CodecError::UnsupportedType {
                 ty,
                 operation: "quantize",
-            }),
-        });
+            })),
+        }));
     }
     Ok(())
 }
@@ -280,35 +284,35 @@ impl<'n> EncodePlan<'n> {
         let (bs, ts) = match (ty.block_size(), ty.type_size()) {
             (Some(bs), Some(ts)) => (bs as usize, ts as usize),
             _ => {
-                return Err(Error::UnknownTensorType {
+                return Err(Error::Codec(CodecError::UnknownTensorType {
                     tensor: name.into(),
                     type_id: ty.id(),
-                })
+                }))
             }
         };
         if !row_len.is_multiple_of(bs) {
-            return Err(Error::TensorCodec {
+            return Err(Error::Codec(CodecError::TensorCodec {
                 tensor: name.into(),
-                source: Box::new(Error::PartialBlock {
+                source: Box::new(Error::Codec(CodecError::PartialBlock {
                     ty,
                     what: "row length",
                     len: row_len as u64,
                     unit: bs as u64,
-                }),
-            });
+                })),
+            }));
         }
         // A zero-length row (a tensor of no elements) encodes to nothing.
         let row_len = row_len.max(bs);
         let elems = (nbytes / ts as u64).saturating_mul(bs as u64);
         if !n.is_multiple_of(row_len) || elems != n as u64 || !nbytes.is_multiple_of(ts as u64) {
-            return Err(Error::TensorCodec {
+            return Err(Error::Codec(CodecError::TensorCodec {
                 tensor: name.into(),
-                source: Box::new(Error::LengthMismatch {
+                source: Box::new(Error::Codec(CodecError::LengthMismatch {
                     what: format!("f32 values for {nbytes} bytes of {ty}"),
                     expected: elems,
                     actual: n as u64,
-                }),
-            });
+                })),
+            }));
         }
         Ok(EncodePlan {
             name,
@@ -342,9 +346,11 @@ impl<'n> EncodePlan<'n> {
             .chunks(self.row_len)
             .zip(out.chunks_mut(self.out_row))
             .try_for_each(|(s, o)| crate::codec::quantize_into(self.ty, s, o));
-        encoded.map_err(|e| Error::TensorCodec {
-            tensor: self.name.into(),
-            source: Box::new(e),
+        encoded.map_err(|e| {
+            Error::Codec(CodecError::TensorCodec {
+                tensor: self.name.into(),
+                source: Box::new(e),
+            })
         })?;
         if self.swap {
             crate::codec::swap_byte_order(self.ty, out)?;

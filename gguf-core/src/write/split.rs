@@ -6,7 +6,7 @@ use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::error::{BuildError, Error, Result, SplitError};
 use crate::format::ALIGNMENT_KEY;
 use crate::model::{is_split_key, Model, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
 use crate::naming::shard_path;
@@ -150,8 +150,10 @@ impl<'a> Builder<'a> {
                     b.kvs.insert(key.clone(), value.clone());
                 }
             }
-            let too_many = |what: &str| Error::Encode {
-                reason: format!("{what} does not fit the split keys' types"),
+            let too_many = |what: &str| {
+                Error::Build(BuildError::Encode {
+                    reason: format!("{what} does not fit the split keys' types"),
+                })
             };
             let count = u16::try_from(n).map_err(|_| too_many("the shard count"))?;
             let total =
@@ -224,7 +226,7 @@ impl<'a> Builder<'a> {
     /// names only once every shard is complete: after an error no file
     /// has appeared under a shard's name. `progress(done, total)` counts
     /// bytes of all shards. Returns the shards written. An error says which
-    /// shard ([`Error::Shard`]).
+    /// shard ([`SplitError::Shard`]).
     ///
     /// An interrupted process (SIGINT, SIGTERM, SIGKILL) leaves the
     /// shards' temporary files, `.gguf-XXXXXX.tmp` in the output's
@@ -283,9 +285,11 @@ impl<'a> Builder<'a> {
         // Errors name the shard being written, never its temporary file.
         let named = |shard: &ShardPlan| {
             let path = shard.path.clone();
-            move |e: Error| Error::Shard {
-                path,
-                source: Box::new(e),
+            move |e: Error| {
+                Error::Split(SplitError::Shard {
+                    path,
+                    source: Box::new(e),
+                })
             }
         };
         for (k, shard) in plan.iter().enumerate() {
@@ -393,16 +397,20 @@ fn persist(temps: Vec<TempFile>, plan: &[ShardPlan]) -> Result<()> {
         if let Ok(meta) = std::fs::metadata(&shard.path) {
             tmp.file()
                 .set_permissions(meta.permissions())
-                .map_err(|e| Error::Shard {
-                    path: shard.path.clone(),
-                    source: Box::new(e.into()),
+                .map_err(|e| {
+                    Error::Split(SplitError::Shard {
+                        path: shard.path.clone(),
+                        source: Box::new(e.into()),
+                    })
                 })?;
         }
     }
     let paths: Vec<&Path> = plan.iter().map(|s| s.path.as_path()).collect();
-    persist_all(temps, &paths).map_err(|(i, e)| Error::Shard {
-        path: paths[i].to_owned(),
-        source: Box::new(e.into()),
+    persist_all(temps, &paths).map_err(|(i, e)| {
+        Error::Split(SplitError::Shard {
+            path: paths[i].to_owned(),
+            source: Box::new(e.into()),
+        })
     })
 }
 
@@ -497,7 +505,7 @@ mod tests {
         std::fs::create_dir(&second).unwrap();
         let err = b.write_split(dir.path().join("m.gguf"), &opts).unwrap_err();
         assert!(
-            matches!(&err, Error::Shard { path, .. } if *path == second),
+            matches!(&err, Error::Split(SplitError::Shard { path, .. }) if *path == second),
             "{err:?}"
         );
         let names: Vec<_> = std::fs::read_dir(dir.path())

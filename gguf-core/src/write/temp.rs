@@ -58,7 +58,7 @@ impl TempFile {
             })
             .map_err(|source| {
                 let dir = dir.to_owned();
-                Error::Io(std::io::Error::new(
+                Error::from(std::io::Error::new(
                     source.kind(),
                     CreateError { dir, source },
                 ))

@@ -51,7 +51,7 @@ pub fn run(args: Args) -> crate::CliResult {
     let mut verdict: Option<LoadReport> = None;
     let problems = match GgufFile::open(crate::open::source(args.file.as_os_str())) {
         // A file that cannot be read is an error, not a finding.
-        Err(e @ gguf::Error::Io(_)) => return Err(format!("{shown}: {e}").into()),
+        Err(e @ gguf::Error::Io { .. }) => return Err(format!("{shown}: {e}").into()),
         Err(e) => vec![problem("format", e.to_string())],
         Ok(file) => {
             let mut p: Vec<Problem> = file

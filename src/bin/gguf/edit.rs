@@ -457,12 +457,14 @@ pub fn mv(args: MvArgs) -> CliResult {
 pub fn rename_tensor(args: MvArgs) -> CliResult {
     edit_file("rename-tensor", &args.file, args.dry_run, |ed| {
         match ed.rename_tensor(args.old.clone(), args.new) {
-            Err(gguf::Error::TensorExists { tensor }) => Err(gguf::Error::InvalidTensor {
-                tensor: args.old,
-                reason: format!(
+            Err(gguf::Error::Build(gguf::error::BuildError::TensorExists { tensor })) => {
+                Err(gguf::Error::Build(gguf::error::BuildError::InvalidTensor {
+                    tensor: args.old,
+                    reason: format!(
                     "cannot rename it to {tensor:?}: the model already has a tensor of that name"
                 ),
-            }),
+                }))
+            }
             other => other.map(drop),
         }
     })

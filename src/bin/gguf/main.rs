@@ -136,8 +136,26 @@ fn print_with(
 /// Writes one line to stderr (an error, a warning, what `--verbose`
 /// tells), every control character escaped: messages carry names from
 /// files and text from servers.
+/// `P: P: why` as `P: why`, wherever `P: ` starts (the start of the line or
+/// after `: `). Commands name their file in their errors, and an I/O error
+/// of the library names the file it concerns too.
+fn name_once(text: &str) -> std::borrow::Cow<'_, str> {
+    let starts = std::iter::once(0).chain(text.match_indices(": ").map(|(i, _)| i + 2));
+    for start in starts {
+        let mut from = start;
+        while let Some(i) = text[from..].find(": ") {
+            let end = from + i + 2;
+            if text[end..].starts_with(&text[start..end]) {
+                return format!("{}{}", &text[..start], &text[end..]).into();
+            }
+            from = end;
+        }
+    }
+    text.into()
+}
+
 fn message(line: &str) {
-    eprintln!("{}", text::escape(line));
+    eprintln!("{}", text::escape(&name_once(line)));
 }
 
 /// A command's result; errors are printed as `gguf: {error}`.

@@ -113,10 +113,10 @@ impl<'t> Held<'t> {
 
     /// A codec error naming this tensor, as the library's decoders say it.
     fn codec_error(&self, e: gguf::Error) -> gguf::Error {
-        gguf::Error::TensorCodec {
+        gguf::Error::Codec(gguf::error::CodecError::TensorCodec {
             tensor: self.tensor.name().into(),
             source: Box::new(e),
-        }
+        })
     }
 
     /// Calls `f` with each row of values decoded to f32, in file order,

@@ -1,0 +1,108 @@
+//! The error type: I/O errors name the file they concern, groups can be
+//! matched, messages name each file once.
+
+use std::path::Path;
+
+use gguf::edit::Editor;
+use gguf::write::Builder;
+use gguf::{
+    error::{FormatError, LookupError},
+    Error,
+};
+use gguf::{Gguf, GgufFile, Model};
+
+const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/tiny-llama.gguf");
+
+/// The path and kind of an I/O error, or a panic naming what came instead.
+fn io_parts(e: &Error) -> (&Path, std::io::ErrorKind) {
+    match e {
+        Error::Io {
+            path: Some(path),
+            source,
+        } => (path, source.kind()),
+        other => panic!("not an I/O error with a path: {other:?}"),
+    }
+}
+
+#[test]
+fn opening_a_missing_file_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.gguf");
+    let e = GgufFile::open(&missing).unwrap_err();
+    assert_eq!(
+        io_parts(&e),
+        (missing.as_path(), std::io::ErrorKind::NotFound)
+    );
+    let shown = missing.display().to_string();
+    assert_eq!(e.to_string().matches(&shown).count(), 1, "{e}");
+
+    let e = Editor::open(&missing).unwrap_err();
+    assert_eq!(
+        io_parts(&e),
+        (missing.as_path(), std::io::ErrorKind::NotFound)
+    );
+
+    // A model wraps the file's error once; the message still names it once.
+    let e = Model::open(&missing).unwrap_err();
+    assert_eq!(e.to_string().matches(&shown).count(), 1, "{e}");
+}
+
+#[test]
+fn a_failed_write_names_the_output_not_the_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    // A non-empty directory where the output goes: the rename fails.
+    let out = dir.path().join("out.gguf");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("keep"), b"x").unwrap();
+    let file = GgufFile::open(SAMPLE).unwrap();
+    let e = Builder::from_file(&file)
+        .unwrap()
+        .write_to_path(&out)
+        .unwrap_err();
+    let (path, _) = io_parts(&e);
+    assert_eq!(path, out);
+    assert!(!e.to_string().contains(".gguf-"), "{e}");
+
+    // The temporary file cannot be created: the output is named, and the
+    // message says in which directory the temporary file was to be.
+    let out = dir.path().join("missing").join("out.gguf");
+    let e = Builder::from_file(&file)
+        .unwrap()
+        .write_to_path(&out)
+        .unwrap_err();
+    assert_eq!(io_parts(&e).0, out);
+    assert!(
+        e.to_string().contains("cannot create a temporary file in"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_unreadable_journal_names_the_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.gguf");
+    std::fs::copy(SAMPLE, &model).unwrap();
+    // A directory where the journal would be: it opens, but cannot be read.
+    let journal = gguf::edit::journal_path(&model.canonicalize().unwrap());
+    std::fs::create_dir(&journal).unwrap();
+    let e = gguf::edit::recover(&model).unwrap_err();
+    let (path, _) = io_parts(&e);
+    assert_eq!(path, journal);
+}
+
+#[test]
+fn groups_match_with_their_details() {
+    let e = GgufFile::open(&b"GGUF\x03\x00\x00\x00"[..]).unwrap_err();
+    assert!(
+        matches!(&e, Error::Format(FormatError::Truncated { offset: 8, what, .. }) if what == "tensor count"),
+        "{e:?}"
+    );
+    let file = GgufFile::open(SAMPLE).unwrap();
+    let e = file.get::<u32>("no.such.key").unwrap_err();
+    assert!(
+        matches!(&e, Error::Lookup(LookupError::KeyNotFound { key }) if key == "no.such.key"),
+        "{e:?}"
+    );
+    // Display is the inner message, unchanged by the grouping.
+    assert_eq!(e.to_string(), "metadata key \"no.such.key\" not found");
+}
