@@ -110,7 +110,7 @@ pub use gguf_derive::Metadata;
 pub use metadata::general::General;
 pub use metadata::llama::LlamaHyperParams;
 pub use metadata::tokenizer::Tokenizer;
-pub use metadata::{FromMetadata, ToMetadata};
+pub use metadata::traits::{FromMetadata, ToMetadata};
 pub use model::Model;
 pub use read::options::OpenOptions;
 pub use read::source::Source;

@@ -1,13 +1,13 @@
 //! Wire types of the GGUF format: what the bytes mean, not how we use them.
 //!
 //! A GGUF file is, in order: a header ([`HeaderWire`]: magic, version,
-//! counts), the metadata key-value pairs ([`Value`](crate::Value), each
+//! counts), the metadata key-value pairs ([`Value`], each
 //! behind a [`KvHeaderWire`]), the tensor infos ([`TensorInfoWire`]),
 //! padding to the alignment, and the tensor data.
 //!
-//! The items every user needs ([`Value`](crate::Value),
-//! [`ValueType`](crate::ValueType), [`ArrayView`](crate::ArrayView),
-//! [`GgmlType`](crate::GgmlType), [`Endian`](crate::Endian)) are defined
+//! The items every user needs ([`Value`],
+//! [`ValueType`], [`ArrayView`],
+//! [`GgmlType`], [`Endian`]) are defined
 //! here and named at the crate root; this module names the rest.
 
 pub(crate) mod array;

@@ -14,10 +14,10 @@ pub fn generate(s: &MetaStruct) -> TokenStream {
     let from_gguf = if s.templated() {
         quote! {
             let arch = #krate::Gguf::get_str(file, #krate::format::ARCH_KEY)?;
-            <Self as #meta::FromMetadata>::from_gguf_arch(file, arch)
+            <Self as #krate::FromMetadata>::from_gguf_arch(file, arch)
         }
     } else {
-        quote! { <Self as #meta::FromMetadata>::from_gguf_arch(file, "") }
+        quote! { <Self as #krate::FromMetadata>::from_gguf_arch(file, "") }
     };
 
     let reads = s.fields.iter().map(|f| {
@@ -51,7 +51,7 @@ pub fn generate(s: &MetaStruct) -> TokenStream {
     let n = s.fields.len();
 
     quote! {
-        impl #impl_generics #meta::FromMetadata for #name #ty_generics #where_clause {
+        impl #impl_generics #krate::FromMetadata for #name #ty_generics #where_clause {
             fn from_gguf(file: &(impl #krate::Gguf + ?Sized)) -> #krate::Result<Self> {
                 #from_gguf
             }
@@ -62,7 +62,7 @@ pub fn generate(s: &MetaStruct) -> TokenStream {
             }
         }
 
-        impl #impl_generics #meta::ToMetadata for #name #ty_generics #where_clause {
+        impl #impl_generics #krate::ToMetadata for #name #ty_generics #where_clause {
             fn to_metadata(
                 &self,
                 arch: ::core::option::Option<&str>,
