@@ -2,7 +2,7 @@
 //!
 //! `#[derive(Metadata)]` implements [`FromMetadata`] (read a struct from a
 //! [`GgufFile`](crate::GgufFile), a [`Model`](crate::Model) or any
-//! [`Gguf`]) and [`ToMetadata`] (turn it into entries for
+//! [`Gguf`](crate::Gguf)) and [`ToMetadata`] (turn it into entries for
 //! [`Builder::set_all`](crate::write::Builder::set_all)). Each field's
 //! type says how its value is stored, through [`MetaField`]: numbers and
 //! bools must match the stored type exactly (as llama.cpp's getters
