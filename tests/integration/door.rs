@@ -190,3 +190,34 @@ fn the_async_door_reads_a_remote_split_model() {
         assert_eq!(local.tensor("t2").unwrap().data().unwrap(), &[2u8; 16]);
     });
 }
+
+/// An empty tensor whose data would start at the very end of the file (found
+/// by the `reader_agree` fuzz target): a stream reads it as the empty slice
+/// the slice reader holds, instead of failing because a stream holds no data.
+#[test]
+fn an_empty_tensor_at_the_end_of_a_stream_reads_as_empty() {
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(b"GGUF");
+    bytes.extend_from_slice(&3u32.to_le_bytes()); // version
+    bytes.extend_from_slice(&1u64.to_le_bytes()); // one tensor
+    bytes.extend_from_slice(&0u64.to_le_bytes()); // no metadata
+    bytes.extend_from_slice(&8u64.to_le_bytes());
+    bytes.extend_from_slice(b"e.weight");
+    bytes.extend_from_slice(&3u32.to_le_bytes()); // dims: 0 x 5 x 2^62
+    for d in [0u64, 5, 1 << 62] {
+        bytes.extend_from_slice(&d.to_le_bytes());
+    }
+    bytes.extend_from_slice(&0u32.to_le_bytes()); // F32
+    bytes.extend_from_slice(&0u64.to_le_bytes()); // offset 0
+    bytes.resize(96, 0); // padded to the data section, which is empty
+    let held = GgufFile::open(&bytes).unwrap();
+    let stream = GgufFile::open(Source::reader(std::io::Cursor::new(bytes.clone()))).unwrap();
+    assert_eq!(
+        held.tensor("e.weight").unwrap().data().unwrap(),
+        &[] as &[u8]
+    );
+    let t = stream.tensor("e.weight").unwrap();
+    assert!(t.data().is_err(), "a stream holds no data");
+    assert_eq!(t.read().unwrap().as_ref(), &[] as &[u8]);
+    assert_eq!(t.read_range(0..0).unwrap().as_ref(), &[] as &[u8]);
+}

@@ -165,6 +165,11 @@ impl<'f> Tensor<'f> {
     /// ```
     pub fn read_range(&self, range: Range<u64>) -> Result<Cow<'f, [u8]>> {
         let (offset, len) = self.check_range(&range)?;
+        if len == 0 {
+            // Nothing to read, whether the data is held or not (an empty
+            // tensor at the very end of a stream's file, say).
+            return Ok(Cow::Borrowed(&[]));
+        }
         match self.file.reader() {
             Some(reader) if len > 0 => {
                 let bytes = reader.read_range(offset, len)?;
@@ -205,6 +210,11 @@ impl<'f> Tensor<'f> {
     #[cfg(feature = "remote")]
     pub async fn read_range_async(&self, range: Range<u64>) -> Result<Cow<'f, [u8]>> {
         let (offset, len) = self.check_range(&range)?;
+        if len == 0 {
+            // Nothing to read, whether the data is held or not (an empty
+            // tensor at the very end of a stream's file, say).
+            return Ok(Cow::Borrowed(&[]));
+        }
         match self.file.reader() {
             Some(reader) if len > 0 => {
                 let bytes = reader.read_range_async(offset, len).await?;
