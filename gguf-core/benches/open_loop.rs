@@ -3,7 +3,7 @@
 //! modes:
 //!
 //! - `open_loop FILE [OPENS]`: in one process, `OPENS` rounds of
-//!   `GgufFile::open(FILE)` and `GgufFile::from_bytes` on the same bytes
+//!   `GgufFile::open(FILE)` and `GgufFile::open(&bytes)` (from memory) on the same bytes
 //!   (read into memory once), taken in turn so both see the same load;
 //!   prints the best and the median time of each, as one JSON line;
 //! - `open_loop once FILE`: opens `FILE` once and exits, the unit that the
@@ -14,7 +14,7 @@
 //!   rounds of `read_header` (the incremental reader that remote files and
 //!   streams use) over FILE's bytes held in memory, with reads of `CHUNK`
 //!   bytes (default 256 KiB, so that a big header takes several reads), and
-//!   of `GgufFile::from_bytes` on the same bytes, taken in turn; prints the
+//!   of `GgufFile::open(&bytes)` (from memory) on the same bytes, taken in turn; prints the
 //!   best and the median time of each and the number of reads, as one JSON
 //!   line.
 //!

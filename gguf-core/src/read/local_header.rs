@@ -18,7 +18,7 @@
 //! | Qwen2-shaped (152K tokens + 151K merges) | 28.2 ms   | 2.2 ms (0.078-0.079x)      |
 //!
 //! In one process, opening the same file again and again (the huge-page
-//! buffer reused), `open` takes 1.3x-1.4x `GgufFile::from_bytes` on the
+//! buffer reused), `open` takes 1.3x-1.4x `GgufFile::open(&bytes)` (from memory) on the
 //! same bytes for the Qwen2-shaped header and 2.1x-2.2x for Gemma, whose
 //! 2 MB of scores and token types the parse skips but the copy does not.
 //! Moving 6 MB costs about 0.2-0.3 ms here, a third of the parse, so
