@@ -1,5 +1,5 @@
 //! Opening and indexing two vocabulary-heavy files, from memory
-//! (`GgufFile::open(&bytes)` (from memory), the file read once) and through a memory map
+//! (`GgufFile::open(&bytes)`, the file read once) and through a memory map
 //! (`GgufFile::open`):
 //!
 //! - `open_llama150k`: a llama-shaped file with a 150,000-token vocabulary
