@@ -5,6 +5,8 @@
 //! 32-element blocks for IQ4_NL) and, when given, the importance weights of
 //! that row's columns (one per element; the same for every row of a tensor).
 
+mod grid3;
+mod iq3;
 mod iq4;
 
 use crate::format::GgmlType;
@@ -21,6 +23,8 @@ pub(crate) fn row_encoder(ty: GgmlType) -> Option<RowEncoder> {
     match ty {
         T::IQ4_XS => Some(iq4::quant_iq4_xs as RowEncoder),
         T::IQ4_NL => Some(iq4::quant_iq4_nl as RowEncoder),
+        T::IQ3_XXS => Some(iq3::quant_iq3_xxs as RowEncoder),
+        T::IQ3_S => Some(iq3::quant_iq3_s as RowEncoder),
         _ => None,
     }
 }
@@ -29,6 +33,16 @@ pub(crate) fn row_encoder(ty: GgmlType) -> Option<RowEncoder> {
 /// independent then, so any run of whole blocks may be passed).
 pub(crate) fn iq4_xs_unweighted(src: &[f32], out: &mut [u8]) {
     iq4::quant_iq4_xs(src, out, None)
+}
+
+/// IQ3_XXS without weights (independent blocks).
+pub(crate) fn iq3_xxs_unweighted(src: &[f32], out: &mut [u8]) {
+    iq3::quant_iq3_xxs(src, out, None)
+}
+
+/// IQ3_S without weights (independent blocks).
+pub(crate) fn iq3_s_unweighted(src: &[f32], out: &mut [u8]) {
+    iq3::quant_iq3_s(src, out, None)
 }
 
 /// True for the types whose ggml quantizer has no fallback without
