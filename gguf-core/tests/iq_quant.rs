@@ -15,7 +15,21 @@ const PORTED: &[GgmlType] = &[
     GgmlType::IQ4_NL,
     GgmlType::IQ3_XXS,
     GgmlType::IQ3_S,
+    GgmlType::IQ2_XXS,
+    GgmlType::IQ2_XS,
 ];
+
+/// The types ggml quantizes only with importance weights.
+const IMATRIX_ONLY: &[GgmlType] = &[GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ1_S];
+
+/// `[false, true]`, or only `true` for the imatrix-only types.
+fn weightings(ty: GgmlType) -> &'static [bool] {
+    if IMATRIX_ONLY.contains(&ty) {
+        &[true]
+    } else {
+        &[false, true]
+    }
+}
 
 struct Case {
     label: String,
@@ -107,14 +121,15 @@ fn ported_iq_quantizers_match_ggml_bytes() {
     assert!(failures.is_empty(), "differ from ggml: {failures:#?}");
     // Every ported type has records with and without weights.
     for &ty in PORTED {
-        for weighted in [false, true] {
+        for &weighted in weightings(ty) {
             assert!(
                 records.iter().any(|r| r.ty == ty && r.weighted == weighted),
                 "{ty} weighted={weighted}: no golden record"
             );
         }
     }
-    assert!(checked >= PORTED.len() * 2 * cases.len());
+    let expected: usize = PORTED.iter().map(|&t| weightings(t).len()).sum();
+    assert_eq!(checked, expected * cases.len());
 }
 
 /// A relative RMS error a working quantizer of `ty` stays under on
@@ -129,7 +144,8 @@ fn bound(ty: GgmlType) -> f64 {
 }
 
 /// Our bytes decode (through the codec's dequantizer) close to the input:
-/// relative RMS error under a bound per type, on the Gaussian cases.
+/// relative (importance-weighted) RMS error under a bound per type, on the
+/// Gaussian and uniform cases.
 #[test]
 fn ported_iq_quantizers_round_trip() {
     let (cases, _) = parse(VECTORS);
@@ -138,15 +154,17 @@ fn ported_iq_quantizers_round_trip() {
             .iter()
             .filter(|c| c.label.starts_with("gauss") || c.label.starts_with("uniform"))
         {
-            for weighted in [false, true] {
+            for &weighted in weightings(ty) {
                 let q = ours(ty, c, weighted).unwrap();
                 let y = codec::dequantize_to_vec(ty, Endian::Little, &q).unwrap();
-                let err: f64 =
-                    c.x.iter()
-                        .zip(&y)
-                        .map(|(a, b)| ((a - b) as f64).powi(2))
-                        .sum();
-                let norm: f64 = c.x.iter().map(|a| (*a as f64).powi(2)).sum();
+                // The error the quantizer minimises: weighted by the
+                // importance weights when it has them.
+                let n = c.shape[0] as usize;
+                let wt = |i: usize| if weighted { c.w[i % n] as f64 } else { 1.0 };
+                let err: f64 = (0..y.len())
+                    .map(|i| wt(i) * ((c.x[i] - y[i]) as f64).powi(2))
+                    .sum();
+                let norm: f64 = (0..y.len()).map(|i| wt(i) * (c.x[i] as f64).powi(2)).sum();
                 let rel = (err / norm).sqrt();
                 assert!(
                     rel < bound(ty),
@@ -171,7 +189,7 @@ fn unported_and_imatrix_only_types_refuse() {
             r.ty
         );
     }
-    for ty in [GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ1_S] {
+    for &ty in IMATRIX_ONLY {
         let e = codec::quantize_weighted(ty, &c.x, &c.shape, None).unwrap_err();
         assert!(
             matches!(e, Error::Codec(CodecError::ImatrixRequired { ty: t }) if t == ty),

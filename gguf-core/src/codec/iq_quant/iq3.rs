@@ -5,7 +5,7 @@
 
 use super::super::float::f32_to_f16;
 use super::super::k_quants::nearest_int;
-use super::grid3::{self, best_neighbour, Grid3};
+use super::grid::{self, Lattice};
 
 const GROUP_MAX_EPS_IQ3_XXS: f32 = 1e-8;
 
@@ -37,11 +37,6 @@ pub(crate) fn sigma2(xbl: &[f32]) -> f32 {
     2.0 * s / 256.0
 }
 
-/// The 4-level key of `l[0..4]` (3 bits each).
-fn key(l: &[i8]) -> usize {
-    (0..4).map(|i| (l[i] as usize) << (3 * i)).sum()
-}
-
 /// `(sum w*x*q, sum w*q*q)` with `q = 2l + 1`.
 fn sums(w: &[f32; 32], xval: &[f32; 32], l: &[i8; 32]) -> (f32, f32) {
     let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
@@ -65,7 +60,7 @@ fn levels(xv: &[f32], id: f32, l: &mut [i8]) {
 /// `all_off` is IQ3_S's variant: every group counts as off the lattice
 /// until a scale is accepted, and the re-snap covers every group.
 fn search(
-    g: &Grid3,
+    g: &Lattice,
     xval: &[f32; 32],
     w: &[f32; 32],
     waux: &[f32; 32],
@@ -85,9 +80,9 @@ fn search(
         for k in 0..8 {
             let lk = &mut laux[4 * k..4 * k + 4];
             levels(&xval[4 * k..], id, lk);
-            if let Err(nb) = g.lookup(key(lk)) {
+            if let Err(nb) = g.lookup(g.key(lk)) {
                 on_grid_aux[k] = false;
-                best_neighbour(g, nb, &xval[4 * k..], &waux[4 * k..], this_scale, lk);
+                g.best_neighbour(nb, &xval[4 * k..], &waux[4 * k..], this_scale, lk);
             }
         }
         let (sumqx, sumq2) = sums(w, xval, &laux);
@@ -107,13 +102,11 @@ fn search(
             let lk = &mut l[4 * k..4 * k + 4];
             let mut fresh = [0i8; 4];
             levels(&xval[4 * k..], id, &mut fresh);
-            let gi = match g.lookup(key(&fresh)) {
+            let gi = match g.lookup(g.key(&fresh)) {
                 Ok(gi) => gi,
-                Err(nb) => best_neighbour(g, nb, &xval[4 * k..], &waux[4 * k..], scale, lk),
+                Err(nb) => g.best_neighbour(nb, &xval[4 * k..], &waux[4 * k..], scale, lk),
             };
-            for (l, &p) in lk.iter_mut().zip(&g.points[gi]) {
-                *l = (p - 1) / 2;
-            }
+            g.levels_of(gi, lk);
         }
         let (sumqx, sumq2) = sums(w, xval, &l);
         if sumq2 > 0.0 {
@@ -147,13 +140,13 @@ fn c_max(v: &[f32]) -> f32 {
 
 /// The grid index of levels `l` (on the lattice by construction; ggml
 /// stops the process otherwise, we store index 0).
-fn index_of(g: &Grid3, l: &[i8]) -> usize {
-    g.lookup(key(l)).unwrap_or(0)
+fn index_of(g: &Lattice, l: &[i8]) -> usize {
+    g.lookup(g.key(l)).unwrap_or(0)
 }
 
 /// One row of IQ3_XXS (98-byte super-blocks).
 pub(crate) fn quant_iq3_xxs(src: &[f32], out: &mut [u8], weights_row: Option<&[f32]>) {
-    let g = grid3::iq3_xxs();
+    let g = grid::iq3_xxs();
     for (ibl, (xbl, y)) in src
         .chunks_exact(256)
         .zip(out.chunks_exact_mut(98))
@@ -227,7 +220,7 @@ pub(crate) fn quant_iq3_xxs(src: &[f32], out: &mut [u8], weights_row: Option<&[f
 
 /// One row of IQ3_S (110-byte super-blocks).
 pub(crate) fn quant_iq3_s(src: &[f32], out: &mut [u8], weights_row: Option<&[f32]>) {
-    let g = grid3::iq3_s();
+    let g = grid::iq3_s();
     for (ibl, (xbl, y)) in src
         .chunks_exact(256)
         .zip(out.chunks_exact_mut(110))

@@ -5,7 +5,8 @@
 //! 32-element blocks for IQ4_NL) and, when given, the importance weights of
 //! that row's columns (one per element; the same for every row of a tensor).
 
-mod grid3;
+mod grid;
+mod iq2;
 mod iq3;
 mod iq4;
 
@@ -25,6 +26,8 @@ pub(crate) fn row_encoder(ty: GgmlType) -> Option<RowEncoder> {
         T::IQ4_NL => Some(iq4::quant_iq4_nl as RowEncoder),
         T::IQ3_XXS => Some(iq3::quant_iq3_xxs as RowEncoder),
         T::IQ3_S => Some(iq3::quant_iq3_s as RowEncoder),
+        T::IQ2_XXS => Some(iq2::quant_iq2_xxs as RowEncoder),
+        T::IQ2_XS => Some(iq2::quant_iq2_xs as RowEncoder),
         _ => None,
     }
 }
