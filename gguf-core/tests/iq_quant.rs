@@ -17,6 +17,7 @@ const PORTED: &[GgmlType] = &[
     GgmlType::IQ3_S,
     GgmlType::IQ2_XXS,
     GgmlType::IQ2_XS,
+    GgmlType::IQ2_S,
 ];
 
 /// The types ggml quantizes only with importance weights.

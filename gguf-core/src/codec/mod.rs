@@ -246,6 +246,7 @@ pub(crate) fn encoder(ty: GgmlType) -> Option<Encoder> {
         T::IQ4_XS => Some(iq_quant::iq4_xs_unweighted as Encoder),
         T::IQ3_XXS => Some(iq_quant::iq3_xxs_unweighted as Encoder),
         T::IQ3_S => Some(iq_quant::iq3_s_unweighted as Encoder),
+        T::IQ2_S => Some(iq_quant::iq2_s_unweighted as Encoder),
         T::TQ1_0 => pick!(ternary::quant_tq1_0),
         T::TQ2_0 => pick!(ternary::quant_tq2_0),
         T::MXFP4 => pick!(fp4::quant_mxfp4),

@@ -355,3 +355,104 @@ pub(crate) fn quant_iq2_xs(src: &[f32], out: &mut [u8], weights: Option<&[f32]>)
         }
     }
 }
+
+const GROUP_MAX_EPS_IQ2_S: f32 = 1e-8;
+
+/// One row of IQ2_S (82-byte super-blocks of 16-element blocks, 8 sign
+/// bits per 8). Works without weights too.
+pub(crate) fn quant_iq2_s(src: &[f32], out: &mut [u8], weights: Option<&[f32]>) {
+    let g = grid::iq2_s();
+    for (ibl, (xbl, y)) in src
+        .chunks_exact(256)
+        .zip(out.chunks_exact_mut(82))
+        .enumerate()
+    {
+        y.fill(0);
+        let s2 = 2.0 * sigma2(xbl);
+        let mut scales = [0f32; 16];
+        let mut max_scale = 0.0f32;
+        for (ib, xb) in xbl.chunks_exact(16).enumerate() {
+            let (mut w, mut waux, mut xval) = ([0f32; 16], [0f32; 16], [0f32; 16]);
+            match weights {
+                Some(qw) => block_weights(xb, &qw[256 * ibl + 16 * ib..], s2, &mut w, &mut waux),
+                None => {
+                    for i in 0..16 {
+                        w[i] = 0.25 * s2 + xb[i] * xb[i];
+                        waux[i] = w[i].sqrt();
+                    }
+                }
+            }
+            let mut signs = [0u8; 2];
+            for (i, &x) in xb.iter().enumerate() {
+                if x >= 0.0 {
+                    xval[i] = x;
+                } else {
+                    xval[i] = -x;
+                    signs[i / 8] |= 1 << (i % 8);
+                }
+            }
+            let max = c_max(&xval);
+            if max < GROUP_MAX_EPS_IQ2_S {
+                continue;
+            }
+            let mut best = 0.0f32;
+            let mut scale = max / 5.0;
+            let mut l = [0i8; 16];
+            let mut on_grid = [true; 2];
+            for is in -9..=9 {
+                let id = (5.0 + is as f32 * 0.1) / max;
+                let this_scale = 1.0 / id;
+                let mut laux = [0i8; 16];
+                let mut on_aux = [true; 2];
+                for k in 0..2 {
+                    levels8(&xval[8 * k..], id, &mut laux[8 * k..]);
+                    on_aux[k] = snap(g, &xval, &waux, this_scale, k, &mut laux);
+                }
+                let (sumqx, sumq2) = sums(&w, &xval, &laux);
+                if sumq2 > 0.0 && sumqx * sumqx > best * sumq2 {
+                    scale = sumqx / sumq2;
+                    best = scale * sumqx;
+                    l = laux;
+                    on_grid = on_aux;
+                }
+            }
+            if on_grid.iter().any(|&on| !on) && scale > 0.0 {
+                let id = 1.0 / scale;
+                for k in 0..2 {
+                    if on_grid[k] {
+                        continue;
+                    }
+                    levels8(&xval[8 * k..], id, &mut l[8 * k..]);
+                    snap(g, &xval, &waux, scale, k, &mut l);
+                }
+                let (sumqx, sumq2) = sums(&w, &xval, &l);
+                if sumq2 > 0.0 {
+                    scale = sumqx / sumq2;
+                }
+            }
+            if scale < 0.0 {
+                scale = -scale;
+                signs = signs.map(|s| !s);
+            }
+            for k in 0..2 {
+                let gi = g.lookup(g.key(&l[8 * k..8 * k + 8])).unwrap_or(0);
+                let i8 = 2 * ib + k;
+                y[2 + i8] = (gi & 255) as u8;
+                y[66 + i8 / 4] |= ((gi >> 8) << (2 * (i8 % 4))) as u8;
+                y[2 + 32 + i8] = signs[k];
+            }
+            scales[ib] = scale;
+            max_scale = if max_scale > scale { max_scale } else { scale };
+        }
+        if max_scale == 0.0 {
+            continue;
+        }
+        let d = max_scale / 31.0;
+        y[0..2].copy_from_slice(&f32_to_f16(d * 0.9875).to_le_bytes());
+        let id = 1.0 / d;
+        for ib in 0..16 {
+            let l = nearest_int(0.5 * (id * scales[ib] - 1.0)).clamp(0, 15) as u8;
+            y[74 + ib / 2] |= l << (4 * (ib % 2));
+        }
+    }
+}

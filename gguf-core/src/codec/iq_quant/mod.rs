@@ -28,6 +28,7 @@ pub(crate) fn row_encoder(ty: GgmlType) -> Option<RowEncoder> {
         T::IQ3_S => Some(iq3::quant_iq3_s as RowEncoder),
         T::IQ2_XXS => Some(iq2::quant_iq2_xxs as RowEncoder),
         T::IQ2_XS => Some(iq2::quant_iq2_xs as RowEncoder),
+        T::IQ2_S => Some(iq2::quant_iq2_s as RowEncoder),
         _ => None,
     }
 }
@@ -46,6 +47,11 @@ pub(crate) fn iq3_xxs_unweighted(src: &[f32], out: &mut [u8]) {
 /// IQ3_S without weights (independent blocks).
 pub(crate) fn iq3_s_unweighted(src: &[f32], out: &mut [u8]) {
     iq3::quant_iq3_s(src, out, None)
+}
+
+/// IQ2_S without weights (independent blocks).
+pub(crate) fn iq2_s_unweighted(src: &[f32], out: &mut [u8]) {
+    iq2::quant_iq2_s(src, out, None)
 }
 
 /// True for the types whose ggml quantizer has no fallback without
