@@ -18,6 +18,8 @@ const PORTED: &[GgmlType] = &[
     GgmlType::IQ2_XXS,
     GgmlType::IQ2_XS,
     GgmlType::IQ2_S,
+    GgmlType::IQ1_S,
+    GgmlType::IQ1_M,
 ];
 
 /// The types ggml quantizes only with importance weights.

@@ -247,6 +247,7 @@ pub(crate) fn encoder(ty: GgmlType) -> Option<Encoder> {
         T::IQ3_XXS => Some(iq_quant::iq3_xxs_unweighted as Encoder),
         T::IQ3_S => Some(iq_quant::iq3_s_unweighted as Encoder),
         T::IQ2_S => Some(iq_quant::iq2_s_unweighted as Encoder),
+        T::IQ1_M => Some(iq_quant::iq1_m_unweighted as Encoder),
         T::TQ1_0 => pick!(ternary::quant_tq1_0),
         T::TQ2_0 => pick!(ternary::quant_tq2_0),
         T::MXFP4 => pick!(fp4::quant_mxfp4),

@@ -6,6 +6,7 @@
 //! that row's columns (one per element; the same for every row of a tensor).
 
 mod grid;
+mod iq1;
 mod iq2;
 mod iq3;
 mod iq4;
@@ -29,6 +30,8 @@ pub(crate) fn row_encoder(ty: GgmlType) -> Option<RowEncoder> {
         T::IQ2_XXS => Some(iq2::quant_iq2_xxs as RowEncoder),
         T::IQ2_XS => Some(iq2::quant_iq2_xs as RowEncoder),
         T::IQ2_S => Some(iq2::quant_iq2_s as RowEncoder),
+        T::IQ1_S => Some(iq1::quant_iq1_s as RowEncoder),
+        T::IQ1_M => Some(iq1::quant_iq1_m as RowEncoder),
         _ => None,
     }
 }
@@ -52,6 +55,11 @@ pub(crate) fn iq3_s_unweighted(src: &[f32], out: &mut [u8]) {
 /// IQ2_S without weights (independent blocks).
 pub(crate) fn iq2_s_unweighted(src: &[f32], out: &mut [u8]) {
     iq2::quant_iq2_s(src, out, None)
+}
+
+/// IQ1_M without weights (independent blocks).
+pub(crate) fn iq1_m_unweighted(src: &[f32], out: &mut [u8]) {
+    iq1::quant_iq1_m(src, out, None)
 }
 
 /// True for the types whose ggml quantizer has no fallback without
