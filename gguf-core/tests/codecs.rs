@@ -351,7 +351,8 @@ fn quantize_round_trip_is_close() {
             .sqrt();
         let bound = match ty {
             GgmlType::Q1_0 | GgmlType::TQ1_0 | GgmlType::TQ2_0 | GgmlType::Q2_0 => 0.7,
-            GgmlType::Q2_K => 0.2,
+            GgmlType::Q2_K | GgmlType::IQ2_S => 0.2,
+            GgmlType::IQ1_M => 0.45,
             _ => 0.13,
         };
         assert!(rms < bound, "{ty}: rms error {rms}");

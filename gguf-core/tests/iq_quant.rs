@@ -263,3 +263,52 @@ fn committed_vectors_equal_a_fresh_ggml_run() {
         "ggml's bytes differ from the committed tests/oracles/iq_quant_vectors.bin"
     );
 }
+
+/// NaN, infinities, huge and subnormal values, and odd importance weights
+/// (zero, negative, NaN, infinite) never panic nor hang; the output keeps
+/// its size.
+#[test]
+fn hostile_inputs_never_panic() {
+    let specials = [
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::MAX,
+        -f32::MAX,
+        1e-40,
+        -0.0,
+        0.0,
+        1.0,
+        -1.0,
+    ];
+    let mut state = 0x9E37_79B9u32;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        state
+    };
+    for &ty in PORTED {
+        for round in 0..12 {
+            let x: Vec<f32> = (0..512)
+                .map(|i| match (next() % 4, round % 3) {
+                    (0, _) => specials[next() as usize % specials.len()],
+                    (_, 0) => 0.0,
+                    _ => (next() as f32 / u32::MAX as f32 - 0.5) * 4.0,
+                })
+                .collect();
+            let w: Vec<f32> = (0..256)
+                .map(|_| match next() % 5 {
+                    0 => specials[next() as usize % specials.len()],
+                    _ => next() as f32 / u32::MAX as f32,
+                })
+                .collect();
+            for &weighted in weightings(ty) {
+                let q = codec::quantize_weighted(ty, &x, &[256, 2], weighted.then_some(&w[..]))
+                    .unwrap();
+                assert_eq!(q.len(), 2 * ty.type_size().unwrap() as usize * 256 / ty.block_size().unwrap() as usize);
+                codec::dequantize_to_vec(ty, Endian::Little, &q).unwrap();
+            }
+        }
+    }
+}
