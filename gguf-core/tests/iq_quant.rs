@@ -306,7 +306,10 @@ fn hostile_inputs_never_panic() {
             for &weighted in weightings(ty) {
                 let q = codec::quantize_weighted(ty, &x, &[256, 2], weighted.then_some(&w[..]))
                     .unwrap();
-                assert_eq!(q.len(), 2 * ty.type_size().unwrap() as usize * 256 / ty.block_size().unwrap() as usize);
+                assert_eq!(
+                    q.len(),
+                    2 * ty.type_size().unwrap() as usize * 256 / ty.block_size().unwrap() as usize
+                );
                 codec::dequantize_to_vec(ty, Endian::Little, &q).unwrap();
             }
         }
