@@ -291,7 +291,7 @@ fn hostile_inputs_never_panic() {
     for &ty in PORTED {
         for round in 0..12 {
             let x: Vec<f32> = (0..512)
-                .map(|i| match (next() % 4, round % 3) {
+                .map(|_| match (next() % 4, round % 3) {
                     (0, _) => specials[next() as usize % specials.len()],
                     (_, 0) => 0.0,
                     _ => (next() as f32 / u32::MAX as f32 - 0.5) * 4.0,
