@@ -208,7 +208,7 @@ fn imatrix_only_types_refuse_without_weights() {
 }
 
 #[test]
-fn weights_of_the_wrong_length_are_refused() {
+fn wrong_lengths_are_refused() {
     let x = vec![0.5f32; 512];
     let e =
         codec::quantize_weighted(GgmlType::IQ4_XS, &x, &[256, 2], Some(&[1.0; 512])).unwrap_err();
@@ -226,6 +226,51 @@ fn weights_of_the_wrong_length_are_refused() {
     let e = codec::quantize_weighted(GgmlType::Q4_K, &x, &[256, 2], Some(&[1.0; 256])).unwrap_err();
     assert!(
         matches!(e, Error::Codec(CodecError::UnsupportedType { .. })),
+        "{e}"
+    );
+    // Rows that are not whole super-blocks, a zero row length, and an
+    // output buffer of the wrong size.
+    let mut out = vec![0u8; 2 * 136];
+    let e = codec::quantize_rows_into(GgmlType::IQ4_XS, &x, 128, None, &mut out).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Codec(CodecError::PartialBlock {
+                len: 128,
+                unit: 256,
+                ..
+            })
+        ),
+        "{e}"
+    );
+    let e = codec::quantize_rows_into(GgmlType::IQ4_XS, &x, 0, None, &mut out).unwrap_err();
+    assert!(
+        matches!(e, Error::Codec(CodecError::PartialBlock { len: 0, .. })),
+        "{e}"
+    );
+    let e =
+        codec::quantize_rows_into(GgmlType::IQ4_XS, &x, 256, None, &mut out[..200]).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Codec(CodecError::LengthMismatch {
+                expected: 272,
+                actual: 200,
+                ..
+            })
+        ),
+        "{e}"
+    );
+    let e = codec::quantize_weighted(GgmlType::IQ3_S, &x, &[256, 3], None).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Codec(CodecError::LengthMismatch {
+                expected: 768,
+                actual: 512,
+                ..
+            })
+        ),
         "{e}"
     );
 }
