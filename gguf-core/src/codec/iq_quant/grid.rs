@@ -133,21 +133,25 @@ fn build<const D: usize, T: Copy + Into<i32>>(
                 .sum::<i32>();
             (d2, j)
         }));
+        // Every point at the `nwant` smallest distinct distances, by
+        // distance then index: ggml sorts all points; selecting the
+        // cut-off first and sorting only those gives the same list.
+        let mut nearest: Vec<i32> = Vec::with_capacity(nwant + 1);
+        for &(d, _) in &dist {
+            if let Err(at) = nearest.binary_search(&d) {
+                if at < nwant {
+                    nearest.insert(at, d);
+                    nearest.truncate(nwant);
+                }
+            }
+        }
+        let cutoff = nearest.last().copied().unwrap_or(i32::MAX);
+        dist.retain(|&(d, _)| d <= cutoff);
         dist.sort_unstable();
         lat.map[key] = -(lat.neighbours.len() as i32 + 1);
         let start = lat.neighbours.len();
         lat.neighbours.push(0);
-        let (mut d2, mut nhave) = (dist[0].0, 1);
-        for &(d, j) in &dist {
-            if d > d2 {
-                if nhave == nwant {
-                    break;
-                }
-                d2 = d;
-                nhave += 1;
-            }
-            lat.neighbours.push(j as u16);
-        }
+        lat.neighbours.extend(dist.iter().map(|&(_, j)| j as u16));
         lat.neighbours[start] = (lat.neighbours.len() - start - 1) as u16;
     }
     lat
@@ -190,4 +194,64 @@ pub(crate) fn iq2_s() -> &'static Lattice {
 pub(crate) fn iq1() -> &'static Lattice {
     static G: OnceLock<Lattice> = OnceLock::new();
     G.get_or_init(|| build(&IQ1S_GRID, 2, MAP2, 3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ggml's way: sort every point by (distance, index) and take them up
+    /// to the `nwant`-th distinct distance.
+    fn full_sort_list(lat: &Lattice, key: usize, nwant: usize) -> Vec<u16> {
+        let mask = (1usize << lat.bits) - 1;
+        let mut dist: Vec<(i32, usize)> = (0..lat.points.len() / lat.dims)
+            .map(|j| {
+                let d2 = (0..lat.dims)
+                    .map(|k| {
+                        let pos = 2 * ((key >> (lat.bits * k)) & mask) as i32 + 1;
+                        (lat.point(j)[k] as i32 - pos).pow(2)
+                    })
+                    .sum::<i32>();
+                (d2, j)
+            })
+            .collect();
+        dist.sort_unstable();
+        let (mut d2, mut nhave, mut out) = (dist[0].0, 1, Vec::new());
+        for (d, j) in dist {
+            if d > d2 {
+                if nhave == nwant {
+                    break;
+                }
+                d2 = d;
+                nhave += 1;
+            }
+            out.push(j as u16);
+        }
+        out
+    }
+
+    #[test]
+    fn neighbour_lists_equal_a_full_sort() {
+        for (lat, nwant, keys) in [(iq3_xxs(), 2, 4096), (iq3_s(), 3, 4096), (iq2_s(), 1, MAP2)] {
+            let mut off = 0;
+            for key in (0..keys).step_by(7) {
+                if let Err(list) = lat.lookup(key) {
+                    assert_eq!(list, &full_sort_list(lat, key, nwant)[..], "key {key}");
+                    off += 1;
+                }
+            }
+            assert!(off > 100, "only {off} keys off the lattice");
+        }
+    }
+
+    #[test]
+    fn every_point_is_found_by_its_key() {
+        for lat in [iq3_xxs(), iq3_s(), iq2_xxs(), iq2_xs(), iq2_s(), iq1()] {
+            for i in 0..lat.points.len() / lat.dims {
+                let mut l = vec![0i8; lat.dims];
+                lat.levels_of(i, &mut l);
+                assert_eq!(lat.lookup(lat.key(&l)), Ok(i));
+            }
+        }
+    }
 }
