@@ -36,6 +36,12 @@ pub(crate) fn row_encoder(ty: GgmlType) -> Option<RowEncoder> {
     }
 }
 
+/// IQ4_NL without weights (ggml's `quantize_iq4_nl`: 7 scale refinements
+/// each way, then every element re-picked with the final scale).
+pub(crate) fn iq4_nl_unweighted(src: &[f32], out: &mut [u8]) {
+    iq4::quant_iq4_nl(src, out, None)
+}
+
 /// IQ4_XS without weights, for the codec's block encoders (its blocks are
 /// independent then, so any run of whole blocks may be passed).
 pub(crate) fn iq4_xs_unweighted(src: &[f32], out: &mut [u8]) {
