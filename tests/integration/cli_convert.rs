@@ -156,7 +156,10 @@ fn a_type_convert_cannot_make_is_a_usage_error_naming_the_valid_types() {
         ("Q4_K_M", "is a llama-quantize preset"),
         ("q4_k_s", "is a llama-quantize preset"),
         ("Q9_9", "unknown ggml type"),
-        ("IQ2_XXS", "no quantizer for IQ2_XXS"),
+        ("IQ2_XXS", "IQ2_XXS needs an importance matrix"),
+        ("iq2_s", "IQ2_S needs an importance matrix"),
+        ("IQ3_XXS", "llama-quantize refuses it without one"),
+        ("I32", "no quantizer for I32"),
     ] {
         let err = stderr_of_failure(&convert(&input, &output, ty, &[]), 2);
         assert!(err.contains(why), "{ty}: {err}");

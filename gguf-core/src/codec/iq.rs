@@ -13,7 +13,7 @@
 //! - IQ4_NL  `d:f16, qs[16]` (32 elements)
 //! - IQ4_XS  `d:f16, scales_h:u16, scales_l[4], qs[128]`
 
-use super::float::{f16_to_f32, f32_to_f16, rd_f16, rd_u16};
+use super::float::{f16_to_f32, rd_f16, rd_u16};
 use super::iq_grids::{
     IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS,
     KVALUES_IQ4NL,
@@ -272,93 +272,6 @@ pub(crate) fn dequant_iq4_xs<const BE: bool>(data: &[u8], out: &mut [f32]) {
             let mut qa = [0u8; 16];
             qa.copy_from_slice(q);
             iq4_put32(y, &t, &qa);
-        }
-    }
-}
-
-// ---- IQ4_NL quantization ----
-
-/// ggml's `best_index_int8`: nearest level by bisection, ties to the upper.
-#[inline]
-fn best_index(val: &[i8; 16], x: f32) -> usize {
-    if x <= val[0] as f32 {
-        return 0;
-    }
-    if x >= val[15] as f32 {
-        return 15;
-    }
-    let (mut ml, mut mu) = (0usize, 15usize);
-    while mu - ml > 1 {
-        let mav = (ml + mu) / 2;
-        if x < val[mav] as f32 {
-            mu = mav;
-        } else {
-            ml = mav;
-        }
-    }
-    if x - (val[mu - 1] as f32) < val[mu] as f32 - x {
-        mu - 1
-    } else {
-        mu
-    }
-}
-
-/// IQ4_NL as ggml's `quantize_iq4_nl` writes it without an importance
-/// matrix (`ggml_quantize_chunk`, hence llama-quantize): 7 scale refinements
-/// each way, then every element re-picked with the final f32 scale.
-#[inline(always)]
-pub(crate) fn quant_iq4_nl(src: &[f32], out: &mut [u8]) {
-    const NTRY: i32 = 7;
-    let values = &KVALUES_IQ4NL;
-    let v0 = values[0] as f32;
-    for (x, y) in arrays::<32, _>(src).zip(out.chunks_exact_mut(18)) {
-        let mut weight = [0f32; 32];
-        for (w, &v) in weight.iter_mut().zip(x) {
-            *w = v * v;
-        }
-        let (mut amax, mut max) = (0.0f32, 0.0f32);
-        for &v in x {
-            if v.abs() > amax {
-                amax = v.abs();
-                max = v;
-            }
-        }
-        let mut scale = 0.0f32;
-        if amax >= 1e-15 {
-            let mut d = -max / v0;
-            let mut id = 1.0 / d;
-            let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
-            for j in 0..32 {
-                let q = values[best_index(values, id * x[j])] as f32;
-                sumqx += weight[j] * q * x[j];
-                sumq2 += weight[j] * q * q;
-            }
-            d = if sumq2 > 0.0 { sumqx / sumq2 } else { 0.0 };
-            let mut best = d * sumqx;
-            for itry in -NTRY..=NTRY {
-                id = (itry + values[0] as i32) as f32 / max;
-                sumqx = 0.0;
-                sumq2 = 0.0;
-                for j in 0..32 {
-                    let q = values[best_index(values, id * x[j])] as f32;
-                    sumqx += weight[j] * q * x[j];
-                    sumq2 += weight[j] * q * q;
-                }
-                if sumq2 > 0.0 && sumqx * sumqx > best * sumq2 {
-                    d = sumqx / sumq2;
-                    best = d * sumqx;
-                }
-            }
-            scale = d;
-        }
-        y[..2].copy_from_slice(&f32_to_f16(scale).to_le_bytes());
-        let id = if scale != 0.0 { 1.0 / scale } else { 0.0 };
-        let mut l = [0u8; 32];
-        for (l, &v) in l.iter_mut().zip(x) {
-            *l = best_index(values, id * v) as u8;
-        }
-        for j in 0..16 {
-            y[2 + j] = l[j] | (l[16 + j] << 4);
         }
     }
 }

@@ -6,7 +6,14 @@
 //! |---|---|
 //! | [`dequantize`] | every type with a size (`GgmlType::ALL`) |
 //! | [`swap_byte_order`], [`with_byte_order`] | every type with a size |
-//! | [`quantize`] | F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0 |
+//! | [`quantize`] | F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, IQ4_XS, IQ3_XXS, IQ3_S, IQ2_S, IQ1_M, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0 |
+//! | [`quantize_weighted`] with importance weights | IQ4_NL, IQ4_XS, IQ3_XXS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M |
+//!
+//! The IQ quantizers equal `ggml_quantize_chunk` (what llama-quantize
+//! calls) with and without importance weights, including the lattices and
+//! neighbour tables ggml builds at start-up (built here once, on first use).
+//! IQ2_XXS, IQ2_XS and IQ1_S have no quantizer without weights in ggml:
+//! [`quantize`] refuses them with `ImatrixRequired`.
 //!
 //! Quantized output equals ggml's `quantize_row_*_ref` (what
 //! `ggml_quantize_chunk` writes without an importance matrix) byte for
@@ -50,15 +57,18 @@ mod float;
 mod fp4;
 mod iq;
 mod iq_grids;
+mod iq_quant;
 mod k_quants;
 mod legacy;
 mod ternary;
+mod weighted;
 #[cfg(all(feature = "simd", target_arch = "x86_64"))]
 mod x86;
 
 pub(crate) use endian::StreamSwapper;
 pub use endian::{swap_byte_order, with_byte_order};
 pub use float::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
+pub use weighted::{quantize_rows_into, quantize_weighted};
 
 use crate::error::{CodecError, Error, Result};
 use crate::format::{Endian, GgmlType};
@@ -213,7 +223,7 @@ fn decoder(ty: GgmlType, endian: Endian) -> Option<Decoder> {
     }
 }
 
-fn encoder(ty: GgmlType) -> Option<Encoder> {
+pub(crate) fn encoder(ty: GgmlType) -> Option<Encoder> {
     macro_rules! pick {
         ($m:ident :: $f:ident) => {
             Some(simd_dispatch!(["avx2"] fn(s: &[f32], o: &mut [u8]) { $m::$f(s, o) }) as Encoder)
@@ -238,7 +248,12 @@ fn encoder(ty: GgmlType) -> Option<Encoder> {
         T::Q5_K => pick!(k_quants::quant_q5_k),
         T::Q6_K => pick!(k_quants::quant_q6_k),
         T::Q8_K => pick!(k_quants::quant_q8_k),
-        T::IQ4_NL => pick!(iq::quant_iq4_nl),
+        T::IQ4_NL => pick!(iq_quant::iq4_nl_unweighted),
+        T::IQ4_XS => pick!(iq_quant::iq4_xs_unweighted),
+        T::IQ3_XXS => pick!(iq_quant::iq3_xxs_unweighted),
+        T::IQ3_S => pick!(iq_quant::iq3_s_unweighted),
+        T::IQ2_S => pick!(iq_quant::iq2_s_unweighted),
+        T::IQ1_M => pick!(iq_quant::iq1_m_unweighted),
         T::TQ1_0 => pick!(ternary::quant_tq1_0),
         T::TQ2_0 => pick!(ternary::quant_tq2_0),
         T::MXFP4 => pick!(fp4::quant_mxfp4),
@@ -269,8 +284,17 @@ pub fn can_quantize(ty: GgmlType) -> bool {
     encoder(ty).is_some()
 }
 
+/// `ImatrixRequired` for the types ggml cannot quantize without importance
+/// weights (see [`quantize_weighted`]).
+fn refuse_without_weights(ty: GgmlType) -> Result<()> {
+    if iq_quant::needs_weights(ty) {
+        return Err(Error::Codec(CodecError::ImatrixRequired { ty }));
+    }
+    Ok(())
+}
+
 /// Block geometry of a sized type, or `UnsupportedType`.
-fn geometry(ty: GgmlType, operation: &'static str) -> Result<(usize, usize)> {
+pub(crate) fn geometry(ty: GgmlType, operation: &'static str) -> Result<(usize, usize)> {
     match (ty.block_size(), ty.type_size()) {
         (Some(bs), Some(ts)) => Ok((bs as usize, ts as usize)),
         _ => Err(Error::Codec(CodecError::UnsupportedType { ty, operation })),
@@ -403,6 +427,8 @@ pub fn dequantize_par(ty: GgmlType, endian: Endian, data: &[u8], out: &mut [f32]
 /// `ne[0]`), to `ty`, row by row. Output blocks are little-endian.
 ///
 /// Errors: `UnsupportedType` for types without a reference quantizer,
+/// `ImatrixRequired` for IQ2_XXS, IQ2_XS and IQ1_S (use
+/// [`quantize_weighted`] with an importance matrix),
 /// `PartialBlock` when the row length is not a multiple of the block size,
 /// `LengthMismatch` when `src.len()` is not the product of `shape`.
 ///
@@ -415,6 +441,7 @@ pub fn dequantize_par(ty: GgmlType, endian: Endian, data: &[u8], out: &mut [f32]
 /// # Ok::<(), gguf_core::Error>(())
 /// ```
 pub fn quantize(ty: GgmlType, src: &[f32], shape: &[u64]) -> Result<Vec<u8>> {
+    refuse_without_weights(ty)?;
     encoder(ty).ok_or(Error::Codec(CodecError::UnsupportedType {
         ty,
         operation: "quantize",
@@ -455,6 +482,7 @@ pub fn quantize(ty: GgmlType, src: &[f32], shape: &[u64]) -> Result<Vec<u8>> {
 /// # Ok::<(), gguf_core::Error>(())
 /// ```
 pub fn quantize_into(ty: GgmlType, src: &[f32], out: &mut [u8]) -> Result<()> {
+    refuse_without_weights(ty)?;
     let enc = encoder(ty).ok_or(Error::Codec(CodecError::UnsupportedType {
         ty,
         operation: "quantize",

@@ -46,6 +46,13 @@ pub enum CodecError {
         /// The block size (elements) or type size (bytes) it must divide by.
         unit: u64,
     },
+    /// The type's quantizer needs importance weights (an imatrix) and none
+    /// were given.
+    #[error("quantizing to {ty} needs an importance matrix (imatrix): at so few bits per weight the result without one is garbage, so ggml and llama-quantize refuse it; compute one with llama-imatrix and pass its weights")]
+    ImatrixRequired {
+        /// The tensor type.
+        ty: GgmlType,
+    },
     /// A size-dependent operation on a tensor whose type id has no known size.
     #[error("tensor {tensor:?}: type id {type_id} is unknown or removed from ggml, its size is not known")]
     UnknownTensorType {

@@ -20,9 +20,11 @@
 //! ```
 
 mod file_type;
+mod imatrix;
 mod pure;
 
 pub use file_type::{output_file_type, FileTypeLabel};
+pub use imatrix::{requires_imatrix, type_requires_imatrix};
 pub use pure::{
     choose_pure, fallback, is_weight_matrix, left_by_llama_quantize, Kept, NOT_QUANTIZED,
 };

@@ -36,7 +36,7 @@ fn parse_type(s: &str) -> Result<GgmlType, String> {
     let supported = || {
         GgmlType::ALL
             .iter()
-            .filter(|&&t| codec::can_quantize(t))
+            .filter(|&&t| codec::can_quantize(t) && !quantize::type_requires_imatrix(t))
             .filter_map(|t| t.name())
             .collect::<Vec<_>>()
             .join(", ")
@@ -59,6 +59,14 @@ fn parse_type(s: &str) -> Result<GgmlType, String> {
         };
         return Err(format!("{why}; valid types: {}", supported()));
     };
+    if quantize::type_requires_imatrix(ty) {
+        return Err(format!(
+            "{ty} needs an importance matrix: llama-quantize refuses it without one (at so \
+             few bits per weight the result would be garbage), and convert takes none; \
+             valid types: {}",
+            supported()
+        ));
+    }
     if !codec::can_quantize(ty) {
         return Err(format!(
             "no quantizer for {ty}; valid types: {}",

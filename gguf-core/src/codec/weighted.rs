@@ -1,0 +1,119 @@
+//! Quantizing with importance weights (an imatrix row per tensor), as
+//! llama-quantize does with `--imatrix`.
+
+use super::iq_quant::{needs_weights, row_encoder};
+use super::{encoder, geometry};
+use crate::error::{CodecError, Error, Result};
+use crate::format::GgmlType;
+
+/// Quantizes `src`, a tensor of `shape` (`shape[0]` is the row length), to
+/// `ty` with optional importance `weights` (one per column, `shape[0]`
+/// values, applied to every row), bit-exact with ggml's
+/// `ggml_quantize_chunk`.
+///
+/// Without weights it equals [`quantize`](super::quantize). With weights it
+/// supports the IQ types listed in the [module docs](super) and fails with
+/// `UnsupportedType` for the others. IQ2_XXS, IQ2_XS and IQ1_S fail with
+/// `ImatrixRequired` without weights.
+///
+/// ```
+/// use gguf_core::{codec, GgmlType};
+/// let x: Vec<f32> = (0..512).map(|i| ((i * 37 % 101) as f32 - 50.0) / 64.0).collect();
+/// let w = vec![1.0f32; 256];
+/// let q = codec::quantize_weighted(GgmlType::IQ4_XS, &x, &[256, 2], Some(&w))?;
+/// assert_eq!(q.len(), 2 * 136);
+/// assert!(codec::quantize_weighted(GgmlType::IQ2_XXS, &x, &[256, 2], None).is_err());
+/// # Ok::<(), gguf_core::Error>(())
+/// ```
+pub fn quantize_weighted(
+    ty: GgmlType,
+    src: &[f32],
+    shape: &[u64],
+    weights: Option<&[f32]>,
+) -> Result<Vec<u8>> {
+    let (bs, ts) = geometry(ty, "quantize")?;
+    let row = shape.first().copied().unwrap_or(1);
+    let total = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+    if total != Some(src.len() as u64) {
+        return Err(Error::Codec(CodecError::LengthMismatch {
+            what: format!("f32 elements for shape {shape:?}"),
+            expected: total.unwrap_or(u64::MAX),
+            actual: src.len() as u64,
+        }));
+    }
+    if row % bs as u64 != 0 {
+        return Err(Error::Codec(CodecError::PartialBlock {
+            ty,
+            what: "row length",
+            len: row,
+            unit: bs as u64,
+        }));
+    }
+    let mut out = vec![0u8; src.len() / bs * ts];
+    quantize_rows_into(ty, src, row as usize, weights, &mut out)?;
+    Ok(out)
+}
+
+/// [`quantize_weighted`] of whole rows of `row_len` elements into `out`
+/// (exactly the quantized size). Does not allocate.
+///
+/// ```
+/// use gguf_core::{codec, GgmlType};
+/// let mut out = [0u8; 136];
+/// codec::quantize_rows_into(GgmlType::IQ4_XS, &[0.5f32; 256], 256, Some(&[2.0; 256]), &mut out)?;
+/// # Ok::<(), gguf_core::Error>(())
+/// ```
+pub fn quantize_rows_into(
+    ty: GgmlType,
+    src: &[f32],
+    row_len: usize,
+    weights: Option<&[f32]>,
+    out: &mut [u8],
+) -> Result<()> {
+    let (bs, ts) = geometry(ty, "quantize")?;
+    if row_len == 0 || !row_len.is_multiple_of(bs) || !src.len().is_multiple_of(row_len) {
+        return Err(Error::Codec(CodecError::PartialBlock {
+            ty,
+            what: "row length",
+            len: row_len as u64,
+            unit: bs as u64,
+        }));
+    }
+    let out_row = row_len / bs * ts;
+    let expected = src.len() / row_len * out_row;
+    if out.len() != expected {
+        return Err(Error::Codec(CodecError::LengthMismatch {
+            what: format!("quantize output for {} elements of {ty}", src.len()),
+            expected: expected as u64,
+            actual: out.len() as u64,
+        }));
+    }
+    if let Some(w) = weights {
+        if w.len() != row_len {
+            return Err(Error::Codec(CodecError::LengthMismatch {
+                what: format!("importance weights for rows of {row_len} elements"),
+                expected: row_len as u64,
+                actual: w.len() as u64,
+            }));
+        }
+    }
+    let Some(weights) = weights else {
+        if needs_weights(ty) {
+            return Err(Error::Codec(CodecError::ImatrixRequired { ty }));
+        }
+        let enc = encoder(ty).ok_or(Error::Codec(CodecError::UnsupportedType {
+            ty,
+            operation: "quantize",
+        }))?;
+        enc(src, out);
+        return Ok(());
+    };
+    let enc = row_encoder(ty).ok_or(Error::Codec(CodecError::UnsupportedType {
+        ty,
+        operation: "quantize with importance weights",
+    }))?;
+    for (s, o) in src.chunks_exact(row_len).zip(out.chunks_exact_mut(out_row)) {
+        enc(s, o, Some(weights));
+    }
+    Ok(())
+}
