@@ -30,14 +30,14 @@ mod rules;
 mod tests;
 
 pub use file_type::{output_file_type, FileTypeLabel};
-pub use pure::{
-    choose_pure, fallback, is_weight_matrix, left_by_llama_quantize, Kept, NOT_QUANTIZED,
-};
 pub use plan::{
     model_facts, parse_ggml_type, plan, requires_imatrix, Plan, PlannedTensor, QuantizeOptions,
     TensorTypeOverride,
 };
 pub use preset::{parse_preset, presets_help, Ftype, Preset, PRESETS};
+pub use pure::{
+    choose_pure, fallback, is_weight_matrix, left_by_llama_quantize, Kept, NOT_QUANTIZED,
+};
 pub use rules::{
     allows_quantization, mixture_type, use_more_bits, Category, Counters, MixtureOptions,
     ModelFacts,

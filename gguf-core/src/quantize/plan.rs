@@ -225,7 +225,12 @@ pub fn model_facts(model: &impl Gguf) -> Result<ModelFacts> {
     let key = |k: &str| format!("{arch}.{k}");
     let n_layer = u32_of(model, &key("block_count"))
         .filter(|&n| n > 0)
-        .ok_or_else(|| missing(format!("the model has no u32 {} above 0", key("block_count"))))?;
+        .ok_or_else(|| {
+            missing(format!(
+                "the model has no u32 {} above 0",
+                key("block_count")
+            ))
+        })?;
     let n_head = first_of_layers(model, &key("attention.head_count")).unwrap_or(0);
     let n_head_kv = first_of_layers(model, &key("attention.head_count_kv")).unwrap_or(n_head);
     let n_expert = u32_of(model, &key("expert_count")).unwrap_or(0);

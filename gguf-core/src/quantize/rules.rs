@@ -75,7 +75,10 @@ impl Category {
     /// The value projections llama-quantize gives more bits
     /// (`category_is_attn_v`): V, fused QKV, and MLA's KV-B.
     pub fn is_attn_v(self) -> bool {
-        matches!(self, Category::AttnV | Category::AttnQkv | Category::AttnKvB)
+        matches!(
+            self,
+            Category::AttnV | Category::AttnQkv | Category::AttnKvB
+        )
     }
 }
 
