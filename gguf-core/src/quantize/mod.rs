@@ -21,6 +21,7 @@
 //! ```
 
 mod file_type;
+mod imatrix;
 pub mod keys;
 mod plan;
 mod preset;
@@ -30,6 +31,7 @@ mod rules;
 mod tests;
 
 pub use file_type::{output_file_type, FileTypeLabel};
+pub use imatrix::{Imatrix, ImatrixEntry, ImatrixFormat};
 pub use plan::{
     model_facts, parse_ggml_type, plan, requires_imatrix, Plan, PlannedTensor, QuantizeOptions,
     TensorTypeOverride,
