@@ -168,7 +168,7 @@ impl Imatrix {
             if nval < 1 {
                 return Err(bad(format!("entry {name:?} at offset {at}: {nval} values")));
             }
-            let raw = r.take(nval as usize * 4, "an entry's values")?;
+            let raw = r.take(nval as usize * 4, &format!("the values of {name:?}"))?;
             let sums = raw
                 .chunks_exact(4)
                 .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
@@ -539,3 +539,7 @@ impl Imatrix {
         b.to_vec()
     }
 }
+
+#[cfg(test)]
+#[path = "imatrix_tests.rs"]
+mod tests;
