@@ -380,6 +380,7 @@ pub fn plan(model: &impl Gguf, opts: &QuantizeOptions) -> Result<Plan> {
         ..Counters::default()
     };
     let mixture = MixtureOptions {
+        ftype,
         output_tensor_type: opts.output_tensor_type,
         token_embedding_type: opts.token_embedding_type,
         has_imatrix: opts.has_imatrix,
@@ -452,17 +453,8 @@ fn target_type(
     let chosen = match manual {
         Some(o) => o.ty(),
         None if opts.pure => default,
-        None => mixture_type(
-            name,
-            shape,
-            category,
-            default,
-            opts.preset.ftype,
-            facts,
-            mixture,
-            counters,
-        )
-        .map_err(|reason| Error::Quantize(QuantizeError::Model { reason }))?,
+        None => mixture_type(name, shape, category, default, facts, mixture, counters)
+            .map_err(|reason| Error::Quantize(QuantizeError::Model { reason }))?,
     };
     let row = shape.first().copied().unwrap_or(1);
     let to = fallback(chosen, row).ok_or_else(|| {

@@ -279,9 +279,11 @@ pub fn use_more_bits(i_layer: u32, n_layers: u32) -> bool {
     i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2
 }
 
-/// Tensor-type options that decide the output and embedding rules.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// The preset and the options that decide the output and embedding rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MixtureOptions {
+    /// The preset's file type.
+    pub ftype: Ftype,
     /// `--output-tensor-type`.
     pub output_tensor_type: Option<GgmlType>,
     /// `--token-embedding-type`.
@@ -292,7 +294,7 @@ pub struct MixtureOptions {
     pub tied_embeddings: bool,
 }
 
-/// The type the mixture of `ftype` gives tensor `name` (category `cat`,
+/// The type the mixture of `opts.ftype` gives tensor `name` (category `cat`,
 /// shape innermost first) whose default is `ty`, advancing `counters` as
 /// llama-quantize does (`llama_tensor_get_type_impl`). An error names a
 /// tensor whose layer cannot be told.
@@ -301,7 +303,6 @@ pub fn mixture_type(
     shape: &[u64],
     cat: Category,
     ty: GgmlType,
-    ftype: Ftype,
     facts: &ModelFacts,
     opts: &MixtureOptions,
     counters: &mut Counters,
@@ -314,6 +315,7 @@ pub fn mixture_type(
     let gqa4 = facts.n_gqa() >= 4;
     let n_expert = facts.n_expert;
     let imatrix = opts.has_imatrix;
+    let ftype = opts.ftype;
     let mut new = ty;
 
     if arch == "glm5-next"
@@ -434,11 +436,7 @@ pub fn mixture_type(
         let first_eighth = i < n / 8;
         match ftype {
             F::Q2_K => new = T::Q3_K,
-            F::Q2_K_S => {
-                if first_eighth {
-                    new = T::Q4_K;
-                }
-            }
+            F::Q2_K_S if first_eighth => new = T::Q4_K,
             F::IQ3_XXS if !imatrix => new = if first_eighth { T::Q4_K } else { T::Q3_K },
             F::Q3_K_M => {
                 new = if i < n / 16 {
