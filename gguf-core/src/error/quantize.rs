@@ -25,6 +25,14 @@ pub enum QuantizeError {
         /// Why.
         reason: String,
     },
+    /// A `--override-kv KEY=TYPE:VALUE` argument that cannot be read.
+    #[error("metadata override {arg:?}: {reason}")]
+    KvOverride {
+        /// The argument.
+        arg: String,
+        /// Why.
+        reason: String,
+    },
     /// The model lacks what the per-tensor rules need, or a tensor's
     /// layer cannot be told.
     #[error("cannot choose tensor types: {reason}")]
