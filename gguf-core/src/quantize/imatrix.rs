@@ -452,22 +452,27 @@ impl Imatrix {
         }
     }
 
-    /// Whether converting to `format` and back gives this matrix again
-    /// (for the legacy format: with this matrix's chunk size, 512 when it
-    /// has none).
-    pub fn converts_losslessly(&self, format: ImatrixFormat) -> bool {
-        let cs = self.chunk_size.unwrap_or(512);
+    /// Whether converting to `format` and back gives this matrix again; a
+    /// legacy matrix goes to GGUF with `chunk_size` (see
+    /// [`to_gguf`](Imatrix::to_gguf)), a GGUF one comes back with its own.
+    pub fn converts_losslessly(&self, format: ImatrixFormat, chunk_size: u32) -> bool {
         match (self.format, format) {
             (a, b) if a == b => true,
-            (ImatrixFormat::Dat, _) => {
-                let back = self.to_gguf(cs).to_dat();
-                back == *self
-            }
+            (ImatrixFormat::Dat, _) => self.to_gguf(chunk_size).to_dat() == *self,
             (ImatrixFormat::Gguf, _) => {
-                let back = self.to_dat().to_gguf(cs);
+                let back = self.to_dat().to_gguf(self.chunk_size.unwrap_or(512));
                 back == *self
             }
         }
+    }
+
+    /// Writes the matrix to `path` in its format, atomically: on any error
+    /// `path` is untouched and no temporary file is left.
+    pub fn write(&self, path: impl AsRef<Path>) -> Result<()> {
+        let bytes = self.to_bytes()?;
+        crate::write::atomic::replace(path.as_ref(), |f| {
+            std::io::Write::write_all(f, &bytes).map_err(Error::from)
+        })
     }
 
     /// The file bytes in this matrix's format.

@@ -259,7 +259,7 @@ fn legacy_to_gguf_and_back_is_lossless() {
         Some((12, "data.txt")),
     );
     let m = Imatrix::parse(&bytes).unwrap();
-    assert!(m.converts_losslessly(ImatrixFormat::Gguf));
+    assert!(m.converts_losslessly(ImatrixFormat::Gguf, 512));
     let g = m.to_gguf(512);
     assert_eq!(g.entries[0].counts, [1536.0]);
     assert!(same_weights(&m, &g));
@@ -275,7 +275,7 @@ fn gguf_to_legacy_and_back_is_lossless_for_whole_chunks() {
         3,
     );
     let m = Imatrix::parse(&bytes).unwrap();
-    assert!(m.converts_losslessly(ImatrixFormat::Dat));
+    assert!(m.converts_losslessly(ImatrixFormat::Dat, 512));
     let d = m.to_dat();
     assert_eq!(d.entries[0].counts, [3.0]);
     assert!(same_weights(&m, &d));
@@ -295,7 +295,7 @@ fn experts_with_different_counts_convert_as_llama_imatrix_does() {
         2,
     ))
     .unwrap();
-    assert!(!m.converts_losslessly(ImatrixFormat::Dat));
+    assert!(!m.converts_losslessly(ImatrixFormat::Dat, 512));
     let d = m.to_dat();
     // ncall: the largest count in chunks, rounded up.
     assert_eq!(d.entries[0].counts, [2.0]);
