@@ -41,7 +41,11 @@ fn legacy_to_gguf_and_back_gives_the_same_file() {
     );
     let original = legacy(&a);
     let out = gguf(&["imatrix", "convert", arg(&a), arg(&b)]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("(legacy .dat, 2 entries)"), "{text}");
     assert!(text.contains("(GGUF)"), "{text}");
@@ -50,7 +54,11 @@ fn legacy_to_gguf_and_back_gives_the_same_file() {
     let keys = gguf(&["get", arg(&b), "imatrix.chunk_size"]);
     assert_eq!(String::from_utf8(keys.stdout).unwrap(), "512\n");
     let out = gguf(&["imatrix", "convert", arg(&b), arg(&c)]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(std::fs::read(&c).unwrap(), original);
 }
 

@@ -7,7 +7,7 @@
 //! `--override-kv` values in the order given followed by the importance
 //! matrix's [`IMATRIX_FILE`], [`IMATRIX_DATASET`] (when the file names
 //! one), [`IMATRIX_ENTRIES`] and [`IMATRIX_CHUNKS`] (when above 0). With
-//! `--prune-layers`, `{arch}.block_count` is set last.
+//! `--prune-layers`, `{arch}.block_count` is set last ([`output_metadata`]).
 
 /// `general.quantization_version`: u32 [`GGML_QNT_VERSION`].
 pub const QUANTIZATION_VERSION: &str = "general.quantization_version";
@@ -149,9 +149,10 @@ fn cut_127(s: &str) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// The metadata of llama-quantize's output, in order, for `model` with
-/// output file type `file_type` (see [`Plan::file_type`](super::Plan)),
-/// the user's `--override-kv` values and the importance matrix used.
+/// The metadata of llama-quantize's output, in order, for `model`
+/// quantized as `plan` says (its file type and, with `--prune-layers`,
+/// block count), with the user's `--override-kv` values and the
+/// importance matrix used.
 ///
 /// ```
 /// # fn main() -> gguf_core::Result<()> {
@@ -159,7 +160,9 @@ fn cut_127(s: &str) -> String {
 /// let mut b = gguf_core::write::Builder::new();
 /// b.set("general.architecture", "llama")?.set("general.file_type", 1u32)?.set("llama.block_count", 2u32)?;
 /// let bytes = b.to_vec()?;
-/// let meta = output_metadata(&gguf_core::GgufFile::open(&bytes)?, 15, &[], None);
+/// let file = gguf_core::GgufFile::open(&bytes)?;
+/// let plan = gguf_core::quantize::plan(&file, &gguf_core::quantize::QuantizeOptions::new("Q4_K_M")?)?;
+/// let meta = output_metadata(&file, &plan, &[], None);
 /// let keys: Vec<&str> = meta.iter().map(|(k, _)| k.as_str()).collect();
 /// assert_eq!(keys, ["general.architecture", "llama.block_count",
 ///                   "general.quantization_version", "general.file_type"]);
@@ -167,7 +170,7 @@ fn cut_127(s: &str) -> String {
 /// ```
 pub fn output_metadata(
     model: &impl Gguf,
-    file_type: u32,
+    plan: &super::Plan,
     overrides: &[KvOverride],
     imatrix: Option<&ImatrixRecord>,
 ) -> Vec<(String, OwnedValue)> {
@@ -185,7 +188,7 @@ pub fn output_metadata(
         QUANTIZATION_VERSION,
         OwnedValue::U32(GGML_QNT_VERSION),
     );
-    set(&mut out, FILE_TYPE, OwnedValue::U32(file_type));
+    set(&mut out, FILE_TYPE, OwnedValue::U32(plan.file_type));
     out.retain(|(k, _)| !SPLIT_KEYS.contains(&k.as_str()));
     for o in overrides {
         set(&mut out, &o.key, o.value.clone());
@@ -200,6 +203,11 @@ pub fn output_metadata(
             set(&mut out, IMATRIX_CHUNKS, OwnedValue::U32(m.chunks));
         }
     }
+    if let Some(n) = plan.block_count {
+        let arch = model.value("general.architecture");
+        let arch = arch.as_ref().and_then(|v| v.as_str()).unwrap_or_default();
+        set(&mut out, &format!("{arch}.block_count"), OwnedValue::U32(n));
+    }
     out
 }
 
@@ -213,6 +221,7 @@ mod tests {
     fn existing_keys_move_last_split_keys_go_and_overrides_follow() {
         let mut b = Builder::new();
         b.set("general.architecture", "llama").unwrap();
+        b.set("llama.block_count", 4u32).unwrap();
         b.set("general.quantization_version", 1u32).unwrap();
         b.set("general.file_type", 1u32).unwrap();
         b.set("split.no", 0u16).unwrap();
@@ -232,7 +241,12 @@ mod tests {
             entries: 7,
             chunks: 0,
         };
-        let meta = output_metadata(&file, 17, &overrides, Some(&record));
+        let plan = super::super::Plan {
+            tensors: Vec::new(),
+            file_type: 17,
+            block_count: Some(3),
+        };
+        let meta = output_metadata(&file, &plan, &overrides, Some(&record));
         let keys: Vec<&str> = meta.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(
             keys,
@@ -245,6 +259,7 @@ mod tests {
                 "quantize.imatrix.file",
                 "quantize.imatrix.dataset",
                 "quantize.imatrix.entries_count",
+                "llama.block_count",
             ]
         );
         assert_eq!(meta[1].1, OwnedValue::U32(2));
@@ -252,6 +267,7 @@ mod tests {
         assert_eq!(meta[3].1, OwnedValue::String("renamed".into()));
         assert_eq!(meta[5].1, OwnedValue::String(long[..127].to_owned()));
         assert_eq!(meta[7].1, OwnedValue::U32(7));
+        assert_eq!(meta[8].1, OwnedValue::U32(3));
     }
 
     #[test]

@@ -133,6 +133,10 @@ pub struct QuantizeOptions {
     /// An importance matrix is given (`--imatrix`, after
     /// `--include-weights`/`--exclude-weights` left at least one entry).
     pub has_imatrix: bool,
+    /// `--keep-split`: the tensors stay in their shards, in file order.
+    pub keep_split: bool,
+    /// `--prune-layers`: blocks left out; the later ones are renumbered.
+    pub prune_layers: Vec<u32>,
 }
 
 impl QuantizeOptions {
@@ -157,6 +161,8 @@ impl QuantizeOptions {
             token_embedding_type: None,
             tensor_types: Vec::new(),
             has_imatrix: false,
+            keep_split: false,
+            prune_layers: Vec::new(),
         })
     }
 }
@@ -164,8 +170,13 @@ impl QuantizeOptions {
 /// One tensor of the plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlannedTensor {
-    /// Its name.
+    /// Its name in the output (its block renumbered by `--prune-layers`).
     pub name: String,
+    /// Its name in the input (where its data and its importance matrix
+    /// entry are found).
+    pub input_name: String,
+    /// The shard of the input that holds it (0 but for a split model).
+    pub shard: usize,
     /// Its shape, innermost first.
     pub shape: Vec<u64>,
     /// Its type in the input.
@@ -193,6 +204,8 @@ pub struct Plan {
     pub tensors: Vec<PlannedTensor>,
     /// The value of `general.file_type` in the output.
     pub file_type: u32,
+    /// With `--prune-layers`, the new `{arch}.block_count` (written last).
+    pub block_count: Option<u32>,
 }
 
 impl Plan {
@@ -214,6 +227,85 @@ impl Plan {
 /// blocks), then name.
 fn order_key(name: &str) -> (i64, &[u8]) {
     (block_number(name).unwrap_or(-1), name.as_bytes())
+}
+
+/// A tensor of the input, as the plan walks it.
+struct Source {
+    name: String,
+    input_name: String,
+    shard: usize,
+    offset: u64,
+    shape: Vec<u64>,
+    ty: GgmlType,
+}
+
+/// llama-quantize's `remap_layer` over tensors in its order: the tensors
+/// of pruned blocks leave, blocks before the first pruned one keep their
+/// number, later ones are renumbered in turn. Returns the new block count
+/// (`None` when nothing is pruned).
+fn prune(order: &mut Vec<Source>, pruned: &[u32]) -> Option<u32> {
+    let mut pruned: Vec<i64> = pruned.iter().map(|&b| i64::from(b)).collect();
+    pruned.sort_unstable();
+    pruned.dedup();
+    let first = *pruned.first()?;
+    let mut mapped: Vec<(i64, Option<i64>)> = Vec::new();
+    let mut next: i64 = 0;
+    order.retain_mut(|t| {
+        let Some((_, _, blk)) = block_digits(&t.name) else {
+            return true;
+        };
+        let to = match mapped.iter().find(|m| m.0 == blk) {
+            Some(m) => m.1,
+            None => {
+                let to = if pruned.contains(&blk) {
+                    None
+                } else if blk < first {
+                    next = blk + 1;
+                    Some(blk)
+                } else {
+                    next += 1;
+                    Some(next - 1)
+                };
+                mapped.push((blk, to));
+                to
+            }
+        };
+        match to {
+            None => false,
+            Some(n) => {
+                t.name = renumber(&t.name, n);
+                true
+            }
+        }
+    });
+    Some(next as u32)
+}
+
+/// The first `blk.N.` in `name`, as llama-quantize's `blk\.(\d+)\.` search
+/// finds it: the byte range of `N` and its value.
+fn block_digits(name: &str) -> Option<(usize, usize, i64)> {
+    let mut from = 0;
+    while let Some(i) = name[from..].find("blk.") {
+        let start = from + i + 4;
+        let len = name[start..]
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(name.len() - start);
+        if len > 0 && name[start + len..].starts_with('.') {
+            if let Ok(n) = name[start..start + len].parse() {
+                return Some((start, start + len, n));
+            }
+        }
+        from += i + 1;
+    }
+    None
+}
+
+/// `name` with its block number replaced by `n`.
+fn renumber(name: &str, n: i64) -> String {
+    match block_digits(name) {
+        Some((start, end, _)) => format!("{}{n}{}", &name[..start], &name[end..]),
+        None => name.to_owned(),
+    }
 }
 
 /// What the rules need of `model`.
@@ -247,11 +339,11 @@ pub fn model_facts(model: &impl Gguf) -> Result<ModelFacts> {
 /// The file type llama.cpp's loader guesses for a file without
 /// `general.file_type`: the type of the most tensors (the first to reach
 /// that count, in `order`), with the guessed flag (1024).
-fn guessed_file_type(order: &[(String, Vec<u64>, GgmlType)]) -> u32 {
+fn guessed_file_type(order: &[GgmlType]) -> u32 {
     use GgmlType as T;
     let mut counts: Vec<(GgmlType, usize)> = Vec::new();
     let (mut best, mut best_n) = (T::F32, 0);
-    for (_, _, ty) in order {
+    for ty in order {
         let n = match counts.iter_mut().find(|(t, _)| t == ty) {
             Some((_, n)) => {
                 *n += 1;
@@ -355,18 +447,31 @@ pub fn requires_imatrix(name: &str, ty: GgmlType, ftype: Ftype) -> bool {
 /// ```
 pub fn plan(model: &impl Gguf, opts: &QuantizeOptions) -> Result<Plan> {
     let facts = model_facts(model)?;
-    let mut order: Vec<(String, Vec<u64>, GgmlType)> = (0..model.tensor_count())
-        .filter_map(|i| model.tensor_at(i))
-        .map(|t| (t.name().to_owned(), t.shape().to_vec(), t.ggml_type()))
+    let mut order: Vec<Source> = model
+        .tensors_with_shard()
+        .map(|(shard, t)| Source {
+            name: t.name().to_owned(),
+            input_name: t.name().to_owned(),
+            shard,
+            offset: t.file_offset(),
+            shape: t.shape().to_vec(),
+            ty: t.ggml_type(),
+        })
         .collect();
-    order.sort_by(|a, b| order_key(&a.0).cmp(&order_key(&b.0)));
+    order.sort_by(|a, b| order_key(&a.name).cmp(&order_key(&b.name)));
+    let block_count = prune(&mut order, &opts.prune_layers);
+    if opts.keep_split {
+        // Stable: llama-quantize sorts its name-ordered list by shard and offset.
+        order.sort_by_key(|t| (t.shard, t.offset));
+    }
 
     let preset = opts.preset;
     let copy = preset.is_copy();
     let ftype = preset.ftype;
     let default = ftype.default_type();
     let file_type = if copy {
-        u32_of(model, "general.file_type").unwrap_or_else(|| guessed_file_type(&order))
+        u32_of(model, "general.file_type")
+            .unwrap_or_else(|| guessed_file_type(&order.iter().map(|t| t.ty).collect::<Vec<_>>()))
     } else {
         ftype.id()
     };
@@ -374,7 +479,7 @@ pub fn plan(model: &impl Gguf, opts: &QuantizeOptions) -> Result<Plan> {
     let mut counters = Counters {
         n_attention_wv: order
             .iter()
-            .filter(|t| Category::of(&t.0).is_attn_v())
+            .filter(|t| Category::of(&t.name).is_attn_v())
             .count() as u32,
         n_layers: facts.n_layer,
         ..Counters::default()
@@ -384,11 +489,19 @@ pub fn plan(model: &impl Gguf, opts: &QuantizeOptions) -> Result<Plan> {
         output_tensor_type: opts.output_tensor_type,
         token_embedding_type: opts.token_embedding_type,
         has_imatrix: opts.has_imatrix,
-        tied_embeddings: !order.iter().any(|t| t.0 == "output.weight"),
+        tied_embeddings: !order.iter().any(|t| t.name == "output.weight"),
     };
 
     let mut tensors = Vec::with_capacity(order.len());
-    for (name, shape, source) in order {
+    for t in order {
+        let Source {
+            name,
+            input_name,
+            shard,
+            shape,
+            ty: source,
+            ..
+        } = t;
         let category = Category::of(&name);
         let quantizable =
             !copy && allows_quantization(&name, &shape, &facts.arch, !opts.leave_output_tensor);
@@ -409,6 +522,8 @@ pub fn plan(model: &impl Gguf, opts: &QuantizeOptions) -> Result<Plan> {
         tensors.push(PlannedTensor {
             requires_imatrix: requires_imatrix(&name, target, ftype),
             name,
+            input_name,
+            shard,
             shape,
             source,
             target,
@@ -417,7 +532,11 @@ pub fn plan(model: &impl Gguf, opts: &QuantizeOptions) -> Result<Plan> {
             fell_back,
         });
     }
-    Ok(Plan { tensors, file_type })
+    Ok(Plan {
+        tensors,
+        file_type,
+        block_count,
+    })
 }
 
 /// `llama_tensor_get_type` for a tensor llama-quantize may quantize: the

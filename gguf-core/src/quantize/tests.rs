@@ -674,3 +674,54 @@ fn use_more_bits_is_c_arithmetic() {
     let more: Vec<u32> = (0..4).filter(|&i| use_more_bits(i, 4)).collect();
     assert_eq!(more, [2, 3]);
 }
+
+#[test]
+fn pruned_layers_leave_and_later_blocks_are_renumbered() {
+    let mut o = QuantizeOptions::new("Q4_K_M").unwrap();
+    o.prune_layers = vec![5, 2, 2];
+    let p = plan_llama(&o);
+    assert_eq!(p.block_count, Some(6));
+    assert_eq!(p.tensors.len(), 3 + 6 * 9);
+    let t = p
+        .tensors
+        .iter()
+        .find(|t| t.input_name == "blk.7.attn_v.weight")
+        .unwrap();
+    assert_eq!(t.name, "blk.5.attn_v.weight");
+    let t = p
+        .tensors
+        .iter()
+        .find(|t| t.input_name == "blk.3.ffn_up.weight")
+        .unwrap();
+    assert_eq!(t.name, "blk.2.ffn_up.weight");
+    assert!(p
+        .tensors
+        .iter()
+        .all(|t| !t.input_name.starts_with("blk.2.")));
+    // The counters run over what is left, against the model's 8 layers:
+    // value projections 0..6 of 6 -> use_more_bits(i, 6): 2, 5 (no
+    // eighth of 6).
+    let v: Vec<T> = (0..6)
+        .map(|i| target(&p, &format!("blk.{i}.attn_v.weight")))
+        .collect();
+    assert_eq!(v, [T::Q4_K, T::Q4_K, T::Q6_K, T::Q4_K, T::Q4_K, T::Q6_K]);
+    // ffn_down counts against n_layer = 8: 0, 3 of the remaining indices.
+    let d: Vec<T> = (0..6)
+        .map(|i| target(&p, &format!("blk.{i}.ffn_down.weight")))
+        .collect();
+    assert_eq!(d, [T::Q6_K, T::Q4_K, T::Q4_K, T::Q6_K, T::Q4_K, T::Q4_K]);
+    assert_eq!(
+        plan_llama(&QuantizeOptions::new("Q4_K_M").unwrap()).block_count,
+        None
+    );
+}
+
+#[test]
+fn keep_split_keeps_file_order() {
+    let mut o = QuantizeOptions::new("Q8_0").unwrap();
+    o.keep_split = true;
+    let p = plan_llama(&o);
+    assert_eq!(p.tensors[0].name, "token_embd.weight");
+    assert_eq!(p.tensors[1].name, "blk.0.attn_norm.weight");
+    assert_eq!(p.tensors.last().unwrap().name, "output.weight");
+}
