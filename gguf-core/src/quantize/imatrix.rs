@@ -293,6 +293,48 @@ impl Imatrix {
         })
     }
 
+    /// The entries llama-quantize keeps under `--include-weights`
+    /// (entries whose name contains one of `include`) or
+    /// `--exclude-weights` (all but those containing one of `exclude`);
+    /// both at once is an error, as in llama-quantize.
+    ///
+    /// ```
+    /// use gguf_core::quantize::{Imatrix, ImatrixEntry, ImatrixFormat};
+    /// let e = |n: &str| ImatrixEntry { name: n.into(), sums: vec![1.0], counts: vec![1.0] };
+    /// let m = Imatrix { format: ImatrixFormat::Gguf, entries: vec![e("blk.0.attn_q.weight"), e("blk.0.ffn_up.weight")],
+    ///                   datasets: vec![], chunk_count: 1, chunk_size: Some(512) };
+    /// let kept = m.select(&[], &["attn".into()]).unwrap();
+    /// assert_eq!(kept.entries.len(), 1);
+    /// assert_eq!(kept.entries[0].name, "blk.0.ffn_up.weight");
+    /// assert!(m.select(&["a".into()], &["b".into()]).is_err());
+    /// ```
+    pub fn select(&self, include: &[String], exclude: &[String]) -> Result<Imatrix> {
+        if !include.is_empty() && !exclude.is_empty() {
+            return Err(bad(
+                "--include-weights and --exclude-weights cannot be used together".into(),
+            ));
+        }
+        let mut out = self.clone();
+        out.entries.retain(|e| {
+            let has = |parts: &[String]| parts.iter().any(|p| e.name.contains(p.as_str()));
+            !has(exclude) && (include.is_empty() || has(include))
+        });
+        Ok(out)
+    }
+
+    /// What llama-quantize records of this matrix (after
+    /// [`select`](Imatrix::select)) read from `file` as given on its
+    /// command line; `None` when no entry is left, as llama-quantize then
+    /// quantizes without one and records nothing.
+    pub fn record(&self, file: &str) -> Option<super::keys::ImatrixRecord> {
+        (!self.entries.is_empty()).then(|| super::keys::ImatrixRecord {
+            file: file.to_owned(),
+            dataset: self.datasets.first().cloned(),
+            entries: self.entries.len() as u32,
+            chunks: self.chunk_count,
+        })
+    }
+
     /// The entry for tensor `name`.
     pub fn entry(&self, name: &str) -> Option<&ImatrixEntry> {
         self.entries.iter().find(|e| e.name == name)

@@ -314,3 +314,26 @@ fn experts_with_different_counts_convert_as_llama_imatrix_does() {
     // Only the last dataset fits the legacy format.
     assert_eq!(d.datasets, ["y"]);
 }
+
+#[test]
+fn selection_and_record_follow_llama_quantize() {
+    let m = Imatrix::parse(&gguf(
+        &[
+            ("blk.0.attn_q.weight", &[1.0], &[1.0]),
+            ("blk.0.attn_v.weight", &[1.0], &[1.0]),
+            ("blk.0.ffn_up.weight", &[1.0], &[1.0]),
+        ],
+        &["first.txt", "second.txt"],
+        9,
+    ))
+    .unwrap();
+    let inc = m.select(&["attn_q".into(), "ffn".into()], &[]).unwrap();
+    let names: Vec<&str> = inc.entries.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["blk.0.attn_q.weight", "blk.0.ffn_up.weight"]);
+    let r = inc.record("imatrix.gguf").unwrap();
+    assert_eq!(r.entries, 2);
+    assert_eq!(r.chunks, 9);
+    assert_eq!(r.dataset.as_deref(), Some("first.txt"));
+    let none = m.select(&[], &["blk".into()]).unwrap();
+    assert!(none.record("x").is_none());
+}
