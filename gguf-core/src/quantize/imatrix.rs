@@ -168,7 +168,10 @@ impl Imatrix {
             if nval < 1 {
                 return Err(bad(format!("entry {name:?} at offset {at}: {nval} values")));
             }
-            let raw = r.take(nval as usize * 4, &format!("the values of {name:?}"))?;
+            let raw = r.take(
+                (nval as usize).saturating_mul(4),
+                &format!("the values of {name:?}"),
+            )?;
             let sums = raw
                 .chunks_exact(4)
                 .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
@@ -355,7 +358,8 @@ impl Imatrix {
                     .enumerate()
                     .map(|(i, &s)| {
                         // llama.cpp rounds the f32 count to an integer first.
-                        let c = entry.counts[i / per.max(1)].round() as i64 as f32;
+                        let count = entry.counts.get(i / per.max(1)).copied().unwrap_or(0.0);
+                        let c = count.round() as i64 as f32;
                         if c > 0.0 {
                             s / c
                         } else {
@@ -472,7 +476,7 @@ impl Imatrix {
                         .iter()
                         .enumerate()
                         .map(|(i, &v)| {
-                            let c = counts[i / per.max(1)] as f32;
+                            let c = counts.get(i / per.max(1)).copied().unwrap_or(0) as f32;
                             let (v, c) = if c == 0.0 { (1.0, 1.0) } else { (v, c) };
                             (v / c) * ncall as f32
                         })

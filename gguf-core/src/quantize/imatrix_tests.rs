@@ -337,3 +337,23 @@ fn selection_and_record_follow_llama_quantize() {
     let none = m.select(&[], &["blk".into()]).unwrap();
     assert!(none.record("x").is_none());
 }
+
+#[test]
+fn hand_built_matrices_without_counts_do_not_panic() {
+    let m = Imatrix {
+        format: ImatrixFormat::Gguf,
+        entries: vec![ImatrixEntry {
+            name: "w".into(),
+            sums: vec![2.0, 3.0],
+            counts: vec![],
+        }],
+        datasets: vec![],
+        chunk_count: 0,
+        chunk_size: None,
+    };
+    // No count: no token seen, as llama-quantize treats a zero count.
+    assert_eq!(m.weights(&m.entries[0]), [1.0, 1.0]);
+    let d = m.to_dat();
+    assert_eq!(d.entries[0].counts, [0.0]);
+    let _ = m.to_bytes();
+}
