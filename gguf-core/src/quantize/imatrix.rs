@@ -338,9 +338,10 @@ impl Imatrix {
         })
     }
 
-    /// The entry for tensor `name`.
+    /// The entry for tensor `name` (the last one of that name, as
+    /// llama.cpp's reader keeps it when a legacy file repeats a name).
     pub fn entry(&self, name: &str) -> Option<&ImatrixEntry> {
-        self.entries.iter().find(|e| e.name == name)
+        self.entries.iter().rev().find(|e| e.name == name)
     }
 
     /// The importance of each column as llama-quantize passes it to the

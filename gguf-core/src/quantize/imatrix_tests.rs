@@ -81,6 +81,9 @@ fn legacy_files_read_with_and_without_their_trailer() {
     // A name with a NUL ends there, as llama.cpp reads it.
     let m = Imatrix::parse(&dat(&[("a\0junk", 1, &[1.0])], None)).unwrap();
     assert_eq!(m.entries[0].name, "a");
+    // A repeated name: the last one counts.
+    let m = Imatrix::parse(&dat(&[("a", 1, &[1.0]), ("a", 1, &[5.0])], None)).unwrap();
+    assert_eq!(m.entry("a").unwrap().sums, [5.0]);
 }
 
 #[test]
