@@ -11,6 +11,7 @@ mod integration {
     pub mod cli_estimate;
     pub mod cli_get;
     pub mod cli_hash;
+    pub mod cli_imatrix;
     pub mod cli_interrupt;
     pub mod cli_messages;
     pub mod cli_rewrite;

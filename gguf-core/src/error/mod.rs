@@ -24,6 +24,7 @@ mod codec;
 mod edit;
 mod format;
 mod lookup;
+mod quantize;
 #[cfg(feature = "remote")]
 mod remote;
 mod source;
@@ -34,6 +35,7 @@ pub use codec::CodecError;
 pub use edit::EditError;
 pub use format::FormatError;
 pub use lookup::LookupError;
+pub use quantize::QuantizeError;
 #[cfg(feature = "remote")]
 pub use remote::RemoteError;
 pub use source::SourceError;
@@ -84,6 +86,10 @@ pub enum Error {
     /// A URL, store entry or source that cannot be read as asked.
     #[error(transparent)]
     Source(#[from] SourceError),
+    /// A quantization preset, override, model or importance matrix that
+    /// llama-quantize's policy cannot work with.
+    #[error(transparent)]
+    Quantize(#[from] QuantizeError),
     /// Settings llama.cpp would refuse for this model (a quantized V cache
     /// without flash attention, a cache type whose blocks do not divide
     /// the row).

@@ -228,7 +228,7 @@ pub(super) fn check(
 
 /// The `u32` value of `key`, if it is one (llama.cpp refuses any other
 /// type, which [`check`] reports).
-pub(super) fn u32_of(meta: &(impl Gguf + ?Sized), key: &str) -> Option<u32> {
+pub(crate) fn u32_of(meta: &(impl Gguf + ?Sized), key: &str) -> Option<u32> {
     match meta.value(key)? {
         Value::U32(v) => Some(v),
         _ => None,
@@ -236,14 +236,14 @@ pub(super) fn u32_of(meta: &(impl Gguf + ?Sized), key: &str) -> Option<u32> {
 }
 
 /// The string value of `key`, if it is one.
-pub(super) fn str_of<'a>(meta: &'a (impl Gguf + ?Sized), key: &str) -> Option<&'a str> {
+pub(crate) fn str_of<'a>(meta: &'a (impl Gguf + ?Sized), key: &str) -> Option<&'a str> {
     meta.value(key)?.as_str()
 }
 
 /// Layer 0's value of a per-layer key read with `get_key_or_arr`: the
 /// scalar, or the array's first entry (`i32` entries reinterpreted as
 /// `u32`, as llama.cpp copies them, and `bool` as 0 or 1).
-pub(super) fn first_of_layers(meta: &(impl Gguf + ?Sized), key: &str) -> Option<u32> {
+pub(crate) fn first_of_layers(meta: &(impl Gguf + ?Sized), key: &str) -> Option<u32> {
     match meta.value(key)? {
         Value::U32(v) => Some(v),
         Value::Array(a) => match a.element_type() {

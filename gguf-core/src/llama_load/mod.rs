@@ -44,7 +44,7 @@
 mod arch;
 mod consistency;
 mod hparams;
-mod keys;
+pub(crate) mod keys;
 mod layouts;
 mod problem;
 mod rules;

@@ -4,9 +4,10 @@
 //! Data and small functions, so that every tool that converts weights
 //! (the `gguf convert` command, bindings, importers) makes the same choices
 //! as llama-quantize of [`LLAMA_CPP_VERSION`](crate::llama_load::LLAMA_CPP_VERSION)
-//! (`src/llama-quant.cpp`). Today: its `--pure` mode, every weight matrix
-//! to one type ([`choose_pure`]); its presets, which choose a type per
-//! tensor, belong here too.
+//! (`src/llama-quant.cpp`, `tools/quantize/quantize.cpp`): its presets
+//! ([`PRESETS`], [`Ftype`]), the type it gives each tensor ([`plan`], from
+//! the rules of [`mixture_type`]), the metadata it writes ([`keys`]), and
+//! its `--pure` mode for `gguf convert` ([`choose_pure`]).
 //!
 //! ```
 //! use gguf_core::quantize::{choose_pure, Kept};
@@ -21,10 +22,27 @@
 
 mod file_type;
 mod imatrix;
+pub mod keys;
+mod needs_imatrix;
+mod plan;
+mod preset;
 mod pure;
+mod rules;
+#[cfg(test)]
+mod tests;
 
 pub use file_type::{output_file_type, FileTypeLabel};
-pub use imatrix::{requires_imatrix, type_requires_imatrix};
+pub use imatrix::{Imatrix, ImatrixEntry, ImatrixFormat};
+pub use needs_imatrix::type_requires_imatrix;
+pub use plan::{
+    model_facts, parse_ggml_type, plan, requires_imatrix, Plan, PlannedTensor, QuantizeOptions,
+    TensorTypeOverride,
+};
+pub use preset::{parse_preset, presets_help, Ftype, Preset, PRESETS};
 pub use pure::{
     choose_pure, fallback, is_weight_matrix, left_by_llama_quantize, Kept, NOT_QUANTIZED,
+};
+pub use rules::{
+    allows_quantization, mixture_type, use_more_bits, Category, Counters, MixtureOptions,
+    ModelFacts,
 };

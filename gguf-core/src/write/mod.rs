@@ -8,7 +8,7 @@
 //! directory), and [`Builder::write_metadata_first`] (the header now, each
 //! tensor's bytes later through a [`MetadataFirst`] handle).
 
-mod atomic;
+pub(crate) mod atomic;
 mod builder;
 mod encode;
 mod layout;

@@ -11,6 +11,7 @@ mod edit;
 mod estimate;
 mod get;
 mod hash;
+mod imatrix;
 mod inspect;
 mod inspect_file;
 mod interrupt;
@@ -97,6 +98,9 @@ enum Command {
     Split(split::Args),
     /// Merge the shards of a split model into one file.
     Merge(merge::Args),
+    /// Importance matrices (llama-imatrix's files): `gguf imatrix convert
+    /// IN OUT` between its GGUF and legacy .dat formats.
+    Imatrix(imatrix::Args),
 }
 
 /// Writes a command's output, its control characters but line feeds
@@ -224,6 +228,7 @@ impl Command {
                 | Command::Convert(_)
                 | Command::Split(_)
                 | Command::Merge(_)
+                | Command::Imatrix(_)
         )
     }
 }
@@ -258,6 +263,7 @@ fn main() -> ExitCode {
         Command::Estimate(args) => estimate::run(args),
         Command::Split(args) => split::run(args),
         Command::Merge(args) => merge::run(args),
+        Command::Imatrix(args) => imatrix::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
