@@ -16,11 +16,11 @@
 
 use std::path::Path;
 
+use crate::error::Result;
 use crate::error::{Error, QuantizeError};
 use crate::format::{Endian, GgmlType};
 use crate::read::{Gguf, GgufFile};
 use crate::write::Builder;
-use crate::Result;
 
 /// Which file format an [`Imatrix`] came from or is written as.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -29,10 +29,10 @@ pub const SPLIT_KEYS: [&str; 3] = ["split.no", "split.count", "split.tensors.cou
 /// NUL included.
 pub const OVERRIDE_STR_MAX: usize = 127;
 
+use crate::error::Result;
 use crate::error::{Error, QuantizeError};
 use crate::format::OwnedValue;
 use crate::read::Gguf;
-use crate::Result;
 
 /// One `--override-kv KEY=TYPE:VALUE`, with the value as llama-quantize
 /// writes it: `int` as u32 (the absolute value, cut to 32 bits), `float`

@@ -3,11 +3,11 @@
 
 use regex::bytes::{Regex, RegexBuilder};
 
+use crate::error::Result;
 use crate::error::{Error, QuantizeError};
 use crate::format::GgmlType;
 use crate::llama_load::keys::{first_of_layers, str_of, u32_of};
 use crate::read::Gguf;
-use crate::Result;
 
 use super::preset::{parse_preset, Ftype, Preset};
 use super::pure::fallback;
