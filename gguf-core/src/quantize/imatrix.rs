@@ -242,10 +242,9 @@ impl Imatrix {
         // llama.cpp keeps its entries in a map: by name.
         names.sort_unstable();
         let read_f32 = |name: &str| -> Result<Option<Vec<f32>>> {
-            let Some(i) = file.tensor_index(name) else {
+            let Ok(t) = file.tensor(name) else {
                 return Ok(None);
             };
-            let t = file.tensor_at(i).expect("index from tensor_index");
             if t.ggml_type() != GgmlType::F32 {
                 return Err(bad(format!(
                     "tensor {name:?} is {}, expected F32",
@@ -387,13 +386,12 @@ impl Imatrix {
     /// The error names the tensor.
     pub fn validate(&self, model: &impl Gguf) -> Result<()> {
         for e in &self.entries {
-            let Some(i) = model.tensor_index(&e.name) else {
+            let Ok(t) = model.tensor(&e.name) else {
                 return Err(mismatch(
                     &e.name,
                     "the model has no such tensor (an importance matrix for another model?)".into(),
                 ));
             };
-            let t = model.tensor_at(i).expect("index from tensor_index");
             let shape = t.shape();
             let want = shape.first().copied().unwrap_or(1) * shape.get(2).copied().unwrap_or(1);
             if e.sums.len() as u64 != want && !super::rules::is_token_embd(&e.name) {

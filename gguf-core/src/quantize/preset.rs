@@ -129,10 +129,9 @@ const FTYPES: &[(Ftype, u32, GgmlType)] = {
 
 impl Ftype {
     fn row(self) -> &'static (Ftype, u32, GgmlType) {
-        FTYPES
-            .iter()
-            .find(|r| r.0 == self)
-            .expect("every Ftype has a row")
+        // FTYPES lists the variants in declaration order, one row each
+        // (`every_variant_has_its_row_at_its_index`).
+        &FTYPES[self as usize]
     }
 
     /// The id written to `general.file_type`.
@@ -293,6 +292,15 @@ pub fn presets_help() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_variant_has_its_row_at_its_index() {
+        for (i, (f, _, _)) in FTYPES.iter().enumerate() {
+            assert_eq!(*f as usize, i, "{f:?}");
+        }
+        // The last variant's row is the table's last: no variant lacks one.
+        assert_eq!(Ftype::Q2_0 as usize + 1, FTYPES.len());
+    }
 
     #[test]
     fn ids_follow_llama_h() {
