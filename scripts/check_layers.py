@@ -39,7 +39,7 @@ LAYERS = [
     ["metadata"],
     ["edit"],
     ["summary"],
-    ["estimate", "llama_load", "quantize"],  # llama.cpp policies over the summary's header view
+    ["estimate", "llama_load", "quantize", "tokenizer"],  # llama.cpp policies over the summary's header view; its tokenizer
     ["testing"],  # fixtures for tests, never used by the library
 ]
 

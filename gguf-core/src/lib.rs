@@ -96,6 +96,7 @@ pub mod remote;
 pub mod summary;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod tokenizer;
 pub mod write;
 
 // Each public item has one public path: the handful every user needs at

@@ -29,6 +29,7 @@ mod quantize;
 mod remote;
 mod source;
 mod split;
+mod tokenizer;
 
 pub use build::BuildError;
 pub use codec::CodecError;
@@ -40,6 +41,7 @@ pub use quantize::QuantizeError;
 pub use remote::RemoteError;
 pub use source::SourceError;
 pub use split::SplitError;
+pub use tokenizer::TokenizerError;
 
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -102,6 +104,10 @@ pub enum Error {
     #[cfg(feature = "remote")]
     #[error(transparent)]
     Remote(#[from] RemoteError),
+    /// A model's tokenizer cannot be built from its metadata, or a token
+    /// id is not in it.
+    #[error(transparent)]
+    Tokenizer(#[from] TokenizerError),
 }
 
 impl From<std::io::Error> for Error {

@@ -23,6 +23,7 @@ mod rewrite;
 mod split;
 mod tensor;
 mod text;
+mod tokenize;
 
 /// Inspect, rewrite and edit GGUF model files.
 #[derive(Parser)]
@@ -101,6 +102,9 @@ enum Command {
     /// Importance matrices (llama-imatrix's files): `gguf imatrix convert
     /// IN OUT` between its GGUF and legacy .dat formats.
     Imatrix(imatrix::Args),
+    /// Text to token ids with the model's own tokenizer, as llama.cpp's
+    /// llama-tokenize prints them (`id -> 'piece'` lines, or `--ids`).
+    Tokenize(tokenize::Args),
 }
 
 /// Writes a command's output, its control characters but line feeds
@@ -264,6 +268,7 @@ fn main() -> ExitCode {
         Command::Split(args) => split::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Imatrix(args) => imatrix::run(args),
+        Command::Tokenize(args) => tokenize::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

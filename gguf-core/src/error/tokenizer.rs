@@ -1,0 +1,50 @@
+//! A model whose tokenizer cannot be built, or ids it does not have.
+
+/// Why a model's tokenizer cannot be built or used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TokenizerError {
+    /// `tokenizer.ggml.model` names a vocabulary type this library does not
+    /// build (llama.cpp's `rwkv`, `plamo2`, `hybriddna`, ... or one it
+    /// does not know either).
+    #[error("tokenizer model {model:?} is not supported ({reason})")]
+    UnsupportedModel {
+        /// The value of `tokenizer.ggml.model`.
+        model: String,
+        /// Why.
+        reason: String,
+    },
+    /// `tokenizer.ggml.pre` names a pre-tokenizer this library does not
+    /// build, or one llama.cpp does not know.
+    #[error("pre-tokenizer {pre:?} is not supported ({reason})")]
+    UnsupportedPre {
+        /// The value of `tokenizer.ggml.pre`.
+        pre: String,
+        /// Why.
+        reason: String,
+    },
+    /// A tokenizer key is missing, has the wrong type, or a value llama.cpp
+    /// refuses.
+    #[error("{key}: {reason}")]
+    BadKey {
+        /// The metadata key.
+        key: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A token id outside the vocabulary.
+    #[error("token id {id} is outside the vocabulary of {n_tokens} tokens")]
+    TokenOutOfRange {
+        /// The id.
+        id: u32,
+        /// The vocabulary size.
+        n_tokens: usize,
+    },
+    /// The text needs a token the vocabulary lacks (a byte token for byte
+    /// fallback, the BOS or EOS token llama.cpp asserts on).
+    #[error("the vocabulary has no {what}")]
+    MissingToken {
+        /// Which token, e.g. `byte token <0x0A>`.
+        what: String,
+    },
+}

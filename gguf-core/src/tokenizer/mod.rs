@@ -1,0 +1,331 @@
+//! A model's tokenizer, built from its metadata alone, that gives the token
+//! ids llama.cpp gives.
+//!
+//! [`Tokenizer::from_model`] reads the `tokenizer.ggml.*` keys of any model
+//! view ([`GgufFile`](crate::GgufFile), [`Model`](crate::Model), a
+//! header-only remote model) and builds what llama.cpp's
+//! `llama_vocab::impl::load` builds (the llama.cpp that llama-cpp-python
+//! 0.3.36 vendors; [`LLAMA_CPP_VERSION`](crate::llama_load::LLAMA_CPP_VERSION)):
+//! the vocabulary type (`spm` for `llama`, `bpe` for `gpt2` and `gemma4`,
+//! `wpm` for `bert`), its defaults, the pre-tokenizer named by
+//! `tokenizer.ggml.pre`, the special tokens and llama.cpp's fixes of their
+//! attributes. [`encode`](Tokenizer::encode) and
+//! [`decode`](Tokenizer::decode) follow `llama_tokenize` and
+//! `llama_detokenize`, quirks included: the text is split at special
+//! tokens (control ones only when asked), SentencePiece vocabularies get a
+//! leading space, and byte-level ones their hand-written splitters.
+//!
+//! ```
+//! # fn main() -> gguf_core::Result<()> {
+//! # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
+//! use gguf_core::tokenizer::Tokenizer;
+//! let model = gguf_core::GgufFile::open(&bytes)?;
+//! let tok = Tokenizer::from_model(&model)?;
+//! let ids = tok.encode("a", true, false)?;
+//! assert_eq!(ids.first(), Some(&1)); // BOS: SentencePiece vocabularies add it
+//! # Ok(()) }
+//! ```
+//!
+//! # What is not supported
+//!
+//! Vocabulary types `rwkv`, `plamo2`, `hybriddna`, `whitespace` and `test`,
+//! and the pre-tokenizers `kimi-k2`, `afmoe`, `tiny_aya` and `cohere2moe`
+//! (llama.cpp splits those with hand-written scanners not reproduced here)
+//! are refused with an error naming them.
+//!
+//! # Unicode
+//!
+//! Pre-tokenizers classify code points by general category. llama.cpp uses
+//! a table generated from the Unicode Character Database; we use the tables
+//! of `regex-syntax` (the `regex` crate's). Both give every code point one
+//! of letter, number, mark, punctuation, symbol, separator, control
+//! (`Cc`, `Cf`, `Co`, `Cs`) or unassigned, and whitespace is Unicode's
+//! `White_Space` in both. They differ only where the Unicode versions do:
+//! code points assigned after llama.cpp's table was generated are
+//! unassigned to llama.cpp and categorized here. Case folding of the
+//! contraction rules (`'S`, `'LL`) only concerns ASCII in both.
+//!
+//! Where llama.cpp's behaviour depends on the order of a hash map or of an
+//! unstable sort, we pick one order: special tokens of equal length are
+//! matched in id order, and a control-looking token detected by text (FIM
+//! markers) is the first of llama.cpp's list the vocabulary has.
+
+use rustc_hash::FxHashMap;
+
+use crate::error::{Result, TokenizerError};
+
+mod attr;
+mod bpe;
+mod decode;
+mod load;
+mod pre;
+mod special;
+mod split_custom;
+mod split_regex;
+mod spm;
+mod unicode;
+
+pub use attr::{TokenAttr, VocabType};
+
+/// One entry of the vocabulary.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TokenData {
+    /// The token's text as stored (`▁` for spaces in SentencePiece
+    /// vocabularies, GPT-2's byte characters in byte-level ones).
+    pub text: String,
+    /// Its score (SentencePiece merges prefer higher scores).
+    pub score: f32,
+    /// Its attributes.
+    pub attr: TokenAttr,
+}
+
+/// The special token ids llama.cpp tracks (`None`: the model has none).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Specials {
+    /// Beginning of sequence.
+    pub bos: Option<u32>,
+    /// End of sequence.
+    pub eos: Option<u32>,
+    /// End of turn.
+    pub eot: Option<u32>,
+    /// End of message.
+    pub eom: Option<u32>,
+    /// Unknown.
+    pub unk: Option<u32>,
+    /// Separator (BERT).
+    pub sep: Option<u32>,
+    /// Padding.
+    pub pad: Option<u32>,
+    /// Mask (BERT).
+    pub mask: Option<u32>,
+    /// Fill-in-the-middle prefix.
+    pub fim_pre: Option<u32>,
+    /// Fill-in-the-middle suffix.
+    pub fim_suf: Option<u32>,
+    /// Fill-in-the-middle middle.
+    pub fim_mid: Option<u32>,
+    /// Fill-in-the-middle padding.
+    pub fim_pad: Option<u32>,
+    /// Fill-in-the-middle repository name.
+    pub fim_rep: Option<u32>,
+    /// Fill-in-the-middle file separator.
+    pub fim_sep: Option<u32>,
+}
+
+/// llama.cpp's tokenizer flags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Flags {
+    /// A space is put before text that starts the input or follows a
+    /// special token (SentencePiece), and removed again when decoding.
+    pub add_space_prefix: bool,
+    /// `encode(.., add_special = true, ..)` starts with BOS.
+    pub add_bos: bool,
+    /// `encode(.., add_special = true, ..)` ends with EOS.
+    pub add_eos: bool,
+    /// A separator is added (BERT-style models).
+    pub add_sep: bool,
+    /// A word that is a token is not merged (llama3-style pre-tokenizers).
+    pub ignore_merges: bool,
+    /// Decoding removes the space before `?!.,` and some contractions.
+    pub clean_spaces: bool,
+    /// Runs of spaces are merged (Unigram).
+    pub remove_extra_whitespaces: bool,
+    /// Spaces are written `▁` in the vocabulary.
+    pub escape_whitespaces: bool,
+}
+
+impl Default for Flags {
+    fn default() -> Flags {
+        Flags {
+            add_space_prefix: false,
+            add_bos: false,
+            add_eos: false,
+            add_sep: false,
+            ignore_merges: false,
+            clean_spaces: false,
+            remove_extra_whitespaces: false,
+            escape_whitespaces: true,
+        }
+    }
+}
+
+/// A model's tokenizer: text to token ids and back, as llama.cpp does it.
+/// See the [module](self) documentation.
+pub struct Tokenizer {
+    kind: VocabType,
+    model: String,
+    pre: Option<String>,
+    family: Option<pre::Family>,
+    byte_encode: bool,
+    steps: Vec<pre::Step>,
+    tokens: Vec<TokenData>,
+    token_to_id: FxHashMap<Box<str>, u32>,
+    merges: FxHashMap<Box<str>, u32>,
+    specials: Specials,
+    flags: Flags,
+    /// Special tokens (control, user-defined, unknown), longest first.
+    special_cache: Vec<u32>,
+    normalizer_lowercase: bool,
+    normalizer_strip_accents: bool,
+}
+
+impl std::fmt::Debug for Tokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokenizer")
+            .field("type", &self.kind)
+            .field("model", &self.model)
+            .field("pre", &self.pre)
+            .field("n_tokens", &self.tokens.len())
+            .field("n_merges", &self.merges.len())
+            .field("specials", &self.specials)
+            .field("flags", &self.flags)
+            .finish()
+    }
+}
+
+impl Tokenizer {
+    /// The vocabulary type.
+    pub fn vocab_type(&self) -> VocabType {
+        self.kind
+    }
+
+    /// `tokenizer.ggml.model` (`llama`, `gpt2`, `gemma4`, `bert`, ...).
+    pub fn model_name(&self) -> &str {
+        &self.model
+    }
+
+    /// The pre-tokenizer name in effect for a byte-level vocabulary
+    /// (`default` when the file names none), `None` for other types.
+    pub fn pre_name(&self) -> Option<&str> {
+        match self.kind {
+            VocabType::Bpe => Some(self.pre.as_deref().unwrap_or("default")),
+            _ => None,
+        }
+    }
+
+    /// The number of tokens.
+    pub fn n_tokens(&self) -> usize {
+        self.tokens.len()
+    }
+
+    /// The number of merges (byte-level vocabularies).
+    pub fn n_merges(&self) -> usize {
+        self.merges.len()
+    }
+
+    /// A token's text, score and attributes.
+    pub fn token(&self, id: u32) -> Option<&TokenData> {
+        self.tokens.get(id as usize)
+    }
+
+    /// The id of a token's exact text (the last of duplicates, as in
+    /// llama.cpp).
+    pub fn token_id(&self, text: &str) -> Option<u32> {
+        self.token_to_id.get(text).copied()
+    }
+
+    /// The special token ids.
+    pub fn specials(&self) -> Specials {
+        self.specials
+    }
+
+    /// The flags llama.cpp derived for this vocabulary.
+    pub fn flags(&self) -> Flags {
+        self.flags
+    }
+
+    /// Token ids for `text`, as `llama_tokenize(vocab, text, add_special,
+    /// parse_special)` returns them.
+    ///
+    /// `add_special` adds the BOS / EOS / SEP tokens the vocabulary type and
+    /// the model's `add_*` flags call for. `parse_special` lets control
+    /// tokens written in the text (`<start_of_turn>`) become their ids;
+    /// user-defined tokens are always matched.
+    ///
+    /// Errors only when a token llama.cpp asserts on is missing (BOS or EOS
+    /// when they are to be added, a byte token for byte fallback).
+    pub fn encode(&self, text: &str, add_special: bool, parse_special: bool) -> Result<Vec<u32>> {
+        let fragments = special::partition(self, text, parse_special);
+        let mut out = Vec::with_capacity(text.len() / 3 + 2);
+        let bos = || self.required(self.specials.bos, "BOS token");
+        let eos = || self.required(self.specials.eos, "EOS token");
+        match self.kind {
+            VocabType::Spm => {
+                if add_special && self.flags.add_bos {
+                    out.push(bos()?);
+                }
+                let mut prev_special = true;
+                for f in fragments {
+                    match f {
+                        special::Fragment::Text(t) => {
+                            let mut s = String::with_capacity(t.len() + 3);
+                            if self.flags.add_space_prefix && prev_special {
+                                s.push(' ');
+                            }
+                            s.push_str(t);
+                            let s = s.replace(' ', "\u{2581}");
+                            spm::tokenize(self, &s, &mut out)?;
+                            prev_special = false;
+                        }
+                        special::Fragment::Token(id) => {
+                            out.push(id);
+                            prev_special = true;
+                        }
+                    }
+                }
+                if add_special && self.flags.add_eos {
+                    out.push(eos()?);
+                }
+            }
+            VocabType::Bpe => {
+                if add_special && self.flags.add_bos {
+                    out.push(bos()?);
+                }
+                for f in fragments {
+                    match f {
+                        special::Fragment::Text(t) if self.flags.escape_whitespaces => {
+                            bpe::tokenize(self, &t.replace(' ', "\u{2581}"), &mut out)
+                        }
+                        special::Fragment::Text(t) => bpe::tokenize(self, t, &mut out),
+                        special::Fragment::Token(id) => out.push(id),
+                    }
+                }
+                if add_special && self.flags.add_eos {
+                    out.push(eos()?);
+                }
+            }
+            VocabType::Wpm | VocabType::Ugm => {
+                return Err(TokenizerError::UnsupportedModel {
+                    model: self.model.clone(),
+                    reason: "not implemented yet".into(),
+                }
+                .into())
+            }
+        }
+        Ok(out)
+    }
+
+    fn required(&self, id: Option<u32>, what: &str) -> Result<u32> {
+        id.ok_or_else(|| TokenizerError::MissingToken { what: what.into() }.into())
+    }
+
+    /// The token for one byte in byte fallback: `<0xXX>`, else the byte as
+    /// text.
+    fn byte_token(&self, b: u8) -> Result<u32> {
+        let hex = format!("<0x{b:02X}>");
+        if let Some(id) = self.token_id(&hex) {
+            return Ok(id);
+        }
+        if b.is_ascii() {
+            if let Some(id) = self.token_id(std::str::from_utf8(&[b]).unwrap_or("")) {
+                return Ok(id);
+            }
+        }
+        Err(TokenizerError::MissingToken {
+            what: format!("byte token {hex}"),
+        }
+        .into())
+    }
+}
