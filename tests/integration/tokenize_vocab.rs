@@ -118,3 +118,60 @@ fn llama_cpp_vocab_tests() {
         "vocabularies with differences: {failed:?}"
     );
 }
+
+/// The committed goldens (`tests/data/tokenizer/`, made by
+/// `tests/oracles/tokenizer_goldens.py` with llama.cpp's llama-tokenize):
+/// small vocabularies cut from llama.cpp's test set, one per code path,
+/// each with llama.cpp's ids for its test inputs and adversarial text, with
+/// no special tokens and with them added (the model's add_bos rule) and
+/// parsed.
+#[test]
+fn committed_goldens_match_llama_cpp() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tokenizer");
+    let mut goldens: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    goldens.sort();
+    assert!(goldens.len() >= 6, "goldens missing in {}", dir.display());
+    let mut failures = Vec::new();
+    for g in &goldens {
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(g).unwrap()).unwrap();
+        let vocab = dir.join(doc["vocab"].as_str().unwrap());
+        let file = GgufFile::open(&vocab).unwrap();
+        let tok = Tokenizer::from_model(&file).unwrap();
+        let cases = doc["cases"].as_array().unwrap();
+        let mut equal = 0;
+        for case in cases {
+            let text = case["text"].as_str().unwrap();
+            let ids = |key: &str| -> Vec<u32> {
+                case[key]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_u64().unwrap() as u32)
+                    .collect()
+            };
+            let plain = tok.encode(text, false, false).unwrap();
+            let special = tok.encode(text, tok.flags().add_bos, true).unwrap();
+            if plain == ids("plain") && special == ids("special") {
+                equal += 1;
+            } else {
+                failures.push(format!(
+                    "{}: {text:?}\n  want {:?} / {:?}\n  got  {plain:?} / {special:?}",
+                    vocab.display(),
+                    ids("plain"),
+                    ids("special")
+                ));
+            }
+        }
+        eprintln!(
+            "{}: {equal}/{}",
+            g.file_name().unwrap().to_string_lossy(),
+            cases.len()
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -75,7 +75,7 @@ fn vocab_type(model: &str) -> Result<VocabType> {
         "llama" => VocabType::Spm,
         "gpt2" | "gemma4" => VocabType::Bpe,
         "bert" => VocabType::Wpm,
-        "t5" => VocabType::Ugm,
+        "t5" => return Err(unsupported("llama.cpp builds a Unigram (ugm) tokenizer for it, which this library does not reproduce yet")),
         "no_vocab" | "none" => return Err(unsupported("the model has no vocabulary")),
         "rwkv" | "plamo2" | "hybriddna" | "whitespace" | "test" => return Err(unsupported(
             "llama.cpp knows it, but this library builds only spm, bpe, wpm and ugm vocabularies",
@@ -185,6 +185,7 @@ impl Tokenizer {
 
         let tokens = read_tokens(model)?;
         let n = tokens.len();
+        let max_token_len = tokens.iter().map(|t| t.text.len()).max().unwrap_or(0);
         let mut token_to_id = FxHashMap::with_capacity_and_hasher(n, Default::default());
         for (i, t) in tokens.iter().enumerate() {
             token_to_id.insert(t.text.clone().into_boxed_str(), i as u32);
@@ -221,7 +222,8 @@ impl Tokenizer {
             specials: sp,
             flags,
             special_cache: Vec::new(),
-            normalizer_lowercase: false,
+            normalizer_lowercase: true,
+            max_token_len,
             normalizer_strip_accents: false,
         };
         tok.read_special_ids(model)?;

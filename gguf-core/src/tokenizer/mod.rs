@@ -28,7 +28,7 @@
 //!
 //! # What is not supported
 //!
-//! Vocabulary types `rwkv`, `plamo2`, `hybriddna`, `whitespace` and `test`,
+//! Vocabulary types `ugm` (`t5`), `rwkv`, `plamo2`, `hybriddna`, `whitespace` and `test`,
 //! and the pre-tokenizers `kimi-k2`, `afmoe`, `tiny_aya` and `cohere2moe`
 //! (llama.cpp splits those with hand-written scanners not reproduced here)
 //! are refused with an error naming them.
@@ -64,6 +64,7 @@ mod split_custom;
 mod split_regex;
 mod spm;
 mod unicode;
+mod wpm;
 
 pub use attr::{TokenAttr, VocabType};
 
@@ -169,6 +170,8 @@ pub struct Tokenizer {
     special_cache: Vec<u32>,
     normalizer_lowercase: bool,
     normalizer_strip_accents: bool,
+    /// The longest token text, in bytes (WordPiece's search window).
+    max_token_len: usize,
 }
 
 impl std::fmt::Debug for Tokenizer {
@@ -296,7 +299,21 @@ impl Tokenizer {
                     out.push(eos()?);
                 }
             }
-            VocabType::Wpm | VocabType::Ugm => {
+            VocabType::Wpm => {
+                if add_special {
+                    out.push(bos()?);
+                }
+                for f in fragments {
+                    match f {
+                        special::Fragment::Text(t) => wpm::tokenize(self, t, &mut out),
+                        special::Fragment::Token(id) => out.push(id),
+                    }
+                }
+                if add_special {
+                    out.push(self.required(self.specials.sep, "SEP token")?);
+                }
+            }
+            VocabType::Ugm => {
                 return Err(TokenizerError::UnsupportedModel {
                     model: self.model.clone(),
                     reason: "not implemented yet".into(),
