@@ -42,6 +42,7 @@ mod integration {
     pub mod sources;
     pub mod split;
     pub mod tensor_api;
+    pub mod tokenize_cli;
     pub mod tokenize_vocab;
     pub mod truncation;
     pub mod util;
