@@ -342,3 +342,51 @@ fn random_text_matches_llama_tokenize() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// `gguf check` warns when a GPT-2 vocabulary names no pre-tokenizer, and
+/// says which; not when it names one.
+#[test]
+fn check_warns_about_a_missing_pre_tokenizer() {
+    let dir = tempfile::tempdir().unwrap();
+    let names: Vec<String> = (0..50_256).map(|i| format!("t{i}")).collect();
+    let mut tokens: Vec<&str> = names.iter().map(String::as_str).collect();
+    tokens.push("<|endoftext|>");
+    let write = |pre: Option<&str>, name: &str| {
+        let path = dir.path().join(name);
+        let mut b = gguf::write::Builder::new();
+        b.set("general.architecture", "gpt2").unwrap();
+        b.set("tokenizer.ggml.model", "gpt2").unwrap();
+        if let Some(p) = pre {
+            b.set("tokenizer.ggml.pre", p).unwrap();
+        }
+        b.set(
+            "tokenizer.ggml.tokens",
+            gguf::format::OwnedValue::from(tokens.clone()),
+        )
+        .unwrap();
+        b.write_to_path(&path).unwrap();
+        path
+    };
+    let json = |path: &Path| -> serde_json::Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_gguf"))
+            .arg("check")
+            .arg(path)
+            .arg("--json")
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    for (pre, name) in [(None, "none.gguf"), (Some("default"), "default.gguf")] {
+        let doc = json(&write(pre, name));
+        let warning = doc["warnings"][0].as_str().unwrap_or_default().to_owned();
+        assert!(warning.contains("tokenizer.ggml.pre gpt-2"), "{doc}");
+        let text = Command::new(env!("CARGO_BIN_EXE_gguf"))
+            .arg("check")
+            .arg(dir.path().join(name))
+            .output()
+            .unwrap();
+        assert!(String::from_utf8_lossy(&text.stdout).contains("warning: tokenizer.ggml.pre"));
+    }
+    let doc = json(&write(Some("gpt-2"), "named.gguf"));
+    assert_eq!(doc["warnings"], serde_json::json!([]), "{doc}");
+}

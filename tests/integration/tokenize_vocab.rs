@@ -175,3 +175,106 @@ fn committed_goldens_match_llama_cpp() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// llama.cpp's `test-tokenizer-1-*` check on one vocabulary: every token's
+/// piece (control tokens written out) tokenizes (special text parsed) and
+/// detokenizes back to the same piece; with `ignore_merges`, to the token
+/// alone. Pieces that are not UTF-8 alone (byte tokens) are skipped, as
+/// llama.cpp's test skips them. Returns the tokens that fail.
+fn pieces_round_trip(tok: &Tokenizer) -> Vec<String> {
+    let mut bad = Vec::new();
+    for id in 0..tok.n_tokens() as u32 {
+        let piece = tok.decode(&[id], false, true).unwrap();
+        let Ok(text) = String::from_utf8(piece.clone()) else {
+            continue;
+        };
+        let ids = tok.encode(&text, false, true).unwrap();
+        if tok.flags().ignore_merges && ids.len() > 1 {
+            bad.push(format!("{id} {text:?} -> {ids:?}"));
+            continue;
+        }
+        let back = tok.decode(&ids, false, true).unwrap();
+        if back != piece {
+            bad.push(format!(
+                "{id} {text:?} -> {ids:?} -> {:?}",
+                String::from_utf8_lossy(&back)
+            ));
+        }
+    }
+    bad
+}
+
+#[test]
+fn every_golden_token_round_trips() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tokenizer");
+    for name in [
+        "llama-spm",
+        "gpt-2",
+        "llama-bpe",
+        "falcon",
+        "deepseek-llm",
+        "gemma-4",
+    ] {
+        let tok = Tokenizer::from_model(&GgufFile::open(dir.join(format!("{name}.gguf"))).unwrap())
+            .unwrap();
+        let bad = pieces_round_trip(&tok);
+        assert!(
+            bad.is_empty(),
+            "{name}: {} tokens do not round-trip: {:?}",
+            bad.len(),
+            &bad[..bad.len().min(10)]
+        );
+    }
+}
+
+/// The same on llama.cpp's full test vocabularies (opt-in).
+#[test]
+fn every_llama_cpp_vocab_token_round_trips() {
+    let Ok(dir) = std::env::var("GGUF_LLAMA_VOCABS") else {
+        eprintln!(
+            "skipped: set GGUF_LLAMA_VOCABS to llama.cpp's models/ directory (ggml-vocab-*.gguf)"
+        );
+        return;
+    };
+    let mut failed = Vec::new();
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "gguf"))
+        .collect();
+    paths.sort();
+    for p in paths {
+        let Ok(tok) = Tokenizer::from_model(&GgufFile::open(&p).unwrap()) else {
+            continue;
+        };
+        let bad = pieces_round_trip(&tok);
+        eprintln!(
+            "{}: {} of {} tokens do not round-trip",
+            p.display(),
+            bad.len(),
+            tok.n_tokens()
+        );
+        if !bad.is_empty() {
+            eprintln!("  e.g. {:?}", &bad[..bad.len().min(5)]);
+            failed.push(p.display().to_string());
+        }
+    }
+    assert!(failed.is_empty(), "{failed:?}");
+}
+
+/// Decoding what was encoded gives the text back, for SentencePiece (byte
+/// fallback is lossless, the leading space is removed again).
+#[test]
+fn spm_decode_inverts_encode() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tokenizer");
+    let tok = Tokenizer::from_model(&GgufFile::open(dir.join("llama-spm.gguf")).unwrap()).unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("llama-spm.json")).unwrap())
+            .unwrap();
+    for case in doc["cases"].as_array().unwrap() {
+        let text = case["text"].as_str().unwrap();
+        let ids = tok.encode(text, true, false).unwrap();
+        let back = tok.decode(&ids, true, false).unwrap();
+        assert_eq!(String::from_utf8_lossy(&back), text, "{ids:?}");
+    }
+}

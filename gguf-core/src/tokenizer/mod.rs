@@ -57,6 +57,7 @@ use crate::error::{Result, TokenizerError};
 mod attr;
 mod bpe;
 mod decode;
+mod lint;
 mod load;
 mod pre;
 mod special;
@@ -67,6 +68,7 @@ mod unicode;
 mod wpm;
 
 pub use attr::{TokenAttr, VocabType};
+pub use lint::{pre_tokenizer_hint, PreHint};
 
 /// One entry of the vocabulary.
 #[derive(Clone, Debug, PartialEq)]

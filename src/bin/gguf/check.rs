@@ -29,7 +29,8 @@ pub struct Args {
     /// model is checked with its siblings).
     file: PathBuf,
     /// Print the findings as JSON: `{"file", "ok", "loadable", "notes",
-    /// "problems": [{"check", "message"}], "stale_temp_files": [path]}`.
+    /// "problems": [{"check", "message"}], "warnings": [message],
+    /// "stale_temp_files": [path]}`.
     #[arg(long)]
     json: bool,
 }
@@ -49,6 +50,8 @@ pub fn run(args: Args) -> crate::CliResult {
     // Set once the file reads as GGUF; then a verdict line follows.
     let mut valid = None;
     let mut verdict: Option<LoadReport> = None;
+    // Findings that do not fail the check (the file is valid and loads).
+    let mut warnings: Vec<String> = Vec::new();
     let problems = match GgufFile::open(crate::open::source(args.file.as_os_str())) {
         // A file that cannot be read is an error, not a finding.
         Err(e @ gguf::Error::Io { .. }) => return Err(format!("{shown}: {e}").into()),
@@ -71,6 +74,7 @@ pub fn run(args: Args) -> crate::CliResult {
                 }
                 Err(why) => p.push(problem("llama.cpp", why)),
             }
+            warnings.extend(gguf::tokenizer::pre_tokenizer_hint(&file).map(|h| h.to_string()));
             valid = Some(later_shard(&file));
             p.extend(metadata(&file));
             p.extend(finite(&file));
@@ -94,6 +98,7 @@ pub fn run(args: Args) -> crate::CliResult {
             "loadable": loadable,
             "notes": note.iter().collect::<Vec<_>>(),
             "problems": list,
+            "warnings": warnings,
             "stale_temp_files": stale,
         });
         crate::print_json(&serde_json::to_string_pretty(&doc)?)?;
@@ -116,6 +121,9 @@ pub fn run(args: Args) -> crate::CliResult {
         crate::print(&lines.join("\n"))?;
     }
     if !args.json {
+        for w in &warnings {
+            crate::print(&format!("{shown}: warning: {w}"))?;
+        }
         for path in &stale {
             crate::print(&format!(
                 "note: {path:?} is a temporary file left by an interrupted write ({} bytes); \
