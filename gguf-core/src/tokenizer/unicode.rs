@@ -61,7 +61,10 @@ const GROUPS: &[(&str, u16)] = &[
     (r"\p{P}", Flags::PUNCTUATION),
     (r"\p{S}", Flags::SYMBOL),
     (r"\p{Z}", Flags::SEPARATOR),
-    (r"[\p{Cc}\p{Cf}\p{Co}\p{Cs}]", Flags::CONTROL),
+    // Surrogates (`Cs`, control to llama.cpp too) cannot be in a `str`.
+    (r"\p{Cc}", Flags::CONTROL),
+    (r"\p{Cf}", Flags::CONTROL),
+    (r"\p{Co}", Flags::CONTROL),
 ];
 
 /// The flags of every code point of the Basic Multilingual Plane, and the
@@ -109,8 +112,6 @@ fn build_table() -> Table {
             }
         }
     }
-    // Surrogates cannot be in a `str`, but the class has them; keep them
-    // control, as llama.cpp's table does.
     for cpt in ['\t', '\n', '\u{b}', '\u{c}', '\r', ' '] {
         bmp[cpt as usize] |= Flags::WHITESPACE;
     }
