@@ -184,6 +184,8 @@ def inspect_page(b: Browser, url: str, screenshots) -> dict:
     }
     if screenshots:
         os.makedirs(screenshots, exist_ok=True)
+        # Without scroll bars, so that a section's box is what is drawn.
+        b.call("Emulation.setScrollbarsHidden", {"hidden": True})
         metrics(b, 1100, 900)
         for sec in json.loads(b.evaluate(SECTIONS)):
             clip = {"x": sec["x"], "y": sec["y"], "width": sec["width"],

@@ -117,14 +117,16 @@ fn memory(a: &Facts, b: &Facts) -> String {
     )
 }
 
+/// Every tensor of a model: outside the layers, then layer by layer.
+fn all_cells(f: &Facts) -> Vec<&Cell> {
+    f.others
+        .iter()
+        .chain(f.layers.iter().flat_map(|l| l.cells.iter()))
+        .collect()
+}
+
 fn tensors(a: &Facts, b: &Facts) -> String {
-    let all = |f: &Facts| -> Vec<&Cell> {
-        f.others
-            .iter()
-            .chain(f.layers.iter().flat_map(|l| l.cells.iter()))
-            .collect()
-    };
-    let (ta, tb) = (all(a), all(b));
+    let (ta, tb) = (all_cells(a), all_cells(b));
     let in_b: HashMap<&str, &Cell> = tb.iter().map(|c| (c.name.as_str(), *c)).collect();
     let in_a: HashMap<&str, &Cell> = ta.iter().map(|c| (c.name.as_str(), *c)).collect();
     let mut rows = Vec::new();

@@ -142,7 +142,7 @@ pub fn tensor_map(f: &Facts) -> Section {
             "<p class=\"caption\">One row per layer, one cell per tensor in file order; a cell's area is its bytes, its colour its ggml type (hover for name and size). The tensors outside the layers ({}) come first, at the same scale{}.</p>{map}",
             f.others.len(),
             if cut {
-                "; a tensor taller than 30 rows is cut and says so"
+                "; a tensor taller than 8 rows is cut and says so"
             } else {
                 ""
             }

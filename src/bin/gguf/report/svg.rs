@@ -17,7 +17,7 @@ const LEFT: f64 = 64.0;
 /// Height of one tensor-map row.
 const ROW: f64 = 12.0;
 /// A non-layer tensor wider than this many rows is cut (and says so).
-const MAX_ROWS: f64 = 30.0;
+const MAX_ROWS: f64 = 8.0;
 
 /// The colour of a ggml type: families share a hue, darker for more bits.
 pub fn colour(ty: GgmlType) -> &'static str {
@@ -234,6 +234,7 @@ pub fn bar_chart(labels: &[String], series: &[Bars], unit: &str, reference: Opti
         .fold(0.0, f64::max);
     let ticks = ticks(max);
     let ymax = *ticks.last().unwrap_or(&1.0);
+    let step = ticks.get(1).copied().unwrap_or(1.0);
     let y = |v: f64| top + plot_h * (1.0 - v / ymax);
     let mut s = String::new();
     for t in &ticks {
@@ -246,7 +247,7 @@ pub fn bar_chart(labels: &[String], series: &[Bars], unit: &str, reference: Opti
             n(y(*t)),
             n(LEFT - 6.0),
             n(y(*t) + 4.0),
-            fmt_tick(*t)
+            fmt_tick(*t, step)
         );
     }
     let _ = write!(
@@ -315,12 +316,15 @@ pub fn bar_chart(labels: &[String], series: &[Bars], unit: &str, reference: Opti
     )
 }
 
-fn fmt_tick(v: f64) -> String {
-    if v == v.trunc() {
-        format!("{v:.0}")
+/// A tick value with as many decimals as its step needs (0.2, not
+/// 0.6000000001).
+fn fmt_tick(v: f64, step: f64) -> String {
+    let decimals = if step >= 1.0 {
+        0
     } else {
-        format!("{v}")
-    }
+        (-step.log10()).ceil() as usize
+    };
+    format!("{v:.decimals$}")
 }
 
 /// One curve of a line chart: (x, y) points.
@@ -370,6 +374,7 @@ pub fn memory_chart(lines: &[Line], devices_gib: &[u64], marks: &[(f64, f64, Str
         .fold(0.0, f64::max);
     let ticks = ticks(ymax_data * 1.05);
     let ymax = *ticks.last().unwrap_or(&1.0);
+    let step = ticks.get(1).copied().unwrap_or(1.0);
     let x = |v: f64| LEFT + plot_w * ((v.max(1.0).log2() - lo) / (hi - lo));
     let y = |v: f64| top + plot_h * (1.0 - v / ymax);
     let mut s = String::new();
@@ -383,7 +388,7 @@ pub fn memory_chart(lines: &[Line], devices_gib: &[u64], marks: &[(f64, f64, Str
             n(y(*t)),
             n(LEFT - 6.0),
             n(y(*t) + 4.0),
-            fmt_tick(*t)
+            fmt_tick(*t, step)
         );
     }
     let _ = write!(
@@ -514,6 +519,9 @@ mod tests {
         assert_eq!(ticks(4.7), vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
         assert_eq!(ticks(17.0), vec![0.0, 5.0, 10.0, 15.0, 20.0]);
         assert_eq!(ticks(0.0), vec![0.0, 1.0]);
+        let t = ticks(0.93);
+        assert_eq!(fmt_tick(t[3], t[1]), "0.6");
+        assert_eq!(fmt_tick(15.0, 5.0), "15");
     }
 
     #[test]
