@@ -121,7 +121,7 @@ fn the_sample_s_page_has_every_section_and_no_script() {
     assert!(!page.to_ascii_lowercase().contains("<script"));
     assert!(!page.contains("src="), "nothing to load");
     assert!(page.contains("Content-Security-Policy\" content=\"default-src 'none'"));
-    assert!(page.contains("<title>tiny-llama · GGUF report</title>"), "{page:.300}");
+    assert!(page.contains("<title>tiny-llama sample · GGUF report</title>"), "{page:.300}");
     // The estimate's own figures, as `gguf estimate` prints them.
     let est = gguf(&["estimate", SAMPLE]);
     let est = String::from_utf8(est.stdout).unwrap();
@@ -135,9 +135,13 @@ fn hostile_text_is_escaped_everywhere() {
     let model = hostile_model(dir.path());
     let page = report(&model, &dir.path().join("h.html"), &[]);
     let lower = page.to_ascii_lowercase();
-    for raw in ["<script", "<img", "<svg onload", "</title><", "\u{1b}"] {
+    for raw in ["<script", "<img", "<svg onload", "\u{1b}"] {
         assert!(!lower.contains(raw), "{raw:?} reached the page raw");
     }
+    assert!(
+        page.contains("<title>&lt;/title&gt;&lt;script&gt;"),
+        "the title holds the name as text"
+    );
     assert!(!page.contains("<b>bold</b>"));
     assert!(page.contains("&lt;script&gt;window.__gguf_pwned=1&lt;/script&gt;"));
     assert!(page.contains("blk.0.&lt;b&gt;bold&lt;/b&gt;"));

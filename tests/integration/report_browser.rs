@@ -89,7 +89,7 @@ fn pages_render_cleanly_in_headless_chromium() {
     let seen = load(&browser, &sample);
     // Tensor map, bits per layer, memory.
     assert_eq!(assert_clean("sample", &seen), 3, "{seen}");
-    assert_eq!(seen["title"], "tiny-llama · GGUF report");
+    assert_eq!(seen["title"], "tiny-llama sample · GGUF report");
 
     let first = split_model(d);
     let split = d.join("split.html");
