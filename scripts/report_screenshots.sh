@@ -2,7 +2,7 @@
 # Regenerates the README's pictures of `gguf report`: one PNG per section
 # in docs/report/, from headless Chromium (chromium-headless-shell).
 #
-#     scripts/report_screenshots.sh [MODEL]
+#     [GGUF=path/to/gguf] scripts/report_screenshots.sh [MODEL]
 #
 # MODEL defaults to $GGUF_GEMMA_MODEL (Gemma 3 270M, Q4_K_M: a mixed
 # preset shows in the bits-per-layer chart), else the bundled sample.
@@ -13,8 +13,13 @@ model=${1:-${GGUF_GEMMA_MODEL:-samples/tiny-llama.gguf}}
 out=docs/report
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cargo build --quiet --release --bin gguf
-gguf=$(realpath "${CARGO_TARGET_DIR:-target}/release/gguf")
+# GGUF names a gguf binary to use instead of building one (the page is
+# the same from any build).
+if [ -z "${GGUF:-}" ]; then
+    cargo build --quiet --release --bin gguf
+    GGUF=${CARGO_TARGET_DIR:-target}/release/gguf
+fi
+gguf=$(realpath "$GGUF")
 # From the model's directory, so the page names the file, not a local path.
 (cd "$(dirname "$model")" && "$gguf" report "$(basename "$model")" -o "$work/page.html")
 rm -f "$out"/*.png

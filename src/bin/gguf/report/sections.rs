@@ -288,8 +288,12 @@ pub fn memory(f: &Facts) -> Section {
                 let below = DEVICE_GIB.iter().filter(|&&g| (g as f64) > top * 1.05).count();
                 let _ = write!(
                     body,
-                    "<p class=\"caption\">Weights + KV cache + output + compute buffers, as <code>gguf estimate -c N -ctk T -ctv T</code> gives them (llama.cpp's defaults otherwise: CPU only, one sequence, flash attention auto), from 512 tokens to the training context ({}). Dashed lines: device sizes{}.</p>{}{}",
-                    m.n_ctx_train,
+                    "<p class=\"caption\">Weights + KV cache + output + compute buffers, as <code>gguf estimate -c N -ctk T -ctv T</code> gives them (llama.cpp's defaults otherwise: CPU only, one sequence, flash attention auto), {}. Dashed lines: device sizes{}.</p>{}{}",
+                    if m.n_ctx_train > 512 {
+                        format!("from 512 tokens to the training context ({})", m.n_ctx_train)
+                    } else {
+                        format!("at the training context ({}), below 512 tokens", m.n_ctx_train)
+                    },
                     if below == DEVICE_GIB.len() {
                         format!("; every curve stays below {} GiB", DEVICE_GIB[0])
                     } else if below > 0 {
