@@ -33,7 +33,11 @@ fn browser_ms(page: &Path, runs: usize) -> Option<f64> {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/report_page.py");
     (0..runs)
         .map(|_| {
-            let out = Command::new("python3").arg(script).arg(page).output().ok()?;
+            let out = Command::new("python3")
+                .arg(script)
+                .arg(page)
+                .output()
+                .ok()?;
             let seen: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
             seen["load_ms"].as_f64()
         })
@@ -67,7 +71,12 @@ fn main() {
             })
         });
         let inspect = best(runs, || {
-            timed(|| run(Command::new(GGUF).arg("inspect").arg(&model).stdout(Stdio::null())))
+            timed(|| {
+                run(Command::new(GGUF)
+                    .arg("inspect")
+                    .arg(&model)
+                    .stdout(Stdio::null()))
+            })
         });
         let size = std::fs::metadata(&page).unwrap().len();
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
@@ -80,8 +89,13 @@ fn main() {
             report.as_secs_f64() / inspect.as_secs_f64()
         );
         match browser_ms(&page, runs.min(5)) {
-            Some(load) => println!("{name}: Chromium load event after {load:.1} ms (best of {})", runs.min(5)),
-            None => println!("skipped: {name}: the browser's load time (chromium-headless-shell not found)"),
+            Some(load) => println!(
+                "{name}: Chromium load event after {load:.1} ms (best of {})",
+                runs.min(5)
+            ),
+            None => println!(
+                "skipped: {name}: the browser's load time (chromium-headless-shell not found)"
+            ),
         }
     }
 }

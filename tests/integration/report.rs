@@ -60,15 +60,26 @@ fn llama(name: &str, layers: u32, ty: GgmlType) -> Builder<'static> {
         .unwrap();
     let tensor = |b: &mut Builder<'static>, name: String, ty: GgmlType, shape: &[u64]| {
         let n = gguf::format::tensor_nbytes(ty, shape).unwrap();
-        b.add_tensor(name, ty, shape, vec![0u8; n as usize]).unwrap();
+        b.add_tensor(name, ty, shape, vec![0u8; n as usize])
+            .unwrap();
     };
     tensor(&mut b, "token_embd.weight".into(), ty, &[64, 32]);
     for l in 0..layers {
-        tensor(&mut b, format!("blk.{l}.attn_norm.weight"), GgmlType::F32, &[64, 1]);
+        tensor(
+            &mut b,
+            format!("blk.{l}.attn_norm.weight"),
+            GgmlType::F32,
+            &[64, 1],
+        );
         for t in ["attn_q", "attn_k", "attn_v", "attn_output"] {
             tensor(&mut b, format!("blk.{l}.{t}.weight"), ty, &[64, 64]);
         }
-        tensor(&mut b, format!("blk.{l}.ffn_norm.weight"), GgmlType::F32, &[64, 1]);
+        tensor(
+            &mut b,
+            format!("blk.{l}.ffn_norm.weight"),
+            GgmlType::F32,
+            &[64, 1],
+        );
         tensor(&mut b, format!("blk.{l}.ffn_up.weight"), ty, &[64, 128]);
         tensor(&mut b, format!("blk.{l}.ffn_gate.weight"), ty, &[64, 128]);
         tensor(&mut b, format!("blk.{l}.ffn_down.weight"), ty, &[128, 64]);
@@ -121,7 +132,10 @@ fn the_sample_s_page_has_every_section_and_no_script() {
     assert!(!page.to_ascii_lowercase().contains("<script"));
     assert!(!page.contains("src="), "nothing to load");
     assert!(page.contains("Content-Security-Policy\" content=\"default-src 'none'"));
-    assert!(page.contains("<title>tiny-llama sample · GGUF report</title>"), "{page:.300}");
+    assert!(
+        page.contains("<title>tiny-llama sample · GGUF report</title>"),
+        "{page:.300}"
+    );
     // The estimate's own figures, as `gguf estimate` prints them.
     let est = gguf(&["estimate", SAMPLE]);
     let est = String::from_utf8(est.stdout).unwrap();
@@ -146,7 +160,10 @@ fn hostile_text_is_escaped_everywhere() {
     assert!(page.contains("&lt;script&gt;window.__gguf_pwned=1&lt;/script&gt;"));
     assert!(page.contains("blk.0.&lt;b&gt;bold&lt;/b&gt;"));
     assert!(page.contains("onmouseover=&quot;"));
-    assert!(page.contains("\\u{1b}[2J"), "control characters shown escaped");
+    assert!(
+        page.contains("\\u{1b}[2J"),
+        "control characters shown escaped"
+    );
 }
 
 #[test]
@@ -183,7 +200,9 @@ fn compare_shows_the_tensors_that_differ() {
     assert!(page.contains("<section id=\"compare\">"));
     // 2 x 7 weight matrices + embeddings + output changed type, one new.
     assert!(
-        page.contains("17 tensors differ in type or size or exist in one model only; 5 are the same."),
+        page.contains(
+            "17 tensors differ in type or size or exist in one model only; 5 are the same."
+        ),
         "{page}"
     );
     assert!(page.contains("<td>extra.weight</td><td>–</td><td>F32</td>"));
@@ -202,7 +221,10 @@ fn what_cannot_be_drawn_is_left_out_and_said() {
     b.write_to_path(&path).unwrap();
     let page = report(&path, &dir.path().join("o.html"), &[]);
     assert!(page.contains("Left out: bits per weight per layer (the model has no blk.N layers)"));
-    assert!(page.contains("Left out: memory against context length ("), "{page}");
+    assert!(
+        page.contains("Left out: memory against context length ("),
+        "{page}"
+    );
     // What can be drawn still is.
     assert!(page.contains("<svg class=\"chart tensor-map\""));
 }

@@ -19,7 +19,8 @@ use super::report::{hostile_model, report, split_model, HOSTILE, SAMPLE};
 
 /// The browser's binary, from `GGUF_CHROMIUM` or the PATH.
 fn chromium() -> Option<PathBuf> {
-    let name = std::env::var_os("GGUF_CHROMIUM").unwrap_or_else(|| "chromium-headless-shell".into());
+    let name =
+        std::env::var_os("GGUF_CHROMIUM").unwrap_or_else(|| "chromium-headless-shell".into());
     let name = PathBuf::from(name);
     if name.components().count() > 1 {
         return name.is_file().then_some(name);
@@ -63,7 +64,10 @@ fn assert_clean(name: &str, seen: &Value) -> usize {
     for c in charts {
         let (w, h) = (c["width"].as_f64().unwrap(), c["height"].as_f64().unwrap());
         assert!(w > 100.0 && h > 50.0, "{name}: an empty chart: {c}");
-        assert!(c["shapes"].as_u64().unwrap() > 0, "{name}: nothing drawn: {c}");
+        assert!(
+            c["shapes"].as_u64().unwrap() > 0,
+            "{name}: nothing drawn: {c}"
+        );
     }
     charts.len()
 }

@@ -38,7 +38,9 @@ fn summaries(a: &Facts, b: &Facts) -> String {
     type Row = (&'static str, fn(&ModelSummary) -> String);
     let rows: [Row; 7] = [
         ("Name", |m| m.name.clone().unwrap_or_default()),
-        ("Architecture", |m| m.architecture.clone().unwrap_or_default()),
+        ("Architecture", |m| {
+            m.architecture.clone().unwrap_or_default()
+        }),
         ("Parameters", |m| ModelSummary::format_count(m.parameters)),
         ("Bits per weight", |m| format!("{:.2}", m.bits_per_weight)),
         ("Quantization", |m| m.quantization.clone()),
@@ -79,7 +81,11 @@ fn bits(a: &Facts, b: &Facts) -> String {
             "neither model has blk.N layers",
         );
     }
-    let longer = if a.layers.len() >= b.layers.len() { a } else { b };
+    let longer = if a.layers.len() >= b.layers.len() {
+        a
+    } else {
+        b
+    };
     let labels: Vec<String> = longer.layers.iter().map(|l| l.index.to_string()).collect();
     let series = [layer_bars("A", a), layer_bars("B", b)];
     format!(

@@ -191,7 +191,11 @@ pub fn layer_bars(name: &str, f: &Facts) -> Bars {
     Bars {
         name: name.to_owned(),
         values: f.layers.iter().map(|l| l.bits_per_weight()).collect(),
-        colours: f.layers.iter().map(|l| svg::colour(l.main_type())).collect(),
+        colours: f
+            .layers
+            .iter()
+            .map(|l| svg::colour(l.main_type()))
+            .collect(),
         tips: f
             .layers
             .iter()
@@ -250,7 +254,11 @@ pub fn marks(m: &Memory, prefix: &str) -> Vec<(f64, f64, String)> {
 pub fn fit_table(m: &Memory) -> String {
     let mut s = String::from("<div class=\"scroll\"><table class=\"fit\"><tr><th>device</th>");
     for c in &m.curves {
-        let _ = write!(s, "<th class=\"num\">-ctk/-ctv {}</th>", cache_name(c.cache_type));
+        let _ = write!(
+            s,
+            "<th class=\"num\">-ctk/-ctv {}</th>",
+            cache_name(c.cache_type)
+        );
     }
     s.push_str("</tr>\n");
     for (i, gib) in DEVICE_GIB.iter().enumerate() {
@@ -285,7 +293,10 @@ pub fn memory(f: &Facts) -> Section {
                     .iter()
                     .flat_map(|l| l.points.iter().map(|p| p.1))
                     .fold(0.0, f64::max);
-                let below = DEVICE_GIB.iter().filter(|&&g| (g as f64) > top * 1.05).count();
+                let below = DEVICE_GIB
+                    .iter()
+                    .filter(|&&g| (g as f64) > top * 1.05)
+                    .count();
                 let _ = write!(
                     body,
                     "<p class=\"caption\">Weights + KV cache + output + compute buffers, as <code>gguf estimate -c N -ctk T -ctv T</code> gives them (llama.cpp's defaults otherwise: CPU only, one sequence, flash attention auto), {}. Dashed lines: device sizes{}.</p>{}{}",

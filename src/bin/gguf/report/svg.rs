@@ -120,7 +120,11 @@ pub fn tensor_map(layers: &[Layer], others: &[Cell]) -> (String, bool) {
                 cut |= rows > MAX_ROWS;
                 cell_rect(&mut body, c, LEFT, y, width, h);
                 if h >= ROW {
-                    let more = if rows > MAX_ROWS { " (cut: not to scale)" } else { "" };
+                    let more = if rows > MAX_ROWS {
+                        " (cut: not to scale)"
+                    } else {
+                        ""
+                    };
                     let _ = write!(
                         body,
                         "<text x=\"{}\" y=\"{}\">{} · {} · {}{more}</text>",
@@ -223,7 +227,12 @@ pub struct Bars {
 
 /// A bar chart with one group per label (bars of each series side by
 /// side), a value axis from 0, and an optional dotted reference line.
-pub fn bar_chart(labels: &[String], series: &[Bars], unit: &str, reference: Option<(f64, &str)>) -> String {
+pub fn bar_chart(
+    labels: &[String],
+    series: &[Bars],
+    unit: &str,
+    reference: Option<(f64, &str)>,
+) -> String {
     let (height, top, bottom) = (240.0, 10.0, 24.0);
     let plot_w = WIDTH - LEFT - 8.0;
     let plot_h = height - top - bottom;
@@ -338,9 +347,9 @@ pub struct Line {
 /// A context length as llama.cpp users write it: 512, 4K, 128K, 1M.
 pub fn ctx_label(c: f64) -> String {
     let c = c as u64;
-    if c >= 1 << 20 && c % (1 << 20) == 0 {
+    if c >= 1 << 20 && c.is_multiple_of(1 << 20) {
         format!("{}M", c >> 20)
-    } else if c >= 1024 && c % 1024 == 0 {
+    } else if c >= 1024 && c.is_multiple_of(1024) {
         format!("{}K", c >> 10)
     } else {
         c.to_string()
@@ -447,7 +456,11 @@ pub fn memory_chart(lines: &[Line], devices_gib: &[u64], marks: &[(f64, f64, Str
             .iter()
             .map(|&(px, py)| format!("{},{}", n(x(px)), n(y(py))))
             .collect();
-        let dash = if l.dashed { " stroke-dasharray=\"7 4\"" } else { "" };
+        let dash = if l.dashed {
+            " stroke-dasharray=\"7 4\""
+        } else {
+            ""
+        };
         let _ = write!(
             s,
             "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2.5\"{dash} points=\"{}\"><title>{}</title></polyline>",
