@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use gguf::write::{Builder, SplitOptions};
 use gguf::GgmlType;
 
+use super::remote::Server;
 use super::util::gguf;
 
 pub const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/tiny-llama.gguf");
@@ -136,6 +137,11 @@ fn the_sample_s_page_has_every_section_and_no_script() {
         page.contains("<title>tiny-llama sample · GGUF report</title>"),
         "{page:.300}"
     );
+    // The chat template, as text.
+    assert!(
+        page.contains("<summary>chat template (77 characters)</summary><pre>{% for m in messages %}&lt;s&gt;{{ m[&#39;role&#39;] }}"),
+        "{page}"
+    );
     // The estimate's own figures, as `gguf estimate` prints them.
     let est = gguf(&["estimate", SAMPLE]);
     let est = String::from_utf8(est.stdout).unwrap();
@@ -252,4 +258,24 @@ fn dash_writes_the_page_to_stdout() {
     assert!(out.status.success());
     let page = String::from_utf8(out.stdout).unwrap();
     assert!(page.starts_with("<!DOCTYPE html>") && page.trim_end().ends_with("</html>"));
+}
+
+#[test]
+fn a_remote_model_s_page_is_the_local_one_from_its_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = Path::new(SAMPLE);
+    let server = Server::http(sample.parent().unwrap());
+    let url = server.url("tiny-llama.gguf");
+    let local = report(sample, &dir.path().join("l.html"), &[]);
+    server.take_stats();
+    let remote = report(Path::new(&url), &dir.path().join("r.html"), &[]);
+    let (requests, _) = server.take_stats();
+    assert!(
+        requests <= 3,
+        "{requests} requests: the header alone is read"
+    );
+    assert_eq!(
+        remote.replace(&url, "MODEL"),
+        local.replace(SAMPLE, "MODEL")
+    );
 }
