@@ -21,7 +21,9 @@ one JSON document on stdout:
 - `title`, `h1`: the document's title and first heading as text;
 - `dark_background`: the body's background under prefers-color-scheme: dark;
 - `phone_overflow`: how many pixels the page is wider than a 390 px
-  viewport (0 when it fits; wide tables scroll inside their box).
+  viewport (0 when it fits; wide tables and charts scroll inside their box);
+- `phone_chart_width`: the narrowest chart's width there (charts keep a
+  legible width rather than shrink their text).
 
 With `--screenshots DIR`, also writes one PNG per `<section>` to
 DIR/ID.png (the section's box, at most 1100 px tall). Nothing is asserted
@@ -203,6 +205,8 @@ def inspect_page(b: Browser, url: str, screenshots) -> dict:
     metrics(b, 390, 844)
     report["phone_overflow"] = b.evaluate(
         "Math.max(0, document.documentElement.scrollWidth - window.innerWidth)")
+    report["phone_chart_width"] = b.evaluate(
+        "Math.min(...[...document.querySelectorAll('svg.chart')].map(s => s.getBoundingClientRect().width), 1e9)")
     return report
 
 

@@ -56,6 +56,11 @@ fn assert_clean(name: &str, seen: &Value) -> usize {
     assert_eq!(seen["scripts"], 0, "{name}: a script element");
     assert_eq!(seen["pwned"], false, "{name}: an injected script ran");
     assert_eq!(seen["phone_overflow"], 0, "{name}: wider than a phone");
+    let phone_chart = seen["phone_chart_width"].as_f64().unwrap();
+    assert!(
+        phone_chart >= 800.0,
+        "{name}: charts shrink to {phone_chart} px on a phone"
+    );
     assert_ne!(
         seen["dark_background"], seen["light_background"],
         "{name}: no dark scheme"

@@ -1,5 +1,6 @@
 //! The page's frame: escaping, the document around the sections, its
-//! style sheet (light and dark schemes, print, narrow screens).
+//! style sheet (light and dark schemes, print, narrow screens: a chart
+//! keeps a legible width and scrolls sideways in its box).
 //!
 //! Everything shown from a file (names, keys, values, tensor names) goes
 //! through [`esc`]: the page holds no script, and its Content Security
@@ -129,7 +130,8 @@ table.meta td{font-family:ui-monospace,monospace;font-size:.85rem}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 pre{background:var(--panel);padding:8px;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere;font-size:.82rem;max-height:28em}
 details summary{cursor:pointer;color:var(--accent)}
-svg{display:block;width:100%;height:auto;max-width:100%}
+svg{display:block;width:100%;height:auto}
+.chart-box{overflow-x:auto;max-width:100%}
 svg text{fill:var(--fg);font-size:11px;font-family:system-ui,sans-serif}
 svg .axis{stroke:var(--muted);stroke-width:1}
 svg .grid{stroke:var(--line);stroke-width:1}
@@ -142,7 +144,7 @@ svg .avg{stroke:var(--fg);stroke-width:1.5;stroke-dasharray:2 3}
 .left-out{color:var(--warn)}
 .pair{display:grid;grid-template-columns:1fr 1fr;gap:16px}
 footer{color:var(--muted);font-size:.8rem;margin-top:32px;border-top:1px solid var(--line);padding-top:8px}
-@media (max-width:640px){body{padding:0 8px 24px}.pair{grid-template-columns:1fr}h1{font-size:1.25rem}table{font-size:.8rem}}
+@media (max-width:640px){body{padding:0 8px 24px}svg.chart{min-width:860px}.pair{grid-template-columns:1fr}h1{font-size:1.25rem}table{font-size:.8rem}}
 @media print{nav{display:none}body{max-width:none}pre{max-height:none}section{break-before:auto}svg{break-inside:avoid}}
 "#;
 

@@ -161,7 +161,7 @@ pub fn tensor_map(layers: &[Layer], others: &[Cell]) -> (String, bool) {
     }
     let height = y + 4.0;
     let svg = format!(
-        "<svg class=\"chart tensor-map\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"tensor map\">{body}</svg>",
+        "<div class=\"chart-box\"><svg class=\"chart tensor-map\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"tensor map\">{body}</svg></div>",
         n(WIDTH),
         n(height)
     );
@@ -318,7 +318,7 @@ pub fn bar_chart(
         n(y(0.0))
     );
     format!(
-        "<svg class=\"chart bars\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">{s}</svg>",
+        "<div class=\"chart-box\"><svg class=\"chart bars\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">{s}</svg></div>",
         n(WIDTH),
         n(height),
         esc(unit)
@@ -501,7 +501,7 @@ pub fn memory_chart(lines: &[Line], devices_gib: &[u64], marks: &[(f64, f64, Str
         n(y(0.0))
     );
     format!(
-        "<svg class=\"chart memory\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"memory against context length\">{s}</svg>",
+        "<div class=\"chart-box\"><svg class=\"chart memory\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"memory against context length\">{s}</svg></div>",
         n(WIDTH),
         n(height)
     )
