@@ -279,3 +279,18 @@ fn a_remote_model_s_page_is_the_local_one_from_its_header() {
         local.replace(SAMPLE, "MODEL")
     );
 }
+
+#[test]
+fn a_gguf_name_is_never_replaced_by_a_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.gguf");
+    std::fs::copy(SAMPLE, &model).unwrap();
+    let os = std::ffi::OsStr::new;
+    let out = gguf(&[os("report"), model.as_os_str(), os("-o"), model.as_os_str()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("refusing to write the page to"));
+    assert_eq!(
+        std::fs::read(&model).unwrap(),
+        std::fs::read(SAMPLE).unwrap()
+    );
+}

@@ -57,6 +57,19 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if out.as_os_str() == "-" {
         return crate::print_raw(&page);
     }
+    // `-o model.gguf` would replace a model with a web page.
+    if out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gguf"))
+    {
+        return Err(crate::usage_error(
+            "report",
+            format!(
+                "refusing to write the page to {}: a .gguf name (give -o FILE.html)",
+                crate::open::shown(&out)
+            ),
+        ));
+    }
     write_replacing(&out, page.as_bytes())
         .map_err(|e| format!("{}: {e}", crate::open::shown(&out)))?;
     crate::print(&format!(
