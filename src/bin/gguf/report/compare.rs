@@ -98,12 +98,15 @@ fn memory(a: &Facts, b: &Facts) -> String {
     let mut lines: Vec<Line> = Vec::new();
     let mut marked = Vec::new();
     let mut notes = String::new();
-    for (f, prefix, dashed) in [(a, "A ", false), (b, "B ", true)] {
+    for (f, prefix, dashed, colour) in [(a, "A ", false, "#4e79a7"), (b, "B ", true, "#e15759")] {
         match &f.memory {
             Ok(m) => {
                 // The f16 cache only: two models' three curves each would
                 // hide each other.
-                lines.extend(curves(m, prefix, dashed).into_iter().take(1));
+                lines.extend(curves(m, prefix, dashed).into_iter().take(1).map(|mut l| {
+                    l.colour = colour;
+                    l
+                }));
                 marked.extend(
                     marks(m, prefix)
                         .into_iter()
