@@ -260,3 +260,29 @@ pub fn cache_name(ty: GgmlType) -> String {
     ty.name()
         .map_or_else(|| ty.to_string(), str::to_ascii_lowercase)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contexts_double_from_512_and_end_at_the_training_context() {
+        assert_eq!(contexts(256), vec![256]);
+        assert_eq!(contexts(4096), vec![512, 1024, 2048, 4096]);
+        assert_eq!(
+            contexts(40960)[5..],
+            [16384, 32768, 40960],
+            "the training context closes the curve"
+        );
+        assert_eq!(contexts(u32::MAX).len(), 24);
+        assert!(contexts(0).is_empty());
+    }
+
+    #[test]
+    fn only_blk_n_tensors_belong_to_a_layer() {
+        assert_eq!(layer_of("blk.17.attn_q.weight"), Some(17));
+        assert_eq!(layer_of("blk.x.attn_q.weight"), None);
+        assert_eq!(layer_of("token_embd.weight"), None);
+        assert_eq!(layer_of("blk.3"), Some(3));
+    }
+}
