@@ -7,10 +7,10 @@ use std::fmt::Write;
 
 use gguf::summary::ModelSummary;
 
+use super::charts::{self, Line};
 use super::facts::{Cell, Facts, DEVICE_GIB};
 use super::html::{bytes, esc, left_out, Section};
 use super::sections::{curves, layer_bars, marks};
-use super::svg::{self, Line};
 
 /// Most rows of the tensor difference table.
 const MAX_ROWS: usize = 2000;
@@ -90,7 +90,7 @@ fn bits(a: &Facts, b: &Facts) -> String {
     let series = [layer_bars("A", a), layer_bars("B", b)];
     format!(
         "<h3>Bits per weight per layer</h3><p class=\"caption\">Per layer, A's bar then B's (lighter).</p>{}",
-        svg::bar_chart(&labels, &series, "bits per weight", None)
+        charts::bar_chart(&labels, &series, "bits per weight", None)
     )
 }
 
@@ -121,8 +121,8 @@ fn memory(a: &Facts, b: &Facts) -> String {
     }
     format!(
         "<h3>Memory against context length (f16 KV cache)</h3>{}{}{notes}",
-        svg::line_legend(&lines),
-        svg::memory_chart(&lines, &DEVICE_GIB, &marked)
+        charts::line_legend(&lines),
+        charts::memory_chart(&lines, &DEVICE_GIB, &marked)
     )
 }
 

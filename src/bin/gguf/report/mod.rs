@@ -10,6 +10,7 @@
 //! `estimate::Estimate` and `estimate::fit`, the same as `gguf inspect`
 //! and `gguf estimate` print.
 
+mod charts;
 mod compare;
 mod facts;
 mod html;

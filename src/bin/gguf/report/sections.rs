@@ -4,9 +4,10 @@ use std::fmt::Write;
 
 use gguf::summary::ModelSummary;
 
+use super::charts::{self, Bars, Line};
 use super::facts::{cache_name, Facts, Memory, DEVICE_GIB};
 use super::html::{bytes, esc, facts_table, left_out, Section};
-use super::svg::{self, Bars, Line};
+use super::svg;
 
 /// Colours of the memory curves, per cache type (f16, q8_0, q4_0).
 pub const CURVE_COLOURS: [&str; 3] = ["#4e79a7", "#3f8f3a", "#f28e2b"];
@@ -168,7 +169,7 @@ pub fn layer_bits(f: &Facts) -> Section {
         let labels: Vec<String> = f.layers.iter().map(|l| l.index.to_string()).collect();
         let series = [layer_bars("bits per weight", f)];
         let avg = f.summary.as_ref().ok().map(|m| m.bits_per_weight);
-        let chart = svg::bar_chart(
+        let chart = charts::bar_chart(
             &labels,
             &series,
             "bits per weight",
@@ -312,8 +313,8 @@ pub fn memory(f: &Facts) -> Section {
                     } else {
                         String::new()
                     },
-                    svg::line_legend(&lines),
-                    svg::memory_chart(&lines, &DEVICE_GIB, &marks(m, ""))
+                    charts::line_legend(&lines),
+                    charts::memory_chart(&lines, &DEVICE_GIB, &marks(m, ""))
                 );
                 for why in &m.left_out {
                     body.push_str(&left_out("a curve", why));
