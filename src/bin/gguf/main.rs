@@ -234,6 +234,7 @@ impl Command {
                 | Command::Split(_)
                 | Command::Merge(_)
                 | Command::Imatrix(_)
+                | Command::Report(_)
         )
     }
 }
