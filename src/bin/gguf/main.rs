@@ -19,6 +19,7 @@ mod json;
 mod merge;
 mod open;
 mod progress;
+mod report;
 mod rewrite;
 mod split;
 mod tensor;
@@ -105,6 +106,10 @@ enum Command {
     /// Text to token ids with the model's own tokenizer, as llama.cpp's
     /// llama-tokenize prints them (`id -> 'piece'` lines, or `--ids`).
     Tokenize(tokenize::Args),
+    /// Write one self-contained HTML page about a model (summary, metadata,
+    /// tensor map, bits per weight per layer, memory against context
+    /// length), from its header alone; --compare OTHER adds a comparison.
+    Report(report::Args),
 }
 
 /// Writes a command's output, its control characters but line feeds
@@ -233,6 +238,7 @@ impl Command {
                 | Command::Split(_)
                 | Command::Merge(_)
                 | Command::Imatrix(_)
+                | Command::Report(_)
         )
     }
 }
@@ -269,6 +275,7 @@ fn main() -> ExitCode {
         Command::Merge(args) => merge::run(args),
         Command::Imatrix(args) => imatrix::run(args),
         Command::Tokenize(args) => tokenize::run(args),
+        Command::Report(args) => report::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
