@@ -215,7 +215,8 @@ mod tests {
         assert_eq!(flags(0x20000).category(), Flags::LETTER); // CJK ext. B
         assert_eq!(flags(0x378).category(), Flags::UNDEFINED); // unassigned
         assert_eq!(flags(0xE000).category(), Flags::CONTROL); // private use
-        assert_eq!(flags(0x10FFFF).category(), Flags::CONTROL); // private use
+        assert_eq!(flags(0x10FFFD).category(), Flags::CONTROL); // private use
+        assert_eq!(flags(0x10FFFF).category(), Flags::UNDEFINED); // noncharacter
     }
 
     #[test]
