@@ -17,9 +17,16 @@ impl Tokenizer {
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
+    /// # let mut b = gguf_core::write::Builder::new();
+    /// # use gguf_core::format::OwnedValue;
+    /// # b.set("tokenizer.ggml.model", "llama")?;
+    /// # b.set("tokenizer.ggml.tokens", OwnedValue::from(vec!["<unk>", "<s>", "</s>", "\u{2581}a", "a"]))?;
+    /// # b.set("tokenizer.ggml.scores", OwnedValue::from(vec![0f32, 0.0, 0.0, -1.0, -2.0]))?;
+    /// # b.set("tokenizer.ggml.token_type", OwnedValue::from(vec![2i32, 3, 3, 1, 1]))?;
+    /// # let model = b.preview()?;
     /// use gguf_core::tokenizer::Tokenizer;
-    /// let tok = Tokenizer::from_model(&gguf_core::GgufFile::open(&bytes)?)?;
+    /// let tok = Tokenizer::from_model(&model)?;
+    /// assert_eq!(tok.token_to_piece(3, false)?, b" a".as_slice());
     /// assert_eq!(tok.token_to_piece(1, false)?, b"".as_slice()); // <s> is a control token
     /// assert_eq!(tok.token_to_piece(1, true)?, b"<s>".as_slice());
     /// # Ok(()) }
@@ -191,7 +198,7 @@ fn clean_spaces(text: &mut Vec<u8>) {
                 total -= 1;
             } else if x1 != b't' && x1 != b'd' && i + 2 < total3 {
                 let x2 = text[i + 2];
-                if (x1 == b'r' && x2 == b'e') || (x1 == b'v' && x2 == b'e') {
+                if (x1 == b'r' || x1 == b'v') && x2 == b'e' {
                     total -= 1;
                 }
             }

@@ -94,12 +94,19 @@ impl Tokenizer {
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
+    /// # let mut b = gguf_core::write::Builder::new();
+    /// # use gguf_core::format::OwnedValue;
+    /// # b.set("tokenizer.ggml.model", "llama")?;
+    /// # b.set("tokenizer.ggml.tokens", OwnedValue::from(vec!["<unk>", "<s>", "</s>", "\u{2581}a", "a"]))?;
+    /// # b.set("tokenizer.ggml.scores", OwnedValue::from(vec![0f32, 0.0, 0.0, -1.0, -2.0]))?;
+    /// # b.set("tokenizer.ggml.token_type", OwnedValue::from(vec![2i32, 3, 3, 1, 1]))?;
+    /// # let model = b.preview()?;
     /// use gguf_core::tokenizer::{Tokenizer, VocabType};
-    /// let model = gguf_core::GgufFile::open(&bytes)?;
+    /// // `model`: a GgufFile, a Model, a header-only remote model
     /// let tok = Tokenizer::from_model(&model)?;
     /// assert_eq!(tok.vocab_type(), VocabType::Spm);
-    /// assert_eq!(tok.n_tokens(), 4);
+    /// assert_eq!(tok.n_tokens(), 5);
+    /// assert_eq!(tok.encode("a a", true, false)?, [1, 3, 3]); // <s> ▁a ▁a
     /// # Ok(()) }
     /// ```
     pub fn from_model(model: &impl Gguf) -> Result<Tokenizer> {
@@ -301,7 +308,8 @@ impl Tokenizer {
         // Tokens found by text when the metadata names none. llama.cpp walks
         // a hash map, so with several candidates it takes whichever comes
         // first; we take the first in its list that exists.
-        let detect: [(&[&str], fn(&mut Specials) -> &mut Option<u32>); 8] = [
+        type Slot = fn(&mut Specials) -> &mut Option<u32>;
+        let detect: [(&[&str], Slot); 8] = [
             (
                 &[
                     "<|eot_id|>",
@@ -442,7 +450,7 @@ impl Tokenizer {
         let has = |t: &Tokenizer, text: &str| in_eog(t, text).is_some();
         if let Some(end) = in_eog(self, "<|end|>") {
             let call = has(self, "<|call|>") || has(self, "<|calls|>");
-            if (has(self, "<|return|>") && call) || (call && has(self, "<|flush|>")) {
+            if call && (has(self, "<|return|>") || has(self, "<|flush|>")) {
                 self.tokens[end as usize].attr = TokenAttr::USER_DEFINED;
             }
         }

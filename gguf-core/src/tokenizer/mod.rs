@@ -17,12 +17,21 @@
 //!
 //! ```
 //! # fn main() -> gguf_core::Result<()> {
-//! # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
+//! # let mut b = gguf_core::write::Builder::new();
+//! # use gguf_core::format::OwnedValue;
+//! # b.set("tokenizer.ggml.model", "llama")?;
+//! # b.set("tokenizer.ggml.tokens", OwnedValue::from(vec!["<unk>", "<s>", "</s>", "\u{2581}a", "a"]))?;
+//! # b.set("tokenizer.ggml.scores", OwnedValue::from(vec![0f32, 0.0, 0.0, -1.0, -2.0]))?;
+//! # b.set("tokenizer.ggml.token_type", OwnedValue::from(vec![2i32, 3, 3, 1, 1]))?;
+//! # let model = b.preview()?;
 //! use gguf_core::tokenizer::Tokenizer;
-//! let model = gguf_core::GgufFile::open(&bytes)?;
 //! let tok = Tokenizer::from_model(&model)?;
-//! let ids = tok.encode("a", true, false)?;
-//! assert_eq!(ids.first(), Some(&1)); // BOS: SentencePiece vocabularies add it
+//! let ids = tok.encode("a a", true, false)?;
+//! assert_eq!(ids, [1, 3, 3]); // BOS (SentencePiece adds it), then "▁a" twice
+//! // BOS (a control token) writes nothing; llama.cpp's leading-space
+//! // removal applies to the first token only, here BOS.
+//! assert_eq!(tok.decode(&ids, false, false)?, b" a a");
+//! assert_eq!(tok.decode(&ids[1..], false, false)?, b"a a");
 //! # Ok(()) }
 //! ```
 //!
