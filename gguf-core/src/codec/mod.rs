@@ -262,6 +262,50 @@ pub(crate) fn encoder(ty: GgmlType) -> Option<Encoder> {
     }
 }
 
+/// A weighted row encoder: `src` one row (whole blocks), `out` its bytes,
+/// `weights` the importance weight of each of the row's columns.
+type RowEncoder = fn(&[f32], &mut [u8], &[f32]);
+
+/// The row quantizer `ggml_quantize_chunk` runs for `ty` with importance
+/// weights, for the types whose quantizer uses them (see
+/// [`quantize_weighted`] for the others).
+fn row_encoder(ty: GgmlType) -> Option<RowEncoder> {
+    macro_rules! pick {
+        (iq $($f:ident)::+) => {
+            Some(simd_dispatch!(["avx2"] fn(s: &[f32], o: &mut [u8], w: &[f32]) {
+                iq_quant::$($f)::+(s, o, Some(w))
+            }) as RowEncoder)
+        };
+        ($($f:ident)::+) => {
+            Some(simd_dispatch!(["avx2"] fn(s: &[f32], o: &mut [u8], w: &[f32]) {
+                $($f)::+(s, o, w)
+            }) as RowEncoder)
+        };
+    }
+    use GgmlType as T;
+    match ty {
+        T::Q4_0 => pick!(weighted::legacy::quant_q4_0),
+        T::Q4_1 => pick!(weighted::legacy::quant_q4_1),
+        T::Q5_0 => pick!(weighted::legacy::quant_q5_0),
+        T::Q5_1 => pick!(weighted::legacy::quant_q5_1),
+        T::Q2_K => pick!(weighted::k::quant_q2_k),
+        T::Q3_K => pick!(weighted::k::quant_q3_k),
+        T::Q4_K => pick!(weighted::k::quant_q4_k),
+        T::Q5_K => pick!(weighted::k::quant_q5_k),
+        T::Q6_K => pick!(weighted::k::quant_q6_k),
+        T::IQ4_XS => pick!(iq iq4::quant_iq4_xs),
+        T::IQ4_NL => pick!(iq iq4::quant_iq4_nl),
+        T::IQ3_XXS => pick!(iq iq3::quant_iq3_xxs),
+        T::IQ3_S => pick!(iq iq3::quant_iq3_s),
+        T::IQ2_XXS => pick!(iq iq2::quant_iq2_xxs),
+        T::IQ2_XS => pick!(iq iq2::quant_iq2_xs),
+        T::IQ2_S => pick!(iq iq2::quant_iq2_s),
+        T::IQ1_S => pick!(iq iq1::quant_iq1_s),
+        T::IQ1_M => pick!(iq iq1::quant_iq1_m),
+        _ => None,
+    }
+}
+
 fn quant_f32(src: &[f32], out: &mut [u8]) {
     for (x, o) in src.iter().zip(out.chunks_exact_mut(4)) {
         o.copy_from_slice(&x.to_le_bytes());
