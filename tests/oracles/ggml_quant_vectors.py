@@ -114,6 +114,11 @@ def cases():
     add("tiny-2x256", tiny, imatrix(256))
     add("heavy-1x768", rng.standard_t(2.5, (1, 768)) * 0.05, imatrix(768))
     add("uniform-2x256", rng.uniform(-1, 1, (2, 256)), np.ones(256))
+    zw = imatrix(512)
+    zw[rng.random(512) < 0.3] = 0.0       # scattered zero weights
+    zw[64:96] = 0.0                       # a block of zero weights
+    zw[256:] = 0.0                        # a super-block of zero weights
+    add("zero-weights-2x512", rng.normal(0, 0.1, (2, 512)), zw)
     return out
 
 
