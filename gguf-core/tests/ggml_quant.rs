@@ -160,6 +160,27 @@ fn weighted_quantizers_match_ggml_bytes() {
     assert_eq!(checked, expected * cases.len());
 }
 
+/// The codecs fuzz target found IQ1_M giving zeros back as about -1045 in
+/// a block of 22 values of -104.4375 and zeros: ggml's bytes are the same,
+/// so the far-off zeros are IQ1_M's (a zero weighs nothing in the error
+/// the quantizer minimises), not a bug of ours.
+#[test]
+fn iq1_m_fuzz_finding_is_ggml_behaviour() {
+    let (cases, records) = parse(VECTORS);
+    let ci = cases
+        .iter()
+        .position(|c| c.label == "fuzz-iq1m-1x256")
+        .unwrap();
+    let r = records
+        .iter()
+        .find(|r| r.ty == GgmlType::IQ1_M && r.case == ci && !r.weighted)
+        .unwrap();
+    let q = codec::quantize(GgmlType::IQ1_M, &cases[ci].x, &[256]).unwrap();
+    assert!(q == r.bytes, "IQ1_M differs from ggml on the fuzz block");
+    let y = codec::dequantize_to_vec(GgmlType::IQ1_M, Endian::Little, r.bytes).unwrap();
+    assert!(y[22..].iter().any(|&v| v < -1000.0), "{:?}", &y[22..40]);
+}
+
 /// The types that ignore weights give the same bytes with them as
 /// without, and those are ggml's.
 #[test]

@@ -119,6 +119,11 @@ def cases():
     zw[64:96] = 0.0                       # a block of zero weights
     zw[256:] = 0.0                        # a super-block of zero weights
     add("zero-weights-2x512", rng.normal(0, 0.1, (2, 512)), zw)
+    # The codecs fuzz target's IQ1_M finding: 22 equal values then zeros,
+    # where ggml too gives the zeros back as about -1045.
+    f = np.zeros((1, 256))
+    f[0, :22] = -104.4375
+    add("fuzz-iq1m-1x256", f, np.ones(256))
     return out
 
 
