@@ -7,13 +7,15 @@
 //! | [`dequantize`] | every type with a size (`GgmlType::ALL`) |
 //! | [`swap_byte_order`], [`with_byte_order`] | every type with a size |
 //! | [`quantize`] | F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, IQ4_XS, IQ3_XXS, IQ3_S, IQ2_S, IQ1_M, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0 |
-//! | [`quantize_weighted`] with importance weights | IQ4_NL, IQ4_XS, IQ3_XXS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M |
+//! | [`quantize_weighted`] with importance weights | Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, IQ3_XXS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M use them; F32, F16, BF16, Q8_0, Q1_0, Q2_0, TQ1_0, TQ2_0, MXFP4, NVFP4 ignore them, as ggml does |
 //!
-//! The IQ quantizers equal `ggml_quantize_chunk` (what llama-quantize
-//! calls) with and without importance weights, including the lattices and
-//! neighbour tables ggml builds at start-up (built here once, on first use).
-//! IQ2_XXS, IQ2_XS and IQ1_S have no quantizer without weights in ggml:
-//! [`quantize`] refuses them with `ImatrixRequired`.
+//! [`quantize_weighted`] equals `ggml_quantize_chunk` (what llama-quantize
+//! calls) with and without importance weights: for the types listed as
+//! using them, ggml's weighted quantizers (`quantize_row_*_impl`), and for
+//! the IQ types the lattices and neighbour tables ggml builds at start-up
+//! (built here once, on first use). IQ2_XXS, IQ2_XS and IQ1_S have no
+//! quantizer without weights in ggml: [`quantize`] refuses them with
+//! `ImatrixRequired`.
 //!
 //! Quantized output equals ggml's `quantize_row_*_ref` (what
 //! `ggml_quantize_chunk` writes without an importance matrix) byte for
