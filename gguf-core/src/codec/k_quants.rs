@@ -371,9 +371,19 @@ pub(crate) fn make_qx_quants<const N: usize>(
     }
     let nmaxf = nmax as f32;
     let mut lv = [0i32; N];
-    let mut plx = [0f32; N];
-    let mut pl2 = [0f32; N];
-    let mut quantize = |iscale: f32, lv: &mut [i32; N]| {
+    // A function, not a closure: closures are not always inlined, and an
+    // outlined one loses the AVX2 compilation of its caller.
+    #[inline(always)]
+    fn quantize<const N: usize>(
+        iscale: f32,
+        nmax: i32,
+        x: &[f32; N],
+        w: &[f32; N],
+        wx: &[f32; N],
+        lv: &mut [i32; N],
+    ) -> (f32, f32) {
+        let mut plx = [0f32; N];
+        let mut pl2 = [0f32; N];
         for i in 0..N {
             let l = nearest_int(iscale * x[i]).min(nmax - 1).max(-nmax);
             lv[i] = l;
@@ -387,8 +397,8 @@ pub(crate) fn make_qx_quants<const N: usize>(
             suml2 += pl2[i];
         }
         (sumlx, suml2)
-    };
-    let (sumlx, suml2) = quantize(-nmaxf / max, &mut lv);
+    }
+    let (sumlx, suml2) = quantize(-nmaxf / max, nmax, x, w, &wx, &mut lv);
     for (o, &l) in l_out.iter_mut().zip(&lv) {
         *o = (l + nmax) as i8;
     }
@@ -398,7 +408,7 @@ pub(crate) fn make_qx_quants<const N: usize>(
         if is == 0 {
             continue;
         }
-        let (sumlx, suml2) = quantize(-(nmaxf + 0.1 * is as f32) / max, &mut lv);
+        let (sumlx, suml2) = quantize(-(nmaxf + 0.1 * is as f32) / max, nmax, x, w, &wx, &mut lv);
         if suml2 > 0.0 && sumlx * sumlx > best * suml2 {
             for (o, &l) in l_out.iter_mut().zip(&lv) {
                 *o = (nmax + l) as i8;

@@ -671,4 +671,38 @@ mod simd_tests {
             "{decoded} decoders, {encoded} encoders"
         );
     }
+
+    /// The weighted row quantizers give the same bytes through their AVX2
+    /// copy as through the portable code.
+    #[test]
+    fn accelerated_weighted_quantizers_match_the_portable_code() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            eprintln!("skipped accelerated_weighted_quantizers_match_the_portable_code: no AVX2");
+            return;
+        }
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let n = 512;
+        let x: Vec<f32> = (0..2 * n).map(|_| (next() - 0.5) * 0.2).collect();
+        let w: Vec<f32> = (0..n)
+            .map(|i| if i % 7 == 0 { 0.0 } else { next() * 3.0 })
+            .collect();
+        let mut checked = 0;
+        for &ty in GgmlType::ALL {
+            if row_encoder(ty).is_none() {
+                continue;
+            }
+            let shape = [n as u64, 2];
+            let fast = quantize_weighted(ty, &x, &shape, Some(&w)).unwrap();
+            let slow = portable(|| quantize_weighted(ty, &x, &shape, Some(&w))).unwrap();
+            assert!(fast == slow, "weighted quantize {ty}");
+            checked += 1;
+        }
+        assert_eq!(checked, 18);
+    }
 }

@@ -18,12 +18,14 @@ pub(crate) const GROUP_MAX_EPS: f32 = 1e-15;
 
 /// IQ4_NL without weights (ggml's `quantize_iq4_nl`: 7 scale refinements
 /// each way, then every element re-picked with the final scale).
+#[inline(always)]
 pub(crate) fn iq4_nl_unweighted(src: &[f32], out: &mut [u8]) {
     iq4::quant_iq4_nl(src, out, None)
 }
 
 /// IQ4_XS without weights, for the codec's block encoders (its blocks are
 /// independent then, so any run of whole blocks may be passed).
+#[inline(always)]
 pub(crate) fn iq4_xs_unweighted(src: &[f32], out: &mut [u8]) {
     iq4::quant_iq4_xs(src, out, None)
 }
@@ -57,7 +59,7 @@ pub(crate) fn needs_weights(ty: GgmlType) -> bool {
 
 /// ggml's `best_index_int8`: the nearest of the ascending levels `val` by
 /// bisection, ties to the upper one; NaN picks the last.
-#[inline]
+#[inline(always)]
 pub(crate) fn best_index_i8<const N: usize>(val: &[i8; N], x: f32) -> usize {
     if x <= val[0] as f32 {
         return 0;
