@@ -10,13 +10,14 @@
 //!
 //! `DIR` holds `lib/libggml-base.so` (benches/build_ggml_base.sh makes one);
 //! without it only our figures are printed. `GGUF_BENCH_RUNS` sets the runs
-//! per type (default 20).
+//! per type (default 20), `GGUF_BENCH_TYPES` (`Q4_K,IQ4_XS`) a subset of the
+//! types.
 
 use gguf_core::{codec, GgmlType};
 use std::hint::black_box;
 use std::time::Instant;
 
-const TYPES: &[GgmlType] = &[
+const ALL_TYPES: &[GgmlType] = &[
     GgmlType::Q4_0,
     GgmlType::Q4_K,
     GgmlType::Q6_K,
@@ -30,6 +31,13 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(20);
+    let types: Vec<GgmlType> = match std::env::var("GGUF_BENCH_TYPES") {
+        Ok(list) => list
+            .split(',')
+            .map(|n| GgmlType::from_name(n.trim()).expect("a type name"))
+            .collect(),
+        Err(_) => ALL_TYPES.to_vec(),
+    };
     // Gaussian-like weights and imatrix-like positive importances.
     let mut s: u32 = 0x1234_5678;
     let mut next = move || {
@@ -47,7 +55,7 @@ fn main() {
     let mb = (x.len() * 4) as f64 / 1e6;
 
     let mut ours = Vec::new();
-    for &ty in TYPES {
+    for &ty in &types {
         let row = N_PER_ROW / ty.block_size().unwrap() as usize * ty.type_size().unwrap() as usize;
         let mut out = vec![0u8; NROW * row];
         codec::quantize_rows_into(ty, &x, N_PER_ROW, Some(&w), &mut out).unwrap();
@@ -62,13 +70,13 @@ fn main() {
 
     let theirs = std::env::var("GGUF_LLAMA_TOOLS")
         .ok()
-        .map(|dir| ggml_figures(&dir, &x, &w, runs));
+        .map(|dir| ggml_figures(&dir, &types, &x, &w, runs));
     if theirs.is_none() {
         eprintln!("ggml not timed: set GGUF_LLAMA_TOOLS to a directory with lib/libggml-base.so");
     }
     println!("weighted quantize, one thread, {NROW} rows of {N_PER_ROW}, best of {runs} (MB/s of f32 input)");
     println!("{:8} {:>10} {:>10} {:>8}", "type", "ours", "ggml", "ratio");
-    for (i, &ty) in TYPES.iter().enumerate() {
+    for (i, &ty) in types.iter().enumerate() {
         match theirs.as_ref().and_then(|t| t.get(i)) {
             Some(&g) => println!(
                 "{:8} {:>10.1} {:>10.1} {:>7.2}x",
@@ -83,8 +91,8 @@ fn main() {
 }
 
 /// ggml's figures, through `tests/oracles/bench_weighted_quant.py`, in
-/// `TYPES` order.
-fn ggml_figures(dir: &str, x: &[f32], w: &[f32], runs: usize) -> Vec<f64> {
+/// `types` order.
+fn ggml_figures(dir: &str, types: &[GgmlType], x: &[f32], w: &[f32], runs: usize) -> Vec<f64> {
     let input = std::env::temp_dir().join(format!("weighted_quant-{}.f32", std::process::id()));
     let bytes: Vec<u8> = x.iter().chain(w).flat_map(|v| v.to_le_bytes()).collect();
     std::fs::write(&input, bytes).unwrap();
@@ -98,7 +106,7 @@ fn ggml_figures(dir: &str, x: &[f32], w: &[f32], runs: usize) -> Vec<f64> {
     } else {
         "python3".into()
     };
-    let names: Vec<String> = TYPES.iter().map(|t| t.to_string()).collect();
+    let names: Vec<String> = types.iter().map(|t| t.to_string()).collect();
     let out = std::process::Command::new(python)
         .arg(script)
         .arg(dir)

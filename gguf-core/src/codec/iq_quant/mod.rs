@@ -56,29 +56,3 @@ pub(crate) fn iq1_m_unweighted(src: &[f32], out: &mut [u8]) {
 pub(crate) fn needs_weights(ty: GgmlType) -> bool {
     matches!(ty, GgmlType::IQ2_XXS | GgmlType::IQ2_XS | GgmlType::IQ1_S)
 }
-
-/// ggml's `best_index_int8`: the nearest of the ascending levels `val` by
-/// bisection, ties to the upper one; NaN picks the last.
-#[inline(always)]
-pub(crate) fn best_index_i8<const N: usize>(val: &[i8; N], x: f32) -> usize {
-    if x <= val[0] as f32 {
-        return 0;
-    }
-    if x >= val[N - 1] as f32 {
-        return N - 1;
-    }
-    let (mut ml, mut mu) = (0usize, N - 1);
-    while mu - ml > 1 {
-        let mav = (ml + mu) / 2;
-        if x < val[mav] as f32 {
-            mu = mav;
-        } else {
-            ml = mav;
-        }
-    }
-    if x - (val[mu - 1] as f32) < val[mu] as f32 - x {
-        mu - 1
-    } else {
-        mu
-    }
-}

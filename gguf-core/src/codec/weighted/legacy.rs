@@ -20,27 +20,28 @@ fn row_sigma2(x: &[f32]) -> f32 {
     s / x.len() as f32
 }
 
-/// Runs `block` on each 32-element block of a row with its output block
-/// of `TS` bytes and its weights: the importance weights multiplied by
-/// `sqrt(sigma2 + x^2)`, as ggml does.
+/// The 32-element blocks of a row with their output blocks of `TS` bytes
+/// and their importance weights.
 #[inline(always)]
-fn for_blocks<const TS: usize>(
-    src: &[f32],
-    out: &mut [u8],
-    qw: &[f32],
-    mut block: impl FnMut(&[f32; 32], &mut [u8], &[f32; 32]),
-) {
-    let sigma2 = row_sigma2(src);
-    for ((x, y), qw) in arrays::<32, _>(src)
+fn blocks<'a, const TS: usize>(
+    src: &'a [f32],
+    out: &'a mut [u8],
+    qw: &'a [f32],
+) -> impl Iterator<Item = ((&'a [f32; 32], &'a mut [u8]), &'a [f32; 32])> {
+    arrays::<32, _>(src)
         .zip(out.chunks_exact_mut(TS))
         .zip(arrays::<32, _>(qw))
-    {
-        let mut w = [0f32; 32];
-        for i in 0..32 {
-            w[i] = qw[i] * (sigma2 + x[i] * x[i]).sqrt();
-        }
-        block(x, y, &w);
+}
+
+/// A block's weights as ggml makes them: the importance weight times
+/// `sqrt(sigma2 + x^2)`.
+#[inline(always)]
+fn block_weights(x: &[f32; 32], qw: &[f32; 32], sigma2: f32) -> [f32; 32] {
+    let mut w = [0f32; 32];
+    for i in 0..32 {
+        w[i] = qw[i] * (sigma2 + x[i] * x[i]).sqrt();
     }
+    w
 }
 
 /// The low nibbles of 32 five-bit (or four-bit) levels, element `j` and
@@ -77,47 +78,55 @@ fn affine(x: &[f32; 32], w: &[f32; 32], nmax: i32) -> (f32, f32, [u8; 32]) {
 /// Q4_0: `d, qs[16]`.
 #[inline(always)]
 pub(crate) fn quant_q4_0(src: &[f32], out: &mut [u8], qw: &[f32]) {
-    for_blocks::<18>(src, out, qw, |x, y, w| {
+    let sigma2 = row_sigma2(src);
+    for ((x, y), qw) in blocks::<18>(src, out, qw) {
+        let w = &block_weights(x, qw, sigma2);
         let (d, l) = symmetric(x, w, 8);
         y[..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
         for j in 0..16 {
             y[2 + j] = l[j] | (l[j + 16] << 4);
         }
-    });
+    }
 }
 
 /// Q4_1: `d, m, qs[16]`.
 #[inline(always)]
 pub(crate) fn quant_q4_1(src: &[f32], out: &mut [u8], qw: &[f32]) {
-    for_blocks::<20>(src, out, qw, |x, y, w| {
+    let sigma2 = row_sigma2(src);
+    for ((x, y), qw) in blocks::<20>(src, out, qw) {
+        let w = &block_weights(x, qw, sigma2);
         let (d, m, l) = affine(x, w, 15);
         y[..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
         y[2..4].copy_from_slice(&f32_to_f16(m).to_le_bytes());
         for j in 0..16 {
             y[4 + j] = l[j] | (l[j + 16] << 4);
         }
-    });
+    }
 }
 
 /// Q5_0: `d, qh[4], qs[16]`.
 #[inline(always)]
 pub(crate) fn quant_q5_0(src: &[f32], out: &mut [u8], qw: &[f32]) {
-    for_blocks::<22>(src, out, qw, |x, y, w| {
+    let sigma2 = row_sigma2(src);
+    for ((x, y), qw) in blocks::<22>(src, out, qw) {
+        let w = &block_weights(x, qw, sigma2);
         let (d, l) = symmetric(x, w, 16);
         y[..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
         let qh = pack_nibbles(&l, &mut y[6..22]);
         y[2..6].copy_from_slice(&qh.to_le_bytes());
-    });
+    }
 }
 
 /// Q5_1: `d, m, qh[4], qs[16]`.
 #[inline(always)]
 pub(crate) fn quant_q5_1(src: &[f32], out: &mut [u8], qw: &[f32]) {
-    for_blocks::<24>(src, out, qw, |x, y, w| {
+    let sigma2 = row_sigma2(src);
+    for ((x, y), qw) in blocks::<24>(src, out, qw) {
+        let w = &block_weights(x, qw, sigma2);
         let (d, m, l) = affine(x, w, 31);
         y[..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
         y[2..4].copy_from_slice(&f32_to_f16(m).to_le_bytes());
         let qh = pack_nibbles(&l, &mut y[8..24]);
         y[4..8].copy_from_slice(&qh.to_le_bytes());
-    });
+    }
 }
