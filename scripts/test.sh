@@ -22,7 +22,7 @@ cargo test --workspace --all-targets
 cargo test --workspace --doc
 # gguf-core without `simd` and `parallel` (portable codecs, one thread):
 # its unit tests and the codec oracle vectors, the same bytes as with them.
-cargo test -p gguf-core --no-default-features --lib --test codecs
+cargo test -p gguf-core --no-default-features --lib --test codecs --test ggml_quant
 # The opt-in comparisons with llama.cpp's own tools (README, "Tests and
 # CI") pass without doing anything when not enabled; say so here, where it
 # is seen, rather than only in captured test output.
