@@ -49,23 +49,27 @@ fn nearest_levels(xb: &[f32], id: f32) -> ([u8; 32], [f32; 32]) {
     for j in 0..32 {
         let x = xs[j];
         let (mut c, mut lo, mut hi) = (0u8, v[0], v[N - 1]);
-        for i in 1..N - 1 {
-            let le = v[i] <= x;
+        for &vi in &v[1..N - 1] {
+            let le = vi <= x;
             c += u8::from(le);
-            lo = if le { v[i] } else { lo };
+            lo = if le { vi } else { lo };
         }
-        for i in (1..N - 1).rev() {
-            hi = if v[i] > x { v[i] } else { hi };
+        for &vi in v[1..N - 1].iter().rev() {
+            hi = if vi > x { vi } else { hi };
         }
-        let up = !(x - lo < hi - x);
+        let down = x - lo < hi - x;
         let nan = x.is_nan();
-        idx[j] = if nan { (N - 1) as u8 } else { c + u8::from(up) };
+        idx[j] = if nan {
+            (N - 1) as u8
+        } else {
+            c + u8::from(!down)
+        };
         q[j] = if nan {
             v[N - 1]
-        } else if up {
-            hi
-        } else {
+        } else if down {
             lo
+        } else {
+            hi
         };
     }
     (idx, q)
