@@ -104,10 +104,12 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let mut fell_back: BTreeMap<String, Vec<String>> = BTreeMap::new();
     // Reason -> (source type -> count), and the first few names.
     let mut kept: BTreeMap<Kept, (BTreeMap<String, usize>, Vec<String>)> = BTreeMap::new();
+    let arch = input.architecture().unwrap_or("").to_owned();
     for t in input.tensors() {
         let choice = quantize::choose_pure(
             t.name(),
             t.shape(),
+            &arch,
             t.ggml_type(),
             args.ty,
             args.allow_requantize,

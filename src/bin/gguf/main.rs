@@ -19,6 +19,7 @@ mod json;
 mod merge;
 mod open;
 mod progress;
+mod quantize;
 mod rewrite;
 mod split;
 mod tensor;
@@ -101,6 +102,11 @@ enum Command {
     /// Importance matrices (llama-imatrix's files): `gguf imatrix convert
     /// IN OUT` between its GGUF and legacy .dat formats.
     Imatrix(imatrix::Args),
+    /// Quantize a model as llama-quantize does, a drop-in for it: a preset
+    /// (Q4_K_M, IQ4_XS, ...) picks every tensor's type by llama.cpp's
+    /// rules, optionally guided by an importance matrix; same flags, same
+    /// output bytes. `convert` instead re-encodes to one ggml type.
+    Quantize(quantize::Args),
 }
 
 /// Writes a command's output, its control characters but line feeds
@@ -229,6 +235,7 @@ impl Command {
                 | Command::Split(_)
                 | Command::Merge(_)
                 | Command::Imatrix(_)
+                | Command::Quantize(_)
         )
     }
 }
@@ -264,6 +271,7 @@ fn main() -> ExitCode {
         Command::Split(args) => split::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Imatrix(args) => imatrix::run(args),
+        Command::Quantize(args) => quantize::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
