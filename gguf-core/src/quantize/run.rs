@@ -288,9 +288,9 @@ pub fn output_files(path: &Path, count: usize, keep_split: bool) -> Vec<PathBuf>
 /// # fn main() -> gguf_core::Result<()> {
 /// use gguf_core::quantize::{quantize_model, QuantizeJob, QuantizeOptions};
 /// use gguf_core::{GgmlType as T, Gguf, Model};
+/// let x: Vec<f32> = (0..1024).map(|i| (i as f32 * 0.1).sin()).collect();
 /// let mut b = gguf_core::write::Builder::new();
 /// b.set("general.architecture", "llama")?.set("llama.block_count", 1u32)?;
-/// let x: Vec<f32> = (0..1024).map(|i| (i as f32 * 0.1).sin()).collect();
 /// b.add_tensor_typed("blk.0.ffn_up.weight", &[256, 4], &x[..])?;
 /// let bytes = b.to_vec()?;
 /// let dir = tempfile::tempdir()?;

@@ -393,12 +393,16 @@ fn warnings(r: &QuantizeReport, job: &QuantizeJob<'_>) {
         .map(|t| t.name.as_str())
         .collect();
     if !fell_back.is_empty() {
+        const SHOWN: usize = 3;
+        let mut names = fell_back[..fell_back.len().min(SHOWN)].join(", ");
+        if fell_back.len() > SHOWN {
+            names.push_str(&format!(", ... ({} more)", fell_back.len() - SHOWN));
+        }
         crate::message(&format!(
             "gguf: warning: {} of {} tensor(s) required fallback quantization (rows not a whole \
-             number of blocks): {}",
+             number of blocks): {names}",
             fell_back.len(),
             r.tensors.len(),
-            fell_back.join(", ")
         ));
     }
     if r.needs_imatrix && job.imatrix.is_none_or(|m| m.entries.is_empty()) {
