@@ -41,7 +41,7 @@ fn row_bytes(name: &str, ty: GgmlType, len: usize) -> Result<usize> {
                 ty,
                 what: "row length",
                 len: len as u64,
-                unit: u64::from(bs),
+                unit: bs,
             }),
         )),
         _ => Err(Error::Codec(CodecError::UnknownTensorType {
@@ -121,9 +121,16 @@ pub(crate) fn convert_tensor(
             ),
             None => None,
         };
-        let src = data
-            .get(row * src_row..end * src_row)
-            .ok_or_else(|| too_big())?;
+        let src = data.get(row * src_row..end * src_row).ok_or_else(|| {
+            codec_error(
+                name,
+                Error::Codec(CodecError::LengthMismatch {
+                    what: format!("data bytes of {rows} rows of {from}"),
+                    expected: (rows * src_row) as u64,
+                    actual: data.len() as u64,
+                }),
+            )
+        })?;
         out.resize((end - row) * dst_row, 0);
         let slab = Slab {
             from,

@@ -106,7 +106,7 @@ enum Command {
     /// (Q4_K_M, IQ4_XS, ...) picks every tensor's type by llama.cpp's
     /// rules, optionally guided by an importance matrix; same flags, same
     /// output bytes. `convert` instead re-encodes to one ggml type.
-    Quantize(quantize::Args),
+    Quantize(Box<quantize::Args>),
 }
 
 /// Writes a command's output, its control characters but line feeds
@@ -271,7 +271,7 @@ fn main() -> ExitCode {
         Command::Split(args) => split::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Imatrix(args) => imatrix::run(args),
-        Command::Quantize(args) => quantize::run(args),
+        Command::Quantize(args) => quantize::run(*args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
