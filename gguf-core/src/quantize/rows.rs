@@ -26,7 +26,7 @@ pub(crate) struct Workers<'p> {
     #[cfg(feature = "parallel")]
     pub pool: Option<&'p rayon::ThreadPool>,
     #[cfg(not(feature = "parallel"))]
-    pub pool: Option<&'p ()>,
+    pub pool: std::marker::PhantomData<&'p ()>,
 }
 
 /// Bytes of a row of `len` elements of `ty`.

@@ -331,7 +331,9 @@ pub fn quantize_model<M: Gguf>(
         pool: pool.as_ref(),
     };
     #[cfg(not(feature = "parallel"))]
-    let workers = Workers { pool: None };
+    let workers = Workers {
+        pool: std::marker::PhantomData,
+    };
 
     // A conversion's error, kept whole (the writer sees only an io::Error).
     let failure: Mutex<Option<Error>> = Mutex::new(None);

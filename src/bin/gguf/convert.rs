@@ -1,6 +1,7 @@
 //! `gguf convert IN OUT --type T`: re-encode the weight matrices to
-//! another type, as `llama-quantize --pure` selects them and falls back
-//! per tensor.
+//! one ggml type, as `llama-quantize --pure` selects them and falls back
+//! per tensor, keeping the input's tensor order. Presets and
+//! llama-quantize's exact output are `gguf quantize`'s (quantize.rs).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -51,8 +52,8 @@ fn parse_type(s: &str) -> Result<GgmlType, String> {
         let why = if preset {
             format!(
                 "{s:?} is a llama-quantize preset (a mixture of types chosen per tensor), \
-                 which convert does not make; convert re-encodes the weight matrices to one \
-                 ggml type"
+                 which `gguf quantize IN OUT {s}` makes; convert re-encodes the weight matrices \
+                 to one ggml type"
             )
         } else {
             format!("unknown ggml type {s:?}")

@@ -82,10 +82,11 @@ enum Command {
     /// Print a tensor's summary (type, shape, min/max/mean/std of its
     /// values), or export it as a NumPy .npy file.
     Tensor(tensor::Args),
-    /// Re-encode the weight matrices to another type, as llama-quantize
-    /// selects them (norms, biases and other tensors are kept byte for
-    /// byte; already-quantized weights only with --allow-requantize or a
-    /// float target). Prints what it converted and what it kept, and why;
+    /// Re-encode the weight matrices to one ggml type, as llama-quantize
+    /// --pure selects them, keeping the input's tensor order (norms, biases
+    /// and other tensors are kept byte for byte; already-quantized weights
+    /// only with --allow-requantize or a float target). For a preset
+    /// (Q4_K_M, ...) and llama-quantize's exact output, use `quantize`. Prints what it converted and what it kept, and why;
     /// sets general.file_type to the target only when every weight matrix
     /// became it. Writes nothing (exit status 1) when no tensor would change.
     Convert(convert::Args),
