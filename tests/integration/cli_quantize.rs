@@ -374,7 +374,9 @@ fn keep_split_writes_the_input_s_shards_and_a_failed_rename_leaves_none() {
     let shards = b
         .write_split(
             dir.path().join("in.gguf"),
-            &SplitOptions::default().max_tensors(9),
+            &SplitOptions::default()
+                .max_tensors(12)
+                .metadata_only_first(true),
         )
         .unwrap();
     assert_eq!(shards.len(), 3);
@@ -402,6 +404,9 @@ fn keep_split_writes_the_input_s_shards_and_a_failed_rename_leaves_none() {
         );
         if k > 0 {
             assert_eq!(keys.len(), 3, "only the split keys after the first shard");
+        } else {
+            assert!(b.is_empty(), "the metadata-only first shard stays so");
+            assert!(keys.contains(&"general.file_type"));
         }
     }
     // The shards open as one model, typed as planned.
