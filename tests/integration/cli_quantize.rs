@@ -527,3 +527,39 @@ fn convert_and_quantize_pure_choose_the_same_types() {
         );
     }
 }
+
+#[test]
+fn prune_layers_from_the_cli_renumbers_the_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write_model(dir.path(), "in.gguf", &mut model("llama", 256, true));
+    let out = dir.path().join("pruned.gguf");
+    let o = gguf(&[
+        "quantize",
+        "--prune-layers",
+        "0",
+        input.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "Q8_0",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let q = Model::open(&out).unwrap();
+    assert_eq!(q.get::<u32>("llama.block_count").unwrap(), 1);
+    assert!(q.tensor("blk.1.attn_q.weight").is_err());
+    // The old block 1 is block 0 now.
+    let model = Model::open(&input).unwrap();
+    let old = model.tensor("blk.1.ffn_norm.weight").unwrap();
+    assert_eq!(
+        q.tensor("blk.0.ffn_norm.weight").unwrap().data().unwrap(),
+        old.data().unwrap()
+    );
+    let bad = gguf(&[
+        "quantize",
+        "--prune-layers",
+        "0,x",
+        input.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "Q8_0",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("invalid layer id"));
+}
