@@ -242,6 +242,7 @@ impl Command {
                 | Command::Merge(_)
                 | Command::Imatrix(_)
                 | Command::Quantize(_)
+                | Command::Report(_)
         )
     }
 }
