@@ -19,7 +19,7 @@ mod layout;
 use layout::{field_layout, value_types};
 
 create_exception!(
-    _native,
+    gguf_rs,
     GGUFError,
     PyValueError,
     "A file gguf-kit refuses, or a codec argument it cannot work with: the library's message, \
