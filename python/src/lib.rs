@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use gguf::{codec, Endian, Gguf, GgmlType, GgufFile, Value};
+use gguf::{codec, Endian, GgmlType, Gguf, GgufFile, Value};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyFileNotFoundError, PyIndexError, PyKeyError, PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -52,6 +52,20 @@ fn to_py(py: Python<'_>, err: gguf::Error) -> PyErr {
     let _ = py_err.value(py).setattr("offset", offset);
     py_err
 }
+
+/// A field's parts: offsets, value-type ids and counts (little-endian
+/// arrays), and the indices of its data parts.
+type Parts<'py> = (
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    Vec<u64>,
+);
+
+/// A tensor as the Python reader needs it: name, type id, dims, info
+/// offset, data offset in the file, byte size, name length in bytes, block
+/// size, type size.
+type TensorFacts = (String, u32, Vec<u64>, u64, u64, u64, usize, u64, u64);
 
 /// One GGUF file opened by the library, as the Python reader sees it.
 #[pyclass(frozen, module = "gguf_rs._native")]
@@ -106,16 +120,7 @@ impl NativeFile {
     /// The parts of entry `key` as three little-endian arrays (offset u64,
     /// value-type id u8, element count u64) and the indices of its data
     /// parts: what gguf-py's reader builds, computed here in one pass.
-    fn field_parts<'py>(
-        &self,
-        py: Python<'py>,
-        key: &str,
-    ) -> PyResult<(
-        Bound<'py, PyBytes>,
-        Bound<'py, PyBytes>,
-        Bound<'py, PyBytes>,
-        Vec<u64>,
-    )> {
+    fn field_parts<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Parts<'py>> {
         let value = self
             .file
             .value(key)
@@ -164,11 +169,7 @@ impl NativeFile {
     /// Every tensor in file order: `(name, type id, dims, info offset,
     /// data offset in the file, byte size, name length in bytes,
     /// block size, type size)`.
-    #[allow(clippy::type_complexity)]
-    fn tensors(
-        &self,
-        py: Python<'_>,
-    ) -> PyResult<Vec<(String, u32, Vec<u64>, u64, u64, u64, usize, u64, u64)>> {
+    fn tensors(&self, py: Python<'_>) -> PyResult<Vec<TensorFacts>> {
         self.file
             .tensors()
             .map(|t| {
@@ -246,7 +247,14 @@ fn codec_type(qtype: u32, op: &'static str) -> PyResult<GgmlType> {
 /// gguf-py raises).
 #[pyfunction]
 fn block_geometry(qtype: u32, op: &str) -> PyResult<(u64, u64)> {
-    let ty = codec_type(qtype, if op == "dequantize" { "dequantize" } else { "quantize" })?;
+    let ty = codec_type(
+        qtype,
+        if op == "dequantize" {
+            "dequantize"
+        } else {
+            "quantize"
+        },
+    )?;
     match (ty.block_size(), ty.type_size()) {
         (Some(b), Some(s)) => Ok((b, s)),
         _ => Err(GGUFError::new_err(format!("{ty} has no block geometry"))),
