@@ -142,3 +142,36 @@ def test_read_write_mode_writes_alias_the_file(tmp_path: Path) -> None:
 
 def test_pathlike_and_str_paths_open() -> None:
     assert gguf_rs.GGUFReader(str(SAMPLE)).data_offset == gguf_rs.GGUFReader(SAMPLE).data_offset
+
+
+def v1_file(path: Path) -> None:
+    """A version 1 file (lengths and counts u32): one string, one u32 array,
+    one F32 tensor of 2x2 at data offset 0."""
+    import struct
+
+    def s(text: str) -> bytes:
+        raw = text.encode()
+        return struct.pack("<I", len(raw)) + raw
+
+    header = b"GGUF" + struct.pack("<III", 1, 1, 2)
+    header += s("general.architecture") + struct.pack("<I", 8) + s("llama")
+    header += s("test.list") + struct.pack("<III", 9, 4, 3) + struct.pack("<3I", 1, 2, 3)
+    header += s("w") + struct.pack("<III", 2, 2, 2) + struct.pack("<I", 0) + struct.pack("<Q", 0)
+    header += bytes(-len(header) % 32)
+    path.write_bytes(header + np.arange(4, dtype=np.float32).tobytes())
+
+
+def test_version_1_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "v1.gguf"
+    v1_file(path)
+    with pytest.raises(ValueError):
+        gguf.GGUFReader(path)  # gguf-py supports versions 2 and 3 only
+    reader = gguf_rs.GGUFReader(path)
+    assert reader.fields["GGUF.version"].contents() == 1
+    assert reader.fields["GGUF.kv_count"].contents() == 2
+    assert reader.fields["general.architecture"].contents() == "llama"
+    assert reader.fields["test.list"].contents() == [1, 2, 3]
+    assert reader.fields["test.list"].parts[0].dtype == np.uint32  # the key's length, as stored
+    tensor = reader.tensors[0]
+    assert tensor.name == "w" and list(tensor.shape) == [2, 2]
+    assert tensor.data.tolist() == [[0.0, 1.0], [2.0, 3.0]]
