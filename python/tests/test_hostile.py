@@ -115,3 +115,62 @@ def test_huge_array_count(tmp_path: Path) -> None:
 def test_missing_file_is_file_not_found() -> None:
     with pytest.raises(FileNotFoundError):
         gguf_rs.GGUFReader("no/such/model.gguf")
+
+
+# The cases of llama.cpp's newer gguf-py reader tests
+# (gguf-py/tests/test_gguf_reader_validation.py), written for both readers:
+# gguf-py 0.19 predates those checks, so where it misbehaves we only check
+# that ours refuses.
+
+
+def one_tensor_file(path: Path, n_dims: int, dims: list[int]) -> None:
+    import struct
+
+    name = b"t"
+    raw = b"GGUF" + struct.pack("<IQQ", 3, 1, 0) + struct.pack("<Q", len(name)) + name
+    raw += struct.pack("<I", n_dims) + b"".join(struct.pack("<Q", d) for d in dims)
+    raw += struct.pack("<IQ", 0, 0) + bytes(64)
+    path.write_bytes(raw)
+
+
+def one_array_file(path: Path, elem_type: int, count: int, payload: bytes) -> None:
+    import struct
+
+    key = b"arr"
+    raw = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", len(key)) + key
+    raw += struct.pack("<IIQ", 9, elem_type, count) + payload
+    path.write_bytes(raw)
+
+
+def test_a_million_dimensions(tmp_path: Path) -> None:
+    path = tmp_path / "ndims.gguf"
+    one_tensor_file(path, 1_000_000, [1] * 8)
+    err = ours_refuses(path)
+    assert "dimensions" in str(err) and err.offset is not None
+
+
+def test_dimensions_whose_product_overflows(tmp_path: Path) -> None:
+    path = tmp_path / "overflow.gguf"
+    dims = [4194305, 4194305, 211106198978564]  # the product wraps to 4 in uint64
+    one_tensor_file(path, len(dims), dims)
+    ours_refuses(path)
+
+
+def test_array_longer_than_the_file(tmp_path: Path) -> None:
+    """5,000,000 float64 (40 MB) declared in a 5 MB file: refused at once."""
+    path = tmp_path / "array.gguf"
+    one_array_file(path, 12, 5_000_000, bytes(5_200_008))
+    err = ours_refuses(path)
+    assert err.offset is not None
+
+
+def test_small_and_empty_arrays_read_the_same(tmp_path: Path) -> None:
+    cases = {"u8": (0, 64, b"\x01" * 64, [1] * 64), "empty": (12, 0, b"", [])}
+    for name, (elem_type, count, payload, expected) in cases.items():
+        path = tmp_path / f"{name}.gguf"
+        one_array_file(path, elem_type, count, payload)
+        # gguf-py 0.19 reads both; ours the same.
+        assert gguf.GGUFReader(path).fields["arr"].contents() == expected
+        field = gguf_rs.GGUFReader(path).fields["arr"]
+        assert field.contents() == expected
+        assert field.types == gguf.GGUFReader(path).fields["arr"].types
