@@ -56,6 +56,10 @@ class _Field(ReaderField):
             return ReaderField.contents(self, index_or_slice)
         if isinstance(index_or_slice, int):
             return native.element(self.name, index_or_slice)
+        if isinstance(index_or_slice, slice) and index_or_slice.step in (None, 1):
+            # A window (gguf_dump shows the first six): decode only that.
+            window = range(native.length(self.name))[index_or_slice]
+            return native.contents(self.name, window.start, max(window.stop, window.start))
         return native.contents(self.name)[index_or_slice]
 
 
@@ -63,20 +67,23 @@ def _field(
     cls: type,
     offset: int,
     name: str,
-    layout: Callable[[], tuple[list[Any], list[int]]],
+    layout: Callable[[], tuple[Callable[[], list[Any]], list[int]]],
     types: list[GGUFValueType],
     native: NativeFile | None,
 ) -> ReaderField:
-    memo: list[tuple[list[Any], list[int]]] = []
+    """A field whose ``parts`` and ``data`` fill themselves from ``layout()``
+    (called once): a function building the part views, and the data indices.
+    ``len(field.data)`` alone never builds the views."""
+    memo: list[tuple[Callable[[], list[Any]], list[int]]] = []
 
-    def built() -> tuple[list[Any], list[int]]:
+    def built() -> tuple[Callable[[], list[Any]], list[int]]:
         if not memo:
             memo.append(layout())
         return memo[0]
 
     field = tuple.__new__(
         cls,
-        (offset, name, LazyList(lambda: built()[0]), LazyList(lambda: built()[1]), types),
+        (offset, name, LazyList(lambda: built()[0]()), LazyList(lambda: built()[1]), types),
     )
     if native is not None:
         field.__dict__["_native"] = native
@@ -136,18 +143,21 @@ class GGUFReader(_GgufPyReader):
         dtype = self._dtypes[type_id]
         return self.data[offset : offset + count * dtype.itemsize].view(dtype)
 
-    def _layout_of(self, key: str) -> Callable[[], tuple[list[Any], list[int]]]:
-        def layout() -> tuple[list[Any], list[int]]:
+    def _layout_of(self, key: str) -> Callable[[], tuple[Callable[[], list[Any]], list[int]]]:
+        def layout() -> tuple[Callable[[], list[Any]], list[int]]:
             offsets, codes, counts, data = self._native.field_parts(key)
-            view = self._view
-            parts = [
-                view(o, c, n)
-                for o, c, n in zip(
-                    np.frombuffer(offsets, "<u8").tolist(),
-                    list(codes),
-                    np.frombuffer(counts, "<u8").tolist(),
-                )
-            ]
+
+            def parts() -> list[Any]:
+                view = self._view
+                return [
+                    view(o, c, n)
+                    for o, c, n in zip(
+                        np.frombuffer(offsets, "<u8").tolist(),
+                        list(codes),
+                        np.frombuffer(counts, "<u8").tolist(),
+                    )
+                ]
+
             return parts, data
 
         return layout
@@ -171,8 +181,8 @@ class GGUFReader(_GgufPyReader):
         shape = self._view(at_dims, length_id, len(dims))
         at_type = at_dims + width * len(dims)
 
-        def layout() -> tuple[list[Any], list[int]]:
-            parts = [
+        def parts() -> list[Any]:
+            return [
                 self._view(info_offset, length_id, 1),
                 self._view(info_offset + width, u8, name_len),
                 self._view(info_offset + width + name_len, u32, 1),
@@ -180,9 +190,8 @@ class GGUFReader(_GgufPyReader):
                 self._view(at_type, u32, 1),
                 self._view(at_type + 4, u64, 1),
             ]
-            return parts, [1, 3, 4, 5]
 
-        field = _field(ReaderField, info_offset, name, layout, [], None)
+        field = _field(ReaderField, info_offset, name, lambda: (parts, [1, 3, 4, 5]), [], None)
         ggml_type = GGMLQuantizationType(type_id)
         np_dims = tuple(reversed(dims))
         item_type = _ELEMENT_TYPES.get(ggml_type)

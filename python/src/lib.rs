@@ -139,13 +139,46 @@ impl NativeFile {
     }
 
     /// The value of `key` as Python objects: lists for arrays (nested
-    /// arrays nested), `str` for strings.
-    fn contents<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyAny>> {
+    /// arrays nested), `str` for strings; for an array, only its elements
+    /// `start..stop` when given.
+    #[pyo3(signature = (key, start=None, stop=None))]
+    fn contents<'py>(
+        &self,
+        py: Python<'py>,
+        key: &str,
+        start: Option<usize>,
+        stop: Option<usize>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let value = self
             .file
             .value(key)
             .ok_or_else(|| PyKeyError::new_err(key.to_owned()))?;
-        to_python(py, &value)
+        match (value.as_array(), start, stop) {
+            (Some(array), Some(start), Some(stop)) => {
+                let list = PyList::empty(py);
+                let count = stop.saturating_sub(start);
+                if let Some(strings) = array.strings() {
+                    for s in strings.skip(start).take(count) {
+                        list.append(s)?;
+                    }
+                } else {
+                    for element in array.iter().skip(start).take(count) {
+                        list.append(to_python(py, &element)?)?;
+                    }
+                }
+                Ok(list.into_any())
+            }
+            _ => to_python(py, &value),
+        }
+    }
+
+    /// Number of elements of the array `key`.
+    fn length(&self, key: &str) -> PyResult<usize> {
+        self.file
+            .value(key)
+            .and_then(|v| v.as_array())
+            .map(|a| a.len())
+            .ok_or_else(|| PyKeyError::new_err(key.to_owned()))
     }
 
     /// Element `index` (negative counts from the end) of the array `key`.

@@ -113,6 +113,9 @@ def test_gemma_reads_the_same() -> None:
 def test_parts_are_built_on_first_access() -> None:
     reader = gguf_rs.GGUFReader(SAMPLE)
     tokens = reader.fields["tokenizer.ggml.tokens"]
+    # What gguf_dump asks of every field builds no part.
+    assert len(tokens.data) > 6
+    assert tokens.contents(slice(6)) == gguf.GGUFReader(SAMPLE).fields["tokenizer.ggml.tokens"].contents(slice(6))
     assert list.__len__(tokens.parts) == 0  # nothing built yet
     # The key's length, bytes and type; the element type and count; each string's length and bytes.
     assert len(tokens.parts) == 3 + 2 + 2 * len(tokens.data)
