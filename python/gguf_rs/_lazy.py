@@ -10,7 +10,13 @@ an ordinary list.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable
+
+# One lock for every list's first fill: another thread reading the same list
+# meanwhile waits instead of seeing it half built. Reentrant, since a loader
+# may read another lazy list.
+_FILL = threading.RLock()
 
 
 class LazyList(list):
@@ -23,10 +29,13 @@ class LazyList(list):
         self._loader: Callable[[], list[Any]] | None = loader
 
     def _load(self) -> None:
-        loader = self._loader
-        if loader is not None:
-            self._loader = None
-            list.extend(self, loader())
+        if self._loader is None:
+            return
+        with _FILL:
+            loader = self._loader
+            if loader is not None:
+                list.extend(self, loader())
+                self._loader = None
 
     def __reduce__(self):  # pickles (and copies) as a plain list
         self._load()

@@ -178,3 +178,17 @@ def test_version_1_is_read(tmp_path: Path) -> None:
     tensor = reader.tensors[0]
     assert tensor.name == "w" and list(tensor.shape) == [2, 2]
     assert tensor.data.tolist() == [[0.0, 1.0], [2.0, 3.0]]
+
+
+def test_parts_built_once_under_threads() -> None:
+    import threading
+
+    for _ in range(5):
+        tokens = gguf_rs.GGUFReader(SAMPLE).fields["tokenizer.ggml.tokens"]
+        lengths: list[int] = []
+        threads = [threading.Thread(target=lambda: lengths.append(len(tokens.parts))) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert lengths == [5 + 2 * len(tokens.data)] * 4
