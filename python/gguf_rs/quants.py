@@ -18,10 +18,17 @@ Rust on every core with the GIL released.
 from __future__ import annotations
 
 import numpy as np
+import gguf.quants as _gguf_py_quants
 from gguf.constants import GGMLQuantizationType
 from gguf.quants import QuantError
 
 from . import _native
+
+# gguf-py's own functions, kept before install() replaces the names: lazy
+# tensors (gguf.lazy.LazyNumpyTensor, what llama.cpp's converter passes)
+# go to them, since they build a graph instead of computing.
+_gguf_py_dequantize = _gguf_py_quants.dequantize
+_gguf_py_quantize = _gguf_py_quants.quantize
 
 __all__ = ["dequantize", "quantize", "QuantError"]
 
@@ -36,6 +43,8 @@ def dequantize(data: np.ndarray, qtype: GGMLQuantizationType) -> np.ndarray:
     """Decodes ``data`` (the raw bytes of ``qtype`` blocks, rows in the last
     axis; or the elements, for F32 and F16) to float32, as
     ``gguf.quants.dequantize`` does."""
+    if not isinstance(data, np.ndarray):
+        return _gguf_py_dequantize(data, qtype)
     if qtype == GGMLQuantizationType.F32:
         return data.view(np.float32)
     if qtype == GGMLQuantizationType.F16:
@@ -55,6 +64,8 @@ def dequantize(data: np.ndarray, qtype: GGMLQuantizationType) -> np.ndarray:
 def quantize(data: np.ndarray, qtype: GGMLQuantizationType) -> np.ndarray:
     """Encodes ``data`` (floats, rows in the last axis) as ``qtype`` blocks:
     a uint8 array of the byte shape, as ``gguf.quants.quantize`` returns."""
+    if not isinstance(data, np.ndarray):
+        return _gguf_py_quantize(data, qtype)
     if qtype == GGMLQuantizationType.F32:
         return data.astype(np.float32, copy=False)
     if qtype == GGMLQuantizationType.F16:

@@ -104,3 +104,19 @@ def test_real_blocks_of_the_sample_and_gemma() -> None:
         assert seen, path
     if not GEMMA:
         print("skipped: Gemma's tensors (set GGUF_GEMMA_MODEL)")
+
+
+def test_lazy_tensors_go_to_gguf_py() -> None:
+    from gguf.lazy import LazyNumpyTensor
+
+    blocks = quants.quantize(np.linspace(-1, 1, 64, dtype=np.float32).reshape(2, 32), T.Q8_0)
+    lazy = quants.dequantize(LazyNumpyTensor.from_eager(blocks), T.Q8_0)
+    assert isinstance(lazy, LazyNumpyTensor) and lazy.shape == (2, 32)
+    assert_same_bits(LazyNumpyTensor.to_eager(lazy), quants.dequantize(blocks, T.Q8_0), "lazy")
+    gguf_rs.install()
+    try:
+        # Installed, gguf-py's lazy path still works (no recursion into ours).
+        again = gq.dequantize(LazyNumpyTensor.from_eager(blocks), T.Q8_0)
+        assert_same_bits(LazyNumpyTensor.to_eager(again), quants.dequantize(blocks, T.Q8_0), "installed")
+    finally:
+        gguf_rs.uninstall()
