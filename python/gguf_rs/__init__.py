@@ -14,6 +14,9 @@ Two ways to use it:
       gguf_rs.install()      # gguf.GGUFReader and gguf.quants.dequantize are ours
       gguf_rs.uninstall()    # gguf-py's again
 
+gguf-kit's own view of a model is ``gguf_rs.open(source)``: metadata as a
+dict of Python values, tensors with ``to_numpy()``.
+
 Files gguf-kit refuses raise :class:`GGUFError`, a ``ValueError`` with the
 library's message and the byte offset where the file is wrong.
 """
@@ -24,15 +27,19 @@ from typing import Any
 
 from . import quants
 from ._native import GGUFError
+from .model import Model, Tensor, open
 from .reader import GGUFReader, ReaderField, ReaderTensor
 
 __all__ = [
     "GGUFError",
     "GGUFReader",
+    "Model",
     "ReaderField",
     "ReaderTensor",
+    "Tensor",
     "install",
     "installed",
+    "open",
     "quants",
     "uninstall",
 ]

@@ -15,6 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyList};
 
 mod layout;
+mod model;
 
 use layout::{field_layout, value_types};
 
@@ -37,7 +38,7 @@ fn offset_in(message: &str) -> Option<u64> {
 /// The library's error as a Python exception: I/O errors as the `OSError`
 /// subclass Python itself raises (what `np.memmap` raises in gguf-py), every
 /// other error as a [`GGUFError`] carrying the message and offset.
-fn to_py(py: Python<'_>, err: gguf::Error) -> PyErr {
+pub(crate) fn to_py(py: Python<'_>, err: gguf::Error) -> PyErr {
     let message = err.to_string();
     if let Some(io) = err.io_error() {
         return match io.kind() {
@@ -225,7 +226,7 @@ impl NativeFile {
 }
 
 /// A metadata value as the Python object gguf-py's `contents()` returns.
-fn to_python<'py>(py: Python<'py>, value: &Value<'_>) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn to_python<'py>(py: Python<'py>, value: &Value<'_>) -> PyResult<Bound<'py, PyAny>> {
     Ok(match *value {
         Value::U8(v) => v.into_pyobject(py)?.into_any(),
         Value::I8(v) => v.into_pyobject(py)?.into_any(),
@@ -399,6 +400,7 @@ fn quantize_par(
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeFile>()?;
+    m.add_class::<model::PyModel>()?;
     m.add_function(wrap_pyfunction!(dequantize, m)?)?;
     m.add_function(wrap_pyfunction!(quantize, m)?)?;
     m.add_function(wrap_pyfunction!(block_geometry, m)?)?;
