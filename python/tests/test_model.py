@@ -44,3 +44,25 @@ def test_broken_files_and_urls_raise(tmp_path: Path) -> None:
     assert info.value.offset is not None
     with pytest.raises(gguf_rs.GGUFError, match="remote"):
         gguf_rs.open("https://127.0.0.1:9/model.gguf")  # this build reads no URLs (and contacts nothing)
+
+
+def test_any_shard_opens_the_whole_split_model(tmp_path: Path) -> None:
+    base = tmp_path / "split.gguf"
+    w = gguf.GGUFWriter(str(base), "llama", split_max_tensors=2)
+    w.add_string("general.name", "split")
+    arrays = {f"t{i}": np.full((2, 4), i, np.float32) for i in range(5)}
+    for name, values in arrays.items():
+        w.add_tensor(name, values)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    shards = sorted(tmp_path.glob("split-*-of-*.gguf"))
+    assert len(shards) == 3
+    model = gguf_rs.open(shards[1])
+    assert model.shard_count == 3
+    assert model.metadata["general.name"] == "split"
+    assert not any(k.startswith("split.") for k in model.metadata)
+    assert [t.name for t in model.tensors] == list(arrays)
+    for name, values in arrays.items():
+        assert np.array_equal(model.tensor(name).to_numpy(), values)
