@@ -4,6 +4,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -r tests/oracles/requirements.txt
+# `gguf report`'s browser test (tests/integration/report_browser.rs) needs
+# headless Chromium: Debian's package, installed when apt can; without it
+# the test prints that it was skipped.
+if ! command -v chromium-headless-shell >/dev/null; then
+    if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ] &&
+        { apt-get install -y -qq chromium-headless-shell >/dev/null 2>&1 ||
+            { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium-headless-shell >/dev/null 2>&1; }; }; then
+        echo "installed chromium-headless-shell for the report's browser test"
+    else
+        echo "note: chromium-headless-shell is not installed (apt-get install chromium-headless-shell): the report's browser test will be skipped"
+    fi
+fi
 # A library user (default features off) compiles none of the CLI's
 # dependencies, no network stack and no thread pool (rayon comes with the
 # default `parallel` feature), whether they depend on gguf-kit or gguf-core.

@@ -19,6 +19,7 @@ mod json;
 mod merge;
 mod open;
 mod progress;
+mod report;
 mod rewrite;
 mod split;
 mod tensor;
@@ -101,6 +102,10 @@ enum Command {
     /// Importance matrices (llama-imatrix's files): `gguf imatrix convert
     /// IN OUT` between its GGUF and legacy .dat formats.
     Imatrix(imatrix::Args),
+    /// Write one self-contained HTML page about a model (summary, metadata,
+    /// tensor map, bits per weight per layer, memory against context
+    /// length), from its header alone; --compare OTHER adds a comparison.
+    Report(report::Args),
 }
 
 /// Writes a command's output, its control characters but line feeds
@@ -229,6 +234,7 @@ impl Command {
                 | Command::Split(_)
                 | Command::Merge(_)
                 | Command::Imatrix(_)
+                | Command::Report(_)
         )
     }
 }
@@ -264,6 +270,7 @@ fn main() -> ExitCode {
         Command::Split(args) => split::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Imatrix(args) => imatrix::run(args),
+        Command::Report(args) => report::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
