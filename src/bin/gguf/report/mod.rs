@@ -71,8 +71,9 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             ),
         ));
     }
-    write_replacing(&out, page.as_bytes())
-        .map_err(|e| format!("{}: {e}", crate::open::shown(&out)))?;
+    // Atomic: an existing page is replaced only by a complete one, and an
+    // interrupted run leaves no temporary file (`Command::writes`).
+    gguf::write::replace_file(&out, |f| Ok(f.write_all(page.as_bytes())?))?;
     crate::print(&format!(
         "wrote {}: {} bytes",
         crate::open::shown(&out),
@@ -118,31 +119,6 @@ fn default_output(model: &Path) -> PathBuf {
     let last = last.strip_prefix("ollama:").unwrap_or(last);
     let stem = last.strip_suffix(".gguf").unwrap_or(last).replace(':', "-");
     PathBuf::from(format!("{stem}.html"))
-}
-
-/// Writes `bytes` to a sibling temporary file, then renames it over
-/// `path`: a failed write leaves an existing page untouched and removes
-/// its temporary file.
-fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .map_or_else(|| "report".into(), |n| n.to_string_lossy());
-    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let written = std::fs::File::create(&temp).and_then(|mut f| {
-        f.write_all(bytes)?;
-        f.sync_all()
-    });
-    match written.and_then(|()| std::fs::rename(&temp, path)) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let _ = std::fs::remove_file(&temp);
-            Err(e)
-        }
-    }
 }
 
 #[cfg(test)]
