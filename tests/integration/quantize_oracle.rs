@@ -1,0 +1,254 @@
+//! Opt-in: the quantization policy against llama-quantize itself.
+//!
+//! With `GGUF_LLAMA_TOOLS` naming llama.cpp's tools (the directory holding
+//! `bin/llama-quantize` and `bin/llama-imatrix`, or that `bin` directory
+//! itself), every case of `quantize_cases` runs `llama-quantize --dry-run`
+//! on every test model of `quantize_models` and the type of each tensor and
+//! the size must equal our `plan`. With `GGUF_GEMMA_MODEL` naming an F16
+//! Gemma 3 GGUF (made by `llama-quantize --allow-requantize IN OUT F16`
+//! from the bundled Q4_K_M), that model is compared too. Without the tools
+//! each test prints a `skipped:` line.
+//!
+//! `GGUF_BLESS=1` also rewrites the committed goldens from llama-quantize's
+//! answers (`tests/data/quantize/dry-run/`) and computes the committed
+//! importance matrices with llama-imatrix when they are missing
+//! (`tests/data/quantize/imatrix/`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gguf::{GgmlType, GgufFile};
+
+use super::quantize_cases::{
+    cases, differences, format_golden, golden_path, our_dry_run, parse_golden, tensor_bytes, Case,
+    DryRun,
+};
+use super::quantize_models::{ModelSpec, MODELS};
+
+/// The directory of llama.cpp's binaries, or `None` after saying how to
+/// run the test.
+pub fn tools_bin(what: &str) -> Option<PathBuf> {
+    let Ok(dir) = std::env::var("GGUF_LLAMA_TOOLS") else {
+        eprintln!("skipped: set GGUF_LLAMA_TOOLS to the llama tools directory to {what}");
+        return None;
+    };
+    let dir = PathBuf::from(dir);
+    let bin = dir.join("bin");
+    Some(if bin.join("llama-quantize").exists() {
+        bin
+    } else {
+        dir
+    })
+}
+
+/// True when the goldens are to be rewritten.
+pub fn bless() -> bool {
+    std::env::var_os("GGUF_BLESS").is_some_and(|v| v != "0")
+}
+
+/// The committed importance matrix of test model `name` (llama-imatrix's
+/// GGUF format, on `imatrix-text.txt`).
+pub fn imatrix_path(name: &str) -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/quantize/imatrix"
+    ))
+    .join(format!("{name}.gguf"))
+}
+
+/// Runs `cmd`; its standard output and error, failing the test with both
+/// unless it succeeded.
+#[track_caller]
+pub fn run(what: &str, cmd: &mut Command) -> (String, String) {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{so}\n{se}",
+        out.status
+    );
+    (so, se)
+}
+
+/// Computes `spec`'s importance matrix with llama-imatrix into the
+/// committed place, when it is missing and `GGUF_BLESS` is set.
+fn ensure_imatrix(bin: &Path, spec: &ModelSpec, model: &Path) -> PathBuf {
+    let path = imatrix_path(spec.name);
+    if path.exists() {
+        return path;
+    }
+    assert!(
+        bless(),
+        "{} is missing: run with GGUF_BLESS=1 to compute it",
+        path.display()
+    );
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/quantize");
+    // Relative paths, so that the dataset name recorded does not depend on
+    // where the repository lives.
+    run(
+        "llama-imatrix",
+        Command::new(bin.join("llama-imatrix"))
+            .current_dir(&data)
+            .arg("-m")
+            .arg(model)
+            .args(["-f", "imatrix-text.txt", "-c", "64", "-b", "64", "-t", "1"])
+            .args(["--no-ppl", "-o"])
+            .arg(format!("imatrix/{}.gguf", spec.name)),
+    );
+    path
+}
+
+/// Parses llama-quantize's `--dry-run` log: each tensor's name and final
+/// type, and the size of the tensor data.
+fn parse_dry_run(log: &str) -> DryRun {
+    let mut tensors = Vec::new();
+    let mut size = 0;
+    for line in log.lines() {
+        let Some(rest) = line.strip_prefix('[') else {
+            continue;
+        };
+        let Some((_, rest)) = rest.split_once("] ") else {
+            continue;
+        };
+        let Some((name, rest)) = rest.split_once(" - [") else {
+            continue;
+        };
+        let (shape, rest) = rest.split_once("], type = ").unwrap();
+        let shape: Vec<u64> = shape
+            .split(',')
+            .map(|d| d.trim().parse().unwrap())
+            .collect();
+        let (source, rest) = rest.split_once(',').unwrap();
+        let target = match rest.rsplit_once('(') {
+            Some((_, t)) if rest.contains("->") => t.trim_end().trim_end_matches(')'),
+            _ => source.trim(),
+        };
+        let ty = GgmlType::from_name(target).unwrap_or_else(|| panic!("type {target:?}"));
+        size += tensor_bytes(&shape, ty);
+        tensors.push((name.trim().to_owned(), ty));
+    }
+    DryRun { tensors, size }
+}
+
+/// llama-quantize's dry run of `case` on `model` (`Err` with its message
+/// when it refuses).
+fn llama_dry_run(
+    bin: &Path,
+    model: &Path,
+    imatrix: Option<&Path>,
+    case: &Case,
+) -> Result<DryRun, String> {
+    let mut cmd = Command::new(bin.join("llama-quantize"));
+    cmd.arg("--dry-run");
+    if case.imatrix {
+        cmd.arg("--imatrix")
+            .arg(imatrix.expect("an importance matrix"));
+    }
+    cmd.args(&case.flags).arg(model).arg(case.preset);
+    let out = cmd.output().expect("llama-quantize runs");
+    let log = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        let reason = log
+            .lines()
+            .find(|l| l.contains("failed to quantize"))
+            .unwrap_or("failed");
+        return Err(reason.to_owned());
+    }
+    let run = parse_dry_run(&log);
+    assert!(
+        !run.tensors.is_empty(),
+        "{}: no tensor in\n{log}",
+        case.key()
+    );
+    Ok(run)
+}
+
+/// Every case on `model`: differences between our plan and llama-quantize,
+/// and llama-quantize's answers (for the goldens).
+fn compare_model(
+    bin: &Path,
+    model: &Path,
+    imatrix: Option<&Path>,
+    cases: &[Case],
+) -> (Vec<String>, Vec<(String, Result<DryRun, String>)>) {
+    let file = GgufFile::open(model).unwrap();
+    let mut problems = Vec::new();
+    let mut answers = Vec::new();
+    for case in cases {
+        if case.imatrix && imatrix.is_none() {
+            continue;
+        }
+        let theirs = llama_dry_run(bin, model, imatrix, case);
+        let ours = our_dry_run(&file, case);
+        for d in differences(&ours, &theirs) {
+            problems.push(format!("{}: {}", case.key(), d));
+        }
+        answers.push((case.key(), theirs));
+    }
+    (problems, answers)
+}
+
+#[test]
+fn plan_matches_llama_quantize_dry_run() {
+    let Some(bin) = tools_bin("compare the quantization plan with llama-quantize --dry-run") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cases = cases();
+    let mut problems = Vec::new();
+    for spec in MODELS {
+        let model = spec.write_to(dir.path());
+        let imatrix = ensure_imatrix(&bin, spec, &model);
+        let (p, answers) = compare_model(&bin, &model, Some(&imatrix), &cases);
+        println!(
+            "{}: {} cases, {} differences",
+            spec.name,
+            answers.len(),
+            p.len()
+        );
+        problems.extend(p.into_iter().map(|d| format!("{}: {d}", spec.name)));
+        let golden = golden_path(spec.name);
+        let text = format_golden(
+            &format!(
+                "llama-quantize --dry-run on the test model {} (tests/integration/quantize_models.rs).\n\
+                 Written by quantize_oracle.rs with GGUF_BLESS=1; checked by quantize_goldens.rs.",
+                spec.name
+            ),
+            &answers,
+        );
+        if bless() {
+            std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
+            std::fs::write(&golden, text).unwrap();
+        } else {
+            let committed = std::fs::read_to_string(&golden).unwrap_or_default();
+            if parse_golden(&committed) != parse_golden(&text) {
+                problems.push(format!(
+                    "{}: the committed golden is not llama-quantize's answer (GGUF_BLESS=1 rewrites it)",
+                    spec.name
+                ));
+            }
+        }
+    }
+    // The real model, with the plain cases (its importance matrix is not
+    // committed: the imatrix cases need GGUF_GEMMA_IMATRIX).
+    if let Ok(gemma) = std::env::var("GGUF_GEMMA_MODEL") {
+        let imatrix = std::env::var("GGUF_GEMMA_IMATRIX").ok().map(PathBuf::from);
+        let (p, answers) = compare_model(&bin, Path::new(&gemma), imatrix.as_deref(), &cases);
+        println!("gemma: {} cases, {} differences", answers.len(), p.len());
+        problems.extend(p.into_iter().map(|d| format!("gemma: {d}")));
+    } else {
+        eprintln!("skipped: set GGUF_GEMMA_MODEL to an F16 Gemma 3 GGUF to compare it too");
+    }
+    assert!(
+        problems.is_empty(),
+        "{} differences with llama-quantize:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
