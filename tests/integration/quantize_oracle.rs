@@ -4,10 +4,12 @@
 //! `bin/llama-quantize` and `bin/llama-imatrix`, or that `bin` directory
 //! itself), every case of `quantize_cases` runs `llama-quantize --dry-run`
 //! on every test model of `quantize_models` and the type of each tensor and
-//! the size must equal our `plan`. With `GGUF_GEMMA_MODEL` naming an F16
-//! Gemma 3 GGUF (made by `llama-quantize --allow-requantize IN OUT F16`
-//! from the bundled Q4_K_M), that model is compared too. Without the tools
-//! each test prints a `skipped:` line.
+//! the size must equal our `plan`. With `GGUF_GEMMA_MODEL` naming a Gemma 3
+//! GGUF (the bundled Q4_K_M), the F16 model `llama-quantize
+//! --allow-requantize IN OUT F16` makes of it and its importance matrix
+//! (llama-imatrix on the same text) are compared too; both are kept in
+//! the target directory's test scratch space. Without the tools each test
+//! prints a `skipped:` line.
 //!
 //! `GGUF_BLESS=1` also rewrites the committed goldens from llama-quantize's
 //! answers (`tests/data/quantize/dry-run/`) and computes the committed
@@ -102,6 +104,46 @@ fn ensure_imatrix(bin: &Path, spec: &ModelSpec, model: &Path) -> PathBuf {
             .arg(format!("imatrix/{}.gguf", spec.name)),
     );
     path
+}
+
+/// The F16 Gemma 3 and its importance matrix, made once from
+/// `GGUF_GEMMA_MODEL` with llama-quantize and llama-imatrix; `None` after
+/// saying how to include it.
+pub fn gemma_f16(bin: &Path) -> Option<(PathBuf, PathBuf)> {
+    let Ok(source) = std::env::var("GGUF_GEMMA_MODEL") else {
+        eprintln!("skipped: set GGUF_GEMMA_MODEL to a Gemma 3 GGUF to compare an F16 Gemma too");
+        return None;
+    };
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let f16 = dir.join("gemma-3-f16.gguf");
+    if !f16.exists() {
+        let partial = dir.join("gemma-3-f16.gguf.partial");
+        run(
+            "llama-quantize F16",
+            Command::new(bin.join("llama-quantize"))
+                .arg("--allow-requantize")
+                .arg(&source)
+                .arg(&partial)
+                .arg("F16"),
+        );
+        std::fs::rename(&partial, &f16).unwrap();
+    }
+    let imatrix = dir.join("gemma-3.imatrix.gguf");
+    if !imatrix.exists() {
+        let partial = dir.join("gemma-3.imatrix.partial.gguf");
+        run(
+            "llama-imatrix on Gemma",
+            Command::new(bin.join("llama-imatrix"))
+                .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/quantize"))
+                .arg("-m")
+                .arg(&f16)
+                .args(["-f", "imatrix-text.txt", "-c", "128", "-b", "128"])
+                .args(["--no-ppl", "-o"])
+                .arg(&partial),
+        );
+        std::fs::rename(&partial, &imatrix).unwrap();
+    }
+    Some((f16, imatrix))
 }
 
 /// Parses llama-quantize's `--dry-run` log: each tensor's name and final
@@ -235,15 +277,10 @@ fn plan_matches_llama_quantize_dry_run() {
             }
         }
     }
-    // The real model, with the plain cases (its importance matrix is not
-    // committed: the imatrix cases need GGUF_GEMMA_IMATRIX).
-    if let Ok(gemma) = std::env::var("GGUF_GEMMA_MODEL") {
-        let imatrix = std::env::var("GGUF_GEMMA_IMATRIX").ok().map(PathBuf::from);
-        let (p, answers) = compare_model(&bin, Path::new(&gemma), imatrix.as_deref(), &cases);
+    if let Some((gemma, imatrix)) = gemma_f16(&bin) {
+        let (p, answers) = compare_model(&bin, &gemma, Some(&imatrix), &cases);
         println!("gemma: {} cases, {} differences", answers.len(), p.len());
         problems.extend(p.into_iter().map(|d| format!("gemma: {d}")));
-    } else {
-        eprintln!("skipped: set GGUF_GEMMA_MODEL to an F16 Gemma 3 GGUF to compare it too");
     }
     assert!(
         problems.is_empty(),
