@@ -322,3 +322,170 @@ pub fn differences(ours: &Result<DryRun, String>, theirs: &Result<DryRun, String
     }
     d
 }
+
+/// The runs whose output files are compared byte for byte: every preset
+/// with and without an importance matrix, and the type flags with a few.
+pub fn byte_cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for p in PRESETS {
+        for imatrix in [false, true] {
+            v.push(Case {
+                preset: p.name,
+                imatrix,
+                flags: vec![],
+            });
+        }
+    }
+    let extra: &[(&str, &[&str])] = &[
+        ("Q4_K", &["--pure"]),
+        ("Q6_K", &["--leave-output-tensor"]),
+        (
+            "Q4_K_M",
+            &[
+                "--output-tensor-type",
+                "q8_0",
+                "--token-embedding-type",
+                "q4_0",
+            ],
+        ),
+        (
+            "Q3_K_S",
+            &[
+                "--tensor-type",
+                "attn_v=q8_0",
+                "--tensor-type",
+                "ffn_down=iq4_nl",
+            ],
+        ),
+        ("Q4_K_M", &["--prune-layers", "1"]),
+        ("IQ4_XS", &["--prune-layers", "0,2"]),
+    ];
+    for (preset, flags) in extra {
+        for imatrix in [false, true] {
+            v.push(Case {
+                preset,
+                imatrix,
+                flags: flags.to_vec(),
+            });
+        }
+    }
+    v
+}
+
+/// Where the sha256 of llama-quantize's outputs are recorded.
+pub fn bytes_golden_path() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/quantize/outputs.sha256"
+    ))
+}
+
+/// Reads the recorded outputs: `MODEL CASE-KEY = SHA256` (or `= error`
+/// where llama-quantize refused) -> that hash.
+pub fn parse_bytes_golden(text: &str) -> BTreeMap<(String, String), String> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let (left, hash) = l.rsplit_once(" = ").unwrap();
+            let (model, key) = left.split_once(' ').unwrap();
+            ((model.to_owned(), key.to_owned()), hash.to_owned())
+        })
+        .collect()
+}
+
+/// Hex sha256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// How two quantized files differ, one line per difference: metadata
+/// (in order, with types), tensor order, types and shapes, and for each
+/// tensor whose data differ the first differing block.
+pub fn file_differences(ours: &[u8], theirs: &[u8]) -> Vec<String> {
+    use gguf::format::OwnedValue;
+    use gguf::GgufFile;
+    let mut d = Vec::new();
+    let (o, l) = match (GgufFile::open(ours), GgufFile::open(theirs)) {
+        (Ok(o), Ok(l)) => (o, l),
+        (a, b) => {
+            return vec![format!(
+                "cannot open: ours {:?}, llama-quantize {:?}",
+                a.err(),
+                b.err()
+            )]
+        }
+    };
+    let entries = |f: &GgufFile<'_>| -> Vec<String> {
+        f.metadata()
+            .map(|(k, v)| format!("{k} = {:?}", OwnedValue::from_value(&v)))
+            .collect()
+    };
+    let (mo, ml) = (entries(&o), entries(&l));
+    if mo != ml {
+        let at = mo
+            .iter()
+            .zip(&ml)
+            .position(|(a, b)| a != b)
+            .unwrap_or(mo.len().min(ml.len()));
+        let show = |v: &[String]| {
+            v.get(at)
+                .map_or("(end)".to_owned(), |s| s.chars().take(120).collect())
+        };
+        d.push(format!(
+            "metadata differs at entry {at}: ours {}, llama-quantize {}",
+            show(&mo),
+            show(&ml)
+        ));
+    }
+    let names =
+        |f: &GgufFile<'_>| -> Vec<String> { f.tensors().map(|t| t.name().to_owned()).collect() };
+    if names(&o) != names(&l) {
+        d.push(format!(
+            "tensor order: ours {:?}, llama-quantize {:?}",
+            names(&o),
+            names(&l)
+        ));
+        return d;
+    }
+    for (a, b) in o.tensors().zip(l.tensors()) {
+        if (a.ggml_type(), a.shape()) != (b.ggml_type(), b.shape()) {
+            d.push(format!(
+                "{}: ours {} {:?}, llama-quantize {} {:?}",
+                a.name(),
+                a.ggml_type(),
+                a.shape(),
+                b.ggml_type(),
+                b.shape()
+            ));
+            continue;
+        }
+        let (x, y) = (a.data().unwrap(), b.data().unwrap());
+        if let Some(i) = x.iter().zip(y).position(|(p, q)| p != q) {
+            let ty = a.ggml_type();
+            let block_bytes = ty.type_size().unwrap_or(1) as usize;
+            let block = i / block_bytes;
+            let row_bytes = (a.shape()[0] / ty.block_size().unwrap_or(1)) as usize * block_bytes;
+            let differing = x
+                .chunks(block_bytes)
+                .zip(y.chunks(block_bytes))
+                .filter(|(p, q)| p != q)
+                .count();
+            d.push(format!(
+                "{}: {ty} data differ from byte {i} (row {}, block {block}; {differing} of {} blocks differ): ours {:02x?}, llama-quantize {:02x?}",
+                a.name(),
+                i / row_bytes.max(1),
+                x.len() / block_bytes,
+                &x[block * block_bytes..x.len().min((block + 1) * block_bytes)],
+                &y[block * block_bytes..y.len().min((block + 1) * block_bytes)],
+            ));
+        }
+    }
+    if d.is_empty() && ours != theirs {
+        d.push("same metadata and tensors, yet the files differ (layout or padding)".into());
+    }
+    d
+}

@@ -22,7 +22,8 @@ use std::process::Command;
 use gguf::{GgmlType, GgufFile};
 
 use super::quantize_cases::{
-    cases, differences, format_golden, golden_path, our_dry_run, parse_golden, tensor_bytes, Case,
+    byte_cases, bytes_golden_path, cases, differences, file_differences, format_golden,
+    golden_path, our_dry_run, parse_bytes_golden, parse_golden, sha256_hex, tensor_bytes, Case,
     DryRun,
 };
 use super::quantize_models::{ModelSpec, MODELS};
@@ -281,6 +282,161 @@ fn plan_matches_llama_quantize_dry_run() {
         let (p, answers) = compare_model(&bin, &gemma, Some(&imatrix), &cases);
         println!("gemma: {} cases, {} differences", answers.len(), p.len());
         problems.extend(p.into_iter().map(|d| format!("gemma: {d}")));
+    }
+    assert!(
+        problems.is_empty(),
+        "{} differences with llama-quantize:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+/// Quantizes `model` as `case` says with `program` (llama-quantize or our
+/// `gguf quantize`, whose arguments start with `first`) into `out`: the
+/// output's bytes, or the tool's complaint. Both run in
+/// `tests/data/quantize` and name the importance matrix by the same
+/// relative path, so that `quantize.imatrix.file` is the same in both.
+pub fn quantize_with(
+    program: &Path,
+    first: &[&str],
+    model: &Path,
+    imatrix: &str,
+    case: &Case,
+    out: &Path,
+) -> Result<Vec<u8>, String> {
+    let _ = std::fs::remove_file(out);
+    let mut cmd = Command::new(program);
+    cmd.current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/quantize"))
+        .args(first);
+    if case.imatrix {
+        cmd.args(["--imatrix", imatrix]);
+    }
+    cmd.args(&case.flags)
+        .arg(model)
+        .arg(out)
+        .arg(case.preset)
+        .arg("2");
+    let o = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+    if !o.status.success() {
+        let err = String::from_utf8_lossy(&o.stderr);
+        let last = err
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        return Err(format!("{}: {last}", o.status));
+    }
+    std::fs::read(out).map_err(|e| format!("no output: {e}"))
+}
+
+/// Our `gguf quantize` and llama-quantize on one case: the differences
+/// (none when the same bytes or both refuse) and llama-quantize's result.
+fn compare_bytes(
+    bin: &Path,
+    dir: &Path,
+    model: &Path,
+    imatrix: &str,
+    case: &Case,
+) -> (Vec<String>, Result<Vec<u8>, String>) {
+    let ours = Path::new(env!("CARGO_BIN_EXE_gguf"));
+    let a = quantize_with(
+        ours,
+        &["quantize"],
+        model,
+        imatrix,
+        case,
+        &dir.join("ours.gguf"),
+    );
+    let b = quantize_with(
+        &bin.join("llama-quantize"),
+        &[],
+        model,
+        imatrix,
+        case,
+        &dir.join("llama.gguf"),
+    );
+    let d = match (&a, &b) {
+        (Ok(x), Ok(y)) if x == y => vec![],
+        (Ok(x), Ok(y)) => file_differences(x, y),
+        (Err(_), Err(_)) => vec![],
+        (Ok(_), Err(e)) => vec![format!("llama-quantize refuses ({e}), we do not")],
+        (Err(e), Ok(_)) => vec![format!("we refuse ({e}), llama-quantize does not")],
+    };
+    (d, b)
+}
+
+#[test]
+fn quantize_output_matches_llama_quantize_bytes() {
+    let Some(bin) = tools_bin("compare gguf quantize's output with llama-quantize's") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut problems = Vec::new();
+    let mut recorded = String::from(
+        "# sha256 of llama-quantize's output for each test model and case (quantize_oracle.rs, GGUF_BLESS=1);\n\
+         # gguf quantize must give the same bytes (quantize_goldens.rs).\n",
+    );
+    for spec in MODELS {
+        let model = spec.write_to(dir.path());
+        ensure_imatrix(&bin, spec, &model);
+        let imatrix = format!("imatrix/{}.gguf", spec.name);
+        let (mut same, mut total) = (0, 0);
+        for case in byte_cases() {
+            let (d, theirs) = compare_bytes(&bin, dir.path(), &model, &imatrix, &case);
+            total += 1;
+            if d.is_empty() {
+                same += 1;
+            }
+            println!(
+                "{} {}: {}",
+                spec.name,
+                case.key(),
+                if d.is_empty() { "same" } else { "DIFFERENT" }
+            );
+            problems.extend(
+                d.into_iter()
+                    .map(|x| format!("{} {}: {x}", spec.name, case.key())),
+            );
+            let hash = theirs.map_or("error".to_owned(), |b| sha256_hex(&b));
+            recorded.push_str(&format!("{} {} = {hash}\n", spec.name, case.key()));
+        }
+        println!("{}: {same} of {total} outputs the same bytes", spec.name);
+    }
+    if let Some((gemma, imatrix)) = gemma_f16(&bin) {
+        let imatrix = imatrix.to_str().unwrap().to_owned();
+        for (preset, with) in [
+            ("Q4_K_M", false),
+            ("Q4_K_M", true),
+            ("IQ4_XS", true),
+            ("IQ2_XS", true),
+        ] {
+            let case = Case {
+                preset,
+                imatrix: with,
+                flags: vec![],
+            };
+            let (d, _) = compare_bytes(&bin, dir.path(), &gemma, &imatrix, &case);
+            println!(
+                "gemma {}: {}",
+                case.key(),
+                if d.is_empty() { "same" } else { "DIFFERENT" }
+            );
+            problems.extend(d.into_iter().map(|x| format!("gemma {}: {x}", case.key())));
+        }
+    }
+    let golden = bytes_golden_path();
+    if bless() {
+        std::fs::write(&golden, &recorded).unwrap();
+    } else {
+        let committed = std::fs::read_to_string(&golden).unwrap_or_default();
+        if parse_bytes_golden(&committed) != parse_bytes_golden(&recorded) {
+            problems.push(format!(
+                "{} is not llama-quantize's answer (GGUF_BLESS=1 rewrites it)",
+                golden.display()
+            ));
+        }
     }
     assert!(
         problems.is_empty(),
