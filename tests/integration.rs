@@ -14,6 +14,7 @@ mod integration {
     pub mod cli_imatrix;
     pub mod cli_interrupt;
     pub mod cli_messages;
+    pub mod cli_quantize;
     pub mod cli_rewrite;
     pub mod cli_rough_edges;
     pub mod cli_split;
