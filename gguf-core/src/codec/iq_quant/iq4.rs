@@ -11,6 +11,7 @@ const NTRY: i32 = 7;
 
 /// Per-element weights of one 32-element block: the importance weight times
 /// `sqrt(sigma2 + x^2)` with an importance matrix, else `x^2`.
+#[inline(always)]
 fn block_weights(xb: &[f32], qw: Option<&[f32]>, sigma2: f32, w: &mut [f32; 32]) {
     match qw {
         Some(qw) => {
@@ -28,6 +29,7 @@ fn block_weights(xb: &[f32], qw: Option<&[f32]>, sigma2: f32, w: &mut [f32; 32])
 
 /// The weighted error sums `(sum w*q*x, sum w*q*q)` with levels picked for
 /// the inverse scale `id`; writes the picked levels to `l` when given.
+#[inline(always)]
 fn sums(xb: &[f32], w: &[f32; 32], id: f32, mut l: Option<&mut [u8]>) -> (f32, f32) {
     let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
     for (j, (&x, &w)) in xb.iter().zip(w).enumerate() {
@@ -43,6 +45,7 @@ fn sums(xb: &[f32], w: &[f32; 32], id: f32, mut l: Option<&mut [u8]>) -> (f32, f
 }
 
 /// The best scale of one 32-element block (0 for an all-but-zero block).
+#[inline(always)]
 fn block_scale(xb: &[f32], w: &[f32; 32]) -> f32 {
     let (mut amax, mut max) = (0.0f32, 0.0f32);
     for &x in xb {
@@ -70,6 +73,7 @@ fn block_scale(xb: &[f32], w: &[f32; 32]) -> f32 {
 }
 
 /// `sum x^2 * 2 / n`: the variance term of the importance weighting.
+#[inline(always)]
 fn sigma2(x: &[f32]) -> f32 {
     let mut s = 0.0f32;
     for &v in x {
@@ -78,6 +82,7 @@ fn sigma2(x: &[f32]) -> f32 {
     s * (2.0 / x.len() as f32)
 }
 
+#[inline(always)]
 fn pack_nibbles(l: &[u8], q4: &mut [u8]) {
     for (l, q) in l.chunks_exact(32).zip(q4.chunks_exact_mut(16)) {
         for j in 0..16 {
@@ -88,6 +93,7 @@ fn pack_nibbles(l: &[u8], q4: &mut [u8]) {
 
 /// One row of IQ4_XS (256-element super-blocks of 136 bytes);
 /// `weights`, when given, has one entry per element of the row.
+#[inline(always)]
 pub(crate) fn quant_iq4_xs(src: &[f32], out: &mut [u8], weights: Option<&[f32]>) {
     for (ibl, (x, y)) in src
         .chunks_exact(256)
@@ -133,6 +139,7 @@ pub(crate) fn quant_iq4_xs(src: &[f32], out: &mut [u8], weights: Option<&[f32]>)
 
 /// One row of IQ4_NL (32-element blocks of 18 bytes) with importance
 /// weights; without weights this equals the codec's unweighted encoder.
+#[inline(always)]
 pub(crate) fn quant_iq4_nl(src: &[f32], out: &mut [u8], weights: Option<&[f32]>) {
     for (ib, (xb, y)) in src
         .chunks_exact(32)
