@@ -374,7 +374,9 @@ fn keep_split_writes_the_input_s_shards_and_a_failed_rename_leaves_none() {
     let shards = b
         .write_split(
             dir.path().join("in.gguf"),
-            &SplitOptions::default().max_tensors(9),
+            &SplitOptions::default()
+                .max_tensors(12)
+                .metadata_only_first(true),
         )
         .unwrap();
     assert_eq!(shards.len(), 3);
@@ -402,6 +404,9 @@ fn keep_split_writes_the_input_s_shards_and_a_failed_rename_leaves_none() {
         );
         if k > 0 {
             assert_eq!(keys.len(), 3, "only the split keys after the first shard");
+        } else {
+            assert!(b.is_empty(), "the metadata-only first shard stays so");
+            assert!(keys.contains(&"general.file_type"));
         }
     }
     // The shards open as one model, typed as planned.
@@ -521,4 +526,40 @@ fn convert_and_quantize_pure_choose_the_same_types() {
             t.name
         );
     }
+}
+
+#[test]
+fn prune_layers_from_the_cli_renumbers_the_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write_model(dir.path(), "in.gguf", &mut model("llama", 256, true));
+    let out = dir.path().join("pruned.gguf");
+    let o = gguf(&[
+        "quantize",
+        "--prune-layers",
+        "0",
+        input.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "Q8_0",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let q = Model::open(&out).unwrap();
+    assert_eq!(q.get::<u32>("llama.block_count").unwrap(), 1);
+    assert!(q.tensor("blk.1.attn_q.weight").is_err());
+    // The old block 1 is block 0 now.
+    let model = Model::open(&input).unwrap();
+    let old = model.tensor("blk.1.ffn_norm.weight").unwrap();
+    assert_eq!(
+        q.tensor("blk.0.ffn_norm.weight").unwrap().data().unwrap(),
+        old.data().unwrap()
+    );
+    let bad = gguf(&[
+        "quantize",
+        "--prune-layers",
+        "0,x",
+        input.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "Q8_0",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("invalid layer id"));
 }

@@ -6,8 +6,10 @@
 //! as llama-quantize of [`LLAMA_CPP_VERSION`](crate::llama_load::LLAMA_CPP_VERSION)
 //! (`src/llama-quant.cpp`, `tools/quantize/quantize.cpp`): its presets
 //! ([`PRESETS`], [`Ftype`]), the type it gives each tensor ([`plan`], from
-//! the rules of [`mixture_type`]), the metadata it writes ([`keys`]), and
-//! its `--pure` mode for `gguf convert` ([`choose_pure`]).
+//! the rules of [`mixture_type`]), the metadata it writes ([`keys`]), its
+//! `--pure` mode for `gguf convert` ([`choose_pure`]), and the run itself:
+//! [`quantize_model`] writes what llama-quantize writes, [`dry_run`] says
+//! what it would write.
 //!
 //! ```
 //! use gguf_core::quantize::{choose_pure, Kept};

@@ -128,13 +128,10 @@ fn prepare(model: &impl Gguf, job: &QuantizeJob<'_>, dry: bool) -> Result<(Plan,
         requantized: 0,
         elapsed: Default::default(),
     };
-    let mut file = 0;
-    let mut last_shard = plan.tensors.first().map_or(0, |t| t.shard);
     for t in &plan.tensors {
-        if options.keep_split && t.shard != last_shard {
-            file += 1;
-            last_shard = t.shard;
-        }
+        // llama-quantize writes shard i of the input to file i (a
+        // metadata-only first shard included).
+        let file = if options.keep_split { t.shard } else { 0 };
         let size = |ty: GgmlType| {
             tensor_nbytes(ty, &t.shape).map_err(|e| {
                 Error::Quantize(QuantizeError::Unconvertible {
@@ -313,7 +310,7 @@ pub fn quantize_model<M: Gguf>(
     let (plan, mut report) = prepare(model, job, false)?;
     let record = job.matrix().and_then(|m| m.record(&job.imatrix_file));
     let metadata = output_metadata(model, &plan, &job.kv_overrides, record.as_ref());
-    let count = report.tensors.last().map_or(1, |t| t.file + 1);
+    let count = report.tensors.iter().map(|t| t.file + 1).max().unwrap_or(1);
     let paths = output_files(output.as_ref(), count, job.options.keep_split);
 
     #[cfg(feature = "parallel")]

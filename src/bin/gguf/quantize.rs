@@ -80,8 +80,8 @@ pub struct Args {
     override_kv: Vec<String>,
     /// Leave out these blocks (comma-separated numbers); later blocks are
     /// renumbered and {arch}.block_count is set.
-    #[arg(long, value_name = "L0,L1,...", value_parser = layers)]
-    prune_layers: Option<Vec<u32>>,
+    #[arg(long, value_name = "L0,L1,...")]
+    prune_layers: Option<String>,
     /// Print every tensor's type and size and the final size; write
     /// nothing.
     #[arg(long)]
@@ -240,7 +240,10 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     options.token_embedding_type = args.token_embedding_type;
     options.tensor_types = tensor_types(&args)?;
     options.keep_split = args.keep_split;
-    options.prune_layers = args.prune_layers.clone().unwrap_or_default();
+    options.prune_layers = match &args.prune_layers {
+        Some(list) => layers(list).map_err(|e| crate::usage_error("quantize", e))?,
+        None => Vec::new(),
+    };
     let kv_overrides = args
         .override_kv
         .iter()
