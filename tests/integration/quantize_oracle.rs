@@ -459,3 +459,68 @@ fn quantize_output_matches_llama_quantize_bytes() {
         problems.join("\n")
     );
 }
+
+/// llama.cpp's logits (tests/oracles/llama_logits.py: one JSON object per
+/// model, with the sha256 of the last position's logits) for `prompt`.
+fn llama_logits(tools_bin: &Path, prompt: &str, models: &[PathBuf]) -> Vec<serde_json::Value> {
+    let venv = tools_bin.parent().unwrap().join("venv/bin/python");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/oracles/llama_logits.py");
+    let (out, _) = run(
+        "llama_logits.py",
+        Command::new(venv).arg(script).arg(prompt).args(models),
+    );
+    let v: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(v.len(), models.len(), "{out}");
+    v
+}
+
+/// llama.cpp loads the files `gguf quantize` writes and computes, to the
+/// bit, the logits it computes with llama-quantize's files of the same
+/// case, for a llama and a Qwen2 model with an importance matrix.
+#[test]
+fn llama_cpp_gives_the_same_logits_with_our_quantized_files() {
+    let Some(bin) = tools_bin("compare llama.cpp's logits on gguf quantize's output") else {
+        return;
+    };
+    if !bin.parent().unwrap().join("venv/bin/python").exists() {
+        eprintln!("skipped: no venv with llama-cpp-python next to the tools' bin directory");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ours = Path::new(env!("CARGO_BIN_EXE_gguf"));
+    let llama = bin.join("llama-quantize");
+    let mut files = Vec::new();
+    for spec in MODELS.iter().filter(|m| m.name != "llama-160") {
+        let model = spec.write_to(dir.path());
+        let imatrix = format!("imatrix/{}.gguf", spec.name);
+        for preset in ["Q4_K_M", "IQ2_XS"] {
+            let case = Case {
+                preset,
+                imatrix: true,
+                flags: vec![],
+            };
+            for (who, program, first) in [("ours", ours, &["quantize"][..]), ("llama", &llama, &[])] {
+                let out = dir.path().join(format!("{}-{preset}-{who}.gguf", spec.name));
+                quantize_with(program, first, &model, &imatrix, &case, &out)
+                    .unwrap_or_else(|e| panic!("{who} {} {preset}: {e}", spec.name));
+                files.push(out);
+            }
+        }
+    }
+    let logits = llama_logits(&bin, "The river starts in the hills", &files);
+    for pair in logits.chunks(2) {
+        let (o, l) = (&pair[0], &pair[1]);
+        assert_eq!(o["tokens"], l["tokens"]);
+        let first: Vec<f64> = o["first"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        assert!(
+            first.iter().all(|x| x.is_finite()) && first.iter().any(|&x| x != 0.0),
+            "{}: logits {first:?}",
+            o["model"]
+        );
+        assert_eq!(o["sha256"], l["sha256"], "{} vs {}", o["model"], l["model"]);
+        println!("{}: logits {}", o["model"], o["sha256"]);
+    }
+}
