@@ -4,6 +4,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -r tests/oracles/requirements.txt
+# `gguf report`'s browser test (tests/integration/report_browser.rs) needs
+# headless Chromium: Debian's package, installed when apt can; without it
+# the test prints that it was skipped.
+if ! command -v chromium-headless-shell >/dev/null; then
+    if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ] &&
+        { apt-get install -y -qq chromium-headless-shell >/dev/null 2>&1 ||
+            { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium-headless-shell >/dev/null 2>&1; }; }; then
+        echo "installed chromium-headless-shell for the report's browser test"
+    else
+        echo "note: chromium-headless-shell is not installed (apt-get install chromium-headless-shell): the report's browser test will be skipped"
+    fi
+fi
 # A library user (default features off) compiles none of the CLI's
 # dependencies, no network stack and no thread pool (rayon comes with the
 # default `parallel` feature), whether they depend on gguf-kit or gguf-core.
@@ -23,6 +35,13 @@ cargo test --workspace --doc
 # gguf-core without `simd` and `parallel` (portable codecs, one thread):
 # its unit tests and the codec oracle vectors, the same bytes as with them.
 cargo test -p gguf-core --no-default-features --lib --test codecs
+# The Python package (python/, README "Python"): installed into a venv of
+# its own the way users install it (`pip install ./python`: maturin builds
+# the extension in release), then its tests against gguf-py 0.19.
+python_venv="${CARGO_TARGET_DIR:-target}/python-venv"
+python3 -m venv "$python_venv"
+"$python_venv/bin/python" -m pip install --quiet --disable-pip-version-check ./python pytest tqdm
+"$python_venv/bin/python" -m pytest -q python/tests
 # The opt-in comparisons with llama.cpp's own tools (README, "Tests and
 # CI") pass without doing anything when not enabled; say so here, where it
 # is seen, rather than only in captured test output.
@@ -30,4 +49,7 @@ if [ -z "${GGUF_LLAMA_TOOLS:-}" ]; then
     echo "skipped: the llama.cpp comparisons (llama_tools::*, estimate vs llama.cpp): set GGUF_LLAMA_TOOLS to run them"
 elif [ -z "${GGUF_GEMMA_MODEL:-}" ]; then
     echo "skipped: the llama.cpp comparisons on Gemma 3 270M: set GGUF_GEMMA_MODEL to run them"
+fi
+if [ -z "${GGUF_GEMMA_MODEL:-}" ]; then
+    echo "skipped: the Python package's comparisons with gguf-py on Gemma 3 270M: set GGUF_GEMMA_MODEL to run them"
 fi

@@ -43,6 +43,8 @@ mod integration {
     pub mod read_trait;
     pub mod remote;
     pub mod remote_safety;
+    pub mod report;
+    pub mod report_browser;
     pub mod round_trip;
     pub mod sources;
     pub mod split;

@@ -563,3 +563,32 @@ fn prune_layers_from_the_cli_renumbers_the_blocks() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("invalid layer id"));
 }
+
+#[test]
+fn tensor_types_from_flags_and_files_apply_in_command_line_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write_model(dir.path(), "in.gguf", &mut model("llama", 256, true));
+    let file = dir.path().join("types.txt");
+    std::fs::write(&file, "attn_q=q8_0\n").unwrap();
+    let (i, f) = (input.to_str().unwrap(), file.to_str().unwrap());
+    let type_of = |args: &[&str]| {
+        let out = dir.path().join("out.gguf");
+        let mut all = vec!["quantize"];
+        all.extend_from_slice(args);
+        all.extend([i, out.to_str().unwrap(), "Q4_K_M"]);
+        let o = gguf(&all);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let q = Model::open(&out).unwrap();
+        let ty = q.tensor("blk.0.attn_q.weight").unwrap().ggml_type();
+        ty
+    };
+    // The first pattern that matches wins.
+    assert_eq!(
+        type_of(&["--tensor-type-file", f, "--tensor-type", "attn=q4_0"]),
+        T::Q8_0
+    );
+    assert_eq!(
+        type_of(&["--tensor-type", "attn=q4_0", "--tensor-type-file", f]),
+        T::Q4_0
+    );
+}

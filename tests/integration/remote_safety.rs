@@ -370,7 +370,7 @@ fn a_trickling_header_meets_the_deadline() {
         "{e}"
     );
     assert!(started.elapsed() < Duration::from_secs(10));
-    for cmd in ["inspect", "estimate", "tensor", "hash"] {
+    for cmd in ["inspect", "estimate", "tensor", "hash", "report"] {
         let mut c = gguf();
         c.args([cmd, &url, "--remote-deadline", "0.5"]);
         if cmd == "tensor" {

@@ -515,7 +515,7 @@ impl Imatrix {
     /// `path` is untouched and no temporary file is left.
     pub fn write(&self, path: impl AsRef<Path>) -> Result<()> {
         let bytes = self.to_bytes()?;
-        crate::write::atomic::replace(path.as_ref(), |f| {
+        crate::write::replace_file(path.as_ref(), |f| {
             std::io::Write::write_all(f, &bytes).map_err(Error::from)
         })
     }

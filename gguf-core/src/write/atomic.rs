@@ -6,9 +6,23 @@ use std::path::Path;
 use crate::error::{io_at, Error, Result};
 use crate::write::temp::{persist_all, TempFile};
 
-/// Runs `write` on a temporary file in `path`'s directory, then replaces
-/// `path` with it (see [`replace_in`]).
-pub(crate) fn replace<T>(path: &Path, write: impl FnOnce(&mut File) -> Result<T>) -> Result<T> {
+/// Writes a file all at once or not at all: runs `write` on a temporary
+/// file in `path`'s directory, syncs it and renames it over `path`. On any
+/// error, or when the process is interrupted while a command that handles
+/// signals runs ([`exit_removing_temp_files`](crate::write::exit_removing_temp_files)),
+/// the temporary file is removed and `path` is untouched. A file it
+/// replaces keeps its permissions and, where the OS allows, its owner; a
+/// new file gets `0o666` minus the umask.
+///
+/// ```
+/// use std::io::Write;
+/// let dir = tempfile::tempdir()?;
+/// let page = dir.path().join("page.html");
+/// gguf_core::write::replace_file(&page, |f| Ok(f.write_all(b"<p>hi</p>")?))?;
+/// assert_eq!(std::fs::read(&page)?, b"<p>hi</p>");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn replace_file<T>(path: &Path, write: impl FnOnce(&mut File) -> Result<T>) -> Result<T> {
     replace_in(path, None, write)
 }
 

@@ -21,6 +21,7 @@ pub(crate) mod temp;
 mod value;
 mod writeback;
 
+pub use atomic::replace_file;
 pub use builder::Builder;
 pub use layout::{Layout, TensorSlot};
 pub use modes::{MetadataFirst, Output, WriteMode, WriteOptions};
@@ -31,6 +32,6 @@ pub use temp::{exit_removing_temp_files, stale_temp_files};
 pub use value::MetaValue;
 
 #[allow(unused_imports)] // used by the editor
-pub(crate) use atomic::{replace as replace_file, sync_dir};
+pub(crate) use atomic::sync_dir;
 #[allow(unused_imports)]
 pub(crate) use modes::write_zeros;

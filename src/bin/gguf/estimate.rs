@@ -333,7 +333,8 @@ fn to_json(e: &Estimate) -> serde_json::Value {
     })
 }
 
-fn to_text(e: &Estimate, settings: &Settings) -> String {
+/// The text `gguf estimate` prints (also shown by `gguf report`).
+pub fn to_text(e: &Estimate, settings: &Settings) -> String {
     use std::fmt::Write;
     let mut s = String::new();
     let p = &e.params;

@@ -20,6 +20,7 @@ mod merge;
 mod open;
 mod progress;
 mod quantize;
+mod report;
 mod rewrite;
 mod split;
 mod tensor;
@@ -108,6 +109,10 @@ enum Command {
     /// rules, optionally guided by an importance matrix; same flags, same
     /// output bytes. `convert` instead re-encodes to one ggml type.
     Quantize(Box<quantize::Args>),
+    /// Write one self-contained HTML page about a model (summary, metadata,
+    /// tensor map, bits per weight per layer, memory against context
+    /// length), from its header alone; --compare OTHER adds a comparison.
+    Report(report::Args),
 }
 
 /// Writes a command's output, its control characters but line feeds
@@ -237,6 +242,7 @@ impl Command {
                 | Command::Merge(_)
                 | Command::Imatrix(_)
                 | Command::Quantize(_)
+                | Command::Report(_)
         )
     }
 }
@@ -273,6 +279,7 @@ fn main() -> ExitCode {
         Command::Merge(args) => merge::run(args),
         Command::Imatrix(args) => imatrix::run(args),
         Command::Quantize(args) => quantize::run(*args),
+        Command::Report(args) => report::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
