@@ -218,6 +218,9 @@ fn llama_dry_run(
     Ok(run)
 }
 
+/// Each case's key and llama-quantize's dry run (`Err` where it refused).
+type Answers = Vec<(String, Result<DryRun, String>)>;
+
 /// Every case on `model`: differences between our plan and llama-quantize,
 /// and llama-quantize's answers (for the goldens).
 fn compare_model(
@@ -225,7 +228,7 @@ fn compare_model(
     model: &Path,
     imatrix: Option<&Path>,
     cases: &[Case],
-) -> (Vec<String>, Vec<(String, Result<DryRun, String>)>) {
+) -> (Vec<String>, Answers) {
     let file = GgufFile::open(model).unwrap();
     let mut problems = Vec::new();
     let mut answers = Vec::new();
@@ -502,8 +505,11 @@ fn llama_cpp_gives_the_same_logits_with_our_quantized_files() {
                 imatrix: true,
                 flags: vec![],
             };
-            for (who, program, first) in [("ours", ours, &["quantize"][..]), ("llama", &llama, &[])] {
-                let out = dir.path().join(format!("{}-{preset}-{who}.gguf", spec.name));
+            for (who, program, first) in [("ours", ours, &["quantize"][..]), ("llama", &llama, &[])]
+            {
+                let out = dir
+                    .path()
+                    .join(format!("{}-{preset}-{who}.gguf", spec.name));
                 quantize_with(program, first, &model, &imatrix, &case, &out)
                     .unwrap_or_else(|e| panic!("{who} {} {preset}: {e}", spec.name));
                 files.push(out);
@@ -514,7 +520,12 @@ fn llama_cpp_gives_the_same_logits_with_our_quantized_files() {
     for pair in logits.chunks(2) {
         let (o, l) = (&pair[0], &pair[1]);
         assert_eq!(o["tokens"], l["tokens"]);
-        let first: Vec<f64> = o["first"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        let first: Vec<f64> = o["first"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
         assert!(
             first.iter().all(|x| x.is_finite()) && first.iter().any(|&x| x != 0.0),
             "{}: logits {first:?}",
