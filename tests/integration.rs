@@ -36,6 +36,10 @@ mod integration {
     pub mod memory;
     pub mod open;
     pub mod proptest_write;
+    pub mod quantize_cases;
+    pub mod quantize_goldens;
+    pub mod quantize_models;
+    pub mod quantize_oracle;
     pub mod read_trait;
     pub mod remote;
     pub mod remote_safety;
