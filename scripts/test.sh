@@ -34,7 +34,14 @@ cargo test --workspace --all-targets
 cargo test --workspace --doc
 # gguf-core without `simd` and `parallel` (portable codecs, one thread):
 # its unit tests and the codec oracle vectors, the same bytes as with them.
-cargo test -p gguf-core --no-default-features --lib --test codecs
+cargo test -p gguf-core --no-default-features --lib --test codecs --test ggml_quant
+# The Python package (python/, README "Python"): installed into a venv of
+# its own the way users install it (`pip install ./python`: maturin builds
+# the extension in release), then its tests against gguf-py 0.19.
+python_venv="${CARGO_TARGET_DIR:-target}/python-venv"
+python3 -m venv "$python_venv"
+"$python_venv/bin/python" -m pip install --quiet --disable-pip-version-check ./python pytest tqdm
+"$python_venv/bin/python" -m pytest -q python/tests
 # The opt-in comparisons with llama.cpp's own tools (README, "Tests and
 # CI") pass without doing anything when not enabled; say so here, where it
 # is seen, rather than only in captured test output.
@@ -42,4 +49,7 @@ if [ -z "${GGUF_LLAMA_TOOLS:-}" ]; then
     echo "skipped: the llama.cpp comparisons (llama_tools::*, estimate vs llama.cpp): set GGUF_LLAMA_TOOLS to run them"
 elif [ -z "${GGUF_GEMMA_MODEL:-}" ]; then
     echo "skipped: the llama.cpp comparisons on Gemma 3 270M: set GGUF_GEMMA_MODEL to run them"
+fi
+if [ -z "${GGUF_GEMMA_MODEL:-}" ]; then
+    echo "skipped: the Python package's comparisons with gguf-py on Gemma 3 270M: set GGUF_GEMMA_MODEL to run them"
 fi

@@ -14,6 +14,7 @@ mod integration {
     pub mod cli_imatrix;
     pub mod cli_interrupt;
     pub mod cli_messages;
+    pub mod cli_quantize;
     pub mod cli_rewrite;
     pub mod cli_rough_edges;
     pub mod cli_split;
@@ -35,6 +36,10 @@ mod integration {
     pub mod memory;
     pub mod open;
     pub mod proptest_write;
+    pub mod quantize_cases;
+    pub mod quantize_goldens;
+    pub mod quantize_models;
+    pub mod quantize_oracle;
     pub mod read_trait;
     pub mod remote;
     pub mod remote_safety;

@@ -45,8 +45,10 @@ fn bound(ty: GgmlType) -> Option<(f32, f32)> {
         // The grid types: scales are chosen for the weighted error, and an
         // element of tiny weight (a zero among large values) may come back
         // far from it (the fuzzer found IQ1_M giving 0 back as -1045 in a
-        // block of amax 104). Their bytes are checked against ggml's own in
-        // the codec tests; here only that every result is finite.
+        // block of amax 104; ggml's quantize_iq1_m gives the same bytes, a
+        // golden case of gguf-core/tests/ggml_quant.rs). Their bytes are
+        // checked against ggml's own in the codec tests; here only that
+        // every result is finite.
         T::IQ3_XXS | T::IQ3_S | T::IQ2_XXS | T::IQ2_XS | T::IQ2_S | T::IQ1_S | T::IQ1_M => {
             (1e30, 1e30)
         }

@@ -36,7 +36,7 @@
 //!   [`llama_load`]: whether llama.cpp's model loader would load a model
 //!   ([`llama_load::LoadReport`]), and [`quantize`]: llama-quantize's
 //!   choices of which tensors to convert and to what type
-//!   ([`quantize::choose_pure`]).
+//!   ([`quantize::plan`]) and its whole run ([`quantize::quantize_model`]).
 //!
 //! Each public item has one path: the handful every user needs at the
 //! crate root ([`Model`], [`GgufFile`], [`Tensor`], [`Gguf`], [`Source`],

@@ -193,10 +193,10 @@ fn every_sized_type_has_a_dequantize_oracle() {
     );
 }
 
-/// The types with ggml goldens in `tests/oracles/iq_quant_vectors.bin`
-/// (checked byte for byte by `tests/iq_quant.rs`).
+/// The types with ggml goldens in `tests/oracles/ggml_quant_vectors.bin`
+/// (checked byte for byte by `tests/ggml_quant.rs`).
 fn iq_golden_types() -> Vec<GgmlType> {
-    let mut b: &[u8] = include_bytes!("../../tests/oracles/iq_quant_vectors.bin");
+    let mut b: &[u8] = include_bytes!("../../tests/oracles/ggml_quant_vectors.bin");
     assert_eq!(take(&mut b, 4), b"GGIQ");
     assert_eq!(u32_at(&mut b), 1);
     for _ in 0..u32_at(&mut b) {

@@ -190,6 +190,23 @@ fn sigint_during_convert_removes_the_temp_file() {
 }
 
 #[test]
+fn sigint_during_quantize_removes_the_temp_file() {
+    let left = interrupt(
+        &[
+            "quantize",
+            "--allow-requantize",
+            "{model}",
+            "{out}.gguf",
+            "Q4_K_M",
+        ],
+        1,
+        libc::SIGINT,
+        130,
+    );
+    assert_eq!(left, ["model.gguf"]);
+}
+
+#[test]
 fn sigterm_during_split_removes_every_shard_s_temp_file() {
     // All shards are complete temporary files at the pause; none may stay.
     let left = interrupt(

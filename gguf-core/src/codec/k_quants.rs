@@ -25,7 +25,7 @@ pub(crate) fn nearest_int(f: f32) -> i32 {
 
 /// 6-bit scale and min of sub-block `j` in Q4_K/Q5_K's packed 12 bytes.
 #[inline(always)]
-fn scale_min_k4(j: usize, q: &[u8; 12]) -> (u8, u8) {
+pub(crate) fn scale_min_k4(j: usize, q: &[u8; 12]) -> (u8, u8) {
     if j < 4 {
         (q[j] & 63, q[j + 4] & 63)
     } else {
@@ -38,7 +38,7 @@ fn scale_min_k4(j: usize, q: &[u8; 12]) -> (u8, u8) {
 
 /// The 16 signed 6-bit scales of a Q3_K block (still offset by 32).
 #[inline(always)]
-fn q3_scales(s: &[u8; 12]) -> [i8; 16] {
+pub(crate) fn q3_scales(s: &[u8; 12]) -> [i8; 16] {
     let mut out = [0i8; 16];
     for (j, o) in out.iter_mut().enumerate() {
         let lo = if j < 8 { s[j] & 0xF } else { s[j - 8] >> 4 };
@@ -225,7 +225,7 @@ pub(crate) fn dequant_q8_k<const BE: bool>(data: &[u8], out: &mut [f32]) {
 // bit-identical.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn make_qkx2_quants<const N: usize>(
+pub(crate) fn make_qkx2_quants<const N: usize>(
     nmax: i32,
     x: &[f32; N],
     weights: &[f32; N],
@@ -337,15 +337,21 @@ fn make_qkx2_quants<const N: usize>(
     (scale, -min)
 }
 
-const GROUP_MAX_EPS: f32 = 1e-15;
+pub(crate) const GROUP_MAX_EPS: f32 = 1e-15;
 
-/// ggml's `make_qx_quants` with `rmse_type == 1` and no importance weights
-/// (the only form the reference quantizers use). Writes `l + nmax` to `l_out`.
+/// ggml's `make_qx_quants` with `rmse_type == 1`: `w` holds the weights
+/// (`x * x` without an importance matrix, ggml's default for that
+/// `rmse_type`). Writes `l + nmax` to `l_out`.
 ///
 /// As in `make_qkx2_quants`, products go to arrays first and are then
 /// summed in ggml's order.
 #[inline(always)]
-fn make_qx_quants<const N: usize>(nmax: i32, x: &[f32; N], l_out: &mut [i8]) -> f32 {
+pub(crate) fn make_qx_quants<const N: usize>(
+    nmax: i32,
+    x: &[f32; N],
+    w: &[f32; N],
+    l_out: &mut [i8],
+) -> f32 {
     let (mut max, mut amax) = (0.0f32, 0.0f32);
     for &v in x {
         let ax = v.abs();
@@ -358,18 +364,26 @@ fn make_qx_quants<const N: usize>(nmax: i32, x: &[f32; N], l_out: &mut [i8]) -> 
         l_out.iter_mut().for_each(|l| *l = 0);
         return 0.0;
     }
-    // ggml's `w * x[i] * l` and `w * l * l` with `w = x[i] * x[i]`.
-    let mut w = [0f32; N];
+    // ggml's `w * x[i] * l` and `w * l * l`.
     let mut wx = [0f32; N];
     for i in 0..N {
-        w[i] = x[i] * x[i];
         wx[i] = w[i] * x[i];
     }
     let nmaxf = nmax as f32;
     let mut lv = [0i32; N];
-    let mut plx = [0f32; N];
-    let mut pl2 = [0f32; N];
-    let mut quantize = |iscale: f32, lv: &mut [i32; N]| {
+    // A function, not a closure: closures are not always inlined, and an
+    // outlined one loses the AVX2 compilation of its caller.
+    #[inline(always)]
+    fn quantize<const N: usize>(
+        iscale: f32,
+        nmax: i32,
+        x: &[f32; N],
+        w: &[f32; N],
+        wx: &[f32; N],
+        lv: &mut [i32; N],
+    ) -> (f32, f32) {
+        let mut plx = [0f32; N];
+        let mut pl2 = [0f32; N];
         for i in 0..N {
             let l = nearest_int(iscale * x[i]).min(nmax - 1).max(-nmax);
             lv[i] = l;
@@ -383,8 +397,8 @@ fn make_qx_quants<const N: usize>(nmax: i32, x: &[f32; N], l_out: &mut [i8]) -> 
             suml2 += pl2[i];
         }
         (sumlx, suml2)
-    };
-    let (sumlx, suml2) = quantize(-nmaxf / max, &mut lv);
+    }
+    let (sumlx, suml2) = quantize(-nmaxf / max, nmax, x, w, &wx, &mut lv);
     for (o, &l) in l_out.iter_mut().zip(&lv) {
         *o = (l + nmax) as i8;
     }
@@ -394,7 +408,7 @@ fn make_qx_quants<const N: usize>(nmax: i32, x: &[f32; N], l_out: &mut [i8]) -> 
         if is == 0 {
             continue;
         }
-        let (sumlx, suml2) = quantize(-(nmaxf + 0.1 * is as f32) / max, &mut lv);
+        let (sumlx, suml2) = quantize(-(nmaxf + 0.1 * is as f32) / max, nmax, x, w, &wx, &mut lv);
         if suml2 > 0.0 && sumlx * sumlx > best * suml2 {
             for (o, &l) in l_out.iter_mut().zip(&lv) {
                 *o = (nmax + l) as i8;
@@ -470,14 +484,14 @@ fn make_q3_quants(nmax: i32, x: &[f32; 16], l_out: &mut [i8; 16]) -> f32 {
 }
 
 #[inline]
-fn put_f16(y: &mut [u8], at: usize, v: f32) {
+pub(crate) fn put_f16(y: &mut [u8], at: usize, v: f32) {
     if let Some(s) = y.get_mut(at..at + 2) {
         s.copy_from_slice(&f32_to_f16(v).to_le_bytes());
     }
 }
 
 #[inline]
-fn get_f16(y: &[u8], at: usize) -> f32 {
+pub(crate) fn get_f16(y: &[u8], at: usize) -> f32 {
     rd_f16::<false>([y[at], y[at + 1]])
 }
 
@@ -553,7 +567,7 @@ pub(crate) fn quant_q2_k(src: &[f32], out: &mut [u8]) {
 }
 
 /// Four 2-bit codes per byte: element `j + 32k` of each 128-group in bits `2k`.
-fn pack_2bit(l: &[u8; 256], qs: &mut [u8]) {
+pub(crate) fn pack_2bit(l: &[u8; 256], qs: &mut [u8]) {
     for (n, q) in qs.chunks_exact_mut(32).enumerate() {
         let j = 128 * n;
         for (i, q) in q.iter_mut().enumerate() {
@@ -563,7 +577,7 @@ fn pack_2bit(l: &[u8; 256], qs: &mut [u8]) {
 }
 
 #[inline(always)]
-fn sub_f<const N: usize>(x: &[f32; 256], at: usize) -> &[f32; N] {
+pub(crate) fn sub_f<const N: usize>(x: &[f32; 256], at: usize) -> &[f32; N] {
     match x.get(at..at + N).and_then(|s| s.try_into().ok()) {
         Some(a) => a,
         None => &[0.0; N],
@@ -586,9 +600,7 @@ pub(crate) fn quant_q3_k(src: &[f32], out: &mut [u8]) {
                 max_scale = scales[j];
             }
         }
-        let (hmask, rest) = y.split_at_mut(32);
-        let (qs, rest) = rest.split_at_mut(64);
-        let (sc, dbytes) = rest.split_at_mut(12);
+        let sc = &mut y[96..108];
         sc.fill(0);
         if max_scale != 0.0 {
             let iscale = -32.0 / max_scale;
@@ -603,35 +615,44 @@ pub(crate) fn quant_q3_k(src: &[f32], out: &mut [u8]) {
                 let hi = lv >> 4;
                 sc[j % 4 + 8] |= (hi << (2 * (j / 4))) as u8;
             }
-            put_f16(dbytes, 0, 1.0 / iscale);
+            put_f16(y, 108, 1.0 / iscale);
         } else {
-            put_f16(dbytes, 0, 0.0);
+            put_f16(y, 108, 0.0);
         }
-        let d_all = get_f16(dbytes, 0);
-        let scb: &[u8; 12] = sub::<12>(sc, 0);
-        let scv = q3_scales(scb);
-        for j in 0..16 {
-            let d = d_all * scv[j] as f32;
-            if d == 0.0 {
-                continue;
-            }
-            for ii in 0..16 {
-                let q = nearest_int(x[16 * j + ii] / d).clamp(-4, 3);
-                l[16 * j + ii] = (q + 4) as i8;
-            }
-        }
-        hmask.fill(0);
-        let mut lu = [0u8; 256];
-        for j in 0..256 {
-            let mut v = l[j];
-            if v > 3 {
-                hmask[j % 32] |= 1 << (j / 32);
-                v -= 4;
-            }
-            lu[j] = v as u8;
-        }
-        pack_2bit(&lu, qs);
+        q3_k_finish(x, &mut l, y);
     }
+}
+
+/// The end of a Q3_K block once its scales and `d` are stored: every
+/// element re-picked with its final scale, then the high bits and the
+/// packed low bits.
+#[inline(always)]
+pub(crate) fn q3_k_finish(x: &[f32; 256], l: &mut [i8; 256], y: &mut [u8]) {
+    let d_all = get_f16(y, 108);
+    let scv = q3_scales(sub::<12>(y, 96));
+    let (hmask, rest) = y.split_at_mut(32);
+    let qs = &mut rest[..64];
+    for j in 0..16 {
+        let d = d_all * scv[j] as f32;
+        if d == 0.0 {
+            continue;
+        }
+        for ii in 0..16 {
+            let q = nearest_int(x[16 * j + ii] / d).clamp(-4, 3);
+            l[16 * j + ii] = (q + 4) as i8;
+        }
+    }
+    hmask.fill(0);
+    let mut lu = [0u8; 256];
+    for j in 0..256 {
+        let mut v = l[j];
+        if v > 3 {
+            hmask[j % 32] |= 1 << (j / 32);
+            v -= 4;
+        }
+        lu[j] = v as u8;
+    }
+    pack_2bit(&lu, qs);
 }
 
 /// Shared body of Q4_K and Q5_K: per-32 scales and mins packed in 12 bytes.
@@ -683,21 +704,40 @@ fn quant_k4_scales(
         0.0
     };
     let inv_min = if max_min > 0.0 { 63.0 / max_min } else { 0.0 };
-    let sc = &mut head[4..16];
+    let (mut ls, mut lm) = ([0u8; 8], [0u8; 8]);
     for j in 0..8 {
-        let ls = (nearest_int(inv_scale * scales[j]) as u8).min(63);
-        let lm = (nearest_int(inv_min * mins[j]) as u8).min(63);
-        if j < 4 {
-            sc[j] = ls;
-            sc[j + 4] = lm;
-        } else {
-            sc[j + 4] = (ls & 0xF) | ((lm & 0xF) << 4);
-            sc[j - 4] |= (ls >> 4) << 6;
-            sc[j] |= (lm >> 4) << 6;
-        }
+        ls[j] = (nearest_int(inv_scale * scales[j]) as u8).min(63);
+        lm[j] = (nearest_int(inv_min * mins[j]) as u8).min(63);
     }
+    k4_pack_scales(&ls, &lm, head);
     put_f16(head, 0, max_scale / 63.0);
     put_f16(head, 2, max_min / 63.0);
+    k4_requantize(x, nmax, head, l);
+}
+
+/// Q4_K/Q5_K's 12 bytes of 6-bit scales and mins (at `head[4..16]`),
+/// packed as ggml packs them: bits above the sixth of a scale spill into
+/// the neighbouring byte and are cut off there, as C's `uint8_t` stores do.
+#[inline(always)]
+pub(crate) fn k4_pack_scales(ls: &[u8; 8], lm: &[u8; 8], head: &mut [u8]) {
+    let sc = &mut head[4..16];
+    for j in 0..8 {
+        let (ls, lm) = (ls[j] as u32, lm[j] as u32);
+        if j < 4 {
+            sc[j] = ls as u8;
+            sc[j + 4] = lm as u8;
+        } else {
+            sc[j + 4] = ((ls & 0xF) | ((lm & 0xF) << 4)) as u8;
+            sc[j - 4] |= ((ls >> 4) << 6) as u8;
+            sc[j] |= ((lm >> 4) << 6) as u8;
+        }
+    }
+}
+
+/// Every element of a Q4_K/Q5_K block re-picked (`0..=nmax`) with the
+/// stored `d`, `dmin` and 6-bit scales of its sub-block.
+#[inline(always)]
+pub(crate) fn k4_requantize(x: &[f32; 256], nmax: i32, head: &[u8], l: &mut [u8; 256]) {
     let d_all = get_f16(head, 0);
     let dmin = get_f16(head, 2);
     let scb: [u8; 12] = *sub::<12>(head, 4);
@@ -720,10 +760,16 @@ pub(crate) fn quant_q4_k(src: &[f32], out: &mut [u8]) {
     for (x, y) in arrays::<256, _>(src).zip(out.chunks_exact_mut(144)) {
         let mut l = [0u8; 256];
         quant_k4_scales(x, 15, -1.0, 20, y, &mut l);
-        for (n, q) in y[16..144].chunks_exact_mut(32).enumerate() {
-            for (i, q) in q.iter_mut().enumerate() {
-                *q = l[64 * n + i] | (l[64 * n + i + 32] << 4);
-            }
+        pack_q4_k(&l, y);
+    }
+}
+
+/// Q4_K's nibbles: element `i` and `i + 32` of each 64 share a byte.
+#[inline(always)]
+pub(crate) fn pack_q4_k(l: &[u8; 256], y: &mut [u8]) {
+    for (n, q) in y[16..144].chunks_exact_mut(32).enumerate() {
+        for (i, q) in q.iter_mut().enumerate() {
+            *q = l[64 * n + i] | (l[64 * n + i + 32] << 4);
         }
     }
 }
@@ -733,23 +779,29 @@ pub(crate) fn quant_q5_k(src: &[f32], out: &mut [u8]) {
     for (x, y) in arrays::<256, _>(src).zip(out.chunks_exact_mut(176)) {
         let mut l = [0u8; 256];
         quant_k4_scales(x, 31, -0.5, 15, y, &mut l);
-        let (qh, ql) = y[16..176].split_at_mut(32);
-        qh.fill(0);
-        for (n, q) in ql.chunks_exact_mut(32).enumerate() {
-            let (m1, m2) = (1u8 << (2 * n), 2u8 << (2 * n));
-            for (j, q) in q.iter_mut().enumerate() {
-                let mut l1 = l[64 * n + j];
-                if l1 > 15 {
-                    l1 -= 16;
-                    qh[j] |= m1;
-                }
-                let mut l2 = l[64 * n + j + 32];
-                if l2 > 15 {
-                    l2 -= 16;
-                    qh[j] |= m2;
-                }
-                *q = l1 | (l2 << 4);
+        pack_q5_k(&l, y);
+    }
+}
+
+/// Q5_K's low nibbles (as Q4_K's) and fifth bits (`qh`).
+#[inline(always)]
+pub(crate) fn pack_q5_k(l: &[u8; 256], y: &mut [u8]) {
+    let (qh, ql) = y[16..176].split_at_mut(32);
+    qh.fill(0);
+    for (n, q) in ql.chunks_exact_mut(32).enumerate() {
+        let (m1, m2) = (1u8 << (2 * n), 2u8 << (2 * n));
+        for (j, q) in q.iter_mut().enumerate() {
+            let mut l1 = l[64 * n + j];
+            if l1 > 15 {
+                l1 -= 16;
+                qh[j] |= m1;
             }
+            let mut l2 = l[64 * n + j + 32];
+            if l2 > 15 {
+                l2 -= 16;
+                qh[j] |= m2;
+            }
+            *q = l1 | (l2 << 4);
         }
     }
 }
@@ -761,47 +813,67 @@ pub(crate) fn quant_q6_k(src: &[f32], out: &mut [u8]) {
         let mut scales = [0f32; 16];
         let (mut max_scale, mut max_abs_scale) = (0.0f32, 0.0f32);
         for ib in 0..16 {
-            let s = make_qx_quants(32, sub_f::<16>(x, 16 * ib), &mut l[16 * ib..16 * ib + 16]);
+            let xs = sub_f::<16>(x, 16 * ib);
+            let mut w = [0f32; 16];
+            for (w, &v) in w.iter_mut().zip(xs) {
+                *w = v * v;
+            }
+            let s = make_qx_quants(32, xs, &w, &mut l[16 * ib..16 * ib + 16]);
             scales[ib] = s;
             if s.abs() > max_abs_scale {
                 max_abs_scale = s.abs();
                 max_scale = s;
             }
         }
-        if max_abs_scale < GROUP_MAX_EPS {
-            y.fill(0);
-            put_f16(y, 208, 0.0);
+        q6_k_finish(x, &scales, max_scale, max_abs_scale, &mut l, y);
+    }
+}
+
+/// The end of a Q6_K block once the 16 sub-block scales are chosen
+/// (`max_scale` the one of largest magnitude, `max_abs_scale` that
+/// magnitude): 8-bit scales under one f16, every element re-picked, packed.
+#[inline(always)]
+pub(crate) fn q6_k_finish(
+    x: &[f32; 256],
+    scales: &[f32; 16],
+    max_scale: f32,
+    max_abs_scale: f32,
+    l: &mut [i8; 256],
+    y: &mut [u8],
+) {
+    if max_abs_scale < GROUP_MAX_EPS {
+        y.fill(0);
+        put_f16(y, 208, 0.0);
+        return;
+    }
+    let iscale = -128.0 / max_scale;
+    put_f16(y, 208, 1.0 / iscale);
+    for ib in 0..16 {
+        y[192 + ib] = nearest_int(iscale * scales[ib]).min(127) as u8;
+    }
+    let d_all = get_f16(y, 208);
+    for j in 0..16 {
+        let d = d_all * (y[192 + j] as i8) as f32;
+        if d == 0.0 {
             continue;
         }
-        let iscale = -128.0 / max_scale;
-        put_f16(y, 208, 1.0 / iscale);
-        for ib in 0..16 {
-            y[192 + ib] = nearest_int(iscale * scales[ib]).min(127) as u8;
+        for ii in 0..16 {
+            let q = nearest_int(x[16 * j + ii] / d).clamp(-32, 31);
+            l[16 * j + ii] = (q + 32) as i8;
         }
-        let d_all = get_f16(y, 208);
-        for j in 0..16 {
-            let d = d_all * (y[192 + j] as i8) as f32;
-            if d == 0.0 {
-                continue;
-            }
-            for ii in 0..16 {
-                let q = nearest_int(x[16 * j + ii] / d).clamp(-32, 31);
-                l[16 * j + ii] = (q + 32) as i8;
-            }
-        }
-        let (ql, rest) = y.split_at_mut(128);
-        let qh = &mut rest[..64];
-        for n in 0..2 {
-            let j = 128 * n;
-            for i in 0..32 {
-                let q1 = l[j + i] as u8;
-                let q2 = l[j + i + 32] as u8;
-                let q3 = l[j + i + 64] as u8;
-                let q4 = l[j + i + 96] as u8;
-                ql[64 * n + i] = (q1 & 0xF) | ((q3 & 0xF) << 4);
-                ql[64 * n + i + 32] = (q2 & 0xF) | ((q4 & 0xF) << 4);
-                qh[32 * n + i] = (q1 >> 4) | ((q2 >> 4) << 2) | ((q3 >> 4) << 4) | ((q4 >> 4) << 6);
-            }
+    }
+    let (ql, rest) = y.split_at_mut(128);
+    let qh = &mut rest[..64];
+    for n in 0..2 {
+        let j = 128 * n;
+        for i in 0..32 {
+            let q1 = l[j + i] as u8;
+            let q2 = l[j + i + 32] as u8;
+            let q3 = l[j + i + 64] as u8;
+            let q4 = l[j + i + 96] as u8;
+            ql[64 * n + i] = (q1 & 0xF) | ((q3 & 0xF) << 4);
+            ql[64 * n + i + 32] = (q2 & 0xF) | ((q4 & 0xF) << 4);
+            qh[32 * n + i] = (q1 >> 4) | ((q2 >> 4) << 2) | ((q3 >> 4) << 4) | ((q4 >> 4) << 6);
         }
     }
 }

@@ -7,13 +7,15 @@
 //! | [`dequantize`] | every type with a size (`GgmlType::ALL`) |
 //! | [`swap_byte_order`], [`with_byte_order`] | every type with a size |
 //! | [`quantize`] | F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, IQ4_XS, IQ3_XXS, IQ3_S, IQ2_S, IQ1_M, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0 |
-//! | [`quantize_weighted`] with importance weights | IQ4_NL, IQ4_XS, IQ3_XXS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M |
+//! | [`quantize_weighted`] with importance weights | Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, IQ3_XXS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M use them; F32, F16, BF16, Q8_0, Q1_0, Q2_0, TQ1_0, TQ2_0, MXFP4, NVFP4 ignore them, as ggml does |
 //!
-//! The IQ quantizers equal `ggml_quantize_chunk` (what llama-quantize
-//! calls) with and without importance weights, including the lattices and
-//! neighbour tables ggml builds at start-up (built here once, on first use).
-//! IQ2_XXS, IQ2_XS and IQ1_S have no quantizer without weights in ggml:
-//! [`quantize`] refuses them with `ImatrixRequired`.
+//! [`quantize_weighted`] equals `ggml_quantize_chunk` (what llama-quantize
+//! calls) with and without importance weights: for the types listed as
+//! using them, ggml's weighted quantizers (`quantize_row_*_impl`), and for
+//! the IQ types the lattices and neighbour tables ggml builds at start-up
+//! (built here once, on first use). IQ2_XXS, IQ2_XS and IQ1_S have no
+//! quantizer without weights in ggml: [`quantize`] refuses them with
+//! `ImatrixRequired`.
 //!
 //! Quantized output equals ggml's `quantize_row_*_ref` (what
 //! `ggml_quantize_chunk` writes without an importance matrix) byte for
@@ -258,6 +260,50 @@ pub(crate) fn encoder(ty: GgmlType) -> Option<Encoder> {
         T::TQ2_0 => pick!(ternary::quant_tq2_0),
         T::MXFP4 => pick!(fp4::quant_mxfp4),
         T::NVFP4 => pick!(fp4::quant_nvfp4),
+        _ => None,
+    }
+}
+
+/// A weighted row encoder: `src` one row (whole blocks), `out` its bytes,
+/// `weights` the importance weight of each of the row's columns.
+type RowEncoder = fn(&[f32], &mut [u8], &[f32]);
+
+/// The row quantizer `ggml_quantize_chunk` runs for `ty` with importance
+/// weights, for the types whose quantizer uses them (see
+/// [`quantize_weighted`] for the others).
+fn row_encoder(ty: GgmlType) -> Option<RowEncoder> {
+    macro_rules! pick {
+        (iq $($f:ident)::+) => {
+            Some(simd_dispatch!(["avx2"] fn(s: &[f32], o: &mut [u8], w: &[f32]) {
+                iq_quant::$($f)::+(s, o, Some(w))
+            }) as RowEncoder)
+        };
+        ($($f:ident)::+) => {
+            Some(simd_dispatch!(["avx2"] fn(s: &[f32], o: &mut [u8], w: &[f32]) {
+                $($f)::+(s, o, w)
+            }) as RowEncoder)
+        };
+    }
+    use GgmlType as T;
+    match ty {
+        T::Q4_0 => pick!(weighted::legacy::quant_q4_0),
+        T::Q4_1 => pick!(weighted::legacy::quant_q4_1),
+        T::Q5_0 => pick!(weighted::legacy::quant_q5_0),
+        T::Q5_1 => pick!(weighted::legacy::quant_q5_1),
+        T::Q2_K => pick!(weighted::k::quant_q2_k),
+        T::Q3_K => pick!(weighted::k::quant_q3_k),
+        T::Q4_K => pick!(weighted::k::quant_q4_k),
+        T::Q5_K => pick!(weighted::k::quant_q5_k),
+        T::Q6_K => pick!(weighted::k::quant_q6_k),
+        T::IQ4_XS => pick!(iq iq4::quant_iq4_xs),
+        T::IQ4_NL => pick!(iq iq4::quant_iq4_nl),
+        T::IQ3_XXS => pick!(iq iq3::quant_iq3_xxs),
+        T::IQ3_S => pick!(iq iq3::quant_iq3_s),
+        T::IQ2_XXS => pick!(iq iq2::quant_iq2_xxs),
+        T::IQ2_XS => pick!(iq iq2::quant_iq2_xs),
+        T::IQ2_S => pick!(iq iq2::quant_iq2_s),
+        T::IQ1_S => pick!(iq iq1::quant_iq1_s),
+        T::IQ1_M => pick!(iq iq1::quant_iq1_m),
         _ => None,
     }
 }
@@ -624,5 +670,39 @@ mod simd_tests {
             decoded >= 70 && encoded >= 20,
             "{decoded} decoders, {encoded} encoders"
         );
+    }
+
+    /// The weighted row quantizers give the same bytes through their AVX2
+    /// copy as through the portable code.
+    #[test]
+    fn accelerated_weighted_quantizers_match_the_portable_code() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            eprintln!("skipped accelerated_weighted_quantizers_match_the_portable_code: no AVX2");
+            return;
+        }
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let n = 512;
+        let x: Vec<f32> = (0..2 * n).map(|_| (next() - 0.5) * 0.2).collect();
+        let w: Vec<f32> = (0..n)
+            .map(|i| if i % 7 == 0 { 0.0 } else { next() * 3.0 })
+            .collect();
+        let mut checked = 0;
+        for &ty in GgmlType::ALL {
+            if row_encoder(ty).is_none() {
+                continue;
+            }
+            let shape = [n as u64, 2];
+            let fast = quantize_weighted(ty, &x, &shape, Some(&w)).unwrap();
+            let slow = portable(|| quantize_weighted(ty, &x, &shape, Some(&w))).unwrap();
+            assert!(fast == slow, "weighted quantize {ty}");
+            checked += 1;
+        }
+        assert_eq!(checked, 18);
     }
 }

@@ -65,4 +65,37 @@ pub enum QuantizeError {
         /// What does not fit.
         reason: String,
     },
+    /// A tensor whose target type cannot be made without an importance
+    /// matrix, and none (or no entry for it) was given: llama-quantize
+    /// refuses, as the result would be garbage.
+    #[error("this quantization requires an importance matrix: tensor {tensor:?} would become {ty}, which cannot be made without one (at so few bits per weight the result would be garbage); pass --imatrix with a matrix that has an entry for it")]
+    ImatrixRequired {
+        /// The tensor.
+        tensor: String,
+        /// Its target type.
+        ty: crate::format::GgmlType,
+    },
+    /// A quantized tensor would be quantized again without permission.
+    #[error("tensor {tensor:?} is already quantized ({from}): requantizing it to {to} compounds the error of both encodings, so it is refused unless requantizing is allowed (--allow-requantize)")]
+    Requantize {
+        /// The tensor.
+        tensor: String,
+        /// Its type in the input.
+        from: crate::format::GgmlType,
+        /// The type it would get.
+        to: crate::format::GgmlType,
+    },
+    /// A tensor that cannot be converted to its target type: no decoder
+    /// for its type, or no encoder for the target.
+    #[error("tensor {tensor:?}: cannot convert {from} to {to}: {reason}")]
+    Unconvertible {
+        /// The tensor.
+        tensor: String,
+        /// Its type in the input.
+        from: crate::format::GgmlType,
+        /// The type it would get.
+        to: crate::format::GgmlType,
+        /// Why.
+        reason: String,
+    },
 }

@@ -4,61 +4,7 @@
 use crate::codec::can_dequantize;
 use crate::format::GgmlType;
 
-/// Name fragments of weight matrices llama-quantize leaves as they are
-/// (norms; MoE routers; small or position-like matrices of some
-/// architectures: Mamba and RWKV mixers, Gemma 3n's altup and laurel, BERT
-/// position and token-type embeddings, T5's relative bias, vision and audio
-/// embeddings), as its `tensor_allows_quantization` lists them.
-pub const NOT_QUANTIZED: &[&str] = &[
-    "_norm.weight",
-    "ffn_gate_inp.weight",
-    "ffn_gate_tid2eid.weight",
-    "altup",
-    "laurel",
-    "per_layer_model_proj",
-    "position_embd",
-    "token_types.weight",
-    "ssm_conv1d",
-    "shortconv.conv.weight",
-    "indexer.k_proj.weight",
-    "indexer.q_proj.weight",
-    "time_mix_first.weight",
-    "time_mix_w0.weight",
-    "time_mix_w1.weight",
-    "time_mix_w2.weight",
-    "time_mix_v0.weight",
-    "time_mix_v1.weight",
-    "time_mix_v2.weight",
-    "time_mix_a0.weight",
-    "time_mix_a1.weight",
-    "time_mix_a2.weight",
-    "time_mix_g1.weight",
-    "time_mix_g2.weight",
-    "time_mix_decay_w1.weight",
-    "time_mix_decay_w2.weight",
-    "time_mix_lerp_fused.weight",
-    "attn_rel_b.weight",
-    "sam.pos_embd",
-    "sam.neck.",
-    "sam.net_",
-    ".rel_pos",
-    ".patch_embd",
-    ".patch_merger",
-    "a.rvq.codebook",
-    "mm.a.code_embd",
-];
-
-/// True for a tensor llama-quantize leaves as it is by name although it is
-/// a weight matrix (one of [`NOT_QUANTIZED`] is in its name).
-///
-/// ```
-/// use gguf_core::quantize::left_by_llama_quantize;
-/// assert!(left_by_llama_quantize("blk.3.ffn_gate_inp.weight"));
-/// assert!(!left_by_llama_quantize("blk.3.ffn_gate.weight"));
-/// ```
-pub fn left_by_llama_quantize(name: &str) -> bool {
-    NOT_QUANTIZED.iter().any(|n| name.contains(n))
-}
+use super::rules::allows_quantization;
 
 /// ggml's `ggml_n_dims`: dimensions up to the last one above 1.
 fn effective_dims(shape: &[u64]) -> usize {
@@ -128,7 +74,8 @@ pub enum Kept {
     /// Not a weight matrix: norms, biases, other vectors, integer tensors
     /// (llama-quantize leaves them too).
     NotAMatrix,
-    /// A weight matrix llama-quantize leaves as it is ([`NOT_QUANTIZED`]).
+    /// A weight matrix llama-quantize leaves as it is (not
+    /// [`allows_quantization`](super::allows_quantization)).
     LeftByLlama,
     /// Quantized, and the target is quantized: re-quantizing compounds the
     /// error of both encodings, so the caller must allow it.
@@ -160,19 +107,21 @@ fn is_float(ty: GgmlType) -> bool {
 }
 
 /// What llama-quantize `--pure` does with tensor `name` of `shape`
-/// (innermost first) and type `src` when `target` is asked for: `Ok(type)`
-/// to re-encode it to `type`, or why it is kept.
+/// (innermost first) and type `src`, in a model of architecture `arch`,
+/// when `target` is asked for: `Ok(type)` to re-encode it to `type`, or
+/// why it is kept.
 ///
 /// A weight matrix ([`is_weight_matrix`], of a float or quantized type)
-/// not left by name ([`left_by_llama_quantize`]) gets `target`, or its
-/// [`fallback`] when a row is not a whole number of `target` blocks.
+/// that llama-quantize may quantize ([`allows_quantization`], the rule
+/// [`plan`](super::plan) follows too) gets `target`, or its [`fallback`]
+/// when a row is not a whole number of `target` blocks.
 /// Quantized sources are re-encoded to a float target always, to a
 /// quantized one only with `allow_requantize`.
 ///
 /// ```
 /// use gguf_core::quantize::{choose_pure, Kept};
 /// use gguf_core::GgmlType as T;
-/// let q8 = |name, shape: &[u64], src| choose_pure(name, shape, src, T::Q8_0, false);
+/// let q8 = |name, shape: &[u64], src| choose_pure(name, shape, "llama", src, T::Q8_0, false);
 /// assert_eq!(q8("output.weight", &[2048, 32000], T::F16), Ok(T::Q8_0));
 /// assert_eq!(q8("output.weight", &[2048, 32000], T::Q4_K), Err(Kept::Quantized));
 /// assert_eq!(q8("blk.0.ffn_gate_inp.weight", &[2048, 8], T::F32), Err(Kept::LeftByLlama));
@@ -180,6 +129,7 @@ fn is_float(ty: GgmlType) -> bool {
 pub fn choose_pure(
     name: &str,
     shape: &[u64],
+    arch: &str,
     src: GgmlType,
     target: GgmlType,
     allow_requantize: bool,
@@ -191,7 +141,7 @@ pub fn choose_pure(
     if !(is_float(src) || quantized) || !is_weight_matrix(name, shape) {
         return Err(Kept::NotAMatrix);
     }
-    if left_by_llama_quantize(name) {
+    if !allows_quantization(name, shape, arch, true) {
         return Err(Kept::LeftByLlama);
     }
     let row = shape.first().copied().unwrap_or(1);
@@ -218,27 +168,48 @@ mod tests {
     #[test]
     fn a_weight_matrix_gets_the_target() {
         assert_eq!(
-            choose_pure("blk.0.attn_q.weight", MATRIX, T::F32, T::Q8_0, false),
+            choose_pure(
+                "blk.0.attn_q.weight",
+                MATRIX,
+                "llama",
+                T::F32,
+                T::Q8_0,
+                false
+            ),
             Ok(T::Q8_0)
         );
         assert_eq!(
-            choose_pure("token_embd.weight", MATRIX, T::BF16, T::F16, false),
+            choose_pure("token_embd.weight", MATRIX, "llama", T::BF16, T::F16, false),
             Ok(T::F16)
         );
     }
 
     #[test]
     fn a_tensor_of_the_target_type_is_kept() {
-        let c = choose_pure("blk.0.attn_q.weight", MATRIX, T::Q8_0, T::Q8_0, true);
+        let c = choose_pure(
+            "blk.0.attn_q.weight",
+            MATRIX,
+            "llama",
+            T::Q8_0,
+            T::Q8_0,
+            true,
+        );
         assert_eq!(c, Err(Kept::AlreadyTarget));
         // Its fallback being its own type counts the same.
-        let c = choose_pure("blk.0.attn_q.weight", &[96, 64], T::Q5_0, T::Q4_K, true);
+        let c = choose_pure(
+            "blk.0.attn_q.weight",
+            &[96, 64],
+            "llama",
+            T::Q5_0,
+            T::Q4_K,
+            true,
+        );
         assert_eq!(c, Err(Kept::AlreadyTarget));
     }
 
     #[test]
     fn vectors_biases_and_integer_tensors_are_not_matrices() {
-        let kept = |name, shape: &[u64], src| choose_pure(name, shape, src, T::Q8_0, true);
+        let kept = |name, shape: &[u64], src| choose_pure(name, shape, "llama", src, T::Q8_0, true);
         assert_eq!(
             kept("output_norm.weight", &[256], T::F32),
             Err(Kept::NotAMatrix)
@@ -261,17 +232,41 @@ mod tests {
     }
 
     #[test]
-    fn every_name_llama_quantize_leaves_is_kept() {
-        for fragment in NOT_QUANTIZED {
-            let name = if fragment.ends_with("weight") {
-                format!("blk.0.{fragment}")
-            } else {
-                format!("blk.0.{fragment}.weight")
-            };
-            let c = choose_pure(&name, MATRIX, T::F32, T::Q8_0, false);
+    fn what_llama_quantize_leaves_is_kept_by_its_own_rule() {
+        // One rule for `--pure` and the presets: `allows_quantization`.
+        for name in [
+            "blk.0.ffn_gate_inp.weight",
+            "blk.0.altup_proj.weight",
+            "position_embd.weight",
+            "blk.0.time_mix_w1.weight",
+            "v.blk.0.patch_embd.weight",
+        ] {
+            assert!(!allows_quantization(name, MATRIX, "llama", true), "{name}");
+            let c = choose_pure(name, MATRIX, "llama", T::F32, T::Q8_0, false);
             assert_eq!(c, Err(Kept::LeftByLlama), "{name}");
         }
-        assert!(!left_by_llama_quantize("blk.0.ffn_up.weight"));
+        // Architecture-dependent: GLM5-next keeps its indexer projections.
+        let name = "blk.0.indexer.proj.weight";
+        assert_eq!(
+            choose_pure(name, MATRIX, "glm5-next", T::F32, T::Q8_0, false),
+            Err(Kept::LeftByLlama)
+        );
+        assert_eq!(
+            choose_pure(name, MATRIX, "llama", T::F32, T::Q8_0, false),
+            Ok(T::Q8_0)
+        );
+        // An exact name in llama-quantize, not a fragment.
+        assert_eq!(
+            choose_pure(
+                "blk.0.token_types.weight",
+                MATRIX,
+                "llama",
+                T::F32,
+                T::Q8_0,
+                false
+            ),
+            Ok(T::Q8_0)
+        );
     }
 
     #[test]
@@ -300,15 +295,29 @@ mod tests {
         assert_eq!(fallback(T::MXFP4, 40), Some(T::F16));
         // A larger block with no fallback in llama-quantize.
         assert_eq!(fallback(T::NVFP4, 32), None);
-        let c = choose_pure("blk.0.attn_q.weight", &[32, 8], T::F32, T::NVFP4, false);
+        let c = choose_pure(
+            "blk.0.attn_q.weight",
+            &[32, 8],
+            "llama",
+            T::F32,
+            T::NVFP4,
+            false,
+        );
         assert_eq!(c, Err(Kept::PartialRow));
-        let c = choose_pure("blk.0.attn_q.weight", &[96, 8], T::F16, T::Q6_K, false);
+        let c = choose_pure(
+            "blk.0.attn_q.weight",
+            &[96, 8],
+            "llama",
+            T::F16,
+            T::Q6_K,
+            false,
+        );
         assert_eq!(c, Ok(T::Q8_0));
     }
 
     #[test]
     fn requantizing_needs_permission_unless_the_target_is_a_float() {
-        let c = |to, allow| choose_pure("blk.0.attn_q.weight", MATRIX, T::Q4_0, to, allow);
+        let c = |to, allow| choose_pure("blk.0.attn_q.weight", MATRIX, "llama", T::Q4_0, to, allow);
         assert_eq!(c(T::Q8_0, false), Err(Kept::Quantized));
         assert_eq!(c(T::Q8_0, true), Ok(T::Q8_0));
         assert_eq!(c(T::F16, false), Ok(T::F16));
@@ -318,7 +327,14 @@ mod tests {
     #[test]
     fn a_type_without_a_decoder_is_kept() {
         let unknown = T::from_id(1000);
-        let c = choose_pure("blk.0.attn_q.weight", MATRIX, unknown, T::F16, true);
+        let c = choose_pure(
+            "blk.0.attn_q.weight",
+            MATRIX,
+            "llama",
+            unknown,
+            T::F16,
+            true,
+        );
         assert_eq!(c, Err(Kept::NoDecoder));
     }
 

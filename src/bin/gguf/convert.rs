@@ -1,6 +1,7 @@
 //! `gguf convert IN OUT --type T`: re-encode the weight matrices to
-//! another type, as `llama-quantize --pure` selects them and falls back
-//! per tensor.
+//! one ggml type, as `llama-quantize --pure` selects them and falls back
+//! per tensor, keeping the input's tensor order. Presets and
+//! llama-quantize's exact output are `gguf quantize`'s (quantize.rs).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -51,8 +52,8 @@ fn parse_type(s: &str) -> Result<GgmlType, String> {
         let why = if preset {
             format!(
                 "{s:?} is a llama-quantize preset (a mixture of types chosen per tensor), \
-                 which convert does not make; convert re-encodes the weight matrices to one \
-                 ggml type"
+                 which `gguf quantize IN OUT {s}` makes; convert re-encodes the weight matrices \
+                 to one ggml type"
             )
         } else {
             format!("unknown ggml type {s:?}")
@@ -104,10 +105,12 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let mut fell_back: BTreeMap<String, Vec<String>> = BTreeMap::new();
     // Reason -> (source type -> count), and the first few names.
     let mut kept: BTreeMap<Kept, (BTreeMap<String, usize>, Vec<String>)> = BTreeMap::new();
+    let arch = input.architecture().unwrap_or("").to_owned();
     for t in input.tensors() {
         let choice = quantize::choose_pure(
             t.name(),
             t.shape(),
+            &arch,
             t.ggml_type(),
             args.ty,
             args.allow_requantize,

@@ -19,6 +19,7 @@ mod json;
 mod merge;
 mod open;
 mod progress;
+mod quantize;
 mod report;
 mod rewrite;
 mod split;
@@ -83,10 +84,11 @@ enum Command {
     /// Print a tensor's summary (type, shape, min/max/mean/std of its
     /// values), or export it as a NumPy .npy file.
     Tensor(tensor::Args),
-    /// Re-encode the weight matrices to another type, as llama-quantize
-    /// selects them (norms, biases and other tensors are kept byte for
-    /// byte; already-quantized weights only with --allow-requantize or a
-    /// float target). Prints what it converted and what it kept, and why;
+    /// Re-encode the weight matrices to one ggml type, as llama-quantize
+    /// --pure selects them, keeping the input's tensor order (norms, biases
+    /// and other tensors are kept byte for byte; already-quantized weights
+    /// only with --allow-requantize or a float target). For a preset
+    /// (Q4_K_M, ...) and llama-quantize's exact output, use `quantize`. Prints what it converted and what it kept, and why;
     /// sets general.file_type to the target only when every weight matrix
     /// became it. Writes nothing (exit status 1) when no tensor would change.
     Convert(convert::Args),
@@ -106,6 +108,11 @@ enum Command {
     /// Text to token ids with the model's own tokenizer, as llama.cpp's
     /// llama-tokenize prints them (`id -> 'piece'` lines, or `--ids`).
     Tokenize(tokenize::Args),
+    /// Quantize a model as llama-quantize does, a drop-in for it: a preset
+    /// (Q4_K_M, IQ4_XS, ...) picks every tensor's type by llama.cpp's
+    /// rules, optionally guided by an importance matrix; same flags, same
+    /// output bytes. `convert` instead re-encodes to one ggml type.
+    Quantize(Box<quantize::Args>),
     /// Write one self-contained HTML page about a model (summary, metadata,
     /// tensor map, bits per weight per layer, memory against context
     /// length), from its header alone; --compare OTHER adds a comparison.
@@ -238,6 +245,7 @@ impl Command {
                 | Command::Split(_)
                 | Command::Merge(_)
                 | Command::Imatrix(_)
+                | Command::Quantize(_)
                 | Command::Report(_)
         )
     }
@@ -275,6 +283,7 @@ fn main() -> ExitCode {
         Command::Merge(args) => merge::run(args),
         Command::Imatrix(args) => imatrix::run(args),
         Command::Tokenize(args) => tokenize::run(args),
+        Command::Quantize(args) => quantize::run(*args),
         Command::Report(args) => report::run(args),
     };
     match result {

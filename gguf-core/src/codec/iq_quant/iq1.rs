@@ -16,7 +16,7 @@ const GROUP_MAX_EPS_IQ1_M: f32 = 1e-7;
 /// Sorts `(value, index)` pairs by value as glibc's `qsort` (what ggml
 /// calls) does for small arrays: a top-down merge sort, stable, so equal
 /// values keep their order (it decides the prefix sums' rounding).
-fn merge_sort(v: &mut [(f32, usize)], tmp: &mut Vec<(f32, usize)>) {
+fn merge_sort(v: &mut [(f32, usize)], tmp: &mut [(f32, usize)]) {
     let n = v.len();
     if n <= 1 {
         return;
@@ -24,29 +24,39 @@ fn merge_sort(v: &mut [(f32, usize)], tmp: &mut Vec<(f32, usize)>) {
     let n1 = n / 2;
     merge_sort(&mut v[..n1], tmp);
     merge_sort(&mut v[n1..], tmp);
-    tmp.clear();
-    let (mut i, mut j) = (0, n1);
+    let (mut i, mut j, mut k) = (0, n1, 0);
     while i < n1 && j < n {
         // glibc takes the left one unless the comparison says "greater".
         if v[i].0 > v[j].0 {
-            tmp.push(v[j]);
+            tmp[k] = v[j];
             j += 1;
         } else {
-            tmp.push(v[i]);
+            tmp[k] = v[i];
             i += 1;
         }
+        k += 1;
     }
-    tmp.extend_from_slice(&v[i..n1]);
-    let done = tmp.len();
-    v[..done].copy_from_slice(&tmp[..]);
+    let rest = n1 - i;
+    tmp[k..k + rest].copy_from_slice(&v[i..n1]);
+    k += rest;
+    v[..k].copy_from_slice(&tmp[..k]);
 }
 
-/// The block's values sorted, as indices into the block.
-fn sorted_order(xb: &[f32]) -> Vec<usize> {
-    let mut pairs: Vec<(f32, usize)> = xb.iter().copied().zip(0..).collect();
-    let mut tmp = Vec::with_capacity(xb.len());
-    merge_sort(&mut pairs, &mut tmp);
-    pairs.into_iter().map(|(_, i)| i).collect()
+/// The block's values (at most 32) sorted, as indices into the block: the
+/// first `xb.len()` entries. On the stack: this runs for every block.
+fn sorted_order(xb: &[f32]) -> [usize; 32] {
+    let n = xb.len().min(32);
+    let mut pairs = [(0f32, 0usize); 32];
+    for (p, (i, &x)) in pairs.iter_mut().zip(xb.iter().enumerate()) {
+        *p = (x, i);
+    }
+    let mut tmp = [(0f32, 0usize); 32];
+    merge_sort(&mut pairs[..n], &mut tmp);
+    let mut order = [0usize; 32];
+    for (o, p) in order.iter_mut().zip(&pairs[..n]) {
+        *o = p.1;
+    }
+    order
 }
 
 /// ggml's `MAX` fold of `|x|`.
@@ -185,6 +195,7 @@ pub(crate) fn quant_iq1_s(src: &[f32], out: &mut [u8], weights: Option<&[f32]>) 
                 continue;
             }
             let order = sorted_order(xb);
+            let order = &order[..xb.len()];
             let (mut sumx, mut sumw) = ([0f32; 33], [0f32; 33]);
             for (j, &i) in order.iter().enumerate() {
                 sumx[j + 1] = sumx[j] + w[i] * xb[i];
@@ -214,7 +225,7 @@ pub(crate) fn quant_iq1_s(src: &[f32], out: &mut [u8], weights: Option<&[f32]>) 
                 continue;
             };
             let mut l = [0i8; 32];
-            split_levels(&order, i1, i2, &mut l);
+            split_levels(order, i1, i2, &mut l);
             if scale < 0.0 {
                 l = l.map(|l| 2 - l);
                 scale = -scale;
@@ -289,6 +300,7 @@ pub(crate) fn quant_iq1_m(src: &[f32], out: &mut [u8], weights: Option<&[f32]>) 
                 continue;
             }
             let order = sorted_order(xb);
+            let order = &order[..xb.len()];
             // Prefix sums per half: each half has its own shift.
             let (mut px, mut pw) = ([[0f32; 17]; 2], [[0f32; 17]; 2]);
             for (j, &i) in order.iter().enumerate() {
@@ -344,7 +356,7 @@ pub(crate) fn quant_iq1_m(src: &[f32], out: &mut [u8], weights: Option<&[f32]>) 
                 continue;
             };
             let mut l = [0i8; 16];
-            split_levels(&order, i1, i2, &mut l);
+            split_levels(order, i1, i2, &mut l);
             if scale < 0.0 {
                 l = l.map(|l| 2 - l);
                 scale = -scale;

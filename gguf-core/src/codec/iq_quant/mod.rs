@@ -6,44 +6,26 @@
 //! that row's columns (one per element; the same for every row of a tensor).
 
 mod grid;
-mod iq1;
-mod iq2;
-mod iq3;
-mod iq4;
+pub(crate) mod iq1;
+pub(crate) mod iq2;
+pub(crate) mod iq3;
+pub(crate) mod iq4;
 
 use crate::format::GgmlType;
 
 /// Below this magnitude a block counts as zero (ggml's `GROUP_MAX_EPS`).
 pub(crate) const GROUP_MAX_EPS: f32 = 1e-15;
 
-/// A row quantizer: `src` one row, `out` its bytes, `weights` one per element.
-pub(crate) type RowEncoder = fn(&[f32], &mut [u8], Option<&[f32]>);
-
-/// The row quantizer of `ty`, for the IQ types ported so far.
-pub(crate) fn row_encoder(ty: GgmlType) -> Option<RowEncoder> {
-    use GgmlType as T;
-    match ty {
-        T::IQ4_XS => Some(iq4::quant_iq4_xs as RowEncoder),
-        T::IQ4_NL => Some(iq4::quant_iq4_nl as RowEncoder),
-        T::IQ3_XXS => Some(iq3::quant_iq3_xxs as RowEncoder),
-        T::IQ3_S => Some(iq3::quant_iq3_s as RowEncoder),
-        T::IQ2_XXS => Some(iq2::quant_iq2_xxs as RowEncoder),
-        T::IQ2_XS => Some(iq2::quant_iq2_xs as RowEncoder),
-        T::IQ2_S => Some(iq2::quant_iq2_s as RowEncoder),
-        T::IQ1_S => Some(iq1::quant_iq1_s as RowEncoder),
-        T::IQ1_M => Some(iq1::quant_iq1_m as RowEncoder),
-        _ => None,
-    }
-}
-
 /// IQ4_NL without weights (ggml's `quantize_iq4_nl`: 7 scale refinements
 /// each way, then every element re-picked with the final scale).
+#[inline(always)]
 pub(crate) fn iq4_nl_unweighted(src: &[f32], out: &mut [u8]) {
     iq4::quant_iq4_nl(src, out, None)
 }
 
 /// IQ4_XS without weights, for the codec's block encoders (its blocks are
 /// independent then, so any run of whole blocks may be passed).
+#[inline(always)]
 pub(crate) fn iq4_xs_unweighted(src: &[f32], out: &mut [u8]) {
     iq4::quant_iq4_xs(src, out, None)
 }
@@ -73,30 +55,4 @@ pub(crate) fn iq1_m_unweighted(src: &[f32], out: &mut [u8]) {
 /// process rather than guess, and llama-quantize refuses them.
 pub(crate) fn needs_weights(ty: GgmlType) -> bool {
     matches!(ty, GgmlType::IQ2_XXS | GgmlType::IQ2_XS | GgmlType::IQ1_S)
-}
-
-/// ggml's `best_index_int8`: the nearest of the ascending levels `val` by
-/// bisection, ties to the upper one; NaN picks the last.
-#[inline]
-pub(crate) fn best_index_i8<const N: usize>(val: &[i8; N], x: f32) -> usize {
-    if x <= val[0] as f32 {
-        return 0;
-    }
-    if x >= val[N - 1] as f32 {
-        return N - 1;
-    }
-    let (mut ml, mut mu) = (0usize, N - 1);
-    while mu - ml > 1 {
-        let mav = (ml + mu) / 2;
-        if x < val[mav] as f32 {
-            mu = mav;
-        } else {
-            ml = mav;
-        }
-    }
-    if x - (val[mu - 1] as f32) < val[mu] as f32 - x {
-        mu - 1
-    } else {
-        mu
-    }
 }

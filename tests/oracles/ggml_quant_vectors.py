@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Write tests/oracles/iq_quant_vectors.bin: golden bytes of ggml's IQ
-quantizers (IQ4_XS, IQ3_XXS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M and
-IQ4_NL), with and without importance weights, for gguf-core/tests/iq_quant.rs.
+"""Write tests/oracles/ggml_quant_vectors.bin: golden bytes of ggml's
+quantizers with and without importance weights, for
+gguf-core/tests/ggml_quant.rs: every type whose quantizer uses the weights
+(the IQ types, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K..Q6_K), and, weighted only on a
+few cases, the types whose quantizer ignores them (their bytes must equal the
+unweighted ones, which this script asserts).
 
 Oracle: ggml's `ggml_quantize_chunk` (what llama-quantize calls, including its
 grid initialisation) in a libggml-base.so built from the llama.cpp that
 llama-cpp-python 0.3.36 vendors (benches/build_ggml_base.sh builds one).
 
-    python3 tests/oracles/iq_quant_vectors.py LIB_DIR [OUT]
+    python3 tests/oracles/ggml_quant_vectors.py LIB_DIR [OUT]
 
 LIB_DIR holds `lib/libggml-base.so` (or `libggml-base.so`, or a
 `venv/` whose llama_cpp package ships it). OUT defaults to the committed file;
@@ -31,21 +34,45 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "iq_quant_vectors.bin")
+OUT = os.path.join(HERE, "ggml_quant_vectors.bin")
 
-# ggml type ids and block bytes per 256 elements (IQ4_NL: 8 blocks of 18).
+# ggml type ids of the types whose quantizer uses importance weights.
 TYPES = {
-    "IQ4_XS": (23, 136),
-    "IQ3_XXS": (18, 98),
-    "IQ3_S": (21, 110),
-    "IQ2_XXS": (16, 66),
-    "IQ2_XS": (17, 74),
-    "IQ2_S": (22, 82),
-    "IQ1_S": (19, 50),
-    "IQ1_M": (29, 56),
-    "IQ4_NL": (20, 144),
+    "IQ4_XS": 23,
+    "IQ3_XXS": 18,
+    "IQ3_S": 21,
+    "IQ2_XXS": 16,
+    "IQ2_XS": 17,
+    "IQ2_S": 22,
+    "IQ1_S": 19,
+    "IQ1_M": 29,
+    "IQ4_NL": 20,
+    "Q4_0": 2,
+    "Q4_1": 3,
+    "Q5_0": 6,
+    "Q5_1": 7,
+    "Q2_K": 10,
+    "Q3_K": 11,
+    "Q4_K": 12,
+    "Q5_K": 13,
+    "Q6_K": 14,
 }
 NEEDS_WEIGHTS = {"IQ2_XXS", "IQ2_XS", "IQ1_S"}
+# The types ggml_quantize_chunk quantizes without looking at the weights:
+# weighted records on the first IGNORED_CASES case(s) only.
+IGNORED = {
+    "F32": 0,
+    "F16": 1,
+    "BF16": 30,
+    "Q8_0": 8,
+    "TQ1_0": 34,
+    "TQ2_0": 35,
+    "MXFP4": 39,
+    "NVFP4": 40,
+    "Q1_0": 41,
+    "Q2_0": 42,
+}
+IGNORED_CASES = 1
 
 
 def find_lib(d):
@@ -87,6 +114,16 @@ def cases():
     add("tiny-2x256", tiny, imatrix(256))
     add("heavy-1x768", rng.standard_t(2.5, (1, 768)) * 0.05, imatrix(768))
     add("uniform-2x256", rng.uniform(-1, 1, (2, 256)), np.ones(256))
+    zw = imatrix(512)
+    zw[rng.random(512) < 0.3] = 0.0       # scattered zero weights
+    zw[64:96] = 0.0                       # a block of zero weights
+    zw[256:] = 0.0                        # a super-block of zero weights
+    add("zero-weights-2x512", rng.normal(0, 0.1, (2, 512)), zw)
+    # The codecs fuzz target's IQ1_M finding: 22 equal values then zeros,
+    # where ggml too gives the zeros back as about -1045.
+    f = np.zeros((1, 256))
+    f[0, :22] = -104.4375
+    add("fuzz-iq1m-1x256", f, np.ones(256))
     return out
 
 
@@ -99,6 +136,19 @@ def main():
     q = lib.ggml_quantize_chunk
     q.argtypes = [ctypes.c_int, FP, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, FP]
     q.restype = ctypes.c_size_t
+    row_size = lib.ggml_row_size
+    row_size.argtypes = [ctypes.c_int, ctypes.c_int64]
+    row_size.restype = ctypes.c_size_t
+
+    def run(tid, x, w):
+        nrow, n = x.shape
+        dst = np.zeros(nrow * row_size(tid, n), dtype=np.uint8)
+        xs = np.ascontiguousarray(x)
+        ws = np.ascontiguousarray(w) if w is not None else None
+        got = q(tid, xs.ctypes.data_as(FP), dst.ctypes.data, 0, nrow, n,
+                ws.ctypes.data_as(FP) if ws is not None else None)
+        assert got == dst.size, (tid, got, dst.size)
+        return dst
 
     cs = cases()
     body = bytearray()
@@ -109,20 +159,20 @@ def main():
         body += x.tobytes() + w.tobytes()
     records = bytearray()
     count = 0
-    for name, (tid, per256) in TYPES.items():
+    for name, tid in TYPES.items():
         for ci, (_, x, w) in enumerate(cs):
-            nrow, n = x.shape
             for weighted in (False, True):
                 if not weighted and name in NEEDS_WEIGHTS:
                     continue
-                dst = np.zeros(nrow * n // 256 * per256, dtype=np.uint8)
-                xs = np.ascontiguousarray(x)
-                ws = np.ascontiguousarray(w)
-                got = q(tid, xs.ctypes.data_as(FP), dst.ctypes.data, 0, nrow, n,
-                        ws.ctypes.data_as(FP) if weighted else None)
-                assert got == dst.size, (name, got, dst.size)
+                dst = run(tid, x, w if weighted else None)
                 records += struct.pack("<IIBI", tid, ci, int(weighted), dst.size) + dst.tobytes()
                 count += 1
+    for name, tid in IGNORED.items():
+        for ci, (_, x, w) in enumerate(cs[:IGNORED_CASES]):
+            dst = run(tid, x, w)
+            assert np.array_equal(dst, run(tid, x, None)), f"{name} uses the weights"
+            records += struct.pack("<IIBI", tid, ci, 1, dst.size) + dst.tobytes()
+            count += 1
     body += struct.pack("<I", count) + records
     with open(out_path, "wb") as f:
         f.write(body)

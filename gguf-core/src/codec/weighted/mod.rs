@@ -1,8 +1,12 @@
 //! Quantizing with importance weights (an imatrix row per tensor), as
-//! llama-quantize does with `--imatrix`.
+//! llama-quantize does with `--imatrix`: ggml's `ggml_quantize_chunk` with
+//! `quant_weights`.
 
-use super::iq_quant::{needs_weights, row_encoder};
-use super::{encoder, geometry};
+pub(crate) mod k;
+pub(crate) mod legacy;
+
+use super::iq_quant::needs_weights;
+use super::{encoder, geometry, row_encoder};
 use crate::error::{CodecError, Error, Result};
 use crate::format::GgmlType;
 
@@ -11,9 +15,13 @@ use crate::format::GgmlType;
 /// values, applied to every row), bit-exact with ggml's
 /// `ggml_quantize_chunk`.
 ///
-/// Without weights it equals [`quantize`](super::quantize). With weights it
-/// supports the IQ types listed in the [module docs](super) and fails with
-/// `UnsupportedType` for the others. IQ2_XXS, IQ2_XS and IQ1_S fail with
+/// Without weights it equals [`quantize`](super::quantize). With weights,
+/// the types whose ggml quantizer uses them (Q4_0, Q4_1, Q5_0, Q5_1, Q2_K
+/// to Q6_K and the IQ types) run ggml's weighted quantizer; the types whose
+/// quantizer ignores them (F32, F16, BF16, Q8_0, Q1_0, Q2_0, TQ1_0, TQ2_0,
+/// MXFP4, NVFP4) give their unweighted bytes, as ggml does; Q8_1 and Q8_K,
+/// which `ggml_quantize_chunk` has no quantizer for, fail with
+/// `UnsupportedType`. IQ2_XXS, IQ2_XS and IQ1_S fail with
 /// `ImatrixRequired` without weights.
 ///
 /// ```
@@ -108,12 +116,39 @@ pub fn quantize_rows_into(
         enc(src, out);
         return Ok(());
     };
-    let enc = row_encoder(ty).ok_or(Error::Codec(CodecError::UnsupportedType {
-        ty,
-        operation: "quantize with importance weights",
-    }))?;
-    for (s, o) in src.chunks_exact(row_len).zip(out.chunks_exact_mut(out_row)) {
-        enc(s, o, Some(weights));
+    if let Some(enc) = row_encoder(ty) {
+        for (s, o) in src.chunks_exact(row_len).zip(out.chunks_exact_mut(out_row)) {
+            enc(s, o, weights);
+        }
+        return Ok(());
     }
-    Ok(())
+    match encoder(ty) {
+        Some(enc) if ignores_weights(ty) => {
+            enc(src, out);
+            Ok(())
+        }
+        _ => Err(Error::Codec(CodecError::UnsupportedType {
+            ty,
+            operation: "quantize with importance weights",
+        })),
+    }
+}
+
+/// The types `ggml_quantize_chunk` quantizes the same with importance
+/// weights as without (its quantizer for them takes no weights).
+pub(crate) fn ignores_weights(ty: GgmlType) -> bool {
+    use GgmlType as T;
+    matches!(
+        ty,
+        T::F32
+            | T::F16
+            | T::BF16
+            | T::Q8_0
+            | T::Q1_0
+            | T::Q2_0
+            | T::TQ1_0
+            | T::TQ2_0
+            | T::MXFP4
+            | T::NVFP4
+    )
 }

@@ -1,0 +1,85 @@
+"""gguf_rs: gguf-py's ``GGUFReader`` and ``gguf.quants`` backed by gguf-kit.
+
+Two ways to use it:
+
+- import ours where you would import gguf-py's::
+
+      from gguf_rs import GGUFReader
+      from gguf_rs.quants import dequantize
+
+- or switch every user of gguf-py in the process (gguf-py's scripts,
+  transformers, ComfyUI-GGUF, ...) at once, and back::
+
+      import gguf_rs
+      gguf_rs.install()      # gguf.GGUFReader and gguf.quants.dequantize are ours
+      gguf_rs.uninstall()    # gguf-py's again
+
+gguf-kit's own view of a model is ``gguf_rs.open(source)``: metadata as a
+dict of Python values, tensors with ``to_numpy()``.
+
+Files gguf-kit refuses raise :class:`GGUFError`, a ``ValueError`` with the
+library's message and the byte offset where the file is wrong.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import quants
+from ._native import GGUFError
+from .model import Model, Tensor, open
+from .reader import GGUFReader, ReaderField, ReaderTensor
+
+__all__ = [
+    "GGUFError",
+    "GGUFReader",
+    "Model",
+    "ReaderField",
+    "ReaderTensor",
+    "Tensor",
+    "install",
+    "installed",
+    "open",
+    "quants",
+    "uninstall",
+]
+
+# What install() replaced: (module, attribute, gguf-py's object), in order.
+_saved: list[tuple[Any, str, Any]] = []
+
+
+def _targets() -> list[tuple[Any, str, Any]]:
+    import gguf
+    import gguf.gguf_reader
+    import gguf.quants
+
+    return [
+        (gguf, "GGUFReader", GGUFReader),
+        (gguf.gguf_reader, "GGUFReader", GGUFReader),
+        (gguf, "dequantize", quants.dequantize),
+        (gguf.quants, "dequantize", quants.dequantize),
+    ]
+
+
+def install() -> None:
+    """Makes ``gguf.GGUFReader`` and ``gguf.quants.dequantize`` (and their
+    re-exports in ``gguf``) ours, for every module that looks them up from
+    now on; ``from gguf import GGUFReader`` done before keeps gguf-py's.
+    Calling it twice is harmless; :func:`uninstall` undoes it."""
+    if _saved:
+        return
+    for module, name, ours in _targets():
+        _saved.append((module, name, getattr(module, name)))
+        setattr(module, name, ours)
+
+
+def uninstall() -> None:
+    """Puts gguf-py's own ``GGUFReader`` and ``dequantize`` back."""
+    while _saved:
+        module, name, theirs = _saved.pop()
+        setattr(module, name, theirs)
+
+
+def installed() -> bool:
+    """True between :func:`install` and :func:`uninstall`."""
+    return bool(_saved)

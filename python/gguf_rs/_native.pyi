@@ -1,0 +1,50 @@
+"""Type stubs of the extension module gguf_rs._native (python/src/lib.rs)."""
+
+from os import PathLike
+
+class GGUFError(ValueError):
+    """A file gguf-kit refuses, or a codec argument it cannot work with."""
+
+    offset: int | None
+    """Byte offset in the file where it is wrong; None when the message names none."""
+
+class NativeFile:
+    """One GGUF file opened and validated by gguf-kit."""
+
+    def __init__(self, path: str | PathLike[str]) -> None: ...
+    def header(self) -> tuple[int, bool, int | None, int, int, int]:
+        """(version, big_endian, declared alignment or None, header_len, tensor_count, kv_count)."""
+    def count_width(self) -> int:
+        """Width in bytes of lengths and counts (4 in version 1, else 8)."""
+    def fields(self) -> list[tuple[str, int, list[int]]]:
+        """(key, entry offset, gguf-py's types) of every entry, in file order."""
+    def field_parts(self, key: str) -> tuple[bytes, bytes, bytes, list[int]]:
+        """The parts of `key`: offsets (u64 LE), value-type ids (u8), counts (u64 LE); data indices."""
+    def contents(self, key: str, start: int | None = None, stop: int | None = None) -> object:
+        """The value of `key` as Python objects; for an array, elements start..stop when given."""
+    def length(self, key: str) -> int:
+        """Number of elements of the array `key`."""
+    def element(self, key: str, index: int) -> object:
+        """Element `index` of the array `key` (negative counts from the end)."""
+    def tensors(self) -> list[tuple[str, int, list[int], int, int, int, int, int, int]]:
+        """(name, type id, dims, info offset, data offset, byte size, name length, block size, type size)."""
+
+def block_geometry(qtype: int, op: str) -> tuple[int, int]:
+    """(block size, type size) of `qtype`; NotImplementedError when there is no codec for `op`."""
+
+def dequantize(data: bytes, qtype: int) -> bytearray:
+    """Little-endian `qtype` blocks to native f32 bytes, on every core, GIL released."""
+
+def quantize(data: bytes, row_len: int, qtype: int) -> bytearray:
+    """Native f32 bytes (rows of `row_len`) to `qtype` blocks, on every core, GIL released."""
+
+class Model:
+    """A model (one file or every shard) opened by gguf-kit's Model::open."""
+
+    def __init__(self, source: str | PathLike[str]) -> None: ...
+    def metadata(self) -> dict[str, object]: ...
+    def value_types(self) -> list[tuple[str, str]]: ...
+    def tensors(self) -> list[tuple[str, int, list[int]]]: ...
+    def shard_count(self) -> int: ...
+    def tensor_bytes(self, name: str) -> bytes: ...
+    def tensor_f32(self, name: str) -> bytearray: ...

@@ -1,0 +1,87 @@
+"""``gguf_rs.open(source)``: gguf-kit's own view of a model, in Python.
+
+Where ``GGUFReader`` copies gguf-py's shape, this is the library's: one
+model over one file or every shard of a split model, its metadata as a dict
+of Python values (the split keys hidden), its tensors by name with
+``to_numpy()``.
+
+>>> import gguf_rs
+>>> model = gguf_rs.open("samples/tiny-llama.gguf")  # doctest: +SKIP
+>>> model.metadata["general.architecture"]  # doctest: +SKIP
+'llama'
+>>> model.tensor("token_embd.weight").to_numpy().shape  # doctest: +SKIP
+(297, 64)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import numpy as np
+from gguf.constants import GGMLQuantizationType
+
+from ._native import Model as _NativeModel
+
+__all__ = ["Model", "Tensor", "open"]
+
+
+class Tensor:
+    """One tensor of a model: ``name``, ``tensor_type``, ``shape`` (numpy
+    order: rows last, as gguf-py's ``tensor.data`` has it), ``n_elements``."""
+
+    __slots__ = ("_model", "name", "tensor_type", "shape", "n_elements")
+
+    def __init__(self, model: _NativeModel, name: str, type_id: int, dims: list[int]):
+        self._model = model
+        self.name = name
+        try:
+            self.tensor_type: GGMLQuantizationType | int = GGMLQuantizationType(type_id)
+        except ValueError:  # an id gguf-py does not know: kept as the number
+            self.tensor_type = type_id
+        self.shape = tuple(reversed(dims))
+        self.n_elements = math.prod(dims)
+
+    def to_numpy(self) -> np.ndarray:
+        """The values as float32 of ``shape``, decoded by the library on
+        every core with the GIL released."""
+        return np.frombuffer(self._model.tensor_f32(self.name), dtype=np.float32).reshape(self.shape)
+
+    def raw(self) -> np.ndarray:
+        """The stored bytes (file byte order), as uint8."""
+        return np.frombuffer(self._model.tensor_bytes(self.name), dtype=np.uint8)
+
+    def __repr__(self) -> str:
+        kind = getattr(self.tensor_type, "name", self.tensor_type)
+        return f"Tensor({self.name!r}, {kind}, shape={self.shape})"
+
+
+class Model:
+    """A model opened by gguf-kit (see :func:`open`)."""
+
+    def __init__(self, source: str | os.PathLike[str]):
+        self._native = _NativeModel(source)
+        self.metadata: dict[str, Any] = self._native.metadata()
+        """Every metadata entry in file order: ints, floats, bools, strs
+        and (nested) lists."""
+        self.value_types: dict[str, str] = dict(self._native.value_types())
+        """Each key's GGUF value type name (``u32``, ``string``, ``array``, ...)."""
+        self.tensors: list[Tensor] = [Tensor(self._native, *t) for t in self._native.tensors()]
+        self._by_name = {t.name: t for t in self.tensors}
+        self.shard_count: int = self._native.shard_count()
+
+    def tensor(self, name: str) -> Tensor:
+        """The tensor called ``name`` (``KeyError`` if there is none)."""
+        return self._by_name[name]
+
+    def __repr__(self) -> str:
+        return f"Model({len(self.metadata)} keys, {len(self.tensors)} tensors, {self.shard_count} file(s))"
+
+
+def open(source: str | os.PathLike[str]) -> Model:  # noqa: A001 - the library's verb
+    """Opens ``source`` through gguf-kit's door: a path (any shard of a split
+    model opens the whole set), or a string naming a URL or an Ollama entry
+    (which need a build with remote reading: this package's is without, and
+    says so). Broken files raise :class:`gguf_rs.GGUFError`."""
+    return Model(source)

@@ -1,0 +1,409 @@
+//! The native half of the `gguf_rs` Python package: a thin layer over the
+//! gguf-kit library. Files are opened through the library's one door
+//! (`GgufFile::open`) and read through the `Gguf` trait; the codecs are the
+//! library's. What this crate adds is only what Python needs on top: the
+//! byte layout of each metadata entry as gguf-py's `GGUFReader` presents it
+//! (its `parts`), values converted to Python objects, and the GIL released
+//! around the work.
+
+use std::path::Path;
+
+use gguf::{codec, Endian, GgmlType, Gguf, GgufFile, Value};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyFileNotFoundError, PyIndexError, PyKeyError, PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyList};
+
+mod layout;
+mod model;
+
+use layout::{field_layout, value_types};
+
+create_exception!(
+    gguf_rs,
+    GGUFError,
+    PyValueError,
+    "A file gguf-kit refuses, or a codec argument it cannot work with: the library's message, \
+     with the byte offset (`offset`, or None) where the file is wrong."
+);
+
+/// The byte offset an error names (`... at offset N ...`), if any: the
+/// library's messages all say where in that one form.
+fn offset_in(message: &str) -> Option<u64> {
+    let (_, rest) = message.split_once("at offset ")?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// The library's error as a Python exception: I/O errors as the `OSError`
+/// subclass Python itself raises (what `np.memmap` raises in gguf-py), every
+/// other error as a [`GGUFError`] carrying the message and offset.
+pub(crate) fn to_py(py: Python<'_>, err: gguf::Error) -> PyErr {
+    let message = err.to_string();
+    if let Some(io) = err.io_error() {
+        return match io.kind() {
+            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
+            _ => PyOSError::new_err(message),
+        };
+    }
+    let py_err = GGUFError::new_err(message.clone());
+    let offset = offset_in(&message);
+    // Setting an attribute on a fresh exception instance cannot fail short
+    // of memory exhaustion, which Python reports on its own.
+    let _ = py_err.value(py).setattr("offset", offset);
+    py_err
+}
+
+/// A field's parts: offsets, value-type ids and counts (little-endian
+/// arrays), and the indices of its data parts.
+type Parts<'py> = (
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    Vec<u64>,
+);
+
+/// A tensor as the Python reader needs it: name, type id, dims, info
+/// offset, data offset in the file, byte size, name length in bytes, block
+/// size, type size.
+type TensorFacts = (String, u32, Vec<u64>, u64, u64, u64, usize, u64, u64);
+
+/// One GGUF file opened by the library, as the Python reader sees it.
+#[pyclass(frozen, module = "gguf_rs._native")]
+struct NativeFile {
+    file: GgufFile<'static>,
+}
+
+#[pymethods]
+impl NativeFile {
+    /// Opens and validates the file at `path` (GIL released while reading).
+    #[new]
+    fn new(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
+        let file = py
+            .detach(|| GgufFile::open(Path::new(&path)))
+            .map_err(|e| to_py(py, e))?;
+        Ok(NativeFile { file })
+    }
+
+    /// `(version, big_endian, alignment or None, header_len, tensor_count, kv_count)`.
+    fn header(&self) -> (u32, bool, Option<u64>, u64, usize, usize) {
+        let declared = self
+            .file
+            .value("general.alignment")
+            .map(|_| self.file.alignment());
+        (
+            self.file.version(),
+            self.file.endian() == Endian::Big,
+            declared,
+            self.file.header_len(),
+            self.file.tensor_count(),
+            self.file.kv_count(),
+        )
+    }
+
+    /// Width in bytes of lengths and counts (4 in version 1, else 8).
+    fn count_width(&self) -> usize {
+        self.file.wire_format().count_width()
+    }
+
+    /// Every metadata entry in file order: `(key, entry offset, types)`,
+    /// `types` as gguf-py lists them (an array's, then its first element's).
+    fn fields(&self) -> Vec<(String, u64, Vec<u32>)> {
+        self.file
+            .metadata()
+            .map(|(key, value)| {
+                let offset = self.file.entry_range(key).map_or(0, |r| r.start);
+                (key.to_owned(), offset, value_types(&value))
+            })
+            .collect()
+    }
+
+    /// The parts of entry `key` as three little-endian arrays (offset u64,
+    /// value-type id u8, element count u64) and the indices of its data
+    /// parts: what gguf-py's reader builds, computed here in one pass.
+    fn field_parts<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Parts<'py>> {
+        let value = self
+            .file
+            .value(key)
+            .ok_or_else(|| PyKeyError::new_err(key.to_owned()))?;
+        let range = self.file.entry_range(key).unwrap_or(0..0);
+        let width = self.file.wire_format().count_width();
+        let lay = py.detach(|| field_layout(key, &value, range.start, width));
+        let offsets: Vec<u8> = lay.offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
+        let counts: Vec<u8> = lay.counts.iter().flat_map(|c| c.to_le_bytes()).collect();
+        Ok((
+            PyBytes::new(py, &offsets),
+            PyBytes::new(py, &lay.codes),
+            PyBytes::new(py, &counts),
+            lay.data,
+        ))
+    }
+
+    /// The value of `key` as Python objects: lists for arrays (nested
+    /// arrays nested), `str` for strings; for an array, only its elements
+    /// `start..stop` when given.
+    #[pyo3(signature = (key, start=None, stop=None))]
+    fn contents<'py>(
+        &self,
+        py: Python<'py>,
+        key: &str,
+        start: Option<usize>,
+        stop: Option<usize>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let value = self
+            .file
+            .value(key)
+            .ok_or_else(|| PyKeyError::new_err(key.to_owned()))?;
+        match (value.as_array(), start, stop) {
+            (Some(array), Some(start), Some(stop)) => {
+                let list = PyList::empty(py);
+                let count = stop.saturating_sub(start);
+                if let Some(strings) = array.strings() {
+                    for s in strings.skip(start).take(count) {
+                        list.append(s)?;
+                    }
+                } else {
+                    for element in array.iter().skip(start).take(count) {
+                        list.append(to_python(py, &element)?)?;
+                    }
+                }
+                Ok(list.into_any())
+            }
+            _ => to_python(py, &value),
+        }
+    }
+
+    /// Number of elements of the array `key`.
+    fn length(&self, key: &str) -> PyResult<usize> {
+        self.file
+            .value(key)
+            .and_then(|v| v.as_array())
+            .map(|a| a.len())
+            .ok_or_else(|| PyKeyError::new_err(key.to_owned()))
+    }
+
+    /// Element `index` (negative counts from the end) of the array `key`.
+    fn element<'py>(&self, py: Python<'py>, key: &str, index: i64) -> PyResult<Bound<'py, PyAny>> {
+        let array = self
+            .file
+            .value(key)
+            .and_then(|v| v.as_array())
+            .ok_or_else(|| PyKeyError::new_err(key.to_owned()))?;
+        let len = array.len() as i64;
+        let at = if index < 0 { index + len } else { index };
+        if at < 0 || at >= len {
+            return Err(PyIndexError::new_err("list index out of range"));
+        }
+        match array.iter().nth(at as usize) {
+            Some(element) => to_python(py, &element),
+            None => Err(PyIndexError::new_err("list index out of range")),
+        }
+    }
+
+    /// Every tensor in file order: `(name, type id, dims, info offset,
+    /// data offset in the file, byte size, name length in bytes,
+    /// block size, type size)`.
+    fn tensors(&self, py: Python<'_>) -> PyResult<Vec<TensorFacts>> {
+        self.file
+            .tensors()
+            .map(|t| {
+                let ty = t.ggml_type();
+                let size = t.byte_size().map_err(|e| to_py(py, e))?;
+                Ok((
+                    t.name().to_owned(),
+                    ty.id(),
+                    t.shape().to_vec(),
+                    t.info_offset(),
+                    t.file_offset(),
+                    size,
+                    t.name().len(),
+                    ty.block_size().unwrap_or(0),
+                    ty.type_size().unwrap_or(0),
+                ))
+            })
+            .collect()
+    }
+}
+
+/// A metadata value as the Python object gguf-py's `contents()` returns.
+pub(crate) fn to_python<'py>(py: Python<'py>, value: &Value<'_>) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match *value {
+        Value::U8(v) => v.into_pyobject(py)?.into_any(),
+        Value::I8(v) => v.into_pyobject(py)?.into_any(),
+        Value::U16(v) => v.into_pyobject(py)?.into_any(),
+        Value::I16(v) => v.into_pyobject(py)?.into_any(),
+        Value::U32(v) => v.into_pyobject(py)?.into_any(),
+        Value::I32(v) => v.into_pyobject(py)?.into_any(),
+        Value::U64(v) => v.into_pyobject(py)?.into_any(),
+        Value::I64(v) => v.into_pyobject(py)?.into_any(),
+        Value::F32(v) => f64::from(v).into_pyobject(py)?.into_any(),
+        Value::F64(v) => v.into_pyobject(py)?.into_any(),
+        Value::Bool(v) => PyBool::new(py, v).to_owned().into_any(),
+        Value::String(s) => s.into_pyobject(py)?.into_any(),
+        Value::Array(array) => {
+            let list = PyList::empty(py);
+            if let Some(strings) = array.strings() {
+                for s in strings {
+                    list.append(s)?;
+                }
+            } else {
+                for element in array.iter() {
+                    list.append(to_python(py, &element)?)?;
+                }
+            }
+            list.into_any()
+        }
+    })
+}
+
+/// The GGML type with id `qtype`, if the library has a codec for `op`.
+fn codec_type(qtype: u32, op: &'static str) -> PyResult<GgmlType> {
+    let ty = GgmlType::from_id(qtype);
+    let supported = match op {
+        "dequantize" => codec::can_dequantize(ty),
+        _ => codec::can_quantize(ty),
+    };
+    if !supported {
+        return Err(pyo3::exceptions::PyNotImplementedError::new_err(format!(
+            "{} for {ty} is not implemented",
+            if op == "dequantize" {
+                "Dequantization"
+            } else {
+                "Quantization"
+            }
+        )));
+    }
+    Ok(ty)
+}
+
+/// `(block size, type size)` of `qtype`, whose `op` ("dequantize" or
+/// "quantize") the library must support (else `NotImplementedError`, as
+/// gguf-py raises).
+#[pyfunction]
+fn block_geometry(qtype: u32, op: &str) -> PyResult<(u64, u64)> {
+    let ty = codec_type(
+        qtype,
+        if op == "dequantize" {
+            "dequantize"
+        } else {
+            "quantize"
+        },
+    )?;
+    match (ty.block_size(), ty.type_size()) {
+        (Some(b), Some(s)) => Ok((b, s)),
+        _ => Err(GGUFError::new_err(format!("{ty} has no block geometry"))),
+    }
+}
+
+/// Decodes the little-endian blocks `data` of type `qtype` to f32 on every
+/// core, GIL released; the result is a `bytearray` of native f32 (numpy
+/// views it without copying).
+#[pyfunction]
+fn dequantize<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyBytes>,
+    qtype: u32,
+) -> PyResult<Bound<'py, PyByteArray>> {
+    let ty = codec_type(qtype, "dequantize")?;
+    let (block, size) = match (ty.block_size(), ty.type_size()) {
+        (Some(b), Some(s)) => (b as usize, s as usize),
+        _ => return Err(GGUFError::new_err(format!("{ty} has no block geometry"))),
+    };
+    let input = data.as_bytes();
+    if !input.len().is_multiple_of(size) {
+        return Err(GGUFError::new_err(format!(
+            "dequantize: {} bytes of {ty} are not whole {size}-byte blocks",
+            input.len()
+        )));
+    }
+    let elements = input.len() / size * block;
+    let mut result: PyResult<()> = Ok(());
+    let out = PyByteArray::new_with(py, elements * 4, |bytes| {
+        // SAFETY: u8 to f32 reinterpretation of plain bytes; `align_to_mut`
+        // yields only the correctly aligned middle part, checked below.
+        let (head, floats, tail) = unsafe { bytes.align_to_mut::<f32>() };
+        if head.is_empty() && tail.is_empty() {
+            result = py
+                .detach(|| codec::dequantize_par(ty, Endian::Little, input, floats))
+                .map_err(|e| to_py(py, e));
+        } else {
+            let decoded = py.detach(|| codec::dequantize_to_vec(ty, Endian::Little, input));
+            match decoded {
+                Ok(values) => {
+                    for (o, v) in bytes.chunks_exact_mut(4).zip(values) {
+                        o.copy_from_slice(&v.to_ne_bytes());
+                    }
+                }
+                Err(e) => result = Err(to_py(py, e)),
+            }
+        }
+        Ok(())
+    })?;
+    result?;
+    Ok(out)
+}
+
+/// Encodes the native f32 values `data` (rows of `row_len`) as `qtype`
+/// blocks on every core, GIL released; returns the bytes.
+#[pyfunction]
+fn quantize<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyBytes>,
+    row_len: usize,
+    qtype: u32,
+) -> PyResult<Bound<'py, PyByteArray>> {
+    let ty = codec_type(qtype, "quantize")?;
+    let (block, size) = match (ty.block_size(), ty.type_size()) {
+        (Some(b), Some(s)) => (b as usize, s as usize),
+        _ => return Err(GGUFError::new_err(format!("{ty} has no block geometry"))),
+    };
+    let bytes = data.as_bytes();
+    let values: Vec<f32> = bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    if row_len == 0 || !row_len.is_multiple_of(block) || !values.len().is_multiple_of(row_len) {
+        return Err(GGUFError::new_err(format!(
+            "quantize: row length {row_len} is not a multiple of {ty}'s block size {block}"
+        )));
+    }
+    let blocks = values.len() / block;
+    let mut result: PyResult<()> = Ok(());
+    let out = PyByteArray::new_with(py, blocks * size, |out| {
+        result = py
+            .detach(|| quantize_par(ty, &values, out, block, size))
+            .map_err(|e| to_py(py, e));
+        Ok(())
+    })?;
+    result?;
+    Ok(out)
+}
+
+/// The library's `quantize_into` over chunks of whole blocks on rayon's
+/// pool: every quantizer treats blocks independently.
+fn quantize_par(
+    ty: GgmlType,
+    values: &[f32],
+    out: &mut [u8],
+    block: usize,
+    size: usize,
+) -> gguf::Result<()> {
+    use rayon::prelude::*;
+    let blocks_per_task = (16 * 1024 / block).max(1);
+    values
+        .par_chunks(blocks_per_task * block)
+        .zip(out.par_chunks_mut(blocks_per_task * size))
+        .try_for_each(|(src, dst)| codec::quantize_into(ty, src, dst))
+}
+
+/// The module `gguf_rs._native`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NativeFile>()?;
+    m.add_class::<model::PyModel>()?;
+    m.add_function(wrap_pyfunction!(dequantize, m)?)?;
+    m.add_function(wrap_pyfunction!(quantize, m)?)?;
+    m.add_function(wrap_pyfunction!(block_geometry, m)?)?;
+    m.add("GGUFError", m.py().get_type::<GGUFError>())?;
+    Ok(())
+}

@@ -1,0 +1,105 @@
+//! `gguf_rs.open(source)`: a whole model (one file or every shard of a
+//! split one) through the library's door, `Model::open`.
+
+use gguf::{Gguf, Model};
+use pyo3::exceptions::PyKeyError;
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyDict};
+
+use crate::{to_py, to_python};
+
+/// A model opened by the library: metadata and tensors across its shards.
+#[pyclass(frozen, module = "gguf_rs._native", name = "Model")]
+pub(crate) struct PyModel {
+    model: Model<'static>,
+}
+
+impl PyModel {
+    fn tensor(&self, py: Python<'_>, name: &str) -> PyResult<gguf::Tensor<'_>> {
+        self.model.tensor(name).map_err(|e| to_py(py, e))
+    }
+}
+
+#[pymethods]
+impl PyModel {
+    /// Opens `source` as the library does: a path (any shard of a split
+    /// model opens the whole set), or a string that is a URL or an Ollama
+    /// entry when its scheme says so (those need a build with remote
+    /// reading; without it the error says so).
+    #[new]
+    fn new(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let model = if let Ok(text) = source.extract::<String>() {
+            py.detach(|| Model::open(text.as_str()))
+        } else {
+            let path: std::path::PathBuf = source.extract()?;
+            py.detach(|| Model::open(path))
+        }
+        .map_err(|e| to_py(py, e))?;
+        Ok(PyModel { model })
+    }
+
+    /// Every metadata entry (the split keys of a split model hidden), in
+    /// file order, as Python values.
+    fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let dict = PyDict::new(py);
+        for (key, value) in self.model.metadata() {
+            dict.set_item(key, to_python(py, &value)?)?;
+        }
+        Ok(dict)
+    }
+
+    /// `(key, type name)` of every metadata entry, in file order.
+    fn value_types(&self) -> Vec<(String, &'static str)> {
+        self.model
+            .metadata()
+            .map(|(k, v)| (k.to_owned(), v.value_type().name()))
+            .collect()
+    }
+
+    /// `(name, type id, dims in ggml order)` of every tensor, in model order.
+    fn tensors(&self) -> Vec<(String, u32, Vec<u64>)> {
+        self.model
+            .tensors()
+            .map(|t| (t.name().to_owned(), t.ggml_type().id(), t.shape().to_vec()))
+            .collect()
+    }
+
+    /// Number of files the model spans.
+    fn shard_count(&self) -> usize {
+        self.model.shards().len()
+    }
+
+    /// The stored bytes of tensor `name` (GIL released while reading).
+    fn tensor_bytes<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyBytes>> {
+        let tensor = self.tensor(py, name)?;
+        let bytes = py.detach(|| tensor.read()).map_err(|e| to_py(py, e))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// Tensor `name` decoded to native f32 bytes, on every core with the
+    /// GIL released.
+    fn tensor_f32<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyByteArray>> {
+        let tensor = self.tensor(py, name)?;
+        let count = usize::try_from(tensor.element_count())
+            .map_err(|_| PyKeyError::new_err(format!("{name}: too many elements")))?;
+        let mut result: PyResult<()> = Ok(());
+        let out = PyByteArray::new_with(py, count * 4, |bytes| {
+            // SAFETY: plain bytes viewed as f32; `align_to_mut` hands out
+            // only the aligned middle, which is used only when it is all.
+            let (head, floats, tail) = unsafe { bytes.align_to_mut::<f32>() };
+            let decoded = if head.is_empty() && tail.is_empty() {
+                py.detach(|| tensor.to_f32_into(floats))
+            } else {
+                py.detach(|| tensor.to_f32()).map(|values| {
+                    for (o, v) in bytes.chunks_exact_mut(4).zip(values) {
+                        o.copy_from_slice(&v.to_ne_bytes());
+                    }
+                })
+            };
+            result = decoded.map_err(|e| to_py(py, e));
+            Ok(())
+        })?;
+        result?;
+        Ok(out)
+    }
+}
