@@ -48,6 +48,19 @@ impl Running {
             .env(var, &marker)
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
+        // The child starts with SIGINT and SIGTERM at their defaults, as
+        // from an interactive shell, whatever the test run inherited: a
+        // suite started as a background job of a script has SIGINT
+        // ignored, and `gguf` rightly keeps it ignored then. `setup` may
+        // still change them (its pre_exec runs after this one).
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                libc::signal(libc::SIGTERM, libc::SIG_DFL);
+                Ok(())
+            });
+        }
         setup(&mut cmd);
         let child = cmd.spawn().expect("run gguf");
         Running { child, marker }
