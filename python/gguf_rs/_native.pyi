@@ -48,3 +48,16 @@ class Model:
     def shard_count(self) -> int: ...
     def tensor_bytes(self, name: str) -> bytes: ...
     def tensor_f32(self, name: str) -> bytearray: ...
+    def summary(self) -> dict[str, object]:
+        """The library's ModelSummary::of as a dict."""
+    def estimate(
+        self,
+        context: int | None = None,
+        batch: int | None = None,
+        ubatch: int | None = None,
+        parallel: int | None = None,
+        flash_attn: str | None = None,
+        cache_type_k: str | None = None,
+        cache_type_v: str | None = None,
+    ) -> dict[str, object]:
+        """The library's Estimate::of as the dict `gguf estimate --json` prints."""
