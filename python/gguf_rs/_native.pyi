@@ -61,3 +61,40 @@ class Model:
         cache_type_v: str | None = None,
     ) -> dict[str, object]:
         """The library's Estimate::of as the dict `gguf estimate --json` prints."""
+
+class Editor:
+    """In-place metadata edits of one file through gguf-kit's Editor.
+
+    Edits are queued by ``set``, ``remove``, ``rename_key`` and
+    ``rename_tensor`` and written by ``commit()``: in place (journaled, so a
+    crash leaves the file as it was) when the new header fits in the old
+    header's room, else by an atomic rewrite (a temporary file renamed over
+    the original). Files and edits the library refuses raise
+    :class:`GGUFError` with its message.
+
+    >>> ed = Editor("model.gguf")  # doctest: +SKIP
+    >>> ed.set("general.name", "my model")  # doctest: +SKIP
+    >>> ed.commit()  # doctest: +SKIP
+    {'in_place': True, 'header_bytes': 10304}
+    """
+
+    def __init__(self, path: str | PathLike[str]) -> None:
+        """Opens ``path``, first finishing an interrupted earlier edit."""
+    def set(self, key: str, value: object, type: str | None = None) -> None:
+        """Queues ``key = value``. ``type`` names the GGUF type (``"u32"``,
+        ``"f64"``, ``"string"``, ...; for a list, its elements' type). Without
+        it an existing key keeps its type, a new one takes the type the
+        Python value implies (bool, int as i32 (i64, u64 when too large),
+        float as f32, str, list)."""
+    def remove(self, key: str) -> None:
+        """Queues the removal of ``key`` (GGUFError when the file has none)."""
+    def rename_key(self, old: str, new: str) -> None:
+        """Queues renaming a key, keeping its place and value."""
+    def rename_tensor(self, old: str, new: str) -> None:
+        """Queues renaming a tensor."""
+    def plan(self) -> dict[str, object]:
+        """What ``commit()`` would do, without writing: the dict it returns."""
+    def commit(self) -> dict[str, object]:
+        """Writes the queued edits: ``{"in_place": True, "header_bytes": n}`` or
+        ``{"in_place": False, "header_bytes": n, "file_bytes": m}``. The
+        editor is spent after (RuntimeError on further use)."""

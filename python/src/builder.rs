@@ -164,7 +164,8 @@ impl PyBuilder {
     }
 
     /// The whole file as bytes.
-    fn to_bytes<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+    #[pyo3(name = "to_bytes")]
+    fn file_bytes<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = self.builder.to_vec().map_err(|e| to_py(py, e))?;
         Ok(PyBytes::new(py, &bytes))
     }
