@@ -29,10 +29,12 @@ from typing import Any
 
 from . import quants
 from ._native import Editor, GGUFError
+from .builder import Builder
 from .model import Model, Tensor, open
 from .reader import GGUFReader, ReaderField, ReaderTensor
 
 __all__ = [
+    "Builder",
     "Editor",
     "GGUFError",
     "GGUFReader",

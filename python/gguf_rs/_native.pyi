@@ -1,5 +1,6 @@
 """Type stubs of the extension module gguf_rs._native (python/src/lib.rs)."""
 
+from collections.abc import Callable
 from os import PathLike
 
 class GGUFError(ValueError):
@@ -98,3 +99,26 @@ class Editor:
         """Writes the queued edits: ``{"in_place": True, "header_bytes": n}`` or
         ``{"in_place": False, "header_bytes": n, "file_bytes": m}``. The
         editor is spent after (RuntimeError on further use)."""
+
+class Builder:
+    """gguf-kit's write::Builder (gguf_rs.Builder wraps it for numpy arrays)."""
+
+    def __init__(self, version: int = 3, big_endian: bool = False, alignment: int | None = None) -> None: ...
+    def set(self, key: str, value: object, type: str | None = None) -> None: ...
+    def remove(self, key: str) -> None: ...
+    def add_native(self, name: str, qtype: int, dims: list[int], data: bytes, elem_size: int) -> None:
+        """Native-order numbers of `elem_size` bytes (swapped for a big-endian file)."""
+    def add_raw(self, name: str, qtype: int, dims: list[int], data: bytes) -> None:
+        """Bytes exactly as stored."""
+    def add_quantized(self, name: str, qtype: int, dims: list[int], data: bytes) -> None:
+        """Native f32 bytes, quantized to `qtype` when written."""
+    def add_info(self, name: str, qtype: int, dims: list[int]) -> None:
+        """A tensor without data, asked for by write_metadata_first."""
+    def keys(self) -> list[str]: ...
+    def tensor_names(self) -> list[str]: ...
+    def to_bytes(self) -> bytes: ...
+    def write(self, path: str | PathLike[str], mode: str = "single") -> int: ...
+    def write_metadata_first(self, path: str | PathLike[str], data: Callable[[str], bytes]) -> int: ...
+
+def ggml_type_id(name: str) -> int:
+    """The GGML type id called `name` (any case); GGUFError when there is none."""

@@ -192,8 +192,9 @@ impl PyBuilder {
     }
 
     /// Writes the header to `path` first, then each tensor's bytes in file
-    /// order as `data(name)` returns them (bytes exactly as stored);
-    /// atomic like `write`. Returns the file's length.
+    /// order: from the data given to `add_*`, or for a tensor declared
+    /// with `add_info` as `data(name)` returns them (bytes exactly as
+    /// stored); atomic like `write`. Returns the file's length.
     fn write_metadata_first(
         &mut self,
         py: Python<'_>,
@@ -205,7 +206,13 @@ impl PyBuilder {
             let mut w = self
                 .builder
                 .write_metadata_first(std::io::BufWriter::new(file))?;
-            while let Some(name) = w.next_tensor().map(str::to_owned) {
+            loop {
+                // Tensors given with data go out from it; the callback is
+                // asked only for those declared without.
+                w.write_from_sources()?;
+                let Some(name) = w.next_tensor().map(str::to_owned) else {
+                    break;
+                };
                 let bytes: Vec<u8> = match data.call1((name.as_str(),)).and_then(|b| b.extract()) {
                     Ok(b) => b,
                     Err(e) => {
