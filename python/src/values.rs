@@ -24,7 +24,11 @@ pub(crate) fn value_type(name: &str) -> PyResult<ValueType> {
 
 /// The type a Python value implies when no type is named.
 fn implied_type(obj: &Bound<'_, PyAny>) -> PyResult<ValueType> {
-    if obj.is_instance_of::<PyBool>() {
+    let numpy_bool = obj
+        .get_type()
+        .name()
+        .is_ok_and(|n| n == "bool" || n == "bool_");
+    if obj.is_instance_of::<PyBool>() || numpy_bool {
         Ok(ValueType::Bool)
     } else if obj.is_instance_of::<PyInt>()
         || obj.hasattr("__index__")? && !obj.is_instance_of::<PyFloat>()
@@ -52,6 +56,35 @@ fn implied_type(obj: &Bound<'_, PyAny>) -> PyResult<ValueType> {
     }
 }
 
+/// A numpy array (of one or more dimensions) as a list, with the value
+/// type its dtype names (`uint32` -> u32, ...), if it is one.
+fn numpy_array<'py>(
+    obj: &Bound<'py, PyAny>,
+) -> PyResult<Option<(Bound<'py, PyAny>, Option<ValueType>)>> {
+    if !(obj.hasattr("dtype")? && obj.hasattr("tolist")? && obj.hasattr("ndim")?) {
+        return Ok(None);
+    }
+    if obj.getattr("ndim")?.extract::<usize>()? == 0 {
+        return Ok(None);
+    }
+    let dtype: String = obj.getattr("dtype")?.getattr("name")?.extract()?;
+    let ty = match dtype.as_str() {
+        "uint8" => Some(ValueType::U8),
+        "int8" => Some(ValueType::I8),
+        "uint16" => Some(ValueType::U16),
+        "int16" => Some(ValueType::I16),
+        "uint32" => Some(ValueType::U32),
+        "int32" => Some(ValueType::I32),
+        "uint64" => Some(ValueType::U64),
+        "int64" => Some(ValueType::I64),
+        "float32" => Some(ValueType::F32),
+        "float64" => Some(ValueType::F64),
+        "bool" => Some(ValueType::Bool),
+        _ => None,
+    };
+    Ok(Some((obj.call_method0("tolist")?, ty)))
+}
+
 fn is_sequence(obj: &Bound<'_, PyAny>) -> bool {
     obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>()
 }
@@ -62,6 +95,10 @@ pub(crate) fn to_owned_value(
     obj: &Bound<'_, PyAny>,
     ty: Option<ValueType>,
 ) -> PyResult<OwnedValue> {
+    if let Some((items, dtype_type)) = numpy_array(obj)? {
+        let element = ty.filter(|t| *t != ValueType::Array).or(dtype_type);
+        return Ok(OwnedValue::Array(to_owned_array(&items, element)?));
+    }
     if is_sequence(obj) {
         let element = ty.filter(|t| *t != ValueType::Array);
         return Ok(OwnedValue::Array(to_owned_array(obj, element)?));
@@ -98,7 +135,17 @@ fn to_owned_array(obj: &Bound<'_, PyAny>, element: Option<ValueType>) -> PyResul
     let items: Vec<Bound<'_, PyAny>> = obj.try_iter()?.collect::<PyResult<_>>()?;
     let element = match (element, items.first()) {
         (Some(t), _) => t,
-        (None, Some(first)) => implied_type(first)?,
+        (None, Some(first)) => match implied_type(first)? {
+            // Ints: the narrowest of i32, i64, u64 that holds them all.
+            ValueType::I32 if items.iter().any(|i| i.extract::<i32>().is_err()) => {
+                if items.iter().all(|i| i.extract::<i64>().is_ok()) {
+                    ValueType::I64
+                } else {
+                    ValueType::U64
+                }
+            }
+            other => other,
+        },
         (None, None) => ValueType::I32,
     };
     fn all<'py, T: FromPyObjectOwned<'py>>(items: &[Bound<'py, PyAny>]) -> PyResult<Vec<T>> {

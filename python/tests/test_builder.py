@@ -3,6 +3,7 @@ numpy arrays, read back by gguf-py and by us."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import gguf
@@ -132,3 +133,27 @@ def test_refusals_carry_the_library_message_and_leave_files_alone(tmp_path: Path
         b.write_metadata_first(target)
     assert target.read_bytes() == b"original"
     assert [p.name for p in tmp_path.iterdir()] == ["keep.gguf"]
+
+
+def test_value_types_implied_by_python_and_numpy_values() -> None:
+    b = gguf_rs.Builder()
+    b.set("int", 5).set("big", 2**40).set("huge", 2**63).set("float", 0.5).set("flag", False)
+    b.set("ints", [1, 2**40]).set("u32s", np.array([1, 2], dtype=np.uint32))
+    b.set("f64s", np.array([0.5, 1.5])).set("nested", [[1, 2], ["a"]]).set("np_int", np.int64(3))
+    b.set("as_u8", [1, 2], type="u8").set("np_bool", np.bool_(True))
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "v.gguf"
+        path.write_bytes(b.to_bytes())
+        model = gguf_rs.open(path)
+        types = model.value_types
+        assert types["int"] == "i32" and types["big"] == "i64" and types["huge"] == "u64"
+        assert types["float"] == "f32" and types["flag"] == "bool" and types["np_bool"] == "bool"
+        assert types["np_int"] == "i32"
+        theirs = gguf.GGUFReader(path)
+        V = gguf.GGUFValueType
+        assert theirs.fields["ints"].types == [V.ARRAY, V.INT64]
+        assert theirs.fields["u32s"].types == [V.ARRAY, V.UINT32]
+        assert theirs.fields["f64s"].types == [V.ARRAY, V.FLOAT64]
+        assert theirs.fields["as_u8"].types == [V.ARRAY, V.UINT8]
+        assert model.metadata["nested"] == [[1, 2], ["a"]]
+        assert model.metadata["huge"] == 2**63 and model.metadata["ints"] == [1, 2**40]
