@@ -166,7 +166,8 @@ impl PyBuilder {
     /// The whole file as bytes.
     #[pyo3(name = "to_bytes")]
     fn file_bytes<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = self.builder.to_vec().map_err(|e| to_py(py, e))?;
+        let builder = &mut self.builder;
+        let bytes = py.detach(|| builder.to_vec()).map_err(|e| to_py(py, e))?;
         Ok(PyBytes::new(py, &bytes))
     }
 
@@ -184,9 +185,10 @@ impl PyBuilder {
                 )))
             }
         };
-        let layout = self
-            .builder
-            .write_to_path_with(&path, WriteOptions::new().mode(mode))
+        // Quantizing and writing can take long: let other threads run.
+        let builder = &mut self.builder;
+        let layout = py
+            .detach(|| builder.write_to_path_with(&path, WriteOptions::new().mode(mode)))
             .map_err(|e| to_py(py, e))?;
         Ok(layout.file_len())
     }
