@@ -15,7 +15,9 @@ Two ways to use it:
       gguf_rs.uninstall()    # gguf-py's again
 
 gguf-kit's own view of a model is ``gguf_rs.open(source)``: metadata as a
-dict of Python values, tensors with ``to_numpy()``.
+dict of Python values, tensors with ``to_numpy()``, ``summary()`` and
+``estimate()``. ``gguf_rs.Editor(path)`` edits a file's metadata in place;
+``gguf_rs.Builder()`` writes a new file from values and numpy arrays.
 
 Files gguf-kit refuses raise :class:`GGUFError`, a ``ValueError`` with the
 library's message and the byte offset where the file is wrong.
@@ -26,11 +28,14 @@ from __future__ import annotations
 from typing import Any
 
 from . import quants
-from ._native import GGUFError
+from ._native import Editor, GGUFError
+from .builder import Builder
 from .model import Model, Tensor, open
 from .reader import GGUFReader, ReaderField, ReaderTensor
 
 __all__ = [
+    "Builder",
+    "Editor",
     "GGUFError",
     "GGUFReader",
     "Model",

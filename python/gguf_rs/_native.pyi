@@ -1,5 +1,6 @@
 """Type stubs of the extension module gguf_rs._native (python/src/lib.rs)."""
 
+from collections.abc import Callable
 from os import PathLike
 
 class GGUFError(ValueError):
@@ -48,3 +49,76 @@ class Model:
     def shard_count(self) -> int: ...
     def tensor_bytes(self, name: str) -> bytes: ...
     def tensor_f32(self, name: str) -> bytearray: ...
+    def summary(self) -> dict[str, object]:
+        """The library's ModelSummary::of as a dict."""
+    def estimate(
+        self,
+        context: int | None = None,
+        batch: int | None = None,
+        ubatch: int | None = None,
+        parallel: int | None = None,
+        flash_attn: str | None = None,
+        cache_type_k: str | None = None,
+        cache_type_v: str | None = None,
+    ) -> dict[str, object]:
+        """The library's Estimate::of as the dict `gguf estimate --json` prints."""
+
+class Editor:
+    """In-place metadata edits of one file through gguf-kit's Editor.
+
+    Edits are queued by ``set``, ``remove``, ``rename_key`` and
+    ``rename_tensor`` and written by ``commit()``: in place (journaled, so a
+    crash leaves the file as it was) when the new header fits in the old
+    header's room, else by an atomic rewrite (a temporary file renamed over
+    the original). Files and edits the library refuses raise
+    :class:`GGUFError` with its message.
+
+    >>> ed = Editor("model.gguf")  # doctest: +SKIP
+    >>> ed.set("general.name", "my model")  # doctest: +SKIP
+    >>> ed.commit()  # doctest: +SKIP
+    {'in_place': True, 'header_bytes': 10304}
+    """
+
+    def __init__(self, path: str | PathLike[str]) -> None:
+        """Opens ``path``, first finishing an interrupted earlier edit."""
+    def set(self, key: str, value: object, type: str | None = None) -> None:
+        """Queues ``key = value``. ``type`` names the GGUF type (``"u32"``,
+        ``"f64"``, ``"string"``, ...; for a list, its elements' type). Without
+        it an existing key keeps its type, a new one takes the type the
+        Python value implies (bool, int as i32 (i64, u64 when too large),
+        float as f32, str, list)."""
+    def remove(self, key: str) -> None:
+        """Queues the removal of ``key`` (GGUFError when the file has none)."""
+    def rename_key(self, old: str, new: str) -> None:
+        """Queues renaming a key, keeping its place and value."""
+    def rename_tensor(self, old: str, new: str) -> None:
+        """Queues renaming a tensor."""
+    def plan(self) -> dict[str, object]:
+        """What ``commit()`` would do, without writing: the dict it returns."""
+    def commit(self) -> dict[str, object]:
+        """Writes the queued edits: ``{"in_place": True, "header_bytes": n}`` or
+        ``{"in_place": False, "header_bytes": n, "file_bytes": m}``. The
+        editor is spent after (RuntimeError on further use)."""
+
+class Builder:
+    """gguf-kit's write::Builder (gguf_rs.Builder wraps it for numpy arrays)."""
+
+    def __init__(self, version: int = 3, big_endian: bool = False, alignment: int | None = None) -> None: ...
+    def set(self, key: str, value: object, type: str | None = None) -> None: ...
+    def remove(self, key: str) -> None: ...
+    def add_native(self, name: str, qtype: int, dims: list[int], data: bytes, elem_size: int) -> None:
+        """Native-order numbers of `elem_size` bytes (swapped for a big-endian file)."""
+    def add_raw(self, name: str, qtype: int, dims: list[int], data: bytes) -> None:
+        """Bytes exactly as stored."""
+    def add_quantized(self, name: str, qtype: int, dims: list[int], data: bytes) -> None:
+        """Native f32 bytes, quantized to `qtype` when written."""
+    def add_info(self, name: str, qtype: int, dims: list[int]) -> None:
+        """A tensor without data, asked for by write_metadata_first."""
+    def keys(self) -> list[str]: ...
+    def tensor_names(self) -> list[str]: ...
+    def to_bytes(self) -> bytes: ...
+    def write(self, path: str | PathLike[str], mode: str = "single") -> int: ...
+    def write_metadata_first(self, path: str | PathLike[str], data: Callable[[str], bytes]) -> int: ...
+
+def ggml_type_id(name: str) -> int:
+    """The GGML type id called `name` (any case); GGUFError when there is none."""

@@ -71,6 +71,40 @@ class Model:
         self._by_name = {t.name: t for t in self.tensors}
         self.shard_count: int = self._native.shard_count()
 
+    def summary(self) -> dict[str, Any]:
+        """The model at a glance, computed by the library
+        (``ModelSummary::of``, what ``gguf inspect`` prints): ``architecture``,
+        ``model_type``, ``name``, ``parameters`` (and ``parameters_text`` as
+        llama.cpp prints it, ``"270.43 M"``), ``tensor_bytes``,
+        ``bits_per_weight``, ``file_type`` (``file_type_guessed``),
+        ``quantization`` (``"Q4_K - Medium"``), ``tensor_types`` (count per
+        type name, most common first), ``context_length``, ``block_count``,
+        ``embedding_length``, ``vocab_size``, ``tokenizer_model``; None where
+        the file does not say."""
+        return self._native.summary()
+
+    def estimate(
+        self,
+        context: int | None = None,
+        *,
+        batch: int | None = None,
+        ubatch: int | None = None,
+        parallel: int | None = None,
+        flash_attn: str | None = None,
+        cache_type_k: str | None = None,
+        cache_type_v: str | None = None,
+    ) -> dict[str, Any]:
+        """What llama.cpp allocates for this model, computed by the library
+        (``Estimate::of``): the dict ``gguf estimate --json`` prints
+        (``weights_bytes``, ``kv_cache_bytes``, ``output_buffer_bytes``,
+        ``compute_buffer_bytes``, ``total_bytes``, ``context``, ``caches``,
+        ``devices``). The arguments are llama.cpp's ``-c``, ``-b``, ``-ub``,
+        ``-np``, ``-fa`` (``"on"``, ``"off"``, ``"auto"``), ``-ctk`` and
+        ``-ctv`` (``"q8_0"``, ...); None takes llama.cpp's default (context
+        0 or None: the training context). Settings llama.cpp refuses raise
+        :class:`gguf_rs.GGUFError`."""
+        return self._native.estimate(context, batch, ubatch, parallel, flash_attn, cache_type_k, cache_type_v)
+
     def tensor(self, name: str) -> Tensor:
         """The tensor called ``name`` (``KeyError`` if there is none)."""
         return self._by_name[name]

@@ -14,8 +14,12 @@ use pyo3::exceptions::{PyFileNotFoundError, PyIndexError, PyKeyError, PyOSError,
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyList};
 
+mod builder;
+mod editor;
 mod layout;
 mod model;
+mod summary;
+mod values;
 
 use layout::{field_layout, value_types};
 
@@ -401,6 +405,9 @@ fn quantize_par(
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeFile>()?;
     m.add_class::<model::PyModel>()?;
+    m.add_class::<editor::PyEditor>()?;
+    m.add_class::<builder::PyBuilder>()?;
+    m.add_function(wrap_pyfunction!(builder::ggml_type_id, m)?)?;
     m.add_function(wrap_pyfunction!(dequantize, m)?)?;
     m.add_function(wrap_pyfunction!(quantize, m)?)?;
     m.add_function(wrap_pyfunction!(block_geometry, m)?)?;

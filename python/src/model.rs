@@ -1,11 +1,14 @@
 //! `gguf_rs.open(source)`: a whole model (one file or every shard of a
 //! split one) through the library's door, `Model::open`.
 
+use gguf::estimate::Estimate;
+use gguf::summary::ModelSummary;
 use gguf::{Gguf, Model};
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict};
 
+use crate::summary::{estimate_dict, settings, summary_dict, EstimateArgs};
 use crate::{to_py, to_python};
 
 /// A model opened by the library: metadata and tensors across its shards.
@@ -62,6 +65,43 @@ impl PyModel {
             .tensors()
             .map(|t| (t.name().to_owned(), t.ggml_type().id(), t.shape().to_vec()))
             .collect()
+    }
+
+    /// The library's `ModelSummary::of`: architecture, parameters, bits
+    /// per weight, quantization label, tensor types, hyper-parameters.
+    fn summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = ModelSummary::of(&self.model).map_err(|e| to_py(py, e))?;
+        summary_dict(py, &s)
+    }
+
+    /// The library's `Estimate::of` at llama.cpp's settings (its defaults
+    /// where None): what `gguf estimate --json` prints, as a dict.
+    #[pyo3(signature = (context=None, batch=None, ubatch=None, parallel=None, flash_attn=None, cache_type_k=None, cache_type_v=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn estimate<'py>(
+        &self,
+        py: Python<'py>,
+        context: Option<u32>,
+        batch: Option<u32>,
+        ubatch: Option<u32>,
+        parallel: Option<u32>,
+        flash_attn: Option<&str>,
+        cache_type_k: Option<&str>,
+        cache_type_v: Option<&str>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let s = settings(&EstimateArgs {
+            context,
+            batch,
+            ubatch,
+            parallel,
+            flash_attn,
+            cache_type_k,
+            cache_type_v,
+        })?;
+        let e = py
+            .detach(|| Estimate::of(&self.model, &s))
+            .map_err(|e| to_py(py, e))?;
+        estimate_dict(py, &e)
     }
 
     /// Number of files the model spans.

@@ -1,0 +1,83 @@
+"""gguf_rs.Editor: metadata edits through the library's Editor, checked
+with gguf-py's reader and ours."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import gguf
+import numpy as np
+import pytest
+from conftest import SAMPLE
+
+import gguf_rs
+
+
+@pytest.fixture
+def copy(tmp_path: Path) -> Path:
+    path = tmp_path / "model.gguf"
+    shutil.copy(SAMPLE, path)
+    return path
+
+
+def test_in_place_edits_are_what_gguf_py_reads(copy: Path) -> None:
+    ed = gguf_rs.Editor(copy)
+    ed.set("general.name", "renamed")
+    ed.set("llama.context_length", 1024)  # an existing key keeps its type (u32)
+    ed.set("my.floats", [1.5, 2.5], type="f64")
+    ed.remove("general.type")
+    assert ed.plan() == {"in_place": True, "header_bytes": ed.plan()["header_bytes"]}
+    size = copy.stat().st_size
+    assert ed.commit()["in_place"] is True
+    assert copy.stat().st_size == size
+    theirs = gguf.GGUFReader(copy)
+    assert theirs.fields["general.name"].contents() == "renamed"
+    assert theirs.fields["llama.context_length"].types == [gguf.GGUFValueType.UINT32]
+    assert theirs.fields["llama.context_length"].contents() == 1024
+    assert theirs.fields["my.floats"].types == [gguf.GGUFValueType.ARRAY, gguf.GGUFValueType.FLOAT64]
+    assert theirs.fields["my.floats"].contents() == [1.5, 2.5]
+    assert "general.type" not in theirs.fields
+    before = gguf.GGUFReader(SAMPLE)
+    for ours, orig in zip(theirs.tensors, before.tensors):
+        assert np.array_equal(ours.data, orig.data)
+
+
+def test_a_header_that_outgrows_its_room_is_rewritten(copy: Path) -> None:
+    ed = gguf_rs.Editor(copy)
+    ed.set("my.long", "x" * 100_000)
+    ed.set("my.count", 7)  # a new int is i32, as gguf-py writes it
+    result = ed.commit()
+    assert result["in_place"] is False
+    assert result["file_bytes"] == copy.stat().st_size
+    assert [p.name for p in copy.parent.iterdir()] == [copy.name]  # no temporary left
+    model = gguf_rs.open(copy)
+    assert model.metadata["my.long"] == "x" * 100_000
+    assert model.value_types["my.count"] == "i32"
+    original = gguf_rs.open(SAMPLE)
+    for t in original.tensors:
+        assert model.tensor(t.name).raw().tobytes() == t.raw().tobytes()
+
+
+def test_errors_carry_the_library_message(copy: Path) -> None:
+    original = copy.read_bytes()
+    ed = gguf_rs.Editor(copy)
+    with pytest.raises(gguf_rs.GGUFError, match='metadata key "nope" not found'):
+        ed.remove("nope")
+    with pytest.raises(ValueError, match='unknown value type "u128"'):
+        ed.set("a.b", 1, type="u128")
+    with pytest.raises(OverflowError):
+        ed.set("llama.context_length", -1)  # u32 in the file
+    with pytest.raises(TypeError, match="cannot store a dict"):
+        ed.set("a.b", {})
+    ed.commit()
+    with pytest.raises(RuntimeError, match="already committed"):
+        ed.commit()
+    assert copy.read_bytes() == original  # the refused edits were never queued
+    with pytest.raises(FileNotFoundError):
+        gguf_rs.Editor(copy.parent / "missing.gguf")
+    broken = copy.parent / "broken.gguf"
+    broken.write_bytes(b"GGUF\x03\x00\x00\x00")
+    with pytest.raises(gguf_rs.GGUFError) as err:
+        gguf_rs.Editor(broken)
+    assert err.value.offset is not None

@@ -1,0 +1,55 @@
+"""The type stubs and docstrings editors complete from: every public name of
+the native module is in _native.pyi with the same methods, and the
+examples in the modules' docstrings run."""
+
+from __future__ import annotations
+
+import ast
+import doctest
+from pathlib import Path
+
+import gguf_rs
+import gguf_rs._native as native
+import gguf_rs.builder
+
+STUB = Path(__file__).resolve().parents[1] / "gguf_rs" / "_native.pyi"
+
+
+def stubbed() -> dict[str, set[str]]:
+    """Each top-level name of the stub, with its methods for a class."""
+    names: dict[str, set[str]] = {}
+    for node in ast.parse(STUB.read_text()).body:
+        if isinstance(node, ast.ClassDef):
+            names[node.name] = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+        elif isinstance(node, ast.FunctionDef):
+            names[node.name] = set()
+    return names
+
+
+def test_every_native_name_and_method_is_stubbed() -> None:
+    stubs = stubbed()
+    public = {n for n in dir(native) if not n.startswith("_")}
+    assert public == set(stubs)
+    for name in public:
+        obj = getattr(native, name)
+        if isinstance(obj, type) and not issubclass(obj, Exception):
+            methods = {m for m in vars(obj) if not m.startswith("_")}
+            assert methods == stubs[name] - {"__init__"}, name
+
+
+def test_the_new_api_has_docstrings() -> None:
+    for obj in (
+        gguf_rs.Editor.set,
+        gguf_rs.Editor.commit,
+        gguf_rs.Builder.add_tensor,
+        gguf_rs.Builder.write,
+        gguf_rs.Builder.write_metadata_first,
+        gguf_rs.Model.summary,
+        gguf_rs.Model.estimate,
+    ):
+        assert obj.__doc__ and len(obj.__doc__) > 40, obj
+
+
+def test_docstring_examples_run() -> None:
+    result = doctest.testmod(gguf_rs.builder, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
