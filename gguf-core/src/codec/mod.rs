@@ -469,6 +469,30 @@ pub fn dequantize_par(ty: GgmlType, endian: Endian, data: &[u8], out: &mut [f32]
     Ok(())
 }
 
+/// Checks that `src` holds a tensor of `shape` whose rows (`shape[0]`) are
+/// whole blocks of `ty`; returns the row length and the quantized size.
+pub(crate) fn quantized_shape(ty: GgmlType, src: &[f32], shape: &[u64]) -> Result<(u64, usize)> {
+    let (bs, ts) = geometry(ty, "quantize")?;
+    let row = shape.first().copied().unwrap_or(1);
+    if row % bs as u64 != 0 {
+        return Err(Error::Codec(CodecError::PartialBlock {
+            ty,
+            what: "row length",
+            len: row,
+            unit: bs as u64,
+        }));
+    }
+    let total = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+    if total != Some(src.len() as u64) {
+        return Err(Error::Codec(CodecError::LengthMismatch {
+            what: format!("f32 elements for shape {shape:?}"),
+            expected: total.unwrap_or(u64::MAX),
+            actual: src.len() as u64,
+        }));
+    }
+    Ok((row, src.len() / bs * ts))
+}
+
 /// Quantizes `src`, a tensor of `shape` (`shape[0]` is the row length, ggml's
 /// `ne[0]`), to `ty`, row by row. Output blocks are little-endian.
 ///
@@ -492,28 +516,11 @@ pub fn quantize(ty: GgmlType, src: &[f32], shape: &[u64]) -> Result<Vec<u8>> {
         ty,
         operation: "quantize",
     }))?;
-    let (bs, ts) = geometry(ty, "quantize")?;
-    let row = shape.first().copied().unwrap_or(1);
-    if row % bs as u64 != 0 {
-        return Err(Error::Codec(CodecError::PartialBlock {
-            ty,
-            what: "row length",
-            len: row,
-            unit: bs as u64,
-        }));
-    }
-    let total = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
-    if total != Some(src.len() as u64) {
-        return Err(Error::Codec(CodecError::LengthMismatch {
-            what: format!("f32 elements for shape {shape:?}"),
-            expected: total.unwrap_or(u64::MAX),
-            actual: src.len() as u64,
-        }));
-    }
+    let (_, out_len) = quantized_shape(ty, src, shape)?;
     // Every reference quantizer treats blocks independently, so quantizing
     // the whole buffer equals quantizing it row by row once rows are whole
     // blocks.
-    let mut out = vec![0u8; src.len() / bs * ts];
+    let mut out = vec![0u8; out_len];
     quantize_into(ty, src, &mut out)?;
     Ok(out)
 }
@@ -610,14 +617,14 @@ mod simd_tests {
     /// byte orders: what lets the `simd` feature be turned off without
     /// changing a byte.
     #[test]
-    fn accelerated_codecs_match_the_portable_code() {
+    fn accelerated_codecs_match_the_portable_code() -> Result<()> {
         if !(std::arch::is_x86_feature_detected!("avx2")
             && std::arch::is_x86_feature_detected!("f16c"))
         {
             eprintln!(
                 "skipped accelerated_codecs_match_the_portable_code: this CPU lacks AVX2 or F16C"
             );
-            return;
+            return Ok(());
         }
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;
         let mut next = move || {
@@ -637,8 +644,8 @@ mod simd_tests {
                 if decoder(ty, endian).is_none() {
                     continue;
                 }
-                let fast = dequantize_to_vec(ty, endian, &data).unwrap();
-                let slow = portable(|| dequantize_to_vec(ty, endian, &data)).unwrap();
+                let fast = dequantize_to_vec(ty, endian, &data)?;
+                let slow = portable(|| dequantize_to_vec(ty, endian, &data))?;
                 assert!(same_bits(&fast, &slow), "dequantize {ty} {endian:?}");
                 decoded += 1;
             }
@@ -661,8 +668,8 @@ mod simd_tests {
             }
             x[..bs].fill(0.0);
             let shape = [x.len() as u64];
-            let fast = quantize(ty, &x, &shape).unwrap();
-            let slow = portable(|| quantize(ty, &x, &shape)).unwrap();
+            let fast = quantize(ty, &x, &shape)?;
+            let slow = portable(|| quantize(ty, &x, &shape))?;
             assert!(fast == slow, "quantize {ty}");
             encoded += 1;
         }
@@ -670,15 +677,16 @@ mod simd_tests {
             decoded >= 70 && encoded >= 20,
             "{decoded} decoders, {encoded} encoders"
         );
+        Ok(())
     }
 
     /// The weighted row quantizers give the same bytes through their AVX2
     /// copy as through the portable code.
     #[test]
-    fn accelerated_weighted_quantizers_match_the_portable_code() {
+    fn accelerated_weighted_quantizers_match_the_portable_code() -> Result<()> {
         if !std::arch::is_x86_feature_detected!("avx2") {
             eprintln!("skipped accelerated_weighted_quantizers_match_the_portable_code: no AVX2");
-            return;
+            return Ok(());
         }
         let mut seed = 0x2545_F491_4F6C_DD1Du64;
         let mut next = move || {
@@ -698,11 +706,12 @@ mod simd_tests {
                 continue;
             }
             let shape = [n as u64, 2];
-            let fast = quantize_weighted(ty, &x, &shape, Some(&w)).unwrap();
-            let slow = portable(|| quantize_weighted(ty, &x, &shape, Some(&w))).unwrap();
+            let fast = quantize_weighted(ty, &x, &shape, Some(&w))?;
+            let slow = portable(|| quantize_weighted(ty, &x, &shape, Some(&w)))?;
             assert!(fast == slow, "weighted quantize {ty}");
             checked += 1;
         }
         assert_eq!(checked, 18);
+        Ok(())
     }
 }

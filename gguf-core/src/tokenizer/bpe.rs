@@ -2,40 +2,13 @@
 //! into words with the pre-tokenizer, then in each word merge the adjacent
 //! pair of lowest merge rank (leftmost first on ties) until none is left.
 
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use super::merge::{merge, push_chars, Symbol};
 use super::pre::Family;
-use super::unicode::{byte_to_char, utf8_len};
+use super::unicode::byte_to_char;
 use super::Tokenizer;
-
-#[derive(Clone, Copy)]
-struct Symbol {
-    start: usize,
-    len: usize,
-    prev: isize,
-    next: isize,
-}
-
-#[derive(PartialEq, Eq)]
-struct Bigram {
-    left: usize,
-    right: usize,
-    rank: u32,
-    size: usize,
-}
-
-impl PartialOrd for Bigram {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Bigram {
-    /// The greatest is popped first: the lowest rank, then the leftmost.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.rank.cmp(&self.rank).then(other.left.cmp(&self.left))
-    }
-}
 
 /// Splits `text` into the pre-tokenizer's words, byte-encoded when the
 /// vocabulary is GPT-2 byte-level.
@@ -75,9 +48,7 @@ pub(crate) fn tokenize(tok: &Tokenizer, text: &str, out: &mut Vec<u32>) {
     let mut queue = BinaryHeap::new();
     for word in words(tok, text) {
         symbols.clear();
-        queue.clear();
         let bytes = word.as_bytes();
-        let mut offset = 0;
         let whole = (tok.flags.ignore_merges && tok.token_id(&word).is_some())
             || (tok.family == Some(Family::Gemma4)
                 && bytes.iter().all(|&b| b == b'\n')
@@ -89,59 +60,17 @@ pub(crate) fn tokenize(tok: &Tokenizer, text: &str, out: &mut Vec<u32>) {
                 prev: -1,
                 next: -1,
             });
-            offset = bytes.len();
+        } else {
+            push_chars(bytes, &mut symbols);
         }
-        while offset < bytes.len() {
-            let len = utf8_len(bytes[offset]).min(bytes.len() - offset);
-            let index = symbols.len() as isize;
-            offset += len;
-            symbols.push(Symbol {
-                start: offset - len,
-                len,
-                prev: index - 1,
-                next: if offset == bytes.len() { -1 } else { index + 1 },
-            });
-        }
-        let mut add =
-            |symbols: &[Symbol], queue: &mut BinaryHeap<Bigram>, left: isize, right: isize| {
-                if left < 0 || right < 0 {
-                    return;
-                }
-                let (l, r) = (symbols[left as usize], symbols[right as usize]);
-                key.clear();
-                key.push_str(&word[l.start..l.start + l.len]);
-                key.push(' ');
-                key.push_str(&word[r.start..r.start + r.len]);
-                if let Some(&rank) = tok.merges.get(key.as_str()) {
-                    queue.push(Bigram {
-                        left: left as usize,
-                        right: right as usize,
-                        rank,
-                        size: l.len + r.len,
-                    });
-                }
-            };
-        for i in 1..symbols.len() {
-            add(&symbols, &mut queue, i as isize - 1, i as isize);
-        }
-        while let Some(b) = queue.pop() {
-            let (l, r) = (symbols[b.left], symbols[b.right]);
-            // Outdated: one side merged since (the left one keeps its
-            // start, so equal lengths mean the same text).
-            if l.len == 0 || r.len == 0 || l.len + r.len != b.size {
-                continue;
-            }
-            symbols[b.left].len += r.len;
-            symbols[b.right].len = 0;
-            symbols[b.left].next = r.next;
-            if r.next >= 0 {
-                symbols[r.next as usize].prev = b.left as isize;
-            }
-            let prev = symbols[b.left].prev;
-            let next = symbols[b.left].next;
-            add(&symbols, &mut queue, prev, b.left as isize);
-            add(&symbols, &mut queue, b.left as isize, next);
-        }
+        // The lower rank merges first.
+        merge(&mut symbols, &mut queue, |l, r| {
+            key.clear();
+            key.push_str(&word[l.start..l.start + l.len]);
+            key.push(' ');
+            key.push_str(&word[r.start..r.start + r.len]);
+            tok.merges.get(key.as_str()).map(|&rank| Reverse(rank))
+        });
         for s in symbols.iter().filter(|s| s.len > 0) {
             let piece = &word[s.start..s.start + s.len];
             if let Some(id) = tok.token_id(piece) {

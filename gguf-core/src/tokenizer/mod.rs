@@ -68,6 +68,7 @@ mod bpe;
 mod decode;
 mod lint;
 mod load;
+mod merge;
 mod pre;
 mod special;
 mod split_custom;

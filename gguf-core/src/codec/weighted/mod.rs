@@ -6,7 +6,7 @@ pub(crate) mod k;
 pub(crate) mod legacy;
 
 use super::iq_quant::needs_weights;
-use super::{encoder, geometry, row_encoder};
+use super::{encoder, geometry, quantized_shape, row_encoder};
 use crate::error::{CodecError, Error, Result};
 use crate::format::GgmlType;
 
@@ -39,25 +39,8 @@ pub fn quantize_weighted(
     shape: &[u64],
     weights: Option<&[f32]>,
 ) -> Result<Vec<u8>> {
-    let (bs, ts) = geometry(ty, "quantize")?;
-    let row = shape.first().copied().unwrap_or(1);
-    let total = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
-    if total != Some(src.len() as u64) {
-        return Err(Error::Codec(CodecError::LengthMismatch {
-            what: format!("f32 elements for shape {shape:?}"),
-            expected: total.unwrap_or(u64::MAX),
-            actual: src.len() as u64,
-        }));
-    }
-    if row % bs as u64 != 0 {
-        return Err(Error::Codec(CodecError::PartialBlock {
-            ty,
-            what: "row length",
-            len: row,
-            unit: bs as u64,
-        }));
-    }
-    let mut out = vec![0u8; src.len() / bs * ts];
+    let (row, out_len) = quantized_shape(ty, src, shape)?;
+    let mut out = vec![0u8; out_len];
     quantize_rows_into(ty, src, row as usize, weights, &mut out)?;
     Ok(out)
 }
