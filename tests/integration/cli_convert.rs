@@ -12,15 +12,7 @@ use gguf::{GgmlType, Gguf, GgufFile};
 
 use super::cli_tensor::{convert, quantized_model};
 use super::tensor_api::{encode, randoms};
-
-fn stdout(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "gguf failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
+use super::util::stdout;
 
 fn stderr_of_failure(out: &Output, code: i32) -> String {
     assert_eq!(

@@ -4,7 +4,7 @@
 
 use std::process::Output;
 
-use super::util::gguf;
+use super::util::{gguf, stdout};
 
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/tiny-llama.gguf");
 
@@ -12,16 +12,6 @@ fn estimate(args: &[&str]) -> Output {
     let mut all = vec!["estimate", SAMPLE];
     all.extend_from_slice(args);
     gguf(&all)
-}
-
-#[track_caller]
-fn stdout(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "gguf failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
 }
 
 #[track_caller]

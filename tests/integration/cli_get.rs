@@ -1,19 +1,8 @@
 //! `gguf get` and `gguf inspect --no-tensors --keys`.
 
-use std::process::Output;
-
-use super::util::gguf;
+use super::util::{gguf, stdout};
 
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/tiny-llama.gguf");
-
-fn stdout(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
 
 #[test]
 fn get_prints_strings_numbers_and_arrays_raw() {

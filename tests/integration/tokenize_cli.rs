@@ -9,22 +9,13 @@ use std::process::{Command, Stdio};
 use gguf::tokenizer::Tokenizer;
 use gguf::GgufFile;
 
-use super::util::{gguf, Rng};
+use super::util::{gguf, stdout, Rng};
 
 fn golden(name: &str) -> String {
     format!(
         "{}/tests/data/tokenizer/{name}.gguf",
         env!("CARGO_MANIFEST_DIR")
     )
-}
-
-fn stdout(out: &std::process::Output) -> String {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
 }
 
 #[test]

@@ -18,6 +18,18 @@ pub fn gguf<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Output {
         .expect("run gguf")
 }
 
+/// The standard output of a `gguf` run that must have succeeded (its
+/// standard error is the failure message otherwise).
+#[track_caller]
+pub fn stdout(out: &std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "gguf failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).expect("gguf printed UTF-8")
+}
+
 /// Context for a version and byte order.
 pub fn ctx(version: u32, endian: Endian) -> WireFormat {
     WireFormat { version, endian }
