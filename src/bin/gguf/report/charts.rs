@@ -50,29 +50,9 @@ pub fn bar_chart(
         .fold(0.0, f64::max);
     let ticks = ticks(max);
     let ymax = *ticks.last().unwrap_or(&1.0);
-    let step = ticks.get(1).copied().unwrap_or(1.0);
     let y = |v: f64| top + plot_h * (1.0 - v / ymax);
     let mut s = String::new();
-    for t in &ticks {
-        let _ = write!(
-            s,
-            "<line class=\"grid\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
-            n(LEFT),
-            n(LEFT + plot_w),
-            n(y(*t)),
-            n(y(*t)),
-            n(LEFT - 6.0),
-            n(y(*t) + 4.0),
-            fmt_tick(*t, step)
-        );
-    }
-    let _ = write!(
-        s,
-        "<text x=\"4\" y=\"{}\" transform=\"rotate(-90 4 {})\" text-anchor=\"middle\" dominant-baseline=\"hanging\">{}</text>",
-        n(top + plot_h / 2.0),
-        n(top + plot_h / 2.0),
-        esc(unit)
-    );
+    y_axis(&mut s, &ticks, top, plot_h, plot_w, unit);
     let groups = labels.len().max(1) as f64;
     let gw = plot_w / groups;
     let bw = gw * 0.8 / series.len().max(1) as f64;
@@ -130,6 +110,35 @@ pub fn bar_chart(
         n(height),
         esc(unit)
     )
+}
+
+/// The y axis of a chart whose plot area starts at `top`, `plot_h` high
+/// and `plot_w` wide, scaled to the last of `ticks`: a grid line and a
+/// label per tick, and `unit` written up the left side.
+fn y_axis(s: &mut String, ticks: &[f64], top: f64, plot_h: f64, plot_w: f64, unit: &str) {
+    let ymax = *ticks.last().unwrap_or(&1.0);
+    let step = ticks.get(1).copied().unwrap_or(1.0);
+    let y = |v: f64| top + plot_h * (1.0 - v / ymax);
+    for &t in ticks {
+        let _ = write!(
+            s,
+            "<line class=\"grid\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+            n(LEFT),
+            n(LEFT + plot_w),
+            n(y(t)),
+            n(y(t)),
+            n(LEFT - 6.0),
+            n(y(t) + 4.0),
+            fmt_tick(t, step)
+        );
+    }
+    let _ = write!(
+        s,
+        "<text x=\"4\" y=\"{}\" transform=\"rotate(-90 4 {})\" text-anchor=\"middle\" dominant-baseline=\"hanging\">{}</text>",
+        n(top + plot_h / 2.0),
+        n(top + plot_h / 2.0),
+        esc(unit)
+    );
 }
 
 /// A tick value with as many decimals as its step needs (0.2, not
@@ -190,29 +199,10 @@ pub fn memory_chart(lines: &[Line], devices_gib: &[u64], marks: &[(f64, f64, Str
         .fold(0.0, f64::max);
     let ticks = ticks(ymax_data * 1.05);
     let ymax = *ticks.last().unwrap_or(&1.0);
-    let step = ticks.get(1).copied().unwrap_or(1.0);
     let x = |v: f64| LEFT + plot_w * ((v.max(1.0).log2() - lo) / (hi - lo));
     let y = |v: f64| top + plot_h * (1.0 - v / ymax);
     let mut s = String::new();
-    for t in &ticks {
-        let _ = write!(
-            s,
-            "<line class=\"grid\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
-            n(LEFT),
-            n(LEFT + plot_w),
-            n(y(*t)),
-            n(y(*t)),
-            n(LEFT - 6.0),
-            n(y(*t) + 4.0),
-            fmt_tick(*t, step)
-        );
-    }
-    let _ = write!(
-        s,
-        "<text x=\"4\" y=\"{}\" transform=\"rotate(-90 4 {})\" text-anchor=\"middle\" dominant-baseline=\"hanging\">GiB</text>",
-        n(top + plot_h / 2.0),
-        n(top + plot_h / 2.0)
-    );
+    y_axis(&mut s, &ticks, top, plot_h, plot_w, "GiB");
     // x ticks at the sampled contexts (powers of two and the training
     // context), thinned so labels do not overlap.
     let mut xt: Vec<f64> = xs.clone();
