@@ -115,7 +115,11 @@ class Model:
 
 def open(source: str | os.PathLike[str]) -> Model:  # noqa: A001 - the library's verb
     """Opens ``source`` through gguf-kit's door: a path (any shard of a split
-    model opens the whole set), or a string naming a URL or an Ollama entry
-    (which need a build with remote reading: this package's is without, and
-    says so). Broken files raise :class:`gguf_rs.GGUFError`."""
+    model opens the whole set, local or remote), or a string naming a URL
+    (``http(s)://``, ``hf://OWNER/REPO/FILE[@REV]``, ``ms://``, ``s3://``,
+    ``gs://``, ``az://``, ``ollama://HOST/NAME[:TAG]``) or an entry of the
+    local Ollama store (``ollama:NAME[:TAG]``). A remote model costs its
+    header (at most 3 range reads) to open and one range read per tensor
+    read. Broken files raise :class:`gguf_rs.GGUFError`, whose message
+    shows URLs without their credentials."""
     return Model(source)

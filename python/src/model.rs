@@ -27,8 +27,8 @@ impl PyModel {
 impl PyModel {
     /// Opens `source` as the library does: a path (any shard of a split
     /// model opens the whole set), or a string that is a URL or an Ollama
-    /// entry when its scheme says so (those need a build with remote
-    /// reading; without it the error says so).
+    /// entry when its scheme says so (this crate builds gguf-core with
+    /// remote reading).
     #[new]
     fn new(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Self> {
         let model = if let Ok(text) = source.extract::<String>() {
