@@ -88,12 +88,14 @@ def test_misaligned_tensor_offset_gguf_py_accepts(tmp_path: Path) -> None:
     offset_part = reader.tensors[1].field.parts[5]
     offset_part[0] += 1  # the second tensor's data offset, off the 32-byte grid
     reader.data.flush()
+    file_offset = reader.data_offset + int(offset_part[0])
     del reader, offset_part
     assert not gguf_py_refuses(path)  # gguf-py's quirk (ORACLES.md): accepted
     err = ours_refuses(path)
-    # The library names the tensor and its data offset (relative to the data
-    # section), not a file offset: `offset` is None.
+    # The library names the tensor and where in the file its data would
+    # start (the data section's start plus the info's offset).
     assert "blk.0.attn_norm.weight" in str(err) and "alignment" in str(err)
+    assert err.offset == file_offset, str(err)
 
 
 def test_huge_array_count(tmp_path: Path) -> None:

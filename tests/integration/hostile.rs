@@ -382,7 +382,7 @@ fn offset_u64_max() {
     let buf = with_tensors(&[("t", &[4], 0, u64::MAX)], 64);
     let e = reject(&buf);
     assert!(
-        matches!(&e, Error::Format(FormatError::MisalignedTensor { tensor, offset: u64::MAX, alignment: 32 }) if tensor == "t"),
+        matches!(&e, Error::Format(FormatError::MisalignedTensor { tensor, offset: u64::MAX, relative: u64::MAX, alignment: 32 }) if tensor == "t"),
         "{e:?}"
     );
     // Aligned (u64::MAX rounded down to 32) but far past the end: the end
@@ -407,11 +407,27 @@ fn offset_u64_max() {
 #[test]
 fn misaligned_offset() {
     let buf = with_tensors(&[("a", &[8], 0, 0), ("b", &[8], 0, 48)], 128);
+    let data_start = (buf.len() - 128) as u64;
     let e = reject(&buf);
     assert!(
-        matches!(&e, Error::Format(FormatError::MisalignedTensor { tensor, offset: 48, alignment: 32 }) if tensor == "b"),
+        matches!(&e, Error::Format(FormatError::MisalignedTensor { tensor, offset, relative: 48, alignment: 32 }) if tensor == "b" && *offset == data_start + 48),
         "{e:?}"
     );
+}
+
+#[test]
+fn a_misaligned_tensor_is_named_at_its_file_offset() {
+    // The message says where in the file the data would start (the form
+    // every error uses, "at offset N"), not only the info's offset, which
+    // counts from the data section.
+    let buf = with_tensors(&[("a", &[8], 0, 0), ("b", &[8], 0, 48)], 128);
+    let data_start = buf.len() - 128;
+    let message = reject(&buf).to_string();
+    assert!(
+        message.contains(&format!("data at offset {} ", data_start + 48)),
+        "{message}"
+    );
+    assert!(message.contains("48 into the data section"), "{message}");
 }
 
 #[test]

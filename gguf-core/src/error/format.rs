@@ -174,13 +174,17 @@ pub enum FormatError {
     },
     /// A tensor's data offset is not a multiple of the alignment.
     #[error(
-        "tensor {tensor:?}: data offset {offset} is not a multiple of the alignment {alignment}"
+        "tensor {tensor:?}: data at offset {offset} is not a multiple of the alignment {alignment} \
+         (its info says {relative} into the data section)"
     )]
     MisalignedTensor {
         /// The tensor.
         tensor: String,
-        /// Offset relative to the data section.
+        /// Where its data would start in the file: the data section's start
+        /// plus `relative` (saturating).
         offset: u64,
+        /// The offset its tensor info stores, relative to the data section.
+        relative: u64,
         /// The file's alignment.
         alignment: u64,
     },

@@ -143,14 +143,15 @@ pub(crate) fn check_data_ranges(
 ) -> Result<()> {
     let mut ranges: Vec<(u64, u64, &str)> = Vec::with_capacity(tensors.len());
     for (name, t) in tensors {
+        let start = data_offset.saturating_add(t.offset);
         if !t.offset.is_multiple_of(alignment) {
             return Err(Error::Format(FormatError::MisalignedTensor {
                 tensor: name.to_string(),
-                offset: t.offset,
+                offset: start,
+                relative: t.offset,
                 alignment,
             }));
         }
-        let start = data_offset.saturating_add(t.offset);
         let Some(nbytes) = t.nbytes else {
             // Unknown size: only its start can be checked.
             if start > file_len {
