@@ -16,7 +16,8 @@ Two ways to use it:
 
 gguf-kit's own view of a model is ``gguf_rs.open(source)``: metadata as a
 dict of Python values, tensors with ``to_numpy()``, ``summary()`` and
-``estimate()``. ``gguf_rs.Editor(path)`` edits a file's metadata in place;
+``estimate()``. ``gguf_rs.Editor(path)`` edits a file's metadata in place,
+``gguf_rs.ModelEditor(path)`` a whole (split) model's;
 ``gguf_rs.Builder()`` writes a new file from values and numpy arrays.
 
 Files gguf-kit refuses raise :class:`GGUFError`, a ``ValueError`` with the
@@ -28,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import quants
-from ._native import Editor, GGUFError
+from ._native import Editor, GGUFError, ModelEditor
 from .builder import Builder
 from .model import Model, Tensor, open
 from .reader import GGUFReader, ReaderField, ReaderTensor
@@ -39,6 +40,7 @@ __all__ = [
     "GGUFError",
     "GGUFReader",
     "Model",
+    "ModelEditor",
     "ReaderField",
     "ReaderTensor",
     "Tensor",

@@ -60,8 +60,16 @@ class Model:
         flash_attn: str | None = None,
         cache_type_k: str | None = None,
         cache_type_v: str | None = None,
+        swa_full: bool = False,
+        kv_unified: bool = False,
+        n_gpu_layers: int | None = None,
+        tensor_split: list[float] | None = None,
+        no_kv_offload: bool = False,
+        no_mmap: bool = False,
+        fit: int | None = None,
     ) -> dict[str, object]:
-        """The library's Estimate::of as the dict `gguf estimate --json` prints."""
+        """The library's Estimate::of as the dict `gguf estimate --json` prints
+        (with `fit`, a budget in bytes: also its `"fit"` object)."""
 
 class Editor:
     """In-place metadata edits of one file through gguf-kit's Editor.
@@ -100,10 +108,53 @@ class Editor:
         ``{"in_place": False, "header_bytes": n, "file_bytes": m}``. The
         editor is spent after (RuntimeError on further use)."""
 
+class ModelEditor:
+    """Metadata edits and tensor renames of a whole model (one file or every
+    shard of a split one) through gguf-kit's ModelEditor: metadata edits go
+    to the first shard, a tensor rename to the shard that holds it; each
+    changed file is committed as :class:`Editor` commits (in place when its
+    header fits, else by an atomic rewrite), first shard first. The split
+    keys (``split.*``) are the split writer's and are refused.
+
+    >>> ed = ModelEditor("model-00002-of-00003.gguf")  # doctest: +SKIP
+    >>> ed.set("general.name", "my model")  # doctest: +SKIP
+    >>> ed.commit()  # doctest: +SKIP
+    [('model-00001-of-00003.gguf', {'in_place': True, 'header_bytes': 10304})]
+    """
+
+    def __init__(self, path: str | PathLike[str]) -> None:
+        """Opens the model ``path`` belongs to (any shard, or one file)."""
+    def paths(self) -> list[str]:
+        """The model's files, in shard order."""
+    def set(self, key: str, value: object, type: str | None = None) -> None:
+        """Queues ``key = value`` in the first shard, typed as :meth:`Editor.set`
+        types it."""
+    def remove(self, key: str) -> None:
+        """Queues the removal of ``key`` (GGUFError when the model has none)."""
+    def rename_key(self, old: str, new: str) -> None:
+        """Queues renaming a key, keeping its place and value."""
+    def rename_tensor(self, old: str, new: str) -> None:
+        """Queues renaming a tensor in the shard that holds it; ``new`` must be
+        free in every shard."""
+    def plan(self) -> list[tuple[str, dict[str, object]]]:
+        """What ``commit()`` would do to each file that changes, without writing."""
+    def commit(self) -> list[tuple[str, dict[str, object]]]:
+        """Writes the queued edits, first shard first: ``(path, dict)`` per
+        changed file, the dict as :meth:`Editor.commit` returns it. The editor
+        is spent after (RuntimeError on further use)."""
+
 class Builder:
     """gguf-kit's write::Builder (gguf_rs.Builder wraps it for numpy arrays)."""
 
     def __init__(self, version: int = 3, big_endian: bool = False, alignment: int | None = None) -> None: ...
+    @staticmethod
+    def from_file(path: str | PathLike[str]) -> Builder:
+        """Everything of the model at `path` (any shard: the model merged), data read when written."""
+    def rename_key(self, old: str, new: str) -> None: ...
+    def remove_tensor(self, name: str) -> None: ...
+    def rename_tensor(self, old: str, new: str) -> None: ...
+    def requantize_tensor(self, name: str, qtype: int) -> None:
+        """Re-encode a tensor of the source model to `qtype` when written."""
     def set(self, key: str, value: object, type: str | None = None) -> None: ...
     def remove(self, key: str) -> None: ...
     def add_native(self, name: str, qtype: int, dims: list[int], data: bytes, elem_size: int) -> None:

@@ -62,6 +62,23 @@ class Builder:
         ``big_endian``, ``alignment`` 32 unless given (a power of two)."""
         self._native = _NativeBuilder(version, big_endian, alignment)
 
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> Builder:
+        """A builder holding everything of the model at ``path`` (the
+        library's ``Builder::from_model``): its version, byte order, every
+        metadata entry with its GGUF type, in order, and every tensor, whose
+        data is read from the file only when written (never held in
+        memory). Any shard of a split model gives the whole model, merged,
+        without its ``split.*`` keys. Writing it unchanged gives the file
+        back byte for byte when it was laid out canonically; change it with
+        :meth:`set`, :meth:`remove`, :meth:`rename_key`,
+        :meth:`add_tensor`, :meth:`remove_tensor`, :meth:`rename_tensor`
+        and :meth:`requantize_tensor` first. Writing over ``path`` itself
+        is safe (the write is atomic; the source stays mapped)."""
+        builder = cls.__new__(cls)
+        builder._native = _NativeBuilder.from_file(path)
+        return builder
+
     def set(self, key: str, value: Any, type: str | None = None) -> Builder:  # noqa: A002 - the GGUF word
         """Sets ``key``; ``type`` names the GGUF type (``"u32"``, ``"f64"``,
         ...; for a list, its elements' type), else the Python value implies
@@ -114,6 +131,31 @@ class Builder:
             self._native.add_quantized(name, _type_id(type), dims, values.tobytes())
         else:
             raise TypeError(f"{name}: a {array.dtype} array needs type= (the GGML type to store it as)")
+        return self
+
+    def rename_key(self, old: str, new: str) -> Builder:
+        """Renames key ``old`` to ``new``, keeping its place and value.
+        Returns the builder."""
+        self._native.rename_key(old, new)
+        return self
+
+    def remove_tensor(self, name: str) -> Builder:
+        """Removes tensor ``name`` (GGUFError when absent); later tensors
+        move up. Returns the builder."""
+        self._native.remove_tensor(name)
+        return self
+
+    def rename_tensor(self, old: str, new: str) -> Builder:
+        """Renames tensor ``old`` to ``new`` in place. Returns the builder."""
+        self._native.rename_tensor(old, new)
+        return self
+
+    def requantize_tensor(self, name: str, type: Any) -> Builder:  # noqa: A002 - the GGUF word
+        """Stores tensor ``name`` of the model read by :meth:`from_file` as
+        ``type`` (a name, id or ``GGMLQuantizationType``): decoded and
+        re-encoded by the library when written, a chunk of rows at a time.
+        Returns the builder."""
+        self._native.requantize_tensor(name, _type_id(type))
         return self
 
     def add_tensor_info(self, name: str, type: Any, shape: Sequence[int]) -> Builder:  # noqa: A002

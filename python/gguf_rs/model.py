@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -93,6 +94,13 @@ class Model:
         flash_attn: str | None = None,
         cache_type_k: str | None = None,
         cache_type_v: str | None = None,
+        swa_full: bool = False,
+        kv_unified: bool = False,
+        n_gpu_layers: int | None = None,
+        tensor_split: Sequence[float] | None = None,
+        no_kv_offload: bool = False,
+        no_mmap: bool = False,
+        fit: int | None = None,
     ) -> dict[str, Any]:
         """What llama.cpp allocates for this model, computed by the library
         (``Estimate::of``): the dict ``gguf estimate --json`` prints
@@ -100,10 +108,30 @@ class Model:
         ``compute_buffer_bytes``, ``total_bytes``, ``context``, ``caches``,
         ``devices``). The arguments are llama.cpp's ``-c``, ``-b``, ``-ub``,
         ``-np``, ``-fa`` (``"on"``, ``"off"``, ``"auto"``), ``-ctk`` and
-        ``-ctv`` (``"q8_0"``, ...); None takes llama.cpp's default (context
-        0 or None: the training context). Settings llama.cpp refuses raise
-        :class:`gguf_rs.GGUFError`."""
-        return self._native.estimate(context, batch, ubatch, parallel, flash_attn, cache_type_k, cache_type_v)
+        ``-ctv`` (``"q8_0"``, ...), ``--swa-full``, ``-kvu``, ``-ngl``,
+        ``-ts`` (GPU shares, ``[3, 1]``; without it no GPU is assumed),
+        ``-nkvo`` and ``--no-mmap``; None takes llama.cpp's default (context
+        0 or None: the training context). ``fit`` is ``gguf estimate
+        --fit`` with the budget in bytes (of host RAM without
+        ``tensor_split``, else per GPU): the result then holds ``"fit"``
+        (``max_ctx``, ``max_gpu_layers``, ...), as ``--json`` prints it.
+        Settings llama.cpp refuses raise :class:`gguf_rs.GGUFError`."""
+        return self._native.estimate(
+            context,
+            batch,
+            ubatch,
+            parallel,
+            flash_attn,
+            cache_type_k,
+            cache_type_v,
+            swa_full,
+            kv_unified,
+            n_gpu_layers,
+            None if tensor_split is None else [float(x) for x in tensor_split],
+            no_kv_offload,
+            no_mmap,
+            fit,
+        )
 
     def tensor(self, name: str) -> Tensor:
         """The tensor called ``name`` (``KeyError`` if there is none)."""

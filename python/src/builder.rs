@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use gguf::write::{replace_file, Builder, TensorData, WriteMode, WriteOptions};
-use gguf::{Endian, GgmlType};
+use gguf::{Endian, GgmlType, Model};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -13,10 +13,13 @@ use crate::values::{to_owned_value, value_type};
 use crate::{to_py, GGUFError};
 
 /// A file being built. The library's builder owns all it holds (arrays
-/// are copied in), so it lives as long as Python wants.
+/// are copied in), except the tensors of a model it was made from
+/// (`from_file`), which it borrows from `_source`, kept here with it.
 #[pyclass(unsendable, module = "gguf_rs._native", name = "Builder")]
 pub(crate) struct PyBuilder {
+    // Declared before `_source`, so dropped first: it borrows from it.
     builder: Builder<'static>,
+    _source: Option<Box<Model<'static>>>,
 }
 
 /// f32 values from native-order bytes.
@@ -49,7 +52,64 @@ impl PyBuilder {
         if let Some(a) = alignment {
             builder.alignment(a).map_err(|e| to_py(py, e))?;
         }
-        Ok(PyBuilder { builder })
+        Ok(PyBuilder {
+            builder,
+            _source: None,
+        })
+    }
+
+    /// A builder holding the whole model at `path` (any shard of a split
+    /// model: the model merged, its split keys dropped), as the library's
+    /// `Builder::from_model` makes it: every metadata entry with its type,
+    /// every tensor, its data read from the file only when written.
+    #[staticmethod]
+    fn from_file(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
+        let model = Box::new(
+            py.detach(|| Model::open(path.as_path()))
+                .map_err(|e| to_py(py, e))?,
+        );
+        // SAFETY: the builder borrows the model for as long as this
+        // PyBuilder lives. The model sits in a Box whose heap address never
+        // changes, is never mutated nor handed out, and is dropped only
+        // after the builder (field order above); nothing else can see the
+        // 'static lifetime, which stands for "as long as `_source`".
+        let model_ref: &'static Model<'static> = unsafe { &*(model.as_ref() as *const Model<'static>) };
+        let builder = Builder::from_model(model_ref).map_err(|e| to_py(py, e))?;
+        Ok(PyBuilder {
+            builder,
+            _source: Some(model),
+        })
+    }
+
+    /// Renames key `old` to `new` in place.
+    fn rename_key(&mut self, py: Python<'_>, old: &str, new: String) -> PyResult<()> {
+        self.builder
+            .rename_key(old, new)
+            .map_err(|e| to_py(py, e))?;
+        Ok(())
+    }
+
+    /// Removes tensor `name` (an error when absent).
+    fn remove_tensor(&mut self, py: Python<'_>, name: &str) -> PyResult<()> {
+        self.builder.remove_tensor(name).map_err(|e| to_py(py, e))?;
+        Ok(())
+    }
+
+    /// Renames tensor `old` to `new` in place.
+    fn rename_tensor(&mut self, py: Python<'_>, old: &str, new: String) -> PyResult<()> {
+        self.builder
+            .rename_tensor(old, new)
+            .map_err(|e| to_py(py, e))?;
+        Ok(())
+    }
+
+    /// Re-encodes tensor `name` of a model read with `from_file` to GGML
+    /// type `qtype` when written (a chunk of rows at a time).
+    fn requantize_tensor(&mut self, py: Python<'_>, name: &str, qtype: u32) -> PyResult<()> {
+        self.builder
+            .requantize_tensor(name, GgmlType::from_id(qtype))
+            .map_err(|e| to_py(py, e))?;
+        Ok(())
     }
 
     /// Sets `key` (`type` as `Editor.set` takes it; else implied by the

@@ -3,7 +3,8 @@
 //! rewrite), the edits queued until `commit()`.
 
 use gguf::edit::{Commit, Editor};
-use gguf::{Gguf, ValueType};
+use gguf::format::OwnedValue;
+use gguf::{Gguf, GgufFile, ValueType};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -25,9 +26,28 @@ impl PyEditor {
     }
 }
 
+/// `value` as what `key` is set to in `file`: of the GGUF type `type`
+/// names, else of the type the key has now (for an array, its elements'),
+/// else of the type the Python value implies.
+pub(crate) fn edit_value(
+    file: &GgufFile<'_>,
+    key: &str,
+    value: &Bound<'_, PyAny>,
+    r#type: Option<&str>,
+) -> PyResult<OwnedValue> {
+    let ty = match r#type {
+        Some(name) => Some(value_type(name)?),
+        None => file.value(key).map(|v| match v.as_array() {
+            Some(array) if array.element_type() != ValueType::Array => array.element_type(),
+            _ => v.value_type(),
+        }),
+    };
+    to_owned_value(value, ty)
+}
+
 /// A commit's outcome as a dict: `{"in_place": True, "header_bytes": n}`
 /// or `{"in_place": False, "header_bytes": n, "file_bytes": m}`.
-fn commit_dict<'py>(py: Python<'py>, commit: Commit) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn commit_dict<'py>(py: Python<'py>, commit: Commit) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     match commit {
         Commit::InPlace { header_bytes } => {
@@ -72,14 +92,7 @@ impl PyEditor {
         r#type: Option<&str>,
     ) -> PyResult<()> {
         let editor = self.open_editor()?;
-        let ty = match r#type {
-            Some(name) => Some(value_type(name)?),
-            None => editor.file().value(&key).map(|v| match v.as_array() {
-                Some(array) if array.element_type() != ValueType::Array => array.element_type(),
-                _ => v.value_type(),
-            }),
-        };
-        let owned = to_owned_value(value, ty)?;
+        let owned = edit_value(editor.file(), &key, value, r#type)?;
         editor.set(key, owned).map_err(|e| to_py(py, e))?;
         Ok(())
     }

@@ -18,6 +18,7 @@ mod builder;
 mod editor;
 mod layout;
 mod model;
+mod model_editor;
 mod summary;
 mod values;
 
@@ -406,6 +407,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeFile>()?;
     m.add_class::<model::PyModel>()?;
     m.add_class::<editor::PyEditor>()?;
+    m.add_class::<model_editor::PyModelEditor>()?;
     m.add_class::<builder::PyBuilder>()?;
     m.add_function(wrap_pyfunction!(builder::ggml_type_id, m)?)?;
     m.add_function(wrap_pyfunction!(dequantize, m)?)?;

@@ -8,7 +8,7 @@ use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict};
 
-use crate::summary::{estimate_dict, settings, summary_dict, EstimateArgs};
+use crate::summary::{estimate_dict, fit_dict, settings, summary_dict, EstimateArgs};
 use crate::{to_py, to_python};
 
 /// A model opened by the library: metadata and tensors across its shards.
@@ -75,8 +75,14 @@ impl PyModel {
     }
 
     /// The library's `Estimate::of` at llama.cpp's settings (its defaults
-    /// where None): what `gguf estimate --json` prints, as a dict.
-    #[pyo3(signature = (context=None, batch=None, ubatch=None, parallel=None, flash_attn=None, cache_type_k=None, cache_type_v=None))]
+    /// where None): what `gguf estimate --json` prints, as a dict; with
+    /// `fit` (a budget in bytes), also the library's `fit` under `"fit"`,
+    /// as `gguf estimate --json --fit` prints it.
+    #[pyo3(signature = (
+        context=None, batch=None, ubatch=None, parallel=None, flash_attn=None,
+        cache_type_k=None, cache_type_v=None, swa_full=false, kv_unified=false,
+        n_gpu_layers=None, tensor_split=None, no_kv_offload=false, no_mmap=false, fit=None
+    ))]
     #[allow(clippy::too_many_arguments)]
     fn estimate<'py>(
         &self,
@@ -88,6 +94,13 @@ impl PyModel {
         flash_attn: Option<&str>,
         cache_type_k: Option<&str>,
         cache_type_v: Option<&str>,
+        swa_full: bool,
+        kv_unified: bool,
+        n_gpu_layers: Option<i32>,
+        tensor_split: Option<Vec<f32>>,
+        no_kv_offload: bool,
+        no_mmap: bool,
+        fit: Option<u64>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let s = settings(&EstimateArgs {
             context,
@@ -97,11 +110,33 @@ impl PyModel {
             flash_attn,
             cache_type_k,
             cache_type_v,
+            swa_full,
+            kv_unified,
+            n_gpu_layers,
+            tensor_split,
+            no_kv_offload,
+            no_mmap,
         })?;
+        let model = &self.model;
         let e = py
-            .detach(|| Estimate::of(&self.model, &s))
+            .detach(|| Estimate::of(model, &s))
             .map_err(|e| to_py(py, e))?;
-        estimate_dict(py, &e)
+        let d = estimate_dict(py, &e)?;
+        if let Some(budget) = fit {
+            let (f, smallest) = py
+                .detach(|| -> gguf::Result<_> {
+                    let f = gguf::estimate::fit(model, &s, budget)?;
+                    // When nothing fits, what the smallest context needs.
+                    let smallest = match f.max_ctx {
+                        Some(_) => None,
+                        None => Some(Estimate::of(model, &s.clone().n_ctx(256))?),
+                    };
+                    Ok((f, smallest))
+                })
+                .map_err(|e| to_py(py, e))?;
+            d.set_item("fit", fit_dict(py, &f, &s, smallest.as_ref())?)?;
+        }
+        Ok(d)
     }
 
     /// Number of files the model spans.

@@ -2,7 +2,7 @@
 //! `ModelSummary::of` and `Estimate::of` as Python dicts (the keys and
 //! values `gguf estimate --json` prints), with nothing computed here.
 
-use gguf::estimate::{Estimate, FlashAttn, Settings, KV_CACHE_TYPES};
+use gguf::estimate::{Device, Estimate, Fit, FlashAttn, Settings, KV_CACHE_TYPES};
 use gguf::summary::ModelSummary;
 use gguf::GgmlType;
 use pyo3::prelude::*;
@@ -46,6 +46,12 @@ pub(crate) struct EstimateArgs<'a> {
     pub flash_attn: Option<&'a str>,
     pub cache_type_k: Option<&'a str>,
     pub cache_type_v: Option<&'a str>,
+    pub swa_full: bool,
+    pub kv_unified: bool,
+    pub n_gpu_layers: Option<i32>,
+    pub tensor_split: Option<Vec<f32>>,
+    pub no_kv_offload: bool,
+    pub no_mmap: bool,
 }
 
 /// `-ctk q8_0`: a cache type llama.cpp accepts, by name in any case.
@@ -93,7 +99,51 @@ pub(crate) fn settings(args: &EstimateArgs<'_>) -> PyResult<Settings> {
     if let Some(name) = args.cache_type_v {
         s = s.type_v(cache_type(name)?);
     }
-    Ok(s)
+    if let Some(v) = args.n_gpu_layers {
+        s = s.n_gpu_layers(v);
+    }
+    if let Some(shares) = &args.tensor_split {
+        s = s.tensor_split(shares.clone());
+    }
+    Ok(s.swa_full(args.swa_full)
+        .kv_unified(args.kv_unified)
+        .no_kv_offload(args.no_kv_offload)
+        .no_mmap(args.no_mmap))
+}
+
+/// The largest total among the devices `fit` holds to its budget.
+fn largest_need(e: &Estimate, f: &Fit) -> Option<u64> {
+    e.devices
+        .iter()
+        .filter(|d| f.devices.contains(&d.device))
+        .map(|d| d.total())
+        .max()
+}
+
+/// `fit(model, settings, budget)` as the dict `gguf estimate --json
+/// --fit` prints under `"fit"`; `smallest` is the estimate at `-c 256`,
+/// asked for when nothing fits (what the smallest context needs).
+pub(crate) fn fit_dict<'py>(
+    py: Python<'py>,
+    f: &Fit,
+    s: &Settings,
+    smallest: Option<&Estimate>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let gpus = f.devices != [Device::Cpu];
+    let d = PyDict::new(py);
+    d.set_item("budget_bytes", f.budget)?;
+    let devices: Vec<String> = f.devices.iter().map(Device::to_string).collect();
+    d.set_item("budget_per_device", devices)?;
+    d.set_item("host_ram_checked", !gpus)?;
+    d.set_item("max_ctx", f.max_ctx)?;
+    d.set_item("max_ctx_n_gpu_layers", gpus.then_some(s.n_gpu_layers))?;
+    d.set_item("max_ctx_capped_by_training_context", f.capped_by_training_ctx)?;
+    d.set_item("n_ctx_train", f.n_ctx_train)?;
+    d.set_item("min_ctx_bytes", smallest.and_then(|e| largest_need(e, f)))?;
+    d.set_item("max_gpu_layers", f.max_gpu_layers)?;
+    d.set_item("max_gpu_layers_at_ctx", gpus.then_some(f.gpu_layers_ctx))?;
+    d.set_item("layer_slots", f.layer_slots)?;
+    Ok(d)
 }
 
 /// The estimate as the dict `gguf estimate --json` prints.

@@ -157,3 +157,52 @@ def test_value_types_implied_by_python_and_numpy_values() -> None:
         assert theirs.fields["as_u8"].types == [V.ARRAY, V.UINT8]
         assert model.metadata["nested"] == [[1, 2], ["a"]]
         assert model.metadata["huge"] == 2**63 and model.metadata["ints"] == [1, 2**40]
+
+
+def test_from_file_writes_the_file_back_and_takes_edits(tmp_path: Path) -> None:
+    original = SAMPLE.read_bytes()
+    assert gguf_rs.Builder.from_file(SAMPLE).to_bytes() == original
+
+    path = tmp_path / "model.gguf"
+    path.write_bytes(original)
+    theirs = gguf.GGUFReader(SAMPLE)
+    names = [t.name for t in theirs.tensors]
+    f32 = next(t for t in theirs.tensors[1:-1] if t.tensor_type == gguf.GGMLQuantizationType.F32)
+    b = gguf_rs.Builder.from_file(path)
+    assert b.tensor_names == names
+    b.set("general.name", "rebuilt").rename_key("general.type", "general.kind")
+    b.remove_tensor(names[-1]).rename_tensor(names[0], "renamed.weight")
+    b.requantize_tensor(f32.name, "F16")
+    with pytest.raises(gguf_rs.GGUFError):
+        b.remove_tensor("no.such.tensor")
+    b.write(path)  # over its own source: atomic, the source stays mapped
+
+    out = gguf.GGUFReader(path)
+    assert out.fields["general.name"].contents() == "rebuilt"
+    assert out.fields["general.kind"].contents() == theirs.fields["general.type"].contents()
+    assert [t.name for t in out.tensors] == ["renamed.weight", *names[1:-1]]
+    got = out.get_tensor([t.name for t in out.tensors].index(f32.name))
+    assert got.tensor_type == gguf.GGMLQuantizationType.F16
+    assert np.array_equal(got.data.astype(np.float32), f32.data.astype(np.float16).astype(np.float32))
+    for t in out.tensors:
+        if t.name not in (f32.name, "renamed.weight"):
+            assert t.data.tobytes() == theirs.tensors[names.index(t.name)].data.tobytes(), t.name
+
+
+def test_from_file_of_any_shard_merges_the_model(tmp_path: Path) -> None:
+    arrays = {f"t{i}": np.arange(8, dtype=np.float32) * i for i in range(5)}
+
+    def write(path: Path, **split: int) -> None:
+        w = gguf.GGUFWriter(str(path), "llama", **split)
+        w.add_string("general.name", "merged")
+        for name, values in arrays.items():
+            w.add_tensor(name, values)
+        w.write_header_to_file()
+        w.write_kv_data_to_file()
+        w.write_tensors_to_file()
+        w.close()
+
+    write(tmp_path / "whole.gguf")
+    write(tmp_path / "split.gguf", split_max_tensors=2)
+    merged = gguf_rs.Builder.from_file(tmp_path / "split-00003-of-00003.gguf").to_bytes()
+    assert merged == (tmp_path / "whole.gguf").read_bytes()

@@ -81,3 +81,66 @@ def test_errors_carry_the_library_message(copy: Path) -> None:
     with pytest.raises(gguf_rs.GGUFError) as err:
         gguf_rs.Editor(broken)
     assert err.value.offset is not None
+
+
+def write_split(base: Path, arrays: dict[str, np.ndarray], split_max_tensors: int = 2) -> list[Path]:
+    """`arrays` as gguf-py writes them split (general.name "split"), with
+    room in each header for in-place edits; the shards in order."""
+    w = gguf.GGUFWriter(str(base), "llama", split_max_tensors=split_max_tensors)
+    w.add_string("general.name", "split")
+    w.add_uint32("llama.context_length", 64)
+    for name, values in arrays.items():
+        w.add_tensor(name, values)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return sorted(base.parent.glob(f"{base.stem}-*-of-*.gguf"))
+
+
+def test_a_split_model_is_edited_through_any_shard(tmp_path: Path) -> None:
+    arrays = {f"t{i}": np.full((2, 4), i, np.float32) for i in range(5)}
+    shards = write_split(tmp_path / "split.gguf", arrays)
+    assert len(shards) == 3
+    before = [s.read_bytes() for s in shards]
+    ed = gguf_rs.ModelEditor(shards[2])
+    assert [Path(p) for p in ed.paths()] == shards
+    ed.set("general.name", "edited")
+    ed.set("llama.context_length", 4096)  # keeps its type, u32
+    ed.rename_tensor("t3", "output.weight")  # in the second shard
+    with pytest.raises(gguf_rs.GGUFError, match="split"):
+        ed.set("split.count", 5)
+    with pytest.raises(gguf_rs.GGUFError):
+        ed.rename_tensor("t0", "t4")  # taken, in another shard
+    planned = ed.plan()
+    assert [Path(p) for p, _ in planned] == shards[:2]
+    assert [s.read_bytes() for s in shards] == before, "plan() wrote nothing"
+    done = ed.commit()
+    assert [(Path(p), d["in_place"]) for p, d in done] == [(p, d["in_place"]) for p, d in planned]
+    assert shards[2].read_bytes() == before[2], "the third shard had no edit"
+    with pytest.raises(RuntimeError):
+        ed.commit()
+
+    first = gguf.GGUFReader(shards[0])
+    assert first.fields["general.name"].contents() == "edited"
+    assert first.fields["llama.context_length"].types == [gguf.GGUFValueType.UINT32]
+    assert first.fields["llama.context_length"].contents() == 4096
+    assert first.fields["split.count"].contents() == 3
+    second = gguf.GGUFReader(shards[1])
+    assert [t.name for t in second.tensors] == ["t2", "output.weight"]
+    model = gguf_rs.open(shards[0])
+    assert [t.name for t in model.tensors] == ["t0", "t1", "t2", "output.weight", "t4"]
+    for name, values in arrays.items():
+        assert np.array_equal(model.tensor("output.weight" if name == "t3" else name).to_numpy(), values)
+
+
+def test_a_model_editor_on_one_file_edits_it(copy: Path) -> None:
+    ed = gguf_rs.ModelEditor(copy)
+    ed.set("general.name", "one file")
+    ed.remove("general.type")
+    planned = ed.plan()
+    ((path, result),) = ed.commit()
+    assert Path(path) == copy and [(path, result)] == planned
+    theirs = gguf.GGUFReader(copy)
+    assert theirs.fields["general.name"].contents() == "one file"
+    assert "general.type" not in theirs.fields

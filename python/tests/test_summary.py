@@ -5,10 +5,11 @@ their own arithmetic."""
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import gguf
 import pytest
-from conftest import SAMPLE
+from conftest import REPO, SAMPLE
 
 import gguf_rs
 
@@ -66,3 +67,55 @@ def test_estimate_refuses_what_llama_cpp_refuses() -> None:
         model.estimate(cache_type_v="q4_k")
     with pytest.raises(gguf_rs.GGUFError, match="expected 'on', 'off' or 'auto'"):
         model.estimate(flash_attn="yes")
+
+
+def gguf_binary() -> Path | None:
+    """The `gguf` command the Rust suite built (scripts/test.sh runs this
+    after it), or $GGUF_BIN."""
+    import os
+
+    candidates = [os.environ.get("GGUF_BIN")]
+    target = os.environ.get("CARGO_TARGET_DIR")
+    candidates += [str(Path(target) / "debug" / "gguf")] if target else []
+    candidates += [str(REPO / "target" / "debug" / "gguf")]
+    for c in candidates:
+        if c and Path(c).is_file():
+            return Path(c)
+    return None
+
+
+# Each case: Model.estimate's keyword arguments and the same settings as
+# `gguf estimate` flags.
+CLI_CASES = [
+    ({}, []),
+    ({"context": 512, "swa_full": True, "kv_unified": True, "parallel": 2}, ["-c", "512", "--swa-full", "-kvu", "-np", "2"]),
+    ({"context": 256, "no_kv_offload": True, "no_mmap": True}, ["-c", "256", "-nkvo", "--no-mmap"]),
+    ({"context": 256, "tensor_split": [3, 1], "n_gpu_layers": 2}, ["-c", "256", "-ts", "3,1", "-ngl", "2"]),
+    ({"fit": 1 << 20}, ["--fit", "1048576B"]),
+    ({"fit": 1 << 30, "tensor_split": [1, 1]}, ["--fit", "1G", "-ts", "1,1"]),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "flags"), CLI_CASES)
+def test_estimate_takes_every_option_the_cli_has(kwargs: dict, flags: list[str]) -> None:
+    """The same dict `gguf estimate --json` prints for the same settings."""
+    binary = gguf_binary()
+    if binary is None:
+        pytest.skip("no gguf binary (cargo build, or set GGUF_BIN) to compare estimate() with")
+    import json
+    import subprocess
+
+    cli = json.loads(subprocess.run([str(binary), "estimate", str(SAMPLE), "--json", *flags], check=True, capture_output=True, text=True).stdout)
+    assert gguf_rs.open(SAMPLE).estimate(**kwargs) == cli
+
+
+def test_estimate_fit_follows_the_budget() -> None:
+    model = gguf_rs.open(SAMPLE)
+    roomy = model.estimate(fit=1 << 30)["fit"]
+    assert roomy["max_ctx"] and roomy["budget_per_device"] == ["CPU"]
+    tight = model.estimate(fit=1024)["fit"]
+    assert tight["max_ctx"] is None and tight["min_ctx_bytes"] > 1024
+    assert [d["device"] for d in model.estimate(256, tensor_split=[1, 1])["devices"]] == ["CPU", "GPU0", "GPU1"]
+    per_gpu = model.estimate(fit=1 << 30, tensor_split=[1, 1])["fit"]
+    assert per_gpu["budget_per_device"] == ["GPU0", "GPU1"] and per_gpu["host_ram_checked"] is False
+    assert per_gpu["max_gpu_layers"] == per_gpu["layer_slots"]
