@@ -3,6 +3,8 @@
 from collections.abc import Callable
 from os import PathLike
 
+import numpy as np
+
 class GGUFError(ValueError):
     """A file gguf-kit refuses, or a codec argument it cannot work with."""
 
@@ -33,11 +35,20 @@ class NativeFile:
 def block_geometry(qtype: int, op: str) -> tuple[int, int]:
     """(block size, type size) of `qtype`; NotImplementedError when there is no codec for `op`."""
 
-def dequantize(data: bytes, qtype: int) -> bytearray:
-    """Little-endian `qtype` blocks to native f32 bytes, on every core, GIL released."""
+class F32Buffer:
+    """f32 values owned by the library, which numpy takes as an array's memory
+    without copying (``np.asarray(buffer)``, through ``__array_interface__``)."""
 
-def quantize(data: bytes, row_len: int, qtype: int) -> bytearray:
-    """Native f32 bytes (rows of `row_len`) to `qtype` blocks, on every core, GIL released."""
+    @property
+    def __array_interface__(self) -> dict[str, object]: ...
+
+def dequantize(data: bytes | np.ndarray, qtype: int) -> F32Buffer:
+    """Little-endian `qtype` blocks (bytes, or a C-contiguous uint8 array read
+    in place) to f32, on every core, GIL released."""
+
+def quantize(data: bytes | np.ndarray, row_len: int, qtype: int) -> bytearray:
+    """Native f32 values (their bytes, or a C-contiguous uint8 view of them;
+    rows of `row_len`) to `qtype` blocks, on every core, GIL released."""
 
 class Model:
     """A model (one file or every shard) opened by gguf-kit's Model::open."""
@@ -48,7 +59,7 @@ class Model:
     def tensors(self) -> list[tuple[str, int, list[int]]]: ...
     def shard_count(self) -> int: ...
     def tensor_bytes(self, name: str) -> bytes: ...
-    def tensor_f32(self, name: str) -> bytearray: ...
+    def tensor_f32(self, name: str) -> F32Buffer: ...
     def summary(self) -> dict[str, object]:
         """The library's ModelSummary::of as a dict."""
     def estimate(

@@ -47,7 +47,7 @@ class Tensor:
     def to_numpy(self) -> np.ndarray:
         """The values as float32 of ``shape``, decoded by the library on
         every core with the GIL released."""
-        return np.frombuffer(self._model.tensor_f32(self.name), dtype=np.float32).reshape(self.shape)
+        return np.asarray(self._model.tensor_f32(self.name)).reshape(self.shape)
 
     def raw(self) -> np.ndarray:
         """The stored bytes (file byte order), as uint8."""

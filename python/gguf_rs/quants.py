@@ -56,9 +56,10 @@ def dequantize(data: np.ndarray, qtype: GGMLQuantizationType) -> np.ndarray:
             f"Quantized tensor bytes per row ({shape[-1]}) is not a multiple of {qtype.name} type size ({type_size})"
         )
     out_shape = (*shape[:-1], shape[-1] // type_size * block_size)
-    raw = np.ascontiguousarray(data).view(np.uint8).tobytes()
-    out = _native.dequantize(raw, int(qtype))
-    return np.frombuffer(out, dtype=np.float32).reshape(out_shape)
+    # Read in place (a tensor's data is a view of the file's map) and
+    # returned as numpy's own array over the library's vector: no copies.
+    raw = np.ascontiguousarray(data).view(np.uint8)
+    return np.asarray(_native.dequantize(raw, int(qtype))).reshape(out_shape)
 
 
 def quantize(data: np.ndarray, qtype: GGMLQuantizationType) -> np.ndarray:
@@ -75,6 +76,6 @@ def quantize(data: np.ndarray, qtype: GGMLQuantizationType) -> np.ndarray:
     if shape[-1] % block_size != 0:
         raise QuantError(f"Can't quantize tensor with shape {shape} to {qtype.name}")
     out_shape = (*shape[:-1], shape[-1] // block_size * type_size)
-    raw = np.ascontiguousarray(data, dtype=np.float32).tobytes()
+    raw = np.ascontiguousarray(data, dtype=np.float32).view(np.uint8)
     out = _native.quantize(raw, shape[-1], int(qtype))
     return np.frombuffer(out, dtype=np.uint8).reshape(out_shape)

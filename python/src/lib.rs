@@ -14,6 +14,7 @@ use pyo3::exceptions::{PyFileNotFoundError, PyIndexError, PyKeyError, PyOSError,
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyList};
 
+mod buffer;
 mod builder;
 mod editor;
 mod layout;
@@ -22,6 +23,7 @@ mod model_editor;
 mod summary;
 mod values;
 
+use buffer::{input_bytes, F32Buffer};
 use layout::{field_layout, value_types};
 
 create_exception!(
@@ -300,60 +302,41 @@ fn block_geometry(qtype: u32, op: &str) -> PyResult<(u64, u64)> {
     }
 }
 
-/// Decodes the little-endian blocks `data` of type `qtype` to f32 on every
-/// core, GIL released; the result is a `bytearray` of native f32 (numpy
-/// views it without copying).
+/// Decodes the little-endian blocks `data` (bytes, or a C-contiguous
+/// uint8 numpy array read in place) of type `qtype` to f32 on every core,
+/// GIL released; numpy makes the result its array without copying.
 #[pyfunction]
-fn dequantize<'py>(
-    py: Python<'py>,
-    data: &Bound<'py, PyBytes>,
-    qtype: u32,
-) -> PyResult<Bound<'py, PyByteArray>> {
+fn dequantize(py: Python<'_>, data: &Bound<'_, PyAny>, qtype: u32) -> PyResult<F32Buffer> {
     let ty = codec_type(qtype, "dequantize")?;
     let (block, size) = match (ty.block_size(), ty.type_size()) {
         (Some(b), Some(s)) => (b as usize, s as usize),
         _ => return Err(GGUFError::new_err(format!("{ty} has no block geometry"))),
     };
-    let input = data.as_bytes();
+    let input = input_bytes(data)?;
     if !input.len().is_multiple_of(size) {
         return Err(GGUFError::new_err(format!(
             "dequantize: {} bytes of {ty} are not whole {size}-byte blocks",
             input.len()
         )));
     }
-    let elements = input.len() / size * block;
-    let mut result: PyResult<()> = Ok(());
-    let out = PyByteArray::new_with(py, elements * 4, |bytes| {
-        // SAFETY: u8 to f32 reinterpretation of plain bytes; `align_to_mut`
-        // yields only the correctly aligned middle part, checked below.
-        let (head, floats, tail) = unsafe { bytes.align_to_mut::<f32>() };
-        if head.is_empty() && tail.is_empty() {
-            result = py
-                .detach(|| codec::dequantize_par(ty, Endian::Little, input, floats))
-                .map_err(|e| to_py(py, e));
-        } else {
-            let decoded = py.detach(|| codec::dequantize_to_vec(ty, Endian::Little, input));
-            match decoded {
-                Ok(values) => {
-                    for (o, v) in bytes.chunks_exact_mut(4).zip(values) {
-                        o.copy_from_slice(&v.to_ne_bytes());
-                    }
-                }
-                Err(e) => result = Err(to_py(py, e)),
-            }
-        }
-        Ok(())
-    })?;
-    result?;
-    Ok(out)
+    let values = py
+        .detach(|| {
+            // Zeroed by the allocator (fresh pages for a large vector), so
+            // the decoding threads are the first to touch them.
+            let mut values = vec![0f32; input.len() / size * block];
+            codec::dequantize_par(ty, Endian::Little, input, &mut values).map(|()| values)
+        })
+        .map_err(|e| to_py(py, e))?;
+    Ok(F32Buffer::new(values))
 }
 
-/// Encodes the native f32 values `data` (rows of `row_len`) as `qtype`
-/// blocks on every core, GIL released; returns the bytes.
+/// Encodes the native f32 values `data` (their bytes: `bytes`, or a
+/// C-contiguous uint8 numpy array read in place; rows of `row_len`) as
+/// `qtype` blocks on every core, GIL released; returns the bytes.
 #[pyfunction]
 fn quantize<'py>(
     py: Python<'py>,
-    data: &Bound<'py, PyBytes>,
+    data: &Bound<'py, PyAny>,
     row_len: usize,
     qtype: u32,
 ) -> PyResult<Bound<'py, PyByteArray>> {
@@ -362,7 +345,7 @@ fn quantize<'py>(
         (Some(b), Some(s)) => (b as usize, s as usize),
         _ => return Err(GGUFError::new_err(format!("{ty} has no block geometry"))),
     };
-    let bytes = data.as_bytes();
+    let bytes = input_bytes(data)?;
     let values: Vec<f32> = bytes
         .chunks_exact(4)
         .map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
@@ -405,6 +388,7 @@ fn quantize_par(
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeFile>()?;
+    m.add_class::<F32Buffer>()?;
     m.add_class::<model::PyModel>()?;
     m.add_class::<editor::PyEditor>()?;
     m.add_class::<model_editor::PyModelEditor>()?;

@@ -4,10 +4,10 @@
 use gguf::estimate::Estimate;
 use gguf::summary::ModelSummary;
 use gguf::{Gguf, Model};
-use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict};
 
+use crate::buffer::F32Buffer;
 use crate::summary::{estimate_dict, fit_dict, settings, summary_dict, EstimateArgs};
 use crate::{to_py, to_python};
 
@@ -151,30 +151,11 @@ impl PyModel {
         Ok(PyBytes::new(py, &bytes))
     }
 
-    /// Tensor `name` decoded to native f32 bytes, on every core with the
-    /// GIL released.
-    fn tensor_f32<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyByteArray>> {
+    /// Tensor `name` decoded to f32 on every core with the GIL released,
+    /// for numpy to take without copying.
+    fn tensor_f32(&self, py: Python<'_>, name: &str) -> PyResult<F32Buffer> {
         let tensor = self.tensor(py, name)?;
-        let count = usize::try_from(tensor.element_count())
-            .map_err(|_| PyKeyError::new_err(format!("{name}: too many elements")))?;
-        let mut result: PyResult<()> = Ok(());
-        let out = PyByteArray::new_with(py, count * 4, |bytes| {
-            // SAFETY: plain bytes viewed as f32; `align_to_mut` hands out
-            // only the aligned middle, which is used only when it is all.
-            let (head, floats, tail) = unsafe { bytes.align_to_mut::<f32>() };
-            let decoded = if head.is_empty() && tail.is_empty() {
-                py.detach(|| tensor.to_f32_into(floats))
-            } else {
-                py.detach(|| tensor.to_f32()).map(|values| {
-                    for (o, v) in bytes.chunks_exact_mut(4).zip(values) {
-                        o.copy_from_slice(&v.to_ne_bytes());
-                    }
-                })
-            };
-            result = decoded.map_err(|e| to_py(py, e));
-            Ok(())
-        })?;
-        result?;
-        Ok(out)
+        let values = py.detach(|| tensor.to_f32()).map_err(|e| to_py(py, e))?;
+        Ok(F32Buffer::new(values))
     }
 }

@@ -120,3 +120,48 @@ def test_lazy_tensors_go_to_gguf_py() -> None:
         assert_same_bits(LazyNumpyTensor.to_eager(again), quants.dequantize(blocks, T.Q8_0), "installed")
     finally:
         gguf_rs.uninstall()
+
+
+def test_dequantize_reads_the_array_in_place_and_owns_its_result() -> None:
+    """The input is read where numpy keeps it (a strided view is made
+    contiguous first); the result is numpy's own writable float32 array
+    over the library's memory, alive as long as the array is."""
+    q = quants.quantize(np.linspace(-4, 4, 64 * 32, dtype=np.float32).reshape(64, 32), T.Q8_0)
+    expected = gq.dequantize(q, T.Q8_0)
+    out = quants.dequantize(q, T.Q8_0)
+    assert_same_bits(out, expected, "contiguous")
+    assert out.flags.c_contiguous and out.flags.writeable and out.flags.owndata is False
+    owner = out
+    while isinstance(owner, np.ndarray):
+        owner = owner.base
+    assert type(owner).__name__ == "F32Buffer"
+    out[0, 0] = 123.0  # the memory is the array's to write
+    del q
+    import gc
+
+    gc.collect()
+    assert out[0, 0] == 123.0 and np.array_equal(out[1:], expected[1:])
+    wide = np.zeros((64, 2 * 34), np.uint8)
+    wide[:, ::2] = quants.quantize(np.ones((64, 32), np.float32), T.Q8_0)
+    strided = wide[:, ::2]
+    assert not strided.flags.c_contiguous
+    assert np.array_equal(quants.dequantize(strided, T.Q8_0), gq.dequantize(strided, T.Q8_0))
+
+
+def test_native_dequantize_takes_only_real_uint8_arrays() -> None:
+    """The address of the bytes comes from ndarray itself: a subclass that
+    claims another address is not believed; other objects are refused."""
+
+    class Lying(np.ndarray):
+        @property
+        def __array_interface__(self):  # type: ignore[override]
+            return {"version": 3, "shape": (1 << 40,), "typestr": "|u1", "data": (8, True)}
+
+    q = quants.quantize(np.ones((2, 32), np.float32), T.Q8_0)
+    lying = q.reshape(-1).view(Lying)
+    expected = gq.dequantize(q, T.Q8_0).reshape(-1)
+    assert np.array_equal(np.asarray(gguf_rs._native.dequantize(lying, int(T.Q8_0))), expected)
+    with pytest.raises(TypeError):
+        gguf_rs._native.dequantize(q.view(np.uint16), int(T.Q8_0))
+    with pytest.raises(TypeError):
+        gguf_rs._native.dequantize([1, 2, 3], int(T.Q8_0))
