@@ -82,9 +82,7 @@ pub(crate) fn input_bytes<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> 
             .ok_or_else(|| PyTypeError::new_err(format!("array interface without {key:?}")))
     };
     let typestr: String = item("typestr")?.extract()?;
-    let contiguous = interface
-        .get_item("strides")?
-        .is_none_or(|s| s.is_none());
+    let contiguous = interface.get_item("strides")?.is_none_or(|s| s.is_none());
     if typestr != "|u1" || !contiguous {
         return Err(PyTypeError::new_err(format!(
             "expected a C-contiguous uint8 array, got typestr {typestr:?}{}",

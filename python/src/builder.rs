@@ -73,7 +73,8 @@ impl PyBuilder {
         // changes, is never mutated nor handed out, and is dropped only
         // after the builder (field order above); nothing else can see the
         // 'static lifetime, which stands for "as long as `_source`".
-        let model_ref: &'static Model<'static> = unsafe { &*(model.as_ref() as *const Model<'static>) };
+        let model_ref: &'static Model<'static> =
+            unsafe { &*(model.as_ref() as *const Model<'static>) };
         let builder = Builder::from_model(model_ref).map_err(|e| to_py(py, e))?;
         Ok(PyBuilder {
             builder,

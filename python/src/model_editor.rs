@@ -77,9 +77,7 @@ impl PyModelEditor {
 
     /// Queues the removal of `key` from the first shard.
     fn remove(&mut self, py: Python<'_>, key: String) -> PyResult<()> {
-        self.open_editor()?
-            .remove(key)
-            .map_err(|e| to_py(py, e))?;
+        self.open_editor()?.remove(key).map_err(|e| to_py(py, e))?;
         Ok(())
     }
 

@@ -137,7 +137,10 @@ pub(crate) fn fit_dict<'py>(
     d.set_item("host_ram_checked", !gpus)?;
     d.set_item("max_ctx", f.max_ctx)?;
     d.set_item("max_ctx_n_gpu_layers", gpus.then_some(s.n_gpu_layers))?;
-    d.set_item("max_ctx_capped_by_training_context", f.capped_by_training_ctx)?;
+    d.set_item(
+        "max_ctx_capped_by_training_context",
+        f.capped_by_training_ctx,
+    )?;
     d.set_item("n_ctx_train", f.n_ctx_train)?;
     d.set_item("min_ctx_bytes", smallest.and_then(|e| largest_need(e, f)))?;
     d.set_item("max_gpu_layers", f.max_gpu_layers)?;
