@@ -12,13 +12,15 @@ them instead of the installed 0.19.
 Which of their tests apply (python/README.md, "gguf-py's own tests"):
 test_gguf_reader_validation.py opens files with `GGUFReader`;
 test_metadata.py tests `gguf.Metadata`, which reads no file, so it must
-simply pass both ways; test_quants.py has no pytest tests (it is a script
-comparing gguf.quants with a libggml build, which test_quants.py here and
-the Rust suite's ggml vectors cover).
+simply pass both ways; test_quants.py has no pytest tests: it is a script
+comparing gguf.quants with a libggml build through ctypes, run here as a
+script under both readers' `dequantize` when GGUF_LLAMA_TOOLS also names
+a directory holding libggml-base.so (as for the Rust suite's ggml tests).
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import subprocess
@@ -93,3 +95,58 @@ def test_gguf_py_own_tests_have_the_same_outcome_under_our_reader(tmp_path: Path
     # the library's message.
     if any(n.endswith("test_n_dims_upper_bound") for n in ours):
         assert "1000000 dimensions at offset 42, at most 4 allowed" in ours_out, ours_out
+
+
+def libggml_base() -> str | None:
+    """libggml-base.so under GGUF_LLAMA_TOOLS, where the Rust suite's ggml
+    tests look: lib/, the directory itself, or a venv's llama_cpp package."""
+    tools = os.environ.get("GGUF_LLAMA_TOOLS")
+    if not tools:
+        return None
+    candidates = [os.path.join(tools, "lib", "libggml-base.so"), os.path.join(tools, "libggml-base.so")]
+    candidates += sorted(glob.glob(os.path.join(tools, "venv", "lib", "python*", "site-packages", "llama_cpp", "lib", "libggml-base.so")))
+    return next((c for c in candidates if os.path.isfile(c)), None)
+
+
+# Runs gguf-py's test_quants.py as __main__, after gguf_rs.install() for
+# `ours` (then says so, having checked that gguf.quants.dequantize is ours).
+QUANTS_RUNNER = """
+import runpy, sys
+which, script, *args = sys.argv[1:]
+if which == "ours":
+    import gguf, gguf.quants, gguf_rs
+    gguf_rs.install()
+    assert gguf.quants.dequantize is gguf_rs.quants.dequantize is gguf.dequantize
+    print("gguf_rs.install() done", flush=True)
+sys.argv = [script, *args]
+runpy.run_path(script, run_name="__main__")
+"""
+
+
+@pytest.mark.skipif(
+    not (GGUF_PY_TESTS and libggml_base()),
+    reason="set GGUF_PY_TESTS and GGUF_LLAMA_TOOLS (a directory with libggml-base.so) to run gguf-py's test_quants.py",
+)
+def test_gguf_py_quants_script_gives_the_same_verdicts_under_our_dequantize(tmp_path: Path) -> None:
+    """Their script quantizes random data with ggml and compares each
+    dequantization with ggml's, bit for bit: under ours, every verdict is
+    the one gguf-py's own dequantize gets (all "matches exactly" here)."""
+    script = tmp_path / "test_quants.py"
+    shutil.copy(Path(GGUF_PY_TESTS) / "test_quants.py", script)
+    env = dict(os.environ, NO_LOCAL_GGUF="1")
+    verdicts = {}
+    for which in ("gguf-py", "ours"):
+        proc = subprocess.run(
+            [sys.executable, "-c", QUANTS_RUNNER, which, str(script), "--libggml", libggml_base()],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert (which == "ours") == ("gguf_rs.install() done" in proc.stdout)
+        verdicts[which] = [line for line in proc.stderr.splitlines() if line.startswith(("INFO:", "ERROR:"))]
+    print("\n".join(verdicts["ours"]))
+    assert verdicts["ours"] == verdicts["gguf-py"]
+    dequantized = [v for v in verdicts["ours"] if "Dequantization from" in v]
+    assert len(dequantized) > 20 and all("matches exactly" in v for v in dequantized), verdicts["ours"]
