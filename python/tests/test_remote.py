@@ -189,3 +189,43 @@ def test_remote_errors_name_the_url_without_its_credentials(server: Server) -> N
     with pytest.raises(gguf_rs.GGUFError) as info:
         gguf_rs.open(server.url("blobs/sha256-" + hashlib.sha256(b"license").hexdigest()))
     assert info.value.offset is not None or "magic" in str(info.value), str(info.value)
+
+
+def test_an_s3_object_opens_like_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """s3:// through object_store, against moto's S3 server
+    (tests/oracles/s3_server.py, run by the oracle interpreter the Rust
+    suite uses: GGUF_PYTHON, else python3 with tests/oracles/requirements.txt)."""
+    import os
+    import shutil as sh
+
+    python = os.environ.get("GGUF_PYTHON") or sh.which("python3")
+    probe = subprocess.run([python, "-c", "import moto, boto3"], capture_output=True) if python else None
+    if probe is None or probe.returncode != 0:
+        pytest.skip("moto is not installed for the oracle interpreter (pip install -r tests/oracles/requirements.txt)")
+    proc = subprocess.Popen(
+        [python, str(REPO / "tests" / "oracles" / "s3_server.py"), "models", str(SAMPLE)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline())
+        for key, value in {
+            "AWS_ENDPOINT": f"http://127.0.0.1:{port}",
+            "AWS_ALLOW_HTTP": "true",
+            "AWS_REGION": "us-east-1",
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+        }.items():
+            monkeypatch.setenv(key, value)
+        monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+        monkeypatch.delenv("AWS_PROFILE", raising=False)
+        same_as_local(gguf_rs.open("s3://models/tiny-llama.gguf"))
+        with pytest.raises(gguf_rs.GGUFError, match="s3://models/missing.gguf"):
+            gguf_rs.open("s3://models/missing.gguf")
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.kill()
+        proc.wait()
