@@ -12,9 +12,12 @@ use pyo3::types::PyDict;
 use crate::to_py;
 use crate::values::{to_owned_value, value_type};
 
-/// An open editor; `None` once committed (the library's commit consumes it).
+/// In-place metadata edits of one file: `set`, `remove`, `rename_key` and
+/// `rename_tensor` queue them, `commit()` writes them in place
+/// (journaled) when the new header fits, else by an atomic rewrite.
 #[pyclass(module = "gguf_rs._native", name = "Editor")]
 pub(crate) struct PyEditor {
+    /// `None` once committed (the library's commit consumes it).
     editor: Option<Editor>,
 }
 

@@ -11,10 +11,15 @@ use pyo3::types::PyList;
 use crate::editor::{commit_dict, edit_value};
 use crate::to_py;
 
-/// An open model editor; `None` once committed (the library's commit
-/// consumes it).
+/// Metadata edits and tensor renames of a whole model, one file or every
+/// shard of a split one, opened through any of its files: metadata edits
+/// go to the first shard, a tensor rename to the shard holding the tensor.
+/// `commit()` writes each changed file as `Editor.commit()` does (in place
+/// when its header fits, else by an atomic rewrite), first shard first.
+/// The `split.*` keys are the split writer's and are refused.
 #[pyclass(module = "gguf_rs._native", name = "ModelEditor")]
 pub(crate) struct PyModelEditor {
+    /// `None` once committed (the library's commit consumes it).
     editor: Option<ModelEditor>,
 }
 

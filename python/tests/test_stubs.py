@@ -46,6 +46,11 @@ def test_the_new_api_has_docstrings() -> None:
         gguf_rs.Builder.write_metadata_first,
         gguf_rs.Model.summary,
         gguf_rs.Model.estimate,
+        gguf_rs.ModelEditor,
+        gguf_rs.ModelEditor.set,
+        gguf_rs.ModelEditor.commit,
+        gguf_rs.Builder.from_file,
+        gguf_rs.Builder.requantize_tensor,
     ):
         assert obj.__doc__ and len(obj.__doc__) > 40, obj
 
