@@ -19,12 +19,19 @@ use pyo3::types::{PyBytes, PyDict, PyTuple};
 /// numpy keeps this object alive as the base of the array it builds.
 #[pyclass(frozen, module = "gguf_rs._native")]
 pub(crate) struct F32Buffer {
+    /// Its elements are never touched here after `new` (only its length
+    /// is read): numpy owns their use, through `address`.
     values: Vec<f32>,
+    /// `values.as_mut_ptr()`, taken once: a pointer numpy may write
+    /// through (one from `as_ptr` is for reading only), valid while
+    /// `values` lives unmoved in this object.
+    address: usize,
 }
 
 impl F32Buffer {
-    pub(crate) fn new(values: Vec<f32>) -> Self {
-        F32Buffer { values }
+    pub(crate) fn new(mut values: Vec<f32>) -> Self {
+        let address = values.as_mut_ptr() as usize;
+        F32Buffer { values, address }
     }
 }
 
@@ -46,7 +53,7 @@ impl F32Buffer {
         // numpy writes through it only where Python code writes into the
         // array, which is then the array's own memory (this object is its
         // base and outlives it).
-        d.set_item("data", (self.values.as_ptr() as usize, false))?;
+        d.set_item("data", (self.address, false))?;
         Ok(d)
     }
 
