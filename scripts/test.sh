@@ -41,7 +41,7 @@ cargo test -p gguf-core --no-default-features --lib --test codecs --test ggml_qu
 python_venv="${CARGO_TARGET_DIR:-target}/python-venv"
 python3 -m venv "$python_venv"
 "$python_venv/bin/python" -m pip install --quiet --disable-pip-version-check ./python pytest tqdm
-"$python_venv/bin/python" -m pytest -q python/tests
+"$python_venv/bin/python" -m pytest -q -rs python/tests
 # The opt-in comparisons with llama.cpp's own tools (README, "Tests and
 # CI") pass without doing anything when not enabled; say so here, where it
 # is seen, rather than only in captured test output.
@@ -52,4 +52,7 @@ elif [ -z "${GGUF_GEMMA_MODEL:-}" ]; then
 fi
 if [ -z "${GGUF_GEMMA_MODEL:-}" ]; then
     echo "skipped: the Python package's comparisons with gguf-py on Gemma 3 270M: set GGUF_GEMMA_MODEL to run them"
+fi
+if [ -z "${GGUF_PY_TESTS:-}" ]; then
+    echo "skipped: gguf-py's own tests under our reader (python/tests/test_gguf_py_suite.py): set GGUF_PY_TESTS to their directory to run them"
 fi
