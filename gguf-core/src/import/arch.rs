@@ -89,6 +89,9 @@ pub(crate) struct Architecture {
     pub globals: &'static [TensorRule],
     /// Tensors of block N, named `model.layers.{N}.` + `hf`.
     pub blocks: &'static [TensorRule],
+    /// Whether a `llama3` RoPE scaling generates `rope_freqs.weight`
+    /// (the converter's `LlamaModel.generate_extra_tensors`).
+    pub llama3_rope: bool,
 }
 
 const Q_HEADS: &[&str] = &["n_heads", "num_attention_heads"];
@@ -198,9 +201,11 @@ pub(crate) const LLAMA: Architecture = Architecture {
     ],
     globals: LLAMA_GLOBALS,
     blocks: LLAMA_BLOCKS,
+    llama3_rope: true,
 };
 
-/// `MistralForCausalLM`: llama's table with `MistralConfig`'s defaults.
+/// `MistralForCausalLM`: llama's table with `MistralConfig`'s defaults
+/// (which, unlike `LlamaConfig`'s, derive no `head_dim`).
 pub(crate) const MISTRAL: Architecture = Architecture {
     hf_names: &["MistralForCausalLM"],
     defaults: &[
@@ -213,7 +218,6 @@ pub(crate) const MISTRAL: Architecture = Architecture {
         ("max_position_embeddings", D::Int(4096 * 32)),
         ("rms_norm_eps", D::Float(1e-6)),
         ("rope_theta", D::Float(10000.0)),
-        ("head_dim", D::HeadDim),
     ],
     ..LLAMA
 };
@@ -237,6 +241,7 @@ pub(crate) const QWEN2: Architecture = Architecture {
     steps: &[Step::Common, Step::Pooling],
     globals: LLAMA_GLOBALS,
     blocks: QWEN2_BLOCKS,
+    llama3_rope: false,
 };
 
 /// `Gemma3ForCausalLM` (the converter's `Gemma3Model`): norms + 1,
@@ -301,6 +306,7 @@ pub(crate) const GEMMA3: Architecture = Architecture {
     ],
     globals: GEMMA3_GLOBALS,
     blocks: GEMMA3_BLOCKS,
+    llama3_rope: false,
 };
 
 /// Every architecture the importer knows.

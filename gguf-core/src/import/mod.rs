@@ -42,6 +42,7 @@ mod checkpoint;
 mod config;
 mod general;
 mod hparams;
+mod rope;
 mod tensors;
 mod vocab;
 
@@ -282,13 +283,22 @@ pub fn import_model(
             .collect(),
     );
     let checkpoint = Checkpoint::open(dir)?;
-    let planned = tensors::plan(
+    let mut planned = Vec::new();
+    if arch.llama3_rope {
+        if let Some(factors) = rope::llama3_rope_freqs(&config)? {
+            planned.push(tensors::generated("rope_freqs.weight", factors));
+        }
+    }
+    let taken: Vec<&str> = planned.iter().map(|t| t.name.as_str()).collect();
+    let read = tensors::plan(
         arch,
         &config,
         checkpoint.tensors()?,
         out,
         vocab_rows(dir, &vocab)?,
+        &taken,
     )?;
+    planned.extend(read);
 
     let mut keys = Keys::default();
     keys.set("general.architecture", arch.gguf);

@@ -16,8 +16,8 @@ use super::OutType;
 /// A tensor of the output and where it comes from.
 #[derive(Clone, Debug)]
 pub(crate) struct Planned<'a> {
-    /// The checkpoint tensor.
-    pub source: SourceTensor<'a>,
+    /// Where its values come from.
+    pub origin: Origin<'a>,
     /// The GGUF name.
     pub name: String,
     /// The output shape in ggml order (innermost first).
@@ -30,6 +30,29 @@ pub(crate) struct Planned<'a> {
     pub add_one: bool,
     /// Outer rows kept (all of them unless cut to the vocabulary).
     pub rows: u64,
+}
+
+/// Where an output tensor's values come from.
+#[derive(Clone, Debug)]
+pub(crate) enum Origin<'a> {
+    /// A tensor of the checkpoint.
+    Checkpoint(SourceTensor<'a>),
+    /// Values the converter computes (Llama 3's RoPE factors), F32.
+    Generated(Vec<f32>),
+}
+
+/// A generated 1-D F32 tensor, placed before the checkpoint's tensors as
+/// the converter's `generate_extra_tensors` places it.
+pub(crate) fn generated(name: &str, values: Vec<f32>) -> Planned<'static> {
+    Planned {
+        name: name.to_owned(),
+        shape: vec![values.len() as u64],
+        ty: GgmlType::F32,
+        permute_heads: None,
+        add_one: false,
+        rows: 1,
+        origin: Origin::Generated(values),
+    }
 }
 
 /// The names the converter's `filter_tensors` drops: the multimodal parts
@@ -111,6 +134,7 @@ pub(crate) fn plan<'a>(
     sources: Vec<SourceTensor<'a>>,
     out: OutType,
     vocab_rows: Option<u64>,
+    taken: &[&str],
 ) -> Result<Vec<Planned<'a>>> {
     let blocks = config.require_u32(&["n_layers", "num_hidden_layers", "n_layer", "num_layers"])?;
     let mut planned: Vec<Planned<'a>> = Vec::with_capacity(sources.len());
@@ -135,7 +159,7 @@ pub(crate) fn plan<'a>(
             ));
         };
         let new_name = format!("{gguf}{suffix}");
-        if planned.iter().any(|p| p.name == new_name) {
+        if planned.iter().any(|p| p.name == new_name) || taken.contains(&new_name.as_str()) {
             return Err(tensor_error(
                 &source,
                 format!("maps to {new_name:?}, which another tensor already became"),
@@ -189,7 +213,7 @@ pub(crate) fn plan<'a>(
         }
         let shape: Vec<u64> = np_shape.iter().rev().copied().collect();
         planned.push(Planned {
-            source,
+            origin: Origin::Checkpoint(source),
             name: new_name,
             shape,
             ty,
@@ -286,7 +310,15 @@ const SLAB: usize = 1 << 20;
 /// `f32`, transformed (permuted, shifted, cut) and encoded to the output
 /// type, as the converter's numpy code computes it.
 pub(crate) fn write_tensor(t: &Planned<'_>, w: &mut dyn Write) -> Result<()> {
-    let src = &t.source;
+    let src = match &t.origin {
+        Origin::Checkpoint(src) => src,
+        Origin::Generated(values) => {
+            for v in values {
+                w.write_all(&v.to_le_bytes())?;
+            }
+            return Ok(());
+        }
+    };
     let np = &src.shape;
     let outer_total = np.first().copied().unwrap_or(1);
     let inner: usize = np.iter().skip(1).product::<u64>().try_into().unwrap_or(usize::MAX);
@@ -309,7 +341,7 @@ pub(crate) fn write_tensor(t: &Planned<'_>, w: &mut dyn Write) -> Result<()> {
         let end = (start + rows_per_slab as u64).min(t.rows);
         let n = (end - start) as usize;
         buf.resize(n * inner, 0.0);
-        decode_rows(t, start, &mut buf, inner, row_bytes)?;
+        decode_rows(t, src, start, &mut buf, inner, row_bytes)?;
         out.resize(n * inner / block * type_size, 0);
         encode(t.ty, &buf, &mut out, block, type_size)?;
         w.write_all(&out)?;
@@ -335,14 +367,15 @@ fn source_row(o: u64, permute: Option<u64>, outer: u64) -> u64 {
 /// Decodes output rows `start..` into `buf` (`inner` values each).
 fn decode_rows(
     t: &Planned<'_>,
+    src: &SourceTensor<'_>,
     start: u64,
     buf: &mut [f32],
     inner: usize,
     row_bytes: usize,
 ) -> Result<()> {
-    let outer = t.source.shape.first().copied().unwrap_or(1);
-    let dtype = t.source.dtype;
-    let data = t.source.data;
+    let outer = src.shape.first().copied().unwrap_or(1);
+    let dtype = src.dtype;
+    let data = src.data;
     let one_row = |(k, dst): (usize, &mut [f32])| {
         let r = source_row(start + k as u64, t.permute_heads, outer) as usize;
         let bytes = &data[r * row_bytes..(r + 1) * row_bytes];
