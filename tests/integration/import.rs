@@ -100,7 +100,7 @@ fn compare_with_converter(name: &str, ty: OutType, suffix: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join(format!("{name}.{suffix}.gguf"));
     let report = import_to(&data().join(name), &out, Target::Float(ty)).unwrap();
-    assert_eq!(report.files, [out.clone()]);
+    assert_eq!(report.files, std::slice::from_ref(&out));
     let theirs_bytes = std::fs::read(data().join(format!("{name}.{suffix}.gguf"))).unwrap();
     let ours_bytes = std::fs::read(&out).unwrap();
     let theirs = GgufFile::open(&theirs_bytes[..]).unwrap();
@@ -205,7 +205,7 @@ fn a_preset_is_the_f16_import_quantized_by_quantize_model() {
         let ours = dir.path().join(format!("{name}.q4_k_m.gguf"));
         let target = Target::parse("q4_k_m").unwrap();
         let report = import_to(&data().join(name), &ours, target).unwrap();
-        assert_eq!(report.files, [ours.clone()]);
+        assert_eq!(report.files, std::slice::from_ref(&ours));
         // Quantize the f16 file the import starts from: the converter's when
         // the tokenizer part is there, else our own f16 import.
         let f16 = dir.path().join(format!("{name}.f16.gguf"));
