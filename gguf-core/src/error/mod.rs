@@ -30,6 +30,8 @@ mod remote;
 mod source;
 mod split;
 mod tokenizer;
+#[cfg(feature = "import")]
+mod vocab;
 
 pub use build::BuildError;
 pub use codec::CodecError;
@@ -42,6 +44,8 @@ pub use remote::RemoteError;
 pub use source::SourceError;
 pub use split::SplitError;
 pub use tokenizer::TokenizerError;
+#[cfg(feature = "import")]
+pub use vocab::VocabError;
 
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -108,6 +112,11 @@ pub enum Error {
     /// id is not in it.
     #[error(transparent)]
     Tokenizer(#[from] TokenizerError),
+    /// A Hugging Face checkpoint's tokenizer files cannot become the
+    /// `tokenizer.*` metadata llama.cpp's converter writes.
+    #[cfg(feature = "import")]
+    #[error(transparent)]
+    Vocab(#[from] VocabError),
 }
 
 impl From<std::io::Error> for Error {
