@@ -1,1 +1,206 @@
 //! Unit tests of the tokenizer import.
+//!
+//! `testdata/<name>/` are tiny Hugging Face tokenizer directories made by
+//! `testdata/make_fixtures.py`; `testdata/<name>.expected.json` is what the
+//! vendored llama.cpp converter's own `set_vocab` gives for them
+//! (`testdata/converter_keys.py`): every `tokenizer.*` key with its type
+//! and value in the converter's order, and for BPE tokenizers the
+//! converter's hash of the check text's ids.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::{pre_hash, vocab_metadata};
+use crate::error::{Error, VocabError};
+use crate::format::{OwnedArray, OwnedValue};
+use crate::write::MetaValue;
+
+fn testdata(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src/import/vocab/testdata")
+        .join(name)
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn type_name(v: &OwnedValue) -> &'static str {
+    match v {
+        OwnedValue::String(_) => "STRING",
+        OwnedValue::U32(_) => "UINT32",
+        OwnedValue::I32(_) => "INT32",
+        OwnedValue::F32(_) => "FLOAT32",
+        OwnedValue::Bool(_) => "BOOL",
+        OwnedValue::Array(_) => "ARRAY",
+        _ => "OTHER",
+    }
+}
+
+/// Our keys in `converter_keys.py`'s form.
+fn as_converter_json(keys: &[(String, MetaValue<'static>)]) -> Value {
+    let rows: Vec<Value> = keys
+        .iter()
+        .map(|(k, v)| {
+            let v = v.to_owned_value();
+            let (sub, value) = match &v {
+                OwnedValue::Array(OwnedArray::String(s)) => (json!("STRING"), json!(s)),
+                OwnedValue::Array(OwnedArray::I32(s)) => (json!("INT32"), json!(s)),
+                OwnedValue::Array(OwnedArray::F32(s)) => (
+                    json!("FLOAT32"),
+                    json!(s.iter().map(|f| f64::from(*f)).collect::<Vec<_>>()),
+                ),
+                OwnedValue::Array(_) => (json!("OTHER"), Value::Null),
+                OwnedValue::String(s) => (Value::Null, json!(s)),
+                OwnedValue::U32(n) => (Value::Null, json!(n)),
+                OwnedValue::Bool(b) => (Value::Null, json!(b)),
+                _ => (Value::Null, Value::Null),
+            };
+            json!([k, type_name(&v), sub, value])
+        })
+        .collect();
+    Value::Array(rows)
+}
+
+/// Runs one fixture and compares key by key (a readable first difference
+/// rather than two 400-token dumps).
+fn check_fixture(name: &str, arch: &str, pre: Option<&str>) {
+    let dir = testdata(name);
+    let expected = read_json(&testdata(&format!("{name}.expected.json")));
+    let config = read_json(&dir.join("config.json"));
+    let ours = vocab_metadata(&dir, arch, &config, pre).unwrap();
+    let ours = as_converter_json(&ours);
+    let theirs = expected["keys"].as_array().unwrap();
+    let ours = ours.as_array().unwrap();
+    let names = |rows: &[Value]| -> Vec<String> {
+        rows.iter().map(|r| r[0].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(names(ours), names(theirs), "{name}: keys and their order");
+    for (a, b) in ours.iter().zip(theirs) {
+        assert_eq!(a[1], b[1], "{name}: type of {}", a[0]);
+        assert_eq!(a[2], b[2], "{name}: element type of {}", a[0]);
+        if let (Some(x), Some(y)) = (a[3].as_array(), b[3].as_array()) {
+            assert_eq!(x.len(), y.len(), "{name}: length of {}", a[0]);
+            for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                assert_eq!(p, q, "{name}: {}[{i}]", a[0]);
+            }
+        } else {
+            assert_eq!(a[3], b[3], "{name}: value of {}", a[0]);
+        }
+    }
+}
+
+/// The converter's hash for a fixture, and ours.
+fn hashes(name: &str) -> (String, String) {
+    let dir = testdata(name);
+    let expected = read_json(&testdata(&format!("{name}.expected.json")));
+    let config = read_json(&dir.join("config.json"));
+    let d = super::files::Dir::new(&dir, &config);
+    let json = d.json("tokenizer.json").unwrap().unwrap();
+    let hf = super::hf::load(&d, json).unwrap();
+    let ours = pre_hash::check_hash(&hf.tokenizer).unwrap();
+    (expected["chkhsh"].as_str().unwrap().to_owned(), ours)
+}
+
+#[test]
+fn llama_bpe_keys_equal_the_converters() {
+    check_fixture("llama-bpe", "llama", Some("llama-bpe"));
+}
+
+#[test]
+fn qwen2_bpe_keys_equal_the_converters() {
+    check_fixture("qwen2-bpe", "qwen2", Some("qwen2"));
+}
+
+#[test]
+fn llama_spm_keys_equal_the_converters() {
+    check_fixture("llama-spm", "llama", None);
+}
+
+#[test]
+fn gemma3_spm_keys_equal_the_converters() {
+    check_fixture("gemma3-spm", "gemma3", None);
+}
+
+#[test]
+fn llama_hf_tokenizer_json_keys_equal_the_converters() {
+    check_fixture("llama-hf", "llama", None);
+}
+
+#[test]
+fn check_text_hash_equals_the_converters() {
+    // llama-bpe: a BOS template post-processor (tokenizer_class
+    // PreTrainedTokenizerFast, so transformers keeps it); qwen2-bpe: NFC and
+    // a byte-level post-processor that adds nothing.
+    for name in ["llama-bpe", "qwen2-bpe"] {
+        let (theirs, ours) = hashes(name);
+        assert_eq!(ours, theirs, "{name}");
+    }
+}
+
+#[test]
+fn unknown_hash_is_refused_naming_the_flag() {
+    let dir = testdata("qwen2-bpe");
+    let config = read_json(&dir.join("config.json"));
+    let err = vocab_metadata(&dir, "qwen2", &config, None).unwrap_err();
+    let (theirs, _) = hashes("qwen2-bpe");
+    match &err {
+        Error::Vocab(VocabError::UnknownPreTokenizer { file, hash }) => {
+            assert!(file.ends_with("tokenizer.json"));
+            assert_eq!(hash, &theirs);
+        }
+        other => panic!("unexpected: {other}"),
+    }
+    assert!(err.to_string().contains("--pre-tokenizer NAME"), "{err}");
+}
+
+#[test]
+fn pre_tokenizer_name_must_be_one_llama_cpp_knows() {
+    let dir = testdata("qwen2-bpe");
+    let config = read_json(&dir.join("config.json"));
+    let err = vocab_metadata(&dir, "qwen2", &config, Some("qwen-2")).unwrap_err();
+    assert!(
+        matches!(&err, Error::Vocab(VocabError::UnknownPreTokenizerName { name }) if name == "qwen-2"),
+        "{err}"
+    );
+    for name in ["qwen2", "llama-bpe", "gpt-2", "default", "olmo", "jina-v2-en"] {
+        pre_hash::check_name(name).unwrap();
+    }
+}
+
+#[test]
+fn hash_table_lookup_takes_the_converters_later_name() {
+    // The converter's chain of `if`s lets a later duplicate win.
+    let mpt_olmo = "b6dc8df998e1cfbdc4eac8243701a65afe638679230920b50d6f17d81c098166";
+    assert_eq!(pre_hash::name_for(mpt_olmo), Some("olmo"));
+    // Llama 3's tokenizer.
+    let llama3 = "0ef9807a4087ebef797fc749390439009c3b9eda9ad1a097abbe738f486c01e5";
+    assert_eq!(pre_hash::name_for(llama3), Some("llama-bpe"));
+    assert_eq!(pre_hash::name_for("00"), None);
+}
+
+#[test]
+fn hash_is_of_the_python_list_text() {
+    // Python: sha256(str([1, 2, 3]).encode()).hexdigest(), and of [].
+    assert_eq!(
+        pre_hash::hash_ids(&[1, 2, 3]),
+        "a36b1f2c3f84522dd1005145646617d7054c0851e97c72a039c0bdfac9fa07f3"
+    );
+    assert_eq!(
+        pre_hash::hash_ids(&[]),
+        "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945"
+    );
+    assert_eq!(pre_hash::CHECK_TEXT.chars().count(), 350);
+}
+
+#[test]
+fn unsupported_architecture_and_missing_tokenizer_are_errors() {
+    let dir = testdata("llama-spm");
+    let config = read_json(&dir.join("config.json"));
+    let err = vocab_metadata(&dir, "bert", &config, None).unwrap_err();
+    assert!(matches!(err, Error::Vocab(VocabError::UnsupportedArch { .. })), "{err}");
+    let empty = tempfile::tempdir().unwrap();
+    let err = vocab_metadata(empty.path(), "qwen2", &json!({}), None).unwrap_err();
+    assert!(matches!(err, Error::Vocab(VocabError::NoTokenizer { .. })), "{err}");
+}
