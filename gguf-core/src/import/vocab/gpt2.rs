@@ -52,7 +52,12 @@ fn vocab_base(dir: &Dir, hf: &HfTokenizer) -> Result<(Vec<String>, Vec<i32>)> {
         Some(v) => v
             .as_u64()
             .and_then(|n| usize::try_from(n).ok())
-            .ok_or_else(|| bad(&dir.path("config.json"), format!("vocab_size {v} is not a count")))?,
+            .ok_or_else(|| {
+                bad(
+                    &dir.path("config.json"),
+                    format!("vocab_size {v} is not a count"),
+                )
+            })?,
         None => vocab.len(),
     };
     files::check_vocab_size(dir, vocab_size)?;
@@ -116,13 +121,15 @@ fn round_trip(
     token: &str,
     cleanup: bool,
 ) -> std::result::Result<String, String> {
-    let encoding = tokenizer
-        .encode(token, false)
-        .map_err(|e| e.to_string())?;
+    let encoding = tokenizer.encode(token, false).map_err(|e| e.to_string())?;
     let text = tokenizer
         .decode(encoding.get_ids(), false)
         .map_err(|e| e.to_string())?;
-    Ok(if cleanup { clean_up_spaces(&text) } else { text })
+    Ok(if cleanup {
+        clean_up_spaces(&text)
+    } else {
+        text
+    })
 }
 
 /// `transformers`' `clean_up_tokenization`.

@@ -105,8 +105,12 @@ fn template_post_processor(
     class: Class,
 ) -> std::result::Result<Value, String> {
     let get = |key: &str| config.and_then(|c| c.get(key));
-    let add_bos = get("add_bos_token").and_then(Value::as_bool).unwrap_or(true);
-    let add_eos = get("add_eos_token").and_then(Value::as_bool).unwrap_or(false);
+    let add_bos = get("add_bos_token")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    let add_eos = get("add_eos_token")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     let (bos_default, eos_default) = match class {
         Class::Gemma => ("<bos>", "<eos>"),
         _ => ("<s>", "</s>"),
@@ -116,7 +120,8 @@ fn template_post_processor(
     let mut single = Vec::new();
     let mut pair = Vec::new();
     let mut specials = serde_json::Map::new();
-    let special = |token: &str, type_id: u32| json!({"SpecialToken": {"id": token, "type_id": type_id}});
+    let special =
+        |token: &str, type_id: u32| json!({"SpecialToken": {"id": token, "type_id": type_id}});
     let sequence = |id: &str, type_id: u32| json!({"Sequence": {"id": id, "type_id": type_id}});
     for (seq, type_id) in [("A", 0u32), ("B", 1)] {
         let out = if seq == "A" { &mut single } else { &mut pair };

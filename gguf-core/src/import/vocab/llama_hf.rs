@@ -22,7 +22,8 @@ pub(super) fn applies(dir: &Dir) -> Result<Option<Value>> {
     let model = json.get("model");
     let field = |k: &str| model.and_then(|m| m.get(k)).and_then(Value::as_bool);
     let is_bpe = model.and_then(|m| m.get("type")).and_then(Value::as_str) == Some("BPE");
-    let is_llama3 = is_bpe && field("ignore_merges") == Some(true) && !field("byte_fallback").unwrap_or(true);
+    let is_llama3 =
+        is_bpe && field("ignore_merges") == Some(true) && !field("byte_fallback").unwrap_or(true);
     let decoder = json
         .get("decoder")
         .and_then(|d| d.get("type"))
@@ -87,7 +88,10 @@ pub(super) fn set_vocab(dir: &Dir, json: &Value, keys: &mut Keys) -> Result<()> 
 /// `<0xXX>`.
 fn is_byte_token(text: &str) -> bool {
     let b = text.as_bytes();
-    b.len() == 6 && b.starts_with(b"<0x") && b[5] == b'>' && b[3..5].iter().all(u8::is_ascii_hexdigit)
+    b.len() == 6
+        && b.starts_with(b"<0x")
+        && b[5] == b'>'
+        && b[3..5].iter().all(u8::is_ascii_hexdigit)
 }
 
 /// `transformers`' `all_special_tokens`: the named special tokens of
@@ -123,7 +127,11 @@ fn special_tokens(config: Option<&Value>, dir: &Dir) -> Vec<String> {
         }
     }
     if let Some(Value::Array(extra)) = get("additional_special_tokens") {
-        out.extend(extra.iter().filter_map(|v| token_content(Some(v)).map(str::to_owned)));
+        out.extend(
+            extra
+                .iter()
+                .filter_map(|v| token_content(Some(v)).map(str::to_owned)),
+        );
     }
     out
 }

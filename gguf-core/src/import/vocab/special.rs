@@ -110,10 +110,14 @@ impl SpecialVocab {
         }
         let mut tc: Option<Map<String, Value>> =
             dir.tokenizer_config()?.and_then(|v| v.as_object().cloned());
-        let tc_truthy = |tc: &Option<Map<String, Value>>| tc.as_ref().is_some_and(|m| !m.is_empty());
+        let tc_truthy =
+            |tc: &Option<Map<String, Value>>| tc.as_ref().is_some_and(|m| !m.is_empty());
         if let Some(tokenizer) = tokenizer.filter(|t| truthy(t)) {
             let get = |tc: &Option<Map<String, Value>>, k: &str| {
-                tc.as_ref().and_then(|m| m.get(k)).cloned().unwrap_or(Value::Null)
+                tc.as_ref()
+                    .and_then(|m| m.get(k))
+                    .cloned()
+                    .unwrap_or(Value::Null)
             };
             let mut bos = get(&tc, "bos_token");
             let mut cls = get(&tc, "cls_token");
@@ -213,7 +217,11 @@ impl SpecialVocab {
                                         && *piece_id(&pair[pair.len() - 1], "SpecialToken") == last,
                                 );
                                 let end = pair.len().saturating_sub(stop_trim);
-                                let inner = if start < end { &pair[start..end] } else { &[][..] };
+                                let inner = if start < end {
+                                    &pair[start..end]
+                                } else {
+                                    &[][..]
+                                };
                                 if !inner.is_empty() {
                                     let a = piece_id(&inner[0], "Sequence");
                                     let b = piece_id(&inner[inner.len() - 1], "Sequence");
@@ -259,8 +267,8 @@ impl SpecialVocab {
             Some(v) => v.clone(),
             None => alt.unwrap_or(Value::Null),
         };
-        self.chat_template = chat_template(&template)
-            .map_err(|r| bad(&tc_path, format!("chat_template: {r}")))?;
+        self.chat_template =
+            chat_template(&template).map_err(|r| bad(&tc_path, format!("chat_template: {r}")))?;
         for typ in self.types.clone() {
             if let Some(Value::Bool(add)) = tc.get(&format!("add_{typ}_token")) {
                 self.add_default(&typ, *add);
@@ -415,7 +423,10 @@ impl SpecialVocab {
                     if name == "default" {
                         default = Some(template);
                     } else {
-                        keys.set(&format!("tokenizer.chat_template.{name}"), template.as_str());
+                        keys.set(
+                            &format!("tokenizer.chat_template.{name}"),
+                            template.as_str(),
+                        );
                         if !names.contains(&name) {
                             names.push(name);
                         }
@@ -470,7 +481,10 @@ fn merges(tokenizer: &Value) -> std::result::Result<Vec<String>, String> {
             })
             .collect();
     }
-    let is_pair = |v: &Value| v.as_array().is_some_and(|p| p.len() == 2 && p[0].is_string());
+    let is_pair = |v: &Value| {
+        v.as_array()
+            .is_some_and(|p| p.len() == 2 && p[0].is_string())
+    };
     if !is_pair(first) {
         return Err("model.merges: unknown merges format".into());
     }
@@ -512,7 +526,8 @@ fn chat_template_files(dir: &Dir) -> Result<Option<Value>> {
         extra.sort();
         let mut list = vec![serde_json::json!({"name": "default", "template": main})];
         for path in extra {
-            let text = std::fs::read_to_string(&path).map_err(|e| crate::error::Error::io(&path, e))?;
+            let text =
+                std::fs::read_to_string(&path).map_err(|e| crate::error::Error::io(&path, e))?;
             let stem = path
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())

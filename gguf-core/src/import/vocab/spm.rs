@@ -103,18 +103,32 @@ pub(super) fn vocab(dir: &Dir) -> Result<(Vec<String>, Vec<f32>, Vec<i32>)> {
     }
     if let Some(config) = dir.tokenizer_config()? {
         let config_path = dir.path("tokenizer_config.json");
-        if let Some(decoder) = config.get("added_tokens_decoder").and_then(|d| d.as_object()) {
+        if let Some(decoder) = config
+            .get("added_tokens_decoder")
+            .and_then(|d| d.as_object())
+        {
             for (key, data) in decoder {
                 let id: usize = key.trim().parse().map_err(|_| {
-                    bad(&config_path, format!("added_tokens_decoder: {key:?} is not a token id"))
+                    bad(
+                        &config_path,
+                        format!("added_tokens_decoder: {key:?} is not a token id"),
+                    )
                 })?;
-                let content = data.get("content").and_then(|c| c.as_str()).ok_or_else(|| {
-                    bad(&config_path, format!("added_tokens_decoder[{key:?}] has no content"))
-                })?;
+                let content = data
+                    .get("content")
+                    .and_then(|c| c.as_str())
+                    .ok_or_else(|| {
+                        bad(
+                            &config_path,
+                            format!("added_tokens_decoder[{key:?}] has no content"),
+                        )
+                    })?;
                 if id >= vocab_size {
                     continue;
                 }
-                let special = data.get("special").is_some_and(|s| s.as_bool() == Some(true));
+                let special = data
+                    .get("special")
+                    .is_some_and(|s| s.as_bool() == Some(true));
                 if special || looks_special(content) {
                     tokens[id] = content.to_owned();
                     types[id] = CONTROL;

@@ -74,7 +74,9 @@ fn check_fixture(name: &str, arch: &str, pre: Option<&str>) {
     let theirs = expected["keys"].as_array().unwrap();
     let ours = ours.as_array().unwrap();
     let names = |rows: &[Value]| -> Vec<String> {
-        rows.iter().map(|r| r[0].as_str().unwrap().to_owned()).collect()
+        rows.iter()
+            .map(|r| r[0].as_str().unwrap().to_owned())
+            .collect()
     };
     assert_eq!(names(ours), names(theirs), "{name}: keys and their order");
     for (a, b) in ours.iter().zip(theirs) {
@@ -164,7 +166,14 @@ fn pre_tokenizer_name_must_be_one_llama_cpp_knows() {
         matches!(&err, Error::Vocab(VocabError::UnknownPreTokenizerName { name }) if name == "qwen-2"),
         "{err}"
     );
-    for name in ["qwen2", "llama-bpe", "gpt-2", "default", "olmo", "jina-v2-en"] {
+    for name in [
+        "qwen2",
+        "llama-bpe",
+        "gpt-2",
+        "default",
+        "olmo",
+        "jina-v2-en",
+    ] {
         pre_hash::check_name(name).unwrap();
     }
 }
@@ -199,8 +208,116 @@ fn unsupported_architecture_and_missing_tokenizer_are_errors() {
     let dir = testdata("llama-spm");
     let config = read_json(&dir.join("config.json"));
     let err = vocab_metadata(&dir, "bert", &config, None).unwrap_err();
-    assert!(matches!(err, Error::Vocab(VocabError::UnsupportedArch { .. })), "{err}");
+    assert!(
+        matches!(err, Error::Vocab(VocabError::UnsupportedArch { .. })),
+        "{err}"
+    );
     let empty = tempfile::tempdir().unwrap();
     let err = vocab_metadata(empty.path(), "qwen2", &json!({}), None).unwrap_err();
-    assert!(matches!(err, Error::Vocab(VocabError::NoTokenizer { .. })), "{err}");
+    assert!(
+        matches!(err, Error::Vocab(VocabError::NoTokenizer { .. })),
+        "{err}"
+    );
+}
+
+/// The pre-tokenizers of three real tokenizers, rebuilt from llama.cpp's
+/// `ggml-vocab-*.gguf` test vocabularies (tokens, types and merges are in
+/// them; the pre-tokenizer settings are those of the original
+/// `tokenizer.json`s): the hash we compute is the one the converter lists
+/// for them. Opt-in, as the vocabularies are llama.cpp's files.
+#[test]
+fn real_tokenizers_hash_to_their_converter_names() {
+    let Ok(models) = std::env::var("GGUF_LLAMA_VOCABS") else {
+        eprintln!(
+            "skipped: set GGUF_LLAMA_VOCABS to llama.cpp's models/ directory (ggml-vocab-*.gguf)"
+        );
+        return;
+    };
+    const LLAMA3: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+    const QWEN2: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+    // (vocabulary, split regex, NFC, BOS template, tokenizer class)
+    let cases = [
+        ("gpt-2", None, false, None, "GPT2Tokenizer"),
+        (
+            "llama-bpe",
+            Some(LLAMA3),
+            false,
+            Some("<|begin_of_text|>"),
+            "PreTrainedTokenizerFast",
+        ),
+        ("qwen2", Some(QWEN2), true, None, "Qwen2Tokenizer"),
+    ];
+    for (name, regex, nfc, bos, class) in cases {
+        let path = Path::new(&models).join(format!("ggml-vocab-{name}.gguf"));
+        let file = crate::read::GgufFile::open(path.as_path()).unwrap();
+        let tok =
+            <crate::metadata::tokenizer::Tokenizer as crate::metadata::FromMetadata>::from_gguf(
+                &file,
+            )
+            .unwrap();
+        let types = tok.token_type.unwrap();
+        let mut vocab = serde_json::Map::new();
+        let mut added = Vec::new();
+        for (i, (t, ty)) in tok.tokens.iter().zip(&types).enumerate() {
+            match ty {
+                1 | 6 => {
+                    vocab.insert(t.clone(), json!(i));
+                }
+                3 | 4 => added.push(
+                    json!({"id": i, "content": t, "single_word": false, "lstrip": false,
+                    "rstrip": false, "normalized": false, "special": *ty == 3}),
+                ),
+                _ => {}
+            }
+        }
+        let merges: Vec<Value> = tok
+            .merges
+            .unwrap()
+            .iter()
+            .map(|m| {
+                let (a, b) = m.split_once(' ').unwrap();
+                json!([a, b])
+            })
+            .collect();
+        let byte_level = |use_regex: bool| json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": use_regex});
+        let pre = match regex {
+            None => byte_level(true),
+            Some(r) => json!({"type": "Sequence", "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": r}, "behavior": "Isolated", "invert": false},
+                byte_level(false)]}),
+        };
+        let post_bl = json!({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true});
+        let post = match bos {
+            None => post_bl,
+            Some(bos) => {
+                let id = tok.tokens.iter().position(|t| t == bos).unwrap();
+                let special = json!({"SpecialToken": {"id": bos, "type_id": 0}});
+                json!({"type": "Sequence", "processors": [post_bl, {"type": "TemplateProcessing",
+                    "single": [special, {"Sequence": {"id": "A", "type_id": 0}}],
+                    "pair": [special, {"Sequence": {"id": "A", "type_id": 0}}, special, {"Sequence": {"id": "B", "type_id": 1}}],
+                    "special_tokens": {bos: {"id": bos, "ids": [id], "tokens": [bos]}}}]})
+            }
+        };
+        let tokenizer = json!({
+            "version": "1.0", "truncation": null, "padding": null, "added_tokens": added,
+            "normalizer": if nfc { json!({"type": "NFC"}) } else { Value::Null },
+            "pre_tokenizer": pre, "post_processor": post,
+            "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
+            "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
+                "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false,
+                "ignore_merges": name == "llama-bpe", "vocab": vocab, "merges": merges},
+        });
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("tokenizer.json"), tokenizer.to_string()).unwrap();
+        std::fs::write(
+            dir.path().join("tokenizer_config.json"),
+            json!({ "tokenizer_class": class }).to_string(),
+        )
+        .unwrap();
+        let config = json!({"model_type": "gpt2"});
+        let d = super::files::Dir::new(dir.path(), &config);
+        let hf = super::hf::load(&d, tokenizer).unwrap();
+        let hash = pre_hash::check_hash(&hf.tokenizer).unwrap();
+        assert_eq!(pre_hash::name_for(&hash), Some(name), "{name}: hash {hash}");
+    }
 }
