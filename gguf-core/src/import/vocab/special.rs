@@ -81,15 +81,15 @@ impl SpecialVocab {
                 parsed.as_ref()
             }
         };
-        sv.from_tokenizer_json(dir, tokenizer_json, load_merges)?;
-        sv.from_config_json(dir)?;
+        sv.read_tokenizer_json(dir, tokenizer_json, load_merges)?;
+        sv.read_config_json(dir)?;
         if load_merges && sv.merges.is_empty() {
             sv.merges_txt(dir)?;
         }
         Ok(sv)
     }
 
-    fn from_tokenizer_json(
+    fn read_tokenizer_json(
         &mut self,
         dir: &Dir,
         tokenizer: Option<&Value>,
@@ -293,7 +293,7 @@ impl SpecialVocab {
         Ok(())
     }
 
-    fn from_config_json(&mut self, dir: &Dir) -> Result<()> {
+    fn read_config_json(&mut self, dir: &Dir) -> Result<()> {
         let config = dir.config();
         if !config.is_object() {
             return Ok(());
