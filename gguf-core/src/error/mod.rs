@@ -23,6 +23,8 @@ mod build;
 mod codec;
 mod edit;
 mod format;
+#[cfg(feature = "import")]
+mod import;
 mod lookup;
 mod quantize;
 #[cfg(feature = "remote")]
@@ -37,6 +39,8 @@ pub use build::BuildError;
 pub use codec::CodecError;
 pub use edit::EditError;
 pub use format::FormatError;
+#[cfg(feature = "import")]
+pub use import::ImportError;
 pub use lookup::LookupError;
 pub use quantize::QuantizeError;
 #[cfg(feature = "remote")]
@@ -112,6 +116,11 @@ pub enum Error {
     /// id is not in it.
     #[error(transparent)]
     Tokenizer(#[from] TokenizerError),
+    /// A Hugging Face checkpoint that cannot be imported: its config, its
+    /// safetensors files or one of their tensors.
+    #[cfg(feature = "import")]
+    #[error(transparent)]
+    Import(#[from] ImportError),
     /// A Hugging Face checkpoint's tokenizer files cannot become the
     /// `tokenizer.*` metadata llama.cpp's converter writes.
     #[cfg(feature = "import")]

@@ -36,9 +36,4 @@ impl Keys {
             .map(|(k, v)| (k, MetaValue::Owned(v)))
             .collect()
     }
-
-    #[cfg(test)]
-    pub(super) fn get(&self, key: &str) -> Option<&OwnedValue> {
-        self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
-    }
 }

@@ -321,3 +321,72 @@ fn real_tokenizers_hash_to_their_converter_names() {
         assert_eq!(pre_hash::name_for(&hash), Some(name), "{name}: hash {hash}");
     }
 }
+
+/// conv's fixtures (`tests/data/import/`): each checkpoint's `tokenizer.*`
+/// keys, ours against the vendored converter's output file (keys, order,
+/// types, values), and for the BPE ones our check-text hash against the
+/// one the converter computed (tests/data/import/README.md).
+#[test]
+fn keys_equal_the_converter_files_tokenizer_keys() {
+    use crate::read::{Gguf, GgufFile};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/import");
+    let cases = [
+        ("llama-bpe", "llama", Some("llama-bpe")),
+        ("llama-spm", "llama", None),
+        ("mistral-swa", "llama", None),
+        ("qwen2-bias", "qwen2", Some("qwen2")),
+        ("gemma3", "gemma3", None),
+    ];
+    for (name, arch, pre) in cases {
+        let dir = root.join(name);
+        let config = read_json(&dir.join("config.json"));
+        let ours = vocab_metadata(&dir, arch, &config, pre).unwrap();
+        let file = GgufFile::open(root.join(format!("{name}.f16.gguf")).as_path()).unwrap();
+        let theirs: Vec<(String, OwnedValue)> = file
+            .metadata()
+            .filter(|(k, _)| k.starts_with("tokenizer."))
+            .map(|(k, v)| (k.to_owned(), OwnedValue::from_value(&v)))
+            .collect();
+        let our_names: Vec<&str> = ours.iter().map(|(k, _)| k.as_str()).collect();
+        let their_names: Vec<&str> = theirs.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(our_names, their_names, "{name}: keys and their order");
+        for ((key, a), (_, b)) in ours.iter().zip(&theirs) {
+            let a = a.to_owned_value();
+            assert_eq!(a.value_type(), b.value_type(), "{name}: type of {key}");
+            match (&a, b) {
+                (OwnedValue::Array(x), OwnedValue::Array(y)) => {
+                    assert_eq!(
+                        x.element_type(),
+                        y.element_type(),
+                        "{name}: element type of {key}"
+                    );
+                    assert_eq!(x.len(), y.len(), "{name}: length of {key}");
+                    assert!(x == y, "{name}: values of {key} differ");
+                }
+                _ => assert_eq!(a, *b, "{name}: value of {key}"),
+            }
+        }
+    }
+    let converter_hashes = [
+        (
+            "llama-bpe",
+            "fb8c91a09497c6001a93e314cd56fd6638ae01f3689998fd1fba4b7d8baf85b4",
+        ),
+        (
+            "qwen2-bias",
+            "e7653b233e5be7704491d2b548b570338dcf2c2a444a29bfa00be1713238e522",
+        ),
+    ];
+    for (name, theirs) in converter_hashes {
+        let dir = root.join(name);
+        let config = read_json(&dir.join("config.json"));
+        let d = super::files::Dir::new(&dir, &config);
+        let json = d.json("tokenizer.json").unwrap().unwrap();
+        let hf = super::hf::load(&d, json).unwrap();
+        assert_eq!(
+            pre_hash::check_hash(&hf.tokenizer).unwrap(),
+            theirs,
+            "{name}"
+        );
+    }
+}
