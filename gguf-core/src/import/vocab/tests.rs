@@ -390,3 +390,223 @@ fn keys_equal_the_converter_files_tokenizer_keys() {
         );
     }
 }
+
+/// Writes a hand-made checkpoint directory (file name, JSON) and returns
+/// our keys for it in `converter_keys.py`'s form.
+fn hand_made(files: &[(&str, Value)], arch: &str, pre: Option<&str>) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, value) in files {
+        std::fs::write(dir.path().join(name), value.to_string()).unwrap();
+    }
+    let config = files
+        .iter()
+        .find(|(n, _)| *n == "config.json")
+        .unwrap()
+        .1
+        .clone();
+    as_converter_json(&vocab_metadata(dir.path(), arch, &config, pre).unwrap())
+}
+
+fn added(id: u32, content: &str) -> Value {
+    json!({"id": id, "content": content, "single_word": false, "lstrip": false, "rstrip": false,
+        "normalized": false, "special": true})
+}
+
+fn bpe_model(vocab: Value, merges: Value) -> Value {
+    json!({"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
+        "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
+        "vocab": vocab, "merges": merges})
+}
+
+/// A template that adds `</s>` while tokenizer_config.json's EOS is
+/// another token: the converter makes `</s>` the EOS and the configured
+/// one the EOT. Expected keys: the vendored converter's, for these files.
+#[test]
+fn template_eos_other_than_the_configured_one_becomes_eot() {
+    let st = |t: &str, i: u32| json!({"SpecialToken": {"id": t, "type_id": i}});
+    let sq = |t: &str, i: u32| json!({"Sequence": {"id": t, "type_id": i}});
+    let tokenizer = json!({
+        "version": "1.0", "truncation": null, "padding": null,
+        "added_tokens": [added(3, "<s>"), added(4, "</s>"), added(5, "<|eot|>")],
+        "normalizer": null, "pre_tokenizer": null, "decoder": null,
+        "post_processor": {"type": "TemplateProcessing",
+            "single": [st("<s>", 0), sq("A", 0), st("</s>", 0)],
+            "pair": [st("<s>", 0), sq("A", 0), st("</s>", 0), sq("B", 1), st("</s>", 1)],
+            "special_tokens": {"<s>": {"id": "<s>", "ids": [3], "tokens": ["<s>"]},
+                "</s>": {"id": "</s>", "ids": [4], "tokens": ["</s>"]}}},
+        "model": bpe_model(json!({"a": 0, "b": 1, "ab": 2, "<s>": 3, "</s>": 4, "<|eot|>": 5}), json!(["a b"])),
+    });
+    let ours = hand_made(
+        &[
+            ("tokenizer.json", tokenizer),
+            (
+                "tokenizer_config.json",
+                json!({"bos_token": "<s>", "eos_token": "<|eot|>",
+                "add_eos_token": true, "tokenizer_class": "PreTrainedTokenizerFast"}),
+            ),
+            (
+                "config.json",
+                json!({"vocab_size": 6, "model_type": "llama"}),
+            ),
+        ],
+        "llama",
+        Some("gpt-2"),
+    );
+    let expected = json!([
+        ["tokenizer.ggml.model", "STRING", null, "gpt2"],
+        ["tokenizer.ggml.pre", "STRING", null, "gpt-2"],
+        [
+            "tokenizer.ggml.tokens",
+            "ARRAY",
+            "STRING",
+            ["a", "b", "ab", "<s>", "</s>", "<|eot|>"]
+        ],
+        [
+            "tokenizer.ggml.token_type",
+            "ARRAY",
+            "INT32",
+            [1, 1, 1, 3, 3, 3]
+        ],
+        ["tokenizer.ggml.merges", "ARRAY", "STRING", ["a b"]],
+        ["tokenizer.ggml.bos_token_id", "UINT32", null, 3],
+        ["tokenizer.ggml.eos_token_id", "UINT32", null, 4],
+        ["tokenizer.ggml.eot_token_id", "UINT32", null, 5],
+        ["tokenizer.ggml.add_bos_token", "BOOL", null, true],
+        ["tokenizer.ggml.add_eos_token", "BOOL", null, true],
+        ["tokenizer.ggml.add_sep_token", "BOOL", null, false],
+    ]);
+    assert_eq!(ours, expected);
+}
+
+/// RoBERTa's post-processor (BOS, EOS and SEP added, CLS and SEP taken
+/// from it), merges as pairs with a space (written as U+0120), a
+/// lower-casing BERT normalizer. Expected keys: the vendored converter's.
+#[test]
+fn roberta_processor_merge_pairs_and_normalizer() {
+    let tokenizer = json!({
+        "version": "1.0", "truncation": null, "padding": null,
+        "added_tokens": [added(3, "<s>"), added(4, "</s>"), added(5, "<pad>")],
+        "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
+            "strip_accents": null, "lowercase": true},
+        "pre_tokenizer": null, "decoder": null,
+        "post_processor": {"type": "RobertaProcessing", "sep": ["</s>", 4], "cls": ["<s>", 3],
+            "trim_offsets": true, "add_prefix_space": false},
+        "model": bpe_model(json!({"a": 0, " b": 1, "a b": 2, "<s>": 3, "</s>": 4, "<pad>": 5}), json!([["a", " b"]])),
+    });
+    let ours = hand_made(
+        &[
+            ("tokenizer.json", tokenizer),
+            (
+                "tokenizer_config.json",
+                json!({"pad_token": "<pad>", "tokenizer_class": "PreTrainedTokenizerFast"}),
+            ),
+            (
+                "config.json",
+                json!({"vocab_size": 6, "model_type": "qwen2"}),
+            ),
+        ],
+        "qwen2",
+        Some("gpt-2"),
+    );
+    let expected = json!([
+        ["tokenizer.ggml.model", "STRING", null, "gpt2"],
+        ["tokenizer.ggml.pre", "STRING", null, "gpt-2"],
+        [
+            "tokenizer.ggml.tokens",
+            "ARRAY",
+            "STRING",
+            ["a", " b", "a b", "<s>", "</s>", "<pad>"]
+        ],
+        [
+            "tokenizer.ggml.token_type",
+            "ARRAY",
+            "INT32",
+            [1, 1, 1, 3, 3, 3]
+        ],
+        ["tokenizer.ggml.merges", "ARRAY", "STRING", ["a \u{120}b"]],
+        ["tokenizer.ggml.seperator_token_id", "UINT32", null, 4],
+        ["tokenizer.ggml.padding_token_id", "UINT32", null, 5],
+        ["tokenizer.ggml.add_bos_token", "BOOL", null, true],
+        ["tokenizer.ggml.add_eos_token", "BOOL", null, true],
+        ["tokenizer.ggml.add_sep_token", "BOOL", null, true],
+        ["tokenizer.ggml.normalizer.lowercase", "BOOL", null, true],
+    ]);
+    assert_eq!(ours, expected);
+}
+
+/// Broken input: an error naming the file and what is wrong in it, never a
+/// panic.
+#[test]
+fn broken_files_are_errors_naming_file_and_place() {
+    let run = |files: &[(&str, &[u8])], arch: &str, config: Value| {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, bytes) in files {
+            std::fs::write(dir.path().join(name), bytes).unwrap();
+        }
+        vocab_metadata(dir.path(), arch, &config, Some("gpt-2"))
+            .unwrap_err()
+            .to_string()
+    };
+    let msg = run(&[("tokenizer.json", b"{ not json")], "qwen2", json!({}));
+    assert!(msg.contains("tokenizer.json: invalid JSON"), "{msg}");
+    let msg = run(
+        &[("tokenizer.model", b"\xff\xff\xff\xff")],
+        "llama",
+        json!({}),
+    );
+    assert!(
+        msg.contains("tokenizer.model: not a SentencePiece model"),
+        "{msg}"
+    );
+    let msg = run(&[("tokenizer.model", b"")], "gemma3", json!({}));
+    assert!(
+        msg.contains("tokenizer.model: the model has no pieces"),
+        "{msg}"
+    );
+    let tokenizer =
+        json!({"version": "1.0", "added_tokens": [], "normalizer": null, "pre_tokenizer": null,
+        "post_processor": null, "decoder": null, "truncation": null, "padding": null,
+        "model": bpe_model(json!({"a": 0, "b": 1, "ab": 2}), json!(["a b", 7]))})
+        .to_string();
+    let msg = run(
+        &[("tokenizer.json", tokenizer.as_bytes())],
+        "qwen2",
+        json!({"vocab_size": 3}),
+    );
+    assert!(
+        msg.contains("tokenizer.json: the tokenizers crate cannot load it"),
+        "{msg}"
+    );
+    let tokenizer =
+        json!({"version": "1.0", "added_tokens": [], "normalizer": null, "pre_tokenizer": null,
+        "post_processor": null, "decoder": null, "truncation": null, "padding": null,
+        "model": bpe_model(json!({"a": 0, "b": 1, "ab": 2}), json!(["a b"]))})
+        .to_string();
+    let msg = run(
+        &[("tokenizer.json", tokenizer.as_bytes())],
+        "qwen2",
+        json!({"vocab_size": 2}),
+    );
+    assert!(
+        msg.contains("token id 2 is not below config.json's vocab_size 2"),
+        "{msg}"
+    );
+    let msg = run(
+        &[("tokenizer.json", tokenizer.as_bytes())],
+        "qwen2",
+        json!({"vocab_size": 1u64 << 40}),
+    );
+    assert!(
+        msg.contains("config.json: vocab_size 1099511627776 is more than"),
+        "{msg}"
+    );
+    let msg = run(
+        &[("tokenizer.json", tokenizer.as_bytes())],
+        "qwen2",
+        json!({"vocab_size": 3, "bos_token_id": -1}),
+    );
+    assert!(
+        msg.contains("config.json: bos_token_id: invalid id -1"),
+        "{msg}"
+    );
+}
