@@ -16,7 +16,8 @@ use super::files::{bad, Dir};
 use crate::error::Result;
 
 /// The parsed `tokenizer.json`, the tokenizer `transformers` would run,
-/// and the `tokenizer_config.json` beside it.
+/// and the `tokenizer_config.json` beside it (with `special_tokens_map.json`
+/// as `transformers` applies it).
 pub(super) struct HfTokenizer {
     pub(super) json: Value,
     pub(super) tokenizer: Tokenizer,
@@ -37,7 +38,7 @@ enum Class {
 
 pub(super) fn load(dir: &Dir, json: Value) -> Result<HfTokenizer> {
     let path = dir.path("tokenizer.json");
-    let config = dir.tokenizer_config()?;
+    let config = with_special_tokens_map(dir, dir.tokenizer_config()?)?;
     let mut adjusted = json.clone();
     let class = class(config.as_ref(), dir.config());
     if class != Class::Plain {
@@ -67,6 +68,29 @@ pub(super) fn load(dir: &Dir, json: Value) -> Result<HfTokenizer> {
         tokenizer,
         config,
     })
+}
+
+/// `tokenizer_config.json` as `transformers` reads it: when it has no
+/// `added_tokens_decoder` (an older file), `special_tokens_map.json`'s
+/// entries replace its own.
+fn with_special_tokens_map(dir: &Dir, config: Option<Value>) -> Result<Option<Value>> {
+    let legacy = config
+        .as_ref()
+        .is_none_or(|c| c.get("added_tokens_decoder").is_none());
+    if !legacy {
+        return Ok(config);
+    }
+    let Some(Value::Object(map)) = dir.json("special_tokens_map.json")? else {
+        return Ok(config);
+    };
+    let mut merged = match config {
+        Some(Value::Object(c)) => c,
+        _ => serde_json::Map::new(),
+    };
+    for (k, v) in map {
+        merged.insert(k, v);
+    }
+    Ok(Some(Value::Object(merged)))
 }
 
 /// `AutoTokenizer`'s choice: `tokenizer_config.json`'s `tokenizer_class`,

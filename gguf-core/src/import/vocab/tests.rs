@@ -610,3 +610,36 @@ fn broken_files_are_errors_naming_file_and_place() {
         "{msg}"
     );
 }
+
+/// `transformers` (what the converter hashes through) lets an older
+/// checkpoint's `special_tokens_map.json` name the BOS its Llama class
+/// adds; checked with transformers 4.57.6: `encode("ab")` is `[5, 2]`.
+#[test]
+fn llama_class_bos_comes_from_special_tokens_map_in_older_checkpoints() {
+    let tokenizer = json!({
+        "version": "1.0", "truncation": null, "padding": null,
+        "added_tokens": [added(3, "<s>"), added(4, "</s>"), added(5, "<x>")],
+        "normalizer": null, "pre_tokenizer": null, "post_processor": null, "decoder": null,
+        "model": bpe_model(json!({"a": 0, "b": 1, "ab": 2, "<s>": 3, "</s>": 4, "<x>": 5}), json!(["a b"])),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let write =
+        |name: &str, v: Value| std::fs::write(dir.path().join(name), v.to_string()).unwrap();
+    write(
+        "tokenizer_config.json",
+        json!({"tokenizer_class": "LlamaTokenizerFast", "bos_token": "<s>"}),
+    );
+    write("special_tokens_map.json", json!({"bos_token": "<x>"}));
+    let config = json!({"model_type": "llama"});
+    let d = super::files::Dir::new(dir.path(), &config);
+    let hf = super::hf::load(&d, tokenizer.clone()).unwrap();
+    assert_eq!(hf.tokenizer.encode("ab", true).unwrap().get_ids(), [5, 2]);
+    // With added_tokens_decoder (a newer file) the map is not read.
+    write(
+        "tokenizer_config.json",
+        json!({"tokenizer_class": "LlamaTokenizerFast", "bos_token": "<s>",
+        "added_tokens_decoder": {}}),
+    );
+    let hf = super::hf::load(&d, tokenizer).unwrap();
+    assert_eq!(hf.tokenizer.encode("ab", true).unwrap().get_ids(), [3, 2]);
+}
