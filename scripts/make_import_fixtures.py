@@ -115,16 +115,22 @@ def llama_layers(w: Weights, n_layers: int, heads: int, kv_heads: int, head_dim:
         w.normal(f"{p}.mlp.down_proj.weight", (HIDDEN, FFN))
 
 
-def save_safetensors(w: Weights, names: list[str], path: Path) -> None:
+def serialize(path: Path, tensors: dict[str, tuple[str, tuple[int, ...], bytes | np.ndarray]]) -> None:
+    """Writes name -> (safetensors dtype name, shape, little-endian bytes or a contiguous array of
+    them) with the safetensors package (its numpy front end has no bfloat16, so the raw entry point)."""
     specs = {}
     keep = []
-    for name in names:
-        dtype, shape, data = w.spec(name)
-        buf = np.frombuffer(data, dtype=np.uint8).copy()
+    for name, (dtype, shape, data) in tensors.items():
+        buf = data if isinstance(data, np.ndarray) else np.frombuffer(data, dtype=np.uint8).copy()
+        assert buf.flags.c_contiguous
         keep.append(buf)
         specs[name] = safetensors.TensorSpec(
             dtype=dtype, shape=list(shape), data_ptr=buf.ctypes.data, data_len=buf.nbytes)
     safetensors.serialize_file(specs, str(path), metadata={"format": "pt"})
+
+
+def save_safetensors(w: Weights, names: list[str], path: Path) -> None:
+    serialize(path, {name: w.spec(name) for name in names})
 
 
 def save_sharded(w: Weights, out: Path, n_shards: int) -> None:
