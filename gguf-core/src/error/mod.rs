@@ -32,6 +32,8 @@ mod remote;
 mod source;
 mod split;
 mod tokenizer;
+#[cfg(feature = "import")]
+mod vocab;
 
 pub use build::BuildError;
 pub use codec::CodecError;
@@ -46,6 +48,8 @@ pub use remote::RemoteError;
 pub use source::SourceError;
 pub use split::SplitError;
 pub use tokenizer::TokenizerError;
+#[cfg(feature = "import")]
+pub use vocab::VocabError;
 
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -117,6 +121,11 @@ pub enum Error {
     #[cfg(feature = "import")]
     #[error(transparent)]
     Import(#[from] ImportError),
+    /// A Hugging Face checkpoint's tokenizer files cannot become the
+    /// `tokenizer.*` metadata llama.cpp's converter writes.
+    #[cfg(feature = "import")]
+    #[error(transparent)]
+    Vocab(#[from] VocabError),
 }
 
 impl From<std::io::Error> for Error {

@@ -138,7 +138,11 @@ const QWEN2_BLOCKS: &[TensorRule] = &[
 const PLUS_ONE: &[Transform] = &[Transform::AddOne];
 
 const GEMMA3_GLOBALS: &[TensorRule] = &[
-    rule("model.embed_tokens", "token_embd", &[Transform::TrimToVocab]),
+    rule(
+        "model.embed_tokens",
+        "token_embd",
+        &[Transform::TrimToVocab],
+    ),
     rule("model.norm", "output_norm", PLUS_ONE),
     rule("lm_head", "output", &[]),
 ];

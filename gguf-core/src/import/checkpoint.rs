@@ -167,8 +167,9 @@ impl Checkpoint {
         let mut out = Vec::new();
         for part in &self.parts {
             let bytes: &[u8] = part.map.as_deref().unwrap_or(&[]);
-            let st = SafeTensors::deserialize(bytes)
-                .map_err(|e| checkpoint_error(&part.path, format!("not a valid safetensors file: {e}")))?;
+            let st = SafeTensors::deserialize(bytes).map_err(|e| {
+                checkpoint_error(&part.path, format!("not a valid safetensors file: {e}"))
+            })?;
             let mut views = st.tensors();
             views.sort_by(|a, b| a.0.cmp(&b.0));
             for (name, view) in views {
@@ -203,8 +204,9 @@ impl Checkpoint {
         let mut seen = BTreeSet::new();
         for part in &self.parts {
             let bytes: &[u8] = part.map.as_deref().unwrap_or(&[]);
-            let (_, meta) = SafeTensors::read_metadata(bytes)
-                .map_err(|e| checkpoint_error(&part.path, format!("not a valid safetensors file: {e}")))?;
+            let (_, meta) = SafeTensors::read_metadata(bytes).map_err(|e| {
+                checkpoint_error(&part.path, format!("not a valid safetensors file: {e}"))
+            })?;
             for name in meta.tensors().into_keys() {
                 if !index.contains_key(&name) {
                     return Err(Error::Import(ImportError::Tensor {

@@ -53,11 +53,7 @@ impl Config {
                 hparams.insert(k.clone(), v.clone());
             }
         }
-        Ok(Config {
-            file,
-            raw,
-            hparams,
-        })
+        Ok(Config { file, raw, hparams })
     }
 
     /// `architectures[0]` (or `text_config.architectures[0]`), as the

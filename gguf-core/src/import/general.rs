@@ -167,7 +167,8 @@ pub(crate) fn id_components(model_id: &str, total_params: i128) -> Components {
             }
             let mut part: String = p.iter().collect();
             if total_params != 0 {
-                let (num, suffix) = part.split_at(part.len() - p.last().map_or(0, |c| c.len_utf8()));
+                let (num, suffix) =
+                    part.split_at(part.len() - p.last().map_or(0, |c| c.len_utf8()));
                 let scale = " KMBT".find(suffix);
                 let label = num.parse::<f64>().ok().map(|n| {
                     // " KMBT".find gives -1 for another suffix in Python.
@@ -178,8 +179,8 @@ pub(crate) fn id_components(model_id: &str, total_params: i128) -> Components {
                     let total = total_params as f64;
                     let abs_total = total_params.abs();
                     let tiny = total_params < 0 && label < (abs_total / 8) as f64;
-                    let far = total_params > 0
-                        && (label - total).abs() > (7 * total_params / 8) as f64;
+                    let far =
+                        total_params > 0 && (label - total).abs() > (7 * total_params / 8) as f64;
                     if tiny || far {
                         tags[i].finetune = true;
                         let mut chars: Vec<char> = part.chars().collect();
@@ -294,8 +295,7 @@ impl General {
 /// Whether the checkpoint has a model card with YAML front matter, which
 /// the converter reads and this importer does not.
 pub(crate) fn model_card_present(dir: &Path) -> bool {
-    std::fs::read_to_string(dir.join("README.md"))
-        .is_ok_and(|t| t.lines().next() == Some("---"))
+    std::fs::read_to_string(dir.join("README.md")).is_ok_and(|t| t.lines().next() == Some("---"))
 }
 
 /// Writes `general.type`, the sampling settings, `general.name` and the
@@ -457,7 +457,10 @@ mod tests {
     fn titles_follow_python() {
         assert_eq!(id_to_title("llama-bpe"), "Llama Bpe");
         assert_eq!(id_to_title("qwen2-bias"), "Qwen2 Bias");
-        assert_eq!(id_to_title("Mixtral-8x7B-Instruct-v0.1"), "Mixtral 8x7B Instruct v0.1");
+        assert_eq!(
+            id_to_title("Mixtral-8x7B-Instruct-v0.1"),
+            "Mixtral 8x7B Instruct v0.1"
+        );
         assert_eq!(id_to_title("gemma3"), "Gemma3");
         assert_eq!(id_to_title("mistral-swa"), "Mistral Swa");
     }

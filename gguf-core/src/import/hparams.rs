@@ -105,15 +105,22 @@ pub(crate) fn write(
         match m.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(v) => v.as_f64().map(|f| Some(f as f32)).ok_or_else(|| {
-                config_error(&config.file, format!("RoPE parameter {key:?} is {v}, not a number"))
+                config_error(
+                    &config.file,
+                    format!("RoPE parameter {key:?} is {v}, not a number"),
+                )
             }),
         }
     };
     for step in arch.steps {
         match *step {
             Step::Common => {
-                let blocks =
-                    config.require_u32(&["n_layers", "num_hidden_layers", "n_layer", "num_layers"])?;
+                let blocks = config.require_u32(&[
+                    "n_layers",
+                    "num_hidden_layers",
+                    "n_layer",
+                    "num_layers",
+                ])?;
                 keys.set(k("block_count"), blocks);
                 let n_ctx = config.find_u32(&[
                     "max_position_embeddings",
@@ -210,7 +217,8 @@ pub(crate) fn write(
                 if let Some(eps) = config.find_f32(&["rms_norm_eps", "norm_eps"])? {
                     keys.set(k("attention.layer_norm_rms_epsilon"), eps);
                 }
-                let eps = config.find_f32(&["layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"])?;
+                let eps =
+                    config.find_f32(&["layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"])?;
                 if let Some(eps) = eps {
                     keys.set(k("attention.layer_norm_epsilon"), eps);
                 }

@@ -54,6 +54,7 @@ use crate::error::{Error, ImportError, Result};
 use crate::format::GgmlType;
 use crate::model::Model;
 use crate::quantize::{quantize_model, Imatrix, Preset, QuantizeJob, QuantizeOptions, PRESETS};
+use crate::read::GgufFile;
 use crate::write::temp::TempFile;
 use crate::write::{Builder, SplitOptions, WriteMode, WriteOptions};
 
@@ -236,7 +237,11 @@ fn vocab_rows(dir: &Path, vocab: &Keys) -> Result<Option<u64>> {
     let vocab = json
         .get("model")
         .and_then(|m| m.get("vocab"))
-        .and_then(|v| v.as_object().map(|o| o.len()).or_else(|| v.as_array().map(Vec::len)));
+        .and_then(|v| {
+            v.as_object()
+                .map(|o| o.len())
+                .or_else(|| v.as_array().map(Vec::len))
+        });
     let added = json
         .get("added_tokens")
         .and_then(|a| a.as_array())
@@ -278,9 +283,14 @@ pub fn import_model(
     };
 
     let vocab = Keys(
-        vocab::vocab_metadata(dir, arch.gguf, &config.raw, options.pre_tokenizer.as_deref())?
-            .into_iter()
-            .collect(),
+        vocab::vocab_metadata(
+            dir,
+            arch.gguf,
+            &config.raw,
+            options.pre_tokenizer.as_deref(),
+        )?
+        .into_iter()
+        .collect(),
     );
     let checkpoint = Checkpoint::open(dir)?;
     let mut planned = Vec::new();
@@ -381,7 +391,7 @@ pub fn import_model(
             )
             .map_err(kept)?;
             drop(b);
-            quantize(preset, options, f16.path(), output, dir_out, &mut progress)?
+            quantize(preset, options, f16.file(), output, dir_out, &mut progress)?
         }
     };
     Ok(ImportReport {
@@ -403,12 +413,20 @@ pub fn import_model(
 fn quantize(
     preset: &'static Preset,
     options: &ImportOptions<'_>,
-    f16: &Path,
+    f16: &std::fs::File,
     output: &Path,
     dir_out: &Path,
     progress: &mut dyn FnMut(Stage, u64, u64),
 ) -> Result<(Vec<PathBuf>, u64)> {
-    let model = Model::open(f16)?;
+    // Read through our own descriptor: opening the temporary file by its
+    // path would wait for the lock it holds (which tells other processes
+    // it is in use).
+    // SAFETY: the map is of a temporary file this function's caller just
+    // wrote and still holds, locked; nothing writes it while mapped (the
+    // quantized output goes to other files).
+    #[allow(unsafe_code)]
+    let map = unsafe { memmap2::Mmap::map(f16) }.map_err(|e| Error::io(output, e))?;
+    let model = GgufFile::open(&map[..])?;
     let mut q = QuantizeOptions::new(preset.name)?;
     q.preset = preset;
     let mut job = QuantizeJob::new(q);
@@ -422,7 +440,9 @@ fn quantize(
     // The quantized file under a temporary name (removed when dropped),
     // then split into the output's shards.
     let whole = TempFile::new_in(dir_out).map_err(|e| e.with_path(output))?;
-    quantize_model(&model, whole.path(), &job, |d, t| progress(Stage::Quantize, d, t))?;
+    quantize_model(&model, whole.path(), &job, |d, t| {
+        progress(Stage::Quantize, d, t)
+    })?;
     drop(model);
     let quantized = Model::open(whole.path())?;
     let mut b = Builder::from_model(&quantized)?;

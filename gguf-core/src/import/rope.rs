@@ -33,7 +33,10 @@ pub(crate) fn llama3_rope_freqs(config: &Config) -> Result<Option<Vec<f32>>> {
         match rp.get(key) {
             None | Some(Value::Null) => Ok(default),
             Some(v) => v.as_f64().ok_or_else(|| {
-                config_error(&config.file, format!("rope_scaling {key:?} is {v}, not a number"))
+                config_error(
+                    &config.file,
+                    format!("rope_scaling {key:?} is {v}, not a number"),
+                )
             }),
         }
     };
@@ -41,7 +44,13 @@ pub(crate) fn llama3_rope_freqs(config: &Config) -> Result<Option<Vec<f32>>> {
     let base = match rp.get("rope_theta") {
         Some(v) if !v.is_null() => num("rope_theta", 10000.0)?,
         _ => config
-            .find(&["global_rope_theta", "rope_global_theta", "rope_theta_global", "rope_theta", "rotary_emb_base"])
+            .find(&[
+                "global_rope_theta",
+                "rope_global_theta",
+                "rope_theta_global",
+                "rope_theta",
+                "rotary_emb_base",
+            ])
             .and_then(Value::as_f64)
             .unwrap_or(10000.0),
     };

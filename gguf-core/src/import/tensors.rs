@@ -173,7 +173,10 @@ pub(crate) fn plan<'a>(
             match t {
                 Transform::Permute { heads } => {
                     let n = config.find_u32(heads)?.ok_or_else(|| {
-                        tensor_error(&source, format!("needs {heads:?} in config.json to permute"))
+                        tensor_error(
+                            &source,
+                            format!("needs {heads:?} in config.json to permute"),
+                        )
                     })? as u64;
                     let outer = np_shape.first().copied().unwrap_or(0);
                     if n == 0 || np_shape.is_empty() || outer % (2 * n) != 0 {
@@ -200,7 +203,9 @@ pub(crate) fn plan<'a>(
         }
         check_shape(arch, config, &source, &new_name, &np_shape, vocab_rows)?;
         let n_dims = np_shape.len();
-        let mut ty = if n_dims <= 1 || new_name.ends_with("_norm.weight") || !new_name.ends_with(".weight")
+        let mut ty = if n_dims <= 1
+            || new_name.ends_with("_norm.weight")
+            || !new_name.ends_with(".weight")
         {
             GgmlType::F32
         } else {
@@ -266,8 +271,11 @@ fn check_shape(
     let expected: Option<Vec<Option<u64>>> = match local {
         "token_embd.weight" => Some(vec![embd_rows, hidden]),
         "output.weight" => Some(vec![vocab, hidden]),
-        "output_norm.weight" | "attn_norm.weight" | "ffn_norm.weight"
-        | "post_attention_norm.weight" | "post_ffw_norm.weight" => Some(vec![hidden]),
+        "output_norm.weight"
+        | "attn_norm.weight"
+        | "ffn_norm.weight"
+        | "post_attention_norm.weight"
+        | "post_ffw_norm.weight" => Some(vec![hidden]),
         "attn_q_norm.weight" | "attn_k_norm.weight" => Some(vec![head_dim]),
         "attn_q.weight" => Some(vec![mul(heads, head_dim), hidden]),
         "attn_k.weight" | "attn_v.weight" => Some(vec![mul(kv_heads, head_dim), hidden]),
@@ -321,7 +329,12 @@ pub(crate) fn write_tensor(t: &Planned<'_>, w: &mut dyn Write) -> Result<()> {
     };
     let np = &src.shape;
     let outer_total = np.first().copied().unwrap_or(1);
-    let inner: usize = np.iter().skip(1).product::<u64>().try_into().unwrap_or(usize::MAX);
+    let inner: usize = np
+        .iter()
+        .skip(1)
+        .product::<u64>()
+        .try_into()
+        .unwrap_or(usize::MAX);
     let inner = inner.max(1);
     let elem = src.dtype.size();
     let row_bytes = inner * elem;
@@ -329,7 +342,10 @@ pub(crate) fn write_tensor(t: &Planned<'_>, w: &mut dyn Write) -> Result<()> {
     if src.data.len() != expected {
         return Err(tensor_error(
             src,
-            format!("{} bytes of data, its shape needs {expected}", src.data.len()),
+            format!(
+                "{} bytes of data, its shape needs {expected}",
+                src.data.len()
+            ),
         ));
     }
     let (block, type_size) = codec::geometry(t.ty, "quantize")?;

@@ -3,8 +3,14 @@ use super::*;
 
 #[test]
 fn targets_parse_as_the_converter_and_llama_quantize_name_them() {
-    assert!(matches!(Target::parse("bf16"), Ok(Target::Float(OutType::BF16))));
-    assert!(matches!(Target::parse("Q8_0"), Ok(Target::Float(OutType::Q8_0))));
+    assert!(matches!(
+        Target::parse("bf16"),
+        Ok(Target::Float(OutType::BF16))
+    ));
+    assert!(matches!(
+        Target::parse("Q8_0"),
+        Ok(Target::Float(OutType::Q8_0))
+    ));
     assert!(matches!(Target::parse("iq4_xs"), Ok(Target::Preset(p)) if p.name == "IQ4_XS"));
     assert!(matches!(
         Target::parse("copy"),
