@@ -29,8 +29,21 @@ fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/import")
 }
 
+/// The options the converter's outputs were made with: the BPE fixtures'
+/// pre-tokenizers are registered under these names (the README of
+/// `tests/data/import/`), which the importer takes as `--pre-tokenizer`.
+fn options(dir: &Path, target: Target) -> ImportOptions<'static> {
+    let mut o = ImportOptions::new(target);
+    o.pre_tokenizer = match dir.file_name().and_then(|n| n.to_str()) {
+        Some("llama-bpe") => Some("llama-bpe".into()),
+        Some("qwen2-bias") => Some("qwen2".into()),
+        _ => None,
+    };
+    o
+}
+
 fn import_to(dir: &Path, out: &Path, target: Target) -> gguf::Result<gguf::import::ImportReport> {
-    import_model(dir, out, &ImportOptions::new(target), |_, _, _| {})
+    import_model(dir, out, &options(dir, target), |_, _, _| {})
 }
 
 /// Whether our import wrote tokenizer keys (the tokenizer part merged).
@@ -246,7 +259,7 @@ fn split_output_merges_back_to_the_single_file() {
     .unwrap();
     for target in ["f16", "q4_k_m"] {
         let out = dir.path().join(format!("split-{target}.gguf"));
-        let mut options = ImportOptions::new(Target::parse(target).unwrap());
+        let mut options = options(&data().join("qwen2-bias"), Target::parse(target).unwrap());
         options.split = Some(SplitOptions::default().max_tensors(10));
         let report = import_model(data().join("qwen2-bias"), &out, &options, |_, _, _| {}).unwrap();
         assert_eq!(report.files.len(), 3, "27 tensors, 10 a shard");

@@ -67,6 +67,34 @@ pub(crate) struct SourceTensor<'a> {
     pub dtype: SourceType,
     pub shape: Vec<u64>,
     pub data: &'a [u8],
+    /// The map `data` lies in.
+    map: Option<&'a Mmap>,
+}
+
+impl SourceTensor<'_> {
+    /// Tells the kernel this tensor's pages will not be needed again, so
+    /// that converting a model keeps this process's memory at a tensor, not
+    /// the whole mapped checkpoint.
+    pub fn release(&self) {
+        #[cfg(unix)]
+        if let Some(map) = self.map {
+            let start = self.data.as_ptr() as usize - map.as_ptr() as usize;
+            let len = self.data.len();
+            if start.checked_add(len).is_none_or(|end| end > map.len()) {
+                return;
+            }
+            // SAFETY: MADV_DONTNEED on a shared, read-only file map drops
+            // the pages from this process's page tables only; they were
+            // never written through the map, so the next access faults them
+            // in again from the page cache with the file's same bytes, and no
+            // borrowed slice sees a change. The range was checked to lie
+            // inside the map, so no other mapping is touched.
+            #[allow(unsafe_code)]
+            let _ = unsafe {
+                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, len)
+            };
+        }
+    }
 }
 
 fn checkpoint_error(file: &Path, reason: String) -> Error {
@@ -193,6 +221,7 @@ impl Checkpoint {
                     dtype,
                     shape: view.shape().iter().map(|&d| d as u64).collect(),
                     data: view.data(),
+                    map: part.map.as_ref(),
                 });
             }
         }

@@ -363,6 +363,7 @@ pub(crate) fn write_tensor(t: &Planned<'_>, w: &mut dyn Write) -> Result<()> {
         w.write_all(&out)?;
         start = end;
     }
+    src.release();
     Ok(())
 }
 
