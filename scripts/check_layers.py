@@ -40,6 +40,7 @@ LAYERS = [
     ["edit"],
     ["summary"],
     ["estimate", "llama_load", "quantize", "tokenizer"],  # llama.cpp policies over the summary's header view; its tokenizer
+    ["import"],  # Hugging Face checkpoints -> the converter's GGUF (quantized through quantize)
     ["testing"],  # fixtures for tests, never used by the library
 ]
 

@@ -30,6 +30,8 @@ mod integration {
     pub mod fuzz_regressions;
     pub mod gguf_py;
     pub mod hostile;
+    pub mod import;
+    pub mod import_oracle;
     pub mod interop_read;
     pub mod llama_load;
     pub mod llama_tools;

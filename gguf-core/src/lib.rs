@@ -81,6 +81,8 @@ pub mod edit;
 pub mod error;
 pub mod estimate;
 pub mod format;
+#[cfg(feature = "import")]
+pub mod import;
 // The in-place edit journal's on-disk format: a leaf that the reader and
 // the editor both use.
 #[cfg(unix)]

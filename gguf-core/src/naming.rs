@@ -367,7 +367,7 @@ use crate::format::file_type_encoding;
 /// Parameter counts as gguf-py's `GGUFWriter.get_total_parameter_count`
 /// computes them from tensor shapes: (total, shared, expert, expert count);
 /// the total is negative for a LoRA adapter.
-fn parameter_counts<'s>(
+pub(crate) fn parameter_counts<'s>(
     tensors: impl Iterator<Item = (&'s str, &'s [u64])>,
 ) -> (i128, i128, i128, i128) {
     let (mut total, mut shared, mut expert) = (0i128, 0i128, 0i128);
@@ -442,7 +442,7 @@ fn rounded_count(n: i128) -> String {
 }
 
 /// gguf-py's `size_label` from parameter counts.
-fn size_label_of(total: i128, shared: i128, expert: i128, expert_count: i128) -> String {
+pub(crate) fn size_label_of(total: i128, shared: i128, expert: i128, expert_count: i128) -> String {
     if expert_count > 0 {
         format!(
             "{expert_count}x{}",

@@ -465,7 +465,7 @@ fn quantize_output_matches_llama_quantize_bytes() {
 
 /// llama.cpp's logits (tests/oracles/llama_logits.py: one JSON object per
 /// model, with the sha256 of the last position's logits) for `prompt`.
-fn llama_logits(tools_bin: &Path, prompt: &str, models: &[PathBuf]) -> Vec<serde_json::Value> {
+pub fn llama_logits(tools_bin: &Path, prompt: &str, models: &[PathBuf]) -> Vec<serde_json::Value> {
     let venv = tools_bin.parent().unwrap().join("venv/bin/python");
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/oracles/llama_logits.py");
     let (out, _) = run(

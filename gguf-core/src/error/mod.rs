@@ -23,6 +23,8 @@ mod build;
 mod codec;
 mod edit;
 mod format;
+#[cfg(feature = "import")]
+mod import;
 mod lookup;
 mod quantize;
 #[cfg(feature = "remote")]
@@ -30,11 +32,15 @@ mod remote;
 mod source;
 mod split;
 mod tokenizer;
+#[cfg(feature = "import")]
+mod vocab;
 
 pub use build::BuildError;
 pub use codec::CodecError;
 pub use edit::EditError;
 pub use format::FormatError;
+#[cfg(feature = "import")]
+pub use import::ImportError;
 pub use lookup::LookupError;
 pub use quantize::QuantizeError;
 #[cfg(feature = "remote")]
@@ -42,6 +48,8 @@ pub use remote::RemoteError;
 pub use source::SourceError;
 pub use split::SplitError;
 pub use tokenizer::TokenizerError;
+#[cfg(feature = "import")]
+pub use vocab::VocabError;
 
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -108,6 +116,16 @@ pub enum Error {
     /// id is not in it.
     #[error(transparent)]
     Tokenizer(#[from] TokenizerError),
+    /// A Hugging Face checkpoint that cannot be imported: its config, its
+    /// safetensors files or one of their tensors.
+    #[cfg(feature = "import")]
+    #[error(transparent)]
+    Import(#[from] ImportError),
+    /// A Hugging Face checkpoint's tokenizer files cannot become the
+    /// `tokenizer.*` metadata llama.cpp's converter writes.
+    #[cfg(feature = "import")]
+    #[error(transparent)]
+    Vocab(#[from] VocabError),
 }
 
 impl From<std::io::Error> for Error {

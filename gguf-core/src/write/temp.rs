@@ -85,7 +85,7 @@ impl TempFile {
         self.file.as_file_mut()
     }
 
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.file.path()
     }
 }

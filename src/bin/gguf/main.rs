@@ -12,6 +12,7 @@ mod estimate;
 mod get;
 mod hash;
 mod imatrix;
+mod import;
 mod inspect;
 mod inspect_file;
 mod interrupt;
@@ -113,6 +114,11 @@ enum Command {
     /// rules, optionally guided by an importance matrix; same flags, same
     /// output bytes. `convert` instead re-encodes to one ggml type.
     Quantize(Box<quantize::Args>),
+    /// Import a Hugging Face checkpoint (config.json, safetensors,
+    /// tokenizer files) as the GGUF llama.cpp's convert_hf_to_gguf.py
+    /// writes, or quantized to a preset as llama-quantize would then
+    /// quantize it: `gguf import DIR OUT.gguf --type q4_k_m`.
+    Import(import::Args),
     /// Write one self-contained HTML page about a model (summary, metadata,
     /// tensor map, bits per weight per layer, memory against context
     /// length), from its header alone; --compare OTHER adds a comparison.
@@ -246,6 +252,7 @@ impl Command {
                 | Command::Merge(_)
                 | Command::Imatrix(_)
                 | Command::Quantize(_)
+                | Command::Import(_)
                 | Command::Report(_)
         )
     }
@@ -284,6 +291,7 @@ fn main() -> ExitCode {
         Command::Imatrix(args) => imatrix::run(args),
         Command::Tokenize(args) => tokenize::run(args),
         Command::Quantize(args) => quantize::run(*args),
+        Command::Import(args) => import::run(args),
         Command::Report(args) => report::run(args),
     };
     match result {

@@ -61,7 +61,7 @@ pub fn parse_decimal_size(s: &str) -> Result<u64, String> {
 }
 
 /// A count above 0.
-fn parse_count(s: &str) -> Result<usize, String> {
+pub fn parse_count(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
         Ok(0) => Err("must be above 0".into()),
         Ok(n) => Ok(n),

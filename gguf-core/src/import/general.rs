@@ -1,0 +1,467 @@
+//! `general.*`: what gguf-py's `Metadata.load` finds about the model, and
+//! the order `set_gguf_meta_model` writes it in.
+//!
+//! Sources, in the converter's order of precedence: `config.json`'s
+//! `_name_or_path` (when it looks like a Hub id), then the directory's
+//! name, each split into name components by gguf-py's heuristics
+//! ([`id_components`]); the sampling settings of `generation_config.json`.
+//! The size label comes from the parameter count when no name gave one.
+//! Not read: the model card's YAML front matter (`README.md`) and a
+//! metadata override file; [`model_card_present`] tells the caller so.
+
+use std::path::Path;
+
+use regex::Regex;
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::naming::{parameter_counts, size_label_of};
+
+use super::config::config_error;
+use super::hparams::Keys;
+
+/// The name components gguf-py's `get_model_id_components` finds in a
+/// model id (`org/Name-7B-Instruct-v0.1`).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Components {
+    pub full_name: Option<String>,
+    pub org: Option<String>,
+    pub basename: Option<String>,
+    pub finetune: Option<String>,
+    pub version: Option<String>,
+    pub size_label: Option<String>,
+}
+
+fn re(pattern: &str) -> Regex {
+    // The patterns below are constants that compile.
+    Regex::new(pattern).unwrap_or_else(|_| Regex::new("$^").expect("an empty regex compiles"))
+}
+
+/// Python's `str.islower()`: some cased character, none upper case.
+fn py_islower(s: &str) -> bool {
+    let mut cased = false;
+    for c in s.chars() {
+        if c.is_uppercase() {
+            return false;
+        }
+        if c.is_lowercase() {
+            cased = true;
+        }
+    }
+    cased
+}
+
+/// Python's `str.title()`: a cased character after an uncased one is
+/// upper case, any other cased character lower case.
+fn py_title(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut prev_cased = false;
+    for c in s.chars() {
+        let cased = c.is_uppercase() || c.is_lowercase();
+        if cased {
+            if prev_cased {
+                out.extend(c.to_lowercase());
+            } else {
+                out.extend(c.to_uppercase());
+            }
+        } else {
+            out.push(c);
+        }
+        prev_cased = cased;
+    }
+    out
+}
+
+/// gguf-py's `Metadata.id_to_title`: words title-cased unless they are
+/// acronyms or versions.
+pub(crate) fn id_to_title(s: &str) -> String {
+    let version = re(r"^(v\d+(?:\.\d+)*|\d.*)");
+    s.trim()
+        .replace('-', " ")
+        .split_whitespace()
+        .map(|w| {
+            if py_islower(w) && !version.is_match(w) {
+                py_title(w)
+            } else {
+                w.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// gguf-py's `Metadata.get_model_id_components`.
+pub(crate) fn id_components(model_id: &str, total_params: i128) -> Components {
+    if model_id.contains(' ') {
+        return Components {
+            full_name: Some(model_id.to_owned()),
+            ..Components::default()
+        };
+    }
+    let (mut org, full) = match model_id.split_once('/') {
+        Some((o, f)) => (Some(o.to_owned()), f.to_owned()),
+        None => (None, model_id.to_owned()),
+    };
+    if org.as_deref().is_some_and(|o| o.starts_with('.')) {
+        org = None;
+    }
+    let mut parts: Vec<String> = full
+        .split('-')
+        .filter(|p| !p.is_empty())
+        .map(str::to_owned)
+        .collect();
+    #[derive(Default, Clone)]
+    struct Tags {
+        basename: bool,
+        size_label: bool,
+        finetune: bool,
+        version: bool,
+        ty: bool,
+    }
+    impl Tags {
+        fn is_empty(&self) -> bool {
+            !(self.basename || self.size_label || self.finetune || self.version || self.ty)
+        }
+        fn count(&self) -> usize {
+            [
+                self.basename,
+                self.size_label,
+                self.finetune,
+                self.version,
+                self.ty,
+            ]
+            .iter()
+            .filter(|b| **b)
+            .count()
+        }
+    }
+    let mut tags = vec![Tags::default(); parts.len()];
+    let version_re = re(r"(?i)^(v|iter)?\d+([.]\d+)*$");
+    let type_re = re(r"(?i)^(i?q\d(_\w)*|b?fp?(16|32))$");
+    let size_re = re(r"(?i)^(([A]|\d+[x])?\d+([._]\d+)?[KMBT][\d]?|small|mini|medium|large|x?xl)$");
+    let finetune_re = re(r"(?i)^(chat|instruct|vision|lora)$");
+    for i in 0..parts.len() {
+        let part = parts[i].clone();
+        if version_re.is_match(&part) {
+            tags[i].version = true;
+        } else if type_re.is_match(&part) {
+            tags[i].ty = true;
+            parts[i] = part.to_uppercase();
+        } else if i > 0 && size_re.is_match(&part) {
+            let mut p: Vec<char> = part.replace('_', ".").chars().collect();
+            // bloom-7b1 notation: 7b1 -> 7.1b
+            if p.last().is_some_and(|c| c.is_ascii_digit()) && p.len() >= 2 {
+                let last = p[p.len() - 1];
+                let before = p[p.len() - 2];
+                p.truncate(p.len() - 2);
+                p.push('.');
+                p.push(last);
+                p.push(before);
+            }
+            if p.len() > 1 && p[p.len() - 2].is_ascii_digit() {
+                let last = p[p.len() - 1];
+                if "kmbt".contains(last) {
+                    let n = p.len() - 1;
+                    p[n] = last.to_ascii_uppercase();
+                }
+            }
+            let mut part: String = p.iter().collect();
+            if total_params != 0 {
+                let (num, suffix) =
+                    part.split_at(part.len() - p.last().map_or(0, |c| c.len_utf8()));
+                let scale = " KMBT".find(suffix);
+                let label = num.parse::<f64>().ok().map(|n| {
+                    // " KMBT".find gives -1 for another suffix in Python.
+                    let e = scale.map_or(-1, |s| s as i32);
+                    n * 1000f64.powi(e)
+                });
+                if let Some(label) = label {
+                    let total = total_params as f64;
+                    let abs_total = total_params.abs();
+                    let tiny = total_params < 0 && label < (abs_total / 8) as f64;
+                    let far =
+                        total_params > 0 && (label - total).abs() > (7 * total_params / 8) as f64;
+                    if tiny || far {
+                        tags[i].finetune = true;
+                        let mut chars: Vec<char> = part.chars().collect();
+                        if let Some(c) = chars.last_mut() {
+                            *c = c.to_ascii_lowercase();
+                        }
+                        part = chars.into_iter().collect();
+                    }
+                }
+            }
+            if tags[i].is_empty() {
+                tags[i].size_label = true;
+            }
+            parts[i] = part;
+        } else if i > 0 && finetune_re.is_match(&part) {
+            if total_params < 0 && part.eq_ignore_ascii_case("lora") {
+                tags[i].ty = true;
+            } else {
+                tags[i].finetune = true;
+            }
+        }
+    }
+    // Word sizes ("small") give way to a number-based one.
+    let numeric_size = parts
+        .iter()
+        .zip(&tags)
+        .any(|(p, t)| t.size_label && p.chars().any(|c| c.is_ascii_digit()));
+    if numeric_size {
+        for (p, t) in parts.iter().zip(tags.iter_mut()) {
+            if t.size_label && p.chars().all(char::is_alphabetic) {
+                t.size_label = false;
+            }
+        }
+    }
+    let mut at_start = true;
+    for (p, t) in parts.iter().zip(tags.iter_mut()) {
+        let alpha_start = p.chars().next().is_some_and(char::is_alphabetic);
+        if at_start && ((t.is_empty() && alpha_start) || t.version) {
+            t.basename = true;
+        } else {
+            at_start = false;
+            if t.is_empty() {
+                t.finetune = true;
+            }
+        }
+    }
+    for t in tags.iter_mut().rev() {
+        if t.basename && t.count() > 1 {
+            t.basename = false;
+        } else {
+            break;
+        }
+    }
+    let join = |pick: &dyn Fn(&Tags) -> bool| {
+        let v: Vec<&str> = parts
+            .iter()
+            .zip(&tags)
+            .filter(|(_, t)| pick(t))
+            .map(|(p, _)| p.as_str())
+            .collect();
+        (!v.is_empty()).then(|| v.join("-"))
+    };
+    let mut basename = join(&|t| t.basename);
+    let mut sizes: Vec<&str> = Vec::new();
+    for (p, t) in parts.iter().zip(&tags) {
+        if t.size_label && !sizes.contains(&p.as_str()) {
+            sizes.push(p);
+        }
+    }
+    let size_label = (!sizes.is_empty()).then(|| sizes.join("-"));
+    let finetune = join(&|t| t.finetune);
+    let version = join(&|t| t.version && !t.basename);
+    if size_label.is_none() && finetune.is_none() && version.is_none() {
+        basename = None;
+    }
+    Components {
+        full_name: Some(full),
+        org,
+        basename,
+        finetune,
+        version,
+        size_label,
+    }
+}
+
+/// What `Metadata.load` finds, for the keys the importer writes.
+#[derive(Debug, Default)]
+pub(crate) struct General {
+    pub name: Option<String>,
+    pub organization: Option<String>,
+    pub basename: Option<String>,
+    pub finetune: Option<String>,
+    pub version: Option<String>,
+    pub size_label: Option<String>,
+}
+
+impl General {
+    fn fill(&mut self, c: Components) {
+        if self.name.is_none() {
+            self.name = c.full_name.as_deref().map(id_to_title);
+        }
+        if self.organization.is_none() {
+            self.organization = c.org.as_deref().map(id_to_title);
+        }
+        self.basename = self.basename.take().or(c.basename);
+        self.finetune = self.finetune.take().or(c.finetune);
+        self.version = self.version.take().or(c.version);
+        self.size_label = self.size_label.take().or(c.size_label);
+    }
+}
+
+/// Whether the checkpoint has a model card with YAML front matter, which
+/// the converter reads and this importer does not.
+pub(crate) fn model_card_present(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("README.md")).is_ok_and(|t| t.lines().next() == Some("---"))
+}
+
+/// Writes `general.type`, the sampling settings, `general.name` and the
+/// other name keys, in the converter's order. `tensors` are the output
+/// tensors' names and shapes (ggml order), for the parameter count.
+pub(crate) fn write(
+    dir: &Path,
+    raw_config: &Value,
+    tensors: &[(&str, &[u64])],
+    keys: &mut Keys,
+) -> Result<()> {
+    let (total, shared, expert, expert_count) = parameter_counts(tensors.iter().copied());
+    let mut g = General::default();
+    if let Some(id) = raw_config.get("_name_or_path").and_then(Value::as_str) {
+        if id.matches('/').count() <= 1 {
+            g.fill(id_components(id, total));
+        }
+    }
+    // The directory's own name, as the converter sees it (a trailing
+    // slash or `.` resolved).
+    let dir_name = std::fs::canonicalize(dir)
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    g.fill(id_components(&dir_name, total));
+    if g.name.is_none() {
+        g.name = Some(dir_name);
+    }
+    if g.size_label.is_none() && total > 0 {
+        g.size_label = Some(size_label_of(total, shared, expert, expert_count));
+    }
+
+    keys.set("general.type", "model");
+    sampling(dir, keys)?;
+    let string = |keys: &mut Keys, key: &str, v: &Option<String>| {
+        // gguf-py's add_string drops empty strings.
+        if let Some(v) = v.as_ref().filter(|v| !v.is_empty()) {
+            keys.set(key, v.as_str());
+        }
+    };
+    string(keys, "general.name", &g.name);
+    string(keys, "general.version", &g.version);
+    string(keys, "general.organization", &g.organization);
+    string(keys, "general.finetune", &g.finetune);
+    string(keys, "general.basename", &g.basename);
+    string(keys, "general.size_label", &g.size_label);
+    Ok(())
+}
+
+/// `general.sampling.*` from `generation_config.json` (ignored when it is
+/// missing or malformed, as the converter ignores it).
+fn sampling(dir: &Path, keys: &mut Keys) -> Result<()> {
+    let file = dir.join("generation_config.json");
+    let Ok(text) = std::fs::read(&file) else {
+        return Ok(());
+    };
+    let Ok(Value::Object(gen)) = serde_json::from_slice::<Value>(&text) else {
+        return Ok(());
+    };
+    enum Kind {
+        Str,
+        I32,
+        F32,
+    }
+    let fields: [(&str, &[&str], Kind); 12] = [
+        ("sequence", &["sequence"], Kind::Str),
+        ("top_k", &["top_k"], Kind::I32),
+        ("top_p", &["top_p"], Kind::F32),
+        ("min_p", &["min_p"], Kind::F32),
+        ("xtc_probability", &["xtc_probability"], Kind::F32),
+        ("xtc_threshold", &["xtc_threshold"], Kind::F32),
+        ("temp", &["temperature"], Kind::F32),
+        ("penalty_last_n", &["penalty_last_n"], Kind::I32),
+        (
+            "penalty_repeat",
+            &["penalty_repeat", "repetition_penalty"],
+            Kind::F32,
+        ),
+        ("mirostat", &["mirostat"], Kind::I32),
+        ("mirostat_tau", &["mirostat_tau"], Kind::F32),
+        ("mirostat_eta", &["mirostat_eta"], Kind::F32),
+    ];
+    for (suffix, names, kind) in fields {
+        // `gen.get(a, gen.get(b, None))`: the first name present wins,
+        // even when its value is null.
+        let Some(v) = names.iter().find_map(|n| gen.get(*n)) else {
+            continue;
+        };
+        if v.is_null() {
+            continue;
+        }
+        let key = format!("general.sampling.{suffix}");
+        let bad = |want: &str| config_error(&file, format!("{:?} is {v}, not {want}", names[0]));
+        match kind {
+            Kind::Str => {
+                let s = v.as_str().ok_or_else(|| bad("a string"))?;
+                if !s.is_empty() {
+                    keys.set(key, s);
+                }
+            }
+            Kind::I32 => {
+                let n = v
+                    .as_i64()
+                    .and_then(|n| i32::try_from(n).ok())
+                    .ok_or_else(|| bad("a 32-bit integer"))?;
+                keys.set(key, n);
+            }
+            Kind::F32 => {
+                let f = v.as_f64().ok_or_else(|| bad("a number"))?;
+                keys.set(key, f as f32);
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(id: &str, total: i128) -> [Option<String>; 4] {
+        let c = id_components(id, total);
+        [c.basename, c.size_label, c.finetune, c.version]
+    }
+
+    fn s(v: &str) -> Option<String> {
+        Some(v.to_owned())
+    }
+
+    #[test]
+    fn components_follow_gguf_py() {
+        // Cases from gguf-py's tests/test_metadata.py.
+        assert_eq!(
+            parts("Mixtral-8x7B-Instruct-v0.1", 0),
+            [s("Mixtral"), s("8x7B"), s("Instruct"), s("v0.1")]
+        );
+        assert_eq!(
+            parts("Meta-Llama-3-8B", 0),
+            [s("Meta-Llama-3"), s("8B"), None, None]
+        );
+        assert_eq!(parts("llama-bpe", 1000), [None, None, None, None]);
+        assert_eq!(
+            parts("Qwen2.5-0.5B-Instruct", 0),
+            [s("Qwen2.5"), s("0.5B"), s("Instruct"), None]
+        );
+        // A size far from the parameter count is a context length.
+        assert_eq!(
+            parts("hermes-2-pro-llama-3-8b-32k", 8_000_000_000),
+            [s("hermes-2-pro-llama-3"), s("8B"), s("32k"), None]
+        );
+        assert_eq!(
+            parts("bloom-7b1-petals", 0),
+            [s("bloom"), s("7.1B"), s("petals"), None]
+        );
+    }
+
+    #[test]
+    fn titles_follow_python() {
+        assert_eq!(id_to_title("llama-bpe"), "Llama Bpe");
+        assert_eq!(id_to_title("qwen2-bias"), "Qwen2 Bias");
+        assert_eq!(
+            id_to_title("Mixtral-8x7B-Instruct-v0.1"),
+            "Mixtral 8x7B Instruct v0.1"
+        );
+        assert_eq!(id_to_title("gemma3"), "Gemma3");
+        assert_eq!(id_to_title("mistral-swa"), "Mistral Swa");
+    }
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Helpers for scripts/import_oracle.sh (run inside its venv, which has transformers).
+
+    import_oracle.py register CONVERTER_COPY FIXTURE=NAME...
+        Computes each BPE fixture's pre-tokenizer hash exactly as llama.cpp's
+        convert_hf_to_gguf_update.py does (AutoTokenizer, encode its check text, sha256 of
+        str(ids)) and registers it under NAME in the copy's get_vocab_base_pre(), after the
+        known hashes, as that script would. Prints "FIXTURE NAME HASH" lines.
+
+    import_oracle.py readme README COMMIT REGISTERED_FILE TIMINGS_FILE
+        Rewrites the converter section of tests/data/import/README.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from pathlib import Path
+
+BEGIN = "<!-- converter outputs: written by scripts/import_oracle.sh -->"
+END = "<!-- end of converter outputs -->"
+
+
+def check_text(update_script: Path) -> str:
+    """The update script's CHK_TXT, read from its source so it cannot drift from the vendored copy."""
+    src = update_script.read_text(encoding="utf-8")
+    m = re.search(r"^CHK_TXT = (.+)$", src, flags=re.MULTILINE)
+    if m is None:
+        raise SystemExit(f"{update_script}: no CHK_TXT line")
+    return eval(m.group(1), {})  # a string literal from the vendored llama.cpp
+
+
+def pre_tokenizer_hash(fixture: Path, chktxt: str) -> str:
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(fixture))
+    ids = tokenizer.encode(chktxt)
+    return hashlib.sha256(str(ids).encode()).hexdigest()
+
+
+def register(copy: Path, pairs: list[str]) -> None:
+    base = copy / "conversion" / "base.py"
+    src = base.read_text(encoding="utf-8")
+    start = src.index("# Marker: Start get_vocab_base_pre")
+    end = src.index("# Marker: End get_vocab_base_pre")
+    anchor = src.index("        if res is None:", start, end)
+    chktxt = check_text(copy / "convert_hf_to_gguf_update.py")
+    ifs = ""
+    for pair in pairs:
+        fixture, name = pair.split("=", 1)
+        h = pre_tokenizer_hash(Path(fixture), chktxt)
+        if f'"{h}"' in src[start:end]:
+            raise SystemExit(f"{fixture}: hash {h} is already known to the converter")
+        ifs += f'        if chkhsh == "{h}":\n'
+        ifs += f"            # ref: gguf-kit {fixture}\n"
+        ifs += f'            res = "{name}"\n'
+        print(Path(fixture).name, name, h)
+    base.write_text(src[:anchor] + ifs + "\n" + src[anchor:], encoding="utf-8")
+
+
+def readme(path: Path, commit: str, registered: Path, timings: Path) -> None:
+    rows = [line.split() for line in registered.read_text().splitlines() if line.strip()]
+    lines = [
+        BEGIN,
+        "## Converter outputs",
+        "",
+        "`<name>.f16.gguf` and `<name>.q8_0.gguf` were written by `convert_hf_to_gguf.py` from the",
+        f"llama.cpp that llama-cpp-python 0.3.36 vendors (`vendor/llama.cpp`, commit `{commit}`), run from",
+        "the repository root as",
+        "",
+        "    python convert_hf_to_gguf.py tests/data/import/<name> --outtype f16 --outfile tests/data/import/<name>.f16.gguf",
+        "",
+        "(and `--outtype q8_0`), so its `general.name` heuristics see the directory `tests/data/import/<name>`.",
+        "The converter knows only the BPE pre-tokenizer hashes in its own list, so a patched copy of it",
+        "(in a temporary directory; the vendored tree is never edited) had these hashes registered the way",
+        "`convert_hf_to_gguf_update.py` does (`AutoTokenizer.from_pretrained(dir).encode(CHK_TXT)`, sha256 of",
+        "`str(ids)`, a new `if chkhsh == ...: res = NAME` after the known ones):",
+        "",
+        "| fixture | registered as (`tokenizer.ggml.pre`) | chkhsh |",
+        "|---------|--------------------------------------|--------|",
+    ]
+    lines += [f"| `{f}` | `{n}` | `{h}` |" for f, n, h in rows]
+    lines += [
+        "",
+        "The SentencePiece fixtures need no registration (`tokenizer.ggml.pre` = `default`).",
+        "",
+        "Regenerate (needs network for PyPI the first time; torch, transformers, sentencepiece... go into",
+        "`$IMPORT_ORACLE_VENV`, default `/work/targets/convert-venv`):",
+        "",
+        "    scripts/import_oracle.sh            # rewrites tests/data/import/*.gguf and this section",
+        "",
+        "Converter wall time and peak memory per run, measured by the script with `/usr/bin/time` on a",
+        "shared 2-core machine (nearly all of it is Python starting and importing torch and transformers):",
+        "",
+        "| fixture | outtype | wall s | peak RSS MiB |",
+        "|---------|---------|--------|--------------|",
+    ]
+    for line in timings.read_text().splitlines():
+        if line.strip():
+            f, t, s, kb = line.split()
+            lines.append(f"| `{f}` | {t} | {s} | {int(kb) / 1024:.0f} |")
+    lines.append(END)
+    section = "\n".join(lines) + "\n"
+    text = path.read_text(encoding="utf-8")
+    if BEGIN in text:
+        text = text[: text.index(BEGIN)] + section + text[text.index(END) + len(END) + 1:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    path.write_text(text, encoding="utf-8")
+
+
+def main() -> int:
+    if len(sys.argv) >= 3 and sys.argv[1] == "register":
+        register(Path(sys.argv[2]), sys.argv[3:])
+    elif len(sys.argv) == 6 and sys.argv[1] == "readme":
+        readme(Path(sys.argv[2]), sys.argv[3], Path(sys.argv[4]), Path(sys.argv[5]))
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

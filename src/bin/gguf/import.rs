@@ -1,0 +1,110 @@
+//! `gguf import HF_DIR OUTPUT --type T`: a Hugging Face checkpoint to the
+//! GGUF llama.cpp's converter writes (`gguf::import::import_model`).
+
+use std::path::PathBuf;
+
+use gguf::import::{self, ImportOptions, Stage, Target};
+use gguf::quantize::{self, Imatrix};
+use gguf::write::SplitOptions;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The checkpoint directory: config.json, model*.safetensors (or
+    /// shards with model.safetensors.index.json) and the tokenizer files.
+    hf_dir: PathBuf,
+    /// The GGUF file to write (replaced atomically; with a split option,
+    /// the shards OUTPUT-00001-of-0000N.gguf, ...).
+    output: PathBuf,
+    /// The output type: f32, f16, bf16 or q8_0 as the converter's
+    /// --outtype writes them, or any `gguf quantize` preset (q4_k_m,
+    /// iq4_xs, ...), which gives the converter's f16 output quantized by
+    /// llama-quantize. Any case.
+    #[arg(long = "type", short = 't', value_name = "T", default_value = "f16")]
+    ty: String,
+    /// Names the BPE pre-tokenizer of a tokenizer.json whose hash is not in
+    /// the converter's list (e.g. llama-bpe, qwen2, gpt-2).
+    #[arg(long, value_name = "NAME")]
+    pre_tokenizer: Option<String>,
+    /// An importance matrix for a preset (llama-imatrix's file).
+    #[arg(long, value_name = "FILE")]
+    imatrix: Option<PathBuf>,
+    /// Most bytes of tensor data per shard (decimal suffixes: 500M, 2G),
+    /// as the converter's --split-max-size.
+    #[arg(long, value_name = "N[M|G]", value_parser = crate::split::parse_decimal_size)]
+    split_max_size: Option<u64>,
+    /// Most tensors per shard, as the converter's --split-max-tensors.
+    #[arg(long, value_name = "N", value_parser = crate::split::parse_count)]
+    split_max_tensors: Option<usize>,
+    /// Threads for a preset's quantization (0: every core).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    threads: usize,
+}
+
+pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let target = Target::parse(&args.ty).map_err(|e| crate::usage_error("import", e))?;
+    if args.imatrix.is_some() && !matches!(target, Target::Preset(_)) {
+        return Err(crate::usage_error(
+            "import",
+            "--imatrix needs a quantization preset (--type q4_k_m, ...)",
+        ));
+    }
+    let imatrix: Option<Imatrix> = match &args.imatrix {
+        Some(path) => {
+            Some(quantize::Imatrix::read(path).map_err(|e| format!("{}: {e}", path.display()))?)
+        }
+        None => None,
+    };
+    let mut options = ImportOptions::new(target);
+    options.pre_tokenizer = args.pre_tokenizer.clone();
+    options.imatrix = imatrix.as_ref();
+    options.imatrix_file = args
+        .imatrix
+        .as_ref()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    options.threads = args.threads;
+    if args.split_max_size.is_some() || args.split_max_tensors.is_some() {
+        options.split = Some(
+            SplitOptions::default()
+                .max_size(args.split_max_size.unwrap_or(0))
+                .max_tensors(args.split_max_tensors.unwrap_or(0)),
+        );
+    }
+    let bar = crate::progress::Bar::new();
+    let mut stage = Stage::Convert;
+    let report = import::import_model(&args.hf_dir, &args.output, &options, |s, done, total| {
+        if s != stage {
+            // A new bar for the quantizing pass.
+            bar.update(0, total);
+            stage = s;
+        }
+        bar.update(done, total)
+    })?;
+    drop(bar);
+    let files = report
+        .files
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let ty = match target {
+        Target::Float(t) => format!("{t:?}").to_uppercase(),
+        Target::Preset(p) => p.name.to_owned(),
+    };
+    crate::print(&format!(
+        "imported {} ({}) as {}: {} tensors, {} parameters, {} metadata keys, {:.2} MiB in {:.2} s\nwrote {}",
+        args.hf_dir.display(),
+        report.hf_architecture,
+        ty,
+        report.tensors,
+        report.parameters,
+        report.metadata,
+        report.bytes as f64 / 1024.0 / 1024.0,
+        report.elapsed.as_secs_f64(),
+        files
+    ))?;
+    for note in &report.notes {
+        crate::message(&format!("gguf: note: {note}"));
+    }
+    Ok(())
+}

@@ -1,0 +1,523 @@
+//! `gguf import` / `gguf::import`: our import of each checkpoint of
+//! `tests/data/import/` against what llama.cpp's converter wrote from it
+//! (`<name>.f16.gguf`, `<name>.q8_0.gguf`), and the errors of bad input.
+//!
+//! The comparison is whole: metadata keys in order with their types and
+//! values, tensors in order with their names, types, shapes and bytes, and
+//! then the files byte for byte. While the tokenizer part of the import is
+//! a stub (no `tokenizer.*` key written), the `tokenizer.*` keys are left
+//! out of the comparison and the test prints a `note:` line saying so.
+
+use std::path::{Path, PathBuf};
+
+use gguf::import::{import_model, ImportOptions, OutType, Target};
+use gguf::quantize::{quantize_model, QuantizeJob, QuantizeOptions};
+use gguf::write::{Builder, SplitOptions};
+use gguf::{Error, Gguf, GgufFile, Model};
+
+use super::util::gguf;
+
+const FIXTURES: [&str; 5] = [
+    "llama-bpe",
+    "llama-spm",
+    "mistral-swa",
+    "qwen2-bias",
+    "gemma3",
+];
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/import")
+}
+
+/// The options the converter's outputs were made with: the BPE fixtures'
+/// pre-tokenizers are registered under these names (the README of
+/// `tests/data/import/`), which the importer takes as `--pre-tokenizer`.
+fn options(dir: &Path, target: Target) -> ImportOptions<'static> {
+    let mut o = ImportOptions::new(target);
+    o.pre_tokenizer = match dir.file_name().and_then(|n| n.to_str()) {
+        Some("llama-bpe") => Some("llama-bpe".into()),
+        Some("qwen2-bias") => Some("qwen2".into()),
+        _ => None,
+    };
+    o
+}
+
+fn import_to(dir: &Path, out: &Path, target: Target) -> gguf::Result<gguf::import::ImportReport> {
+    import_model(dir, out, &options(dir, target), |_, _, _| {})
+}
+
+/// Whether our import wrote tokenizer keys (the tokenizer part merged).
+fn has_tokenizer(file: &GgufFile<'_>) -> bool {
+    file.value("tokenizer.ggml.model").is_some()
+}
+
+/// Every difference between the converter's file and ours: metadata
+/// (order, type, value), tensors (order, name, type, shape, bytes).
+fn differences(theirs: &GgufFile<'_>, ours: &GgufFile<'_>, with_tokenizer: bool) -> Vec<String> {
+    let keep = |k: &&str| with_tokenizer || !k.starts_with("tokenizer.");
+    let a: Vec<(&str, String)> = theirs
+        .metadata()
+        .filter(|(k, _)| keep(k))
+        .map(|(k, v)| (k, format!("{:?}", gguf::format::OwnedValue::from_value(&v))))
+        .collect();
+    let b: Vec<(&str, String)> = ours
+        .metadata()
+        .filter(|(k, _)| keep(k))
+        .map(|(k, v)| (k, format!("{:?}", gguf::format::OwnedValue::from_value(&v))))
+        .collect();
+    let mut diffs = Vec::new();
+    let ka: Vec<&str> = a.iter().map(|(k, _)| *k).collect();
+    let kb: Vec<&str> = b.iter().map(|(k, _)| *k).collect();
+    if ka != kb {
+        diffs.push(format!(
+            "metadata keys differ:\n  converter {ka:?}\n  ours      {kb:?}"
+        ));
+    }
+    for (k, v) in &a {
+        match b.iter().find(|(kb, _)| kb == k) {
+            Some((_, w)) if w != v => diffs.push(format!("{k}: converter {v}, ours {w}")),
+            _ => {}
+        }
+    }
+    let ta: Vec<_> = theirs.tensors().collect();
+    let tb: Vec<_> = ours.tensors().collect();
+    let na: Vec<&str> = ta.iter().map(|t| t.name()).collect();
+    let nb: Vec<&str> = tb.iter().map(|t| t.name()).collect();
+    if na != nb {
+        diffs.push(format!(
+            "tensors differ:\n  converter {na:?}\n  ours      {nb:?}"
+        ));
+    }
+    for t in &ta {
+        let Some(u) = tb.iter().find(|u| u.name() == t.name()) else {
+            continue;
+        };
+        if (t.ggml_type(), t.shape()) != (u.ggml_type(), u.shape()) {
+            diffs.push(format!(
+                "{}: converter {} {:?}, ours {} {:?}",
+                t.name(),
+                t.ggml_type(),
+                t.shape(),
+                u.ggml_type(),
+                u.shape()
+            ));
+        } else if t.data().ok() != u.data().ok() {
+            diffs.push(format!("{}: the bytes differ", t.name()));
+        }
+    }
+    diffs
+}
+
+/// Imports `name` to `ty` and compares it with the converter's file.
+fn compare_with_converter(name: &str, ty: OutType, suffix: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join(format!("{name}.{suffix}.gguf"));
+    let report = import_to(&data().join(name), &out, Target::Float(ty)).unwrap();
+    assert_eq!(report.files, std::slice::from_ref(&out));
+    let theirs_bytes = std::fs::read(data().join(format!("{name}.{suffix}.gguf"))).unwrap();
+    let ours_bytes = std::fs::read(&out).unwrap();
+    let theirs = GgufFile::open(&theirs_bytes[..]).unwrap();
+    let ours = GgufFile::open(&ours_bytes[..]).unwrap();
+    let with_tokenizer = has_tokenizer(&ours);
+    if !with_tokenizer {
+        println!("note: {name} {suffix}: tokenizer.* keys not compared (the tokenizer part of the import is a stub)");
+    }
+    let diffs = differences(&theirs, &ours, with_tokenizer);
+    assert!(diffs.is_empty(), "{name} {suffix}:\n{}", diffs.join("\n"));
+    assert_eq!(report.tensors, theirs.tensor_count());
+    if with_tokenizer {
+        assert!(
+            theirs_bytes == ours_bytes,
+            "{name} {suffix}: same content but not the same bytes"
+        );
+    }
+}
+
+#[test]
+fn f16_imports_equal_the_converters() {
+    for name in FIXTURES {
+        compare_with_converter(name, OutType::F16, "f16");
+    }
+}
+
+#[test]
+fn q8_0_imports_equal_the_converters() {
+    for name in FIXTURES {
+        compare_with_converter(name, OutType::Q8_0, "q8_0");
+    }
+}
+
+/// F32 and BF16 (the converter's outputs are not committed for them):
+/// the F16 layout at another precision. llama-spm's weights are f32, so
+/// the F32 import holds them exactly (they round to the converter's F16
+/// values), and the BF16 import holds them rounded to bfloat16.
+#[test]
+fn f32_and_bf16_keep_the_f16_layout_at_their_precision() {
+    let dir = tempfile::tempdir().unwrap();
+    let f16 = Model::open(data().join("llama-spm.f16.gguf")).unwrap();
+    let f32_out = dir.path().join("f32.gguf");
+    let bf16_out = dir.path().join("bf16.gguf");
+    import_to(
+        &data().join("llama-spm"),
+        &f32_out,
+        Target::Float(OutType::F32),
+    )
+    .unwrap();
+    import_to(
+        &data().join("llama-spm"),
+        &bf16_out,
+        Target::Float(OutType::BF16),
+    )
+    .unwrap();
+    let f32m = Model::open(&f32_out).unwrap();
+    let bf16m = Model::open(&bf16_out).unwrap();
+    assert_eq!(f32m.get::<u32>("general.file_type").unwrap(), 0);
+    assert_eq!(bf16m.get::<u32>("general.file_type").unwrap(), 32);
+    for t in f16.tensors() {
+        let exact = f32m.tensor(t.name()).unwrap();
+        let b = bf16m.tensor(t.name()).unwrap();
+        assert_eq!(exact.ggml_type(), gguf::GgmlType::F32, "{}", t.name());
+        let kept = t.ggml_type() == gguf::GgmlType::F32;
+        let want = if kept {
+            gguf::GgmlType::F32
+        } else {
+            gguf::GgmlType::BF16
+        };
+        assert_eq!(b.ggml_type(), want, "{}", t.name());
+        assert_eq!((exact.shape(), b.shape()), (t.shape(), t.shape()));
+        let x = exact.to_f32().unwrap();
+        let as_f16: Vec<f32> = x
+            .iter()
+            .map(|&v| {
+                if kept {
+                    v
+                } else {
+                    half::f16::from_f32(v).to_f32()
+                }
+            })
+            .collect();
+        assert_eq!(as_f16, t.to_f32().unwrap(), "{}", t.name());
+        let as_bf16: Vec<f32> = x
+            .iter()
+            .map(|&v| {
+                if kept {
+                    v
+                } else {
+                    half::bf16::from_f32(v).to_f32()
+                }
+            })
+            .collect();
+        assert_eq!(as_bf16, b.to_f32().unwrap(), "{}", t.name());
+    }
+}
+
+#[test]
+fn a_preset_is_the_f16_import_quantized_by_quantize_model() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["llama-bpe", "gemma3"] {
+        let ours = dir.path().join(format!("{name}.q4_k_m.gguf"));
+        let target = Target::parse("q4_k_m").unwrap();
+        let report = import_to(&data().join(name), &ours, target).unwrap();
+        assert_eq!(report.files, std::slice::from_ref(&ours));
+        // Quantize the f16 file the import starts from: the converter's when
+        // the tokenizer part is there, else our own f16 import.
+        let f16 = dir.path().join(format!("{name}.f16.gguf"));
+        import_to(&data().join(name), &f16, Target::Float(OutType::F16)).unwrap();
+        let ours_f16 = GgufFile::open(&f16).unwrap();
+        let source = if has_tokenizer(&ours_f16) {
+            data().join(format!("{name}.f16.gguf"))
+        } else {
+            println!("note: {name}: preset compared with our own f16 import quantized (tokenizer part is a stub)");
+            f16.clone()
+        };
+        let expected = dir.path().join(format!("{name}.expected.gguf"));
+        let job = QuantizeJob::new(QuantizeOptions::new("Q4_K_M").unwrap());
+        quantize_model(&Model::open(&source).unwrap(), &expected, &job, |_, _| {}).unwrap();
+        assert!(
+            std::fs::read(&ours).unwrap() == std::fs::read(&expected).unwrap(),
+            "{name}: the preset import differs from quantize_model on the f16 file"
+        );
+        // The temporary f16 file is gone.
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect();
+        assert!(left.is_empty(), "temporary files left: {left:?}");
+    }
+}
+
+#[test]
+fn split_output_merges_back_to_the_single_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let single = dir.path().join("one.gguf");
+    import_to(
+        &data().join("qwen2-bias"),
+        &single,
+        Target::Float(OutType::F16),
+    )
+    .unwrap();
+    for target in ["f16", "q4_k_m"] {
+        let out = dir.path().join(format!("split-{target}.gguf"));
+        let mut options = options(&data().join("qwen2-bias"), Target::parse(target).unwrap());
+        options.split = Some(SplitOptions::default().max_tensors(10));
+        let report = import_model(data().join("qwen2-bias"), &out, &options, |_, _, _| {}).unwrap();
+        assert_eq!(report.files.len(), 3, "27 tensors, 10 a shard");
+        assert!(report.files[0].ends_with(format!("split-{target}-00001-of-00003.gguf")));
+        let model = Model::open(&report.files[1]).unwrap();
+        let merged = Builder::from_model(&model).unwrap().to_vec().unwrap();
+        let whole = if target == "f16" {
+            std::fs::read(&single).unwrap()
+        } else {
+            let q = dir.path().join("q.gguf");
+            import_to(
+                &data().join("qwen2-bias"),
+                &q,
+                Target::parse(target).unwrap(),
+            )
+            .unwrap();
+            std::fs::read(&q).unwrap()
+        };
+        assert!(
+            merged == whole,
+            "{target}: merged shards differ from the single file"
+        );
+    }
+}
+
+// ---- bad input ----
+
+/// A copy of fixture `name` to break.
+fn copy_fixture(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let to = dir.path().join(name);
+    std::fs::create_dir(&to).unwrap();
+    for e in std::fs::read_dir(data().join(name)).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+    dir
+}
+
+/// A safetensors file of the given tensors (name, dtype, shape, bytes).
+fn safetensors(tensors: &[(&str, &str, &[u64], Vec<u8>)]) -> Vec<u8> {
+    let mut header = String::from("{");
+    let mut data = Vec::new();
+    for (i, (name, dtype, shape, bytes)) in tensors.iter().enumerate() {
+        if i > 0 {
+            header.push(',');
+        }
+        let start = data.len();
+        data.extend_from_slice(bytes);
+        header.push_str(&format!(
+            "\"{name}\":{{\"dtype\":\"{dtype}\",\"shape\":{shape:?},\"data_offsets\":[{start},{}]}}",
+            data.len()
+        ));
+    }
+    header.push('}');
+    while header.len() % 8 != 0 {
+        header.push(' ');
+    }
+    let mut out = (header.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(&data);
+    out
+}
+
+/// Imports `dir` over an existing output: the error, with the output
+/// untouched and no temporary file left.
+fn import_error(dir: &Path) -> Error {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("out.gguf");
+    std::fs::write(&out, b"the old file").unwrap();
+    let err = import_to(dir, &out, Target::Float(OutType::F16)).unwrap_err();
+    assert_eq!(std::fs::read(&out).unwrap(), b"the old file");
+    assert_eq!(std::fs::read_dir(out_dir.path()).unwrap().count(), 1);
+    err
+}
+
+#[test]
+fn a_missing_config_is_an_error_naming_it() {
+    let tmp = copy_fixture("llama-spm");
+    let dir = tmp.path().join("llama-spm");
+    std::fs::remove_file(dir.join("config.json")).unwrap();
+    let err = import_error(&dir).to_string();
+    assert!(
+        err.contains("config.json") && err.contains("missing"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_malformed_config_is_an_error_naming_it() {
+    let tmp = copy_fixture("llama-spm");
+    let dir = tmp.path().join("llama-spm");
+    std::fs::write(dir.join("config.json"), b"{\"architectures\": [").unwrap();
+    let err = import_error(&dir).to_string();
+    assert!(
+        err.contains("config.json") && err.contains("malformed JSON"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unsupported_architecture_is_refused() {
+    let tmp = copy_fixture("llama-spm");
+    let dir = tmp.path().join("llama-spm");
+    let config = std::fs::read_to_string(dir.join("config.json")).unwrap();
+    std::fs::write(
+        dir.join("config.json"),
+        config.replace("LlamaForCausalLM", "BertModel"),
+    )
+    .unwrap();
+    let err = import_error(&dir);
+    assert!(
+        matches!(&err, Error::Import(gguf::error::ImportError::UnsupportedArchitecture { arch, .. }) if arch == "BertModel"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("Qwen2ForCausalLM"), "{err}");
+}
+
+#[test]
+fn a_missing_shard_is_an_error_naming_it_and_a_tensor() {
+    let tmp = copy_fixture("llama-bpe");
+    let dir = tmp.path().join("llama-bpe");
+    std::fs::remove_file(dir.join("model-00002-of-00002.safetensors")).unwrap();
+    let err = import_error(&dir).to_string();
+    assert!(
+        err.contains("model-00002-of-00002.safetensors")
+            && err.contains("missing (the index places \"lm_head.weight\" in it)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_tensor_of_the_wrong_shape_or_type_is_an_error_naming_it() {
+    let tmp = copy_fixture("llama-spm");
+    let dir = tmp.path().join("llama-spm");
+    let part = dir.join("model.safetensors");
+    let original = std::fs::read(&part).unwrap();
+    // The fixture's tensors, with one replaced.
+    let replace = |name: &str, dtype: &str, shape: &[u64]| {
+        let header_len = u64::from_le_bytes(original[..8].try_into().unwrap()) as usize;
+        let header: serde_json::Value =
+            serde_json::from_slice(&original[8..8 + header_len]).unwrap();
+        let data = &original[8 + header_len..];
+        let mut tensors: Vec<(String, String, Vec<u64>, Vec<u8>)> = Vec::new();
+        for (k, v) in header.as_object().unwrap() {
+            if k == "__metadata__" {
+                continue;
+            }
+            let o = v["data_offsets"].as_array().unwrap();
+            let (a, b) = (
+                o[0].as_u64().unwrap() as usize,
+                o[1].as_u64().unwrap() as usize,
+            );
+            let s: Vec<u64> = v["shape"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d.as_u64().unwrap())
+                .collect();
+            let t = v["dtype"].as_str().unwrap().to_owned();
+            if k == name {
+                let n: u64 = shape.iter().product();
+                let size = if dtype == "I32" || dtype == "F32" {
+                    4
+                } else {
+                    2
+                };
+                tensors.push((
+                    k.clone(),
+                    dtype.into(),
+                    shape.to_vec(),
+                    vec![0u8; (n * size) as usize],
+                ));
+            } else {
+                tensors.push((k.clone(), t, s, data[a..b].to_vec()));
+            }
+        }
+        let refs: Vec<(&str, &str, &[u64], Vec<u8>)> = tensors
+            .iter()
+            .map(|(a, b, c, d)| (a.as_str(), b.as_str(), c.as_slice(), d.clone()))
+            .collect();
+        std::fs::write(&part, safetensors(&refs)).unwrap();
+    };
+    replace("model.layers.1.mlp.up_proj.weight", "F32", &[255, 64]);
+    let err = import_error(&dir).to_string();
+    assert!(
+        err.contains("model.safetensors")
+            && err.contains("model.layers.1.mlp.up_proj.weight")
+            && err.contains("shape [255, 64]"),
+        "{err}"
+    );
+    replace("model.layers.1.mlp.up_proj.weight", "I32", &[256, 64]);
+    let err = import_error(&dir).to_string();
+    assert!(
+        err.contains("model.layers.1.mlp.up_proj.weight") && err.contains("I32"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unmappable_tensor_or_malformed_safetensors_is_an_error() {
+    let tmp = copy_fixture("llama-spm");
+    let dir = tmp.path().join("llama-spm");
+    std::fs::write(
+        dir.join("model.safetensors"),
+        safetensors(&[("model.layers.0.mystery.weight", "F32", &[2], vec![0; 8])]),
+    )
+    .unwrap();
+    let err = import_error(&dir).to_string();
+    assert!(
+        err.contains("model.layers.0.mystery.weight") && err.contains("no GGUF name"),
+        "{err}"
+    );
+    let mut truncated = safetensors(&[("model.norm.weight", "F32", &[64], vec![0; 256])]);
+    truncated.truncate(truncated.len() - 4);
+    std::fs::write(dir.join("model.safetensors"), truncated).unwrap();
+    let err = import_error(&dir).to_string();
+    assert!(
+        err.contains("model.safetensors") && err.contains("not a valid safetensors file"),
+        "{err}"
+    );
+}
+
+// ---- the command ----
+
+#[test]
+fn the_command_imports_and_says_what_it_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.gguf");
+    let o = gguf(&[
+        "import".as_ref(),
+        data().join("mistral-swa").as_os_str(),
+        out.as_os_str(),
+        "--type".as_ref(),
+        "Q8_0".as_ref(),
+    ]);
+    let text = super::util::stdout(&o);
+    assert!(
+        text.contains("MistralForCausalLM")
+            && text.contains("as Q8_0")
+            && text.contains("21 tensors"),
+        "{text}"
+    );
+    assert_eq!(
+        Model::open(&out)
+            .unwrap()
+            .get::<u32>("general.file_type")
+            .unwrap(),
+        7
+    );
+
+    let o = gguf(&[
+        "import".as_ref(),
+        data().join("mistral-swa").as_os_str(),
+        out.as_os_str(),
+        "--type".as_ref(),
+        "q9".as_ref(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown output type \"q9\""));
+}
