@@ -139,8 +139,24 @@ fn template_post_processor(
         Class::Gemma => ("<bos>", "<eos>"),
         _ => ("<s>", "</s>"),
     };
-    let bos = token_content(get("bos_token")).unwrap_or(bos_default);
-    let eos = token_content(get("eos_token")).unwrap_or(eos_default);
+    // A token set to null is no token (transformers then refuses to add
+    // it); an absent one is the class's default.
+    let named = |key: &str, default: &'static str| match get(key) {
+        None => Some(default),
+        Some(v) => token_content(Some(v)),
+    };
+    let bos = named("bos_token", bos_default);
+    let eos = named("eos_token", eos_default);
+    let (bos, eos) = match (bos, eos) {
+        (Some(b), Some(e)) => (b, e),
+        (None, _) if add_bos => {
+            return Err("tokenizer_config.json has add_bos_token but a null bos_token".into())
+        }
+        (_, None) if add_eos => {
+            return Err("tokenizer_config.json has add_eos_token but a null eos_token".into())
+        }
+        (b, e) => (b.unwrap_or(bos_default), e.unwrap_or(eos_default)),
+    };
     let mut single = Vec::new();
     let mut pair = Vec::new();
     let mut specials = serde_json::Map::new();

@@ -640,6 +640,14 @@ fn llama_class_bos_comes_from_special_tokens_map_in_older_checkpoints() {
         json!({"tokenizer_class": "LlamaTokenizerFast", "bos_token": "<s>",
         "added_tokens_decoder": {}}),
     );
-    let hf = super::hf::load(&d, tokenizer).unwrap();
+    let hf = super::hf::load(&d, tokenizer.clone()).unwrap();
     assert_eq!(hf.tokenizer.encode("ab", true).unwrap().get_ids(), [3, 2]);
+    // A null BOS that the class must add: transformers refuses, so do we.
+    write(
+        "tokenizer_config.json",
+        json!({"tokenizer_class": "LlamaTokenizerFast", "bos_token": null,
+        "added_tokens_decoder": {}}),
+    );
+    let err = super::hf::load(&d, tokenizer).err().unwrap().to_string();
+    assert!(err.contains("add_bos_token but a null bos_token"), "{err}");
 }
