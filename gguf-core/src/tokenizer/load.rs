@@ -11,6 +11,7 @@ use crate::read::Gguf;
 
 use super::attr::{TokenAttr, VocabType};
 use super::pre::{self, Family, Step};
+use super::ugm::{Ugm, KEY_CHARSMAP};
 use super::{Flags, Specials, TokenData, Tokenizer};
 
 fn bad_key(key: &str, reason: impl Into<String>) -> Error {
@@ -75,7 +76,7 @@ fn vocab_type(model: &str) -> Result<VocabType> {
         "llama" => VocabType::Spm,
         "gpt2" | "gemma4" => VocabType::Bpe,
         "bert" => VocabType::Wpm,
-        "t5" => return Err(unsupported("llama.cpp builds a Unigram (ugm) tokenizer for it, which this library does not reproduce yet")),
+        "t5" => VocabType::Ugm,
         "no_vocab" | "none" => return Err(unsupported("the model has no vocabulary")),
         "rwkv" | "plamo2" | "hybriddna" | "whitespace" | "test" => return Err(unsupported(
             "llama.cpp knows it, but this library builds only spm, bpe, wpm and ugm vocabularies",
@@ -232,7 +233,14 @@ impl Tokenizer {
             normalizer_lowercase: true,
             max_token_len,
             normalizer_strip_accents: false,
+            ugm: None,
         };
+        if kind == VocabType::Ugm {
+            // Built before the attribute fixes below, as llama.cpp builds
+            // its Unigram tokenizer.
+            let charsmap = read_charsmap(model)?;
+            tok.ugm = Some(Box::new(Ugm::new(&tok.tokens, charsmap)?));
+        }
         tok.read_special_ids(model)?;
         tok.fix_attributes(model)?;
         Ok(tok)
@@ -568,6 +576,21 @@ fn read_tokens(model: &impl Gguf) -> Result<Vec<TokenData>> {
                 .map_or(TokenAttr::NORMAL, |t| TokenAttr::from_token_type(t[i])),
         })
         .collect())
+}
+
+/// Unigram's precompiled character map: an array of bytes (u8 or i8), if
+/// present.
+fn read_charsmap<'a>(model: &'a impl Gguf) -> Result<Option<&'a [u8]>> {
+    match model.value(KEY_CHARSMAP) {
+        None => Ok(None),
+        Some(Value::Array(a)) if matches!(a.element_type(), ValueType::U8 | ValueType::I8) => {
+            Ok(Some(a.raw_bytes()))
+        }
+        Some(v) => Err(bad_key(
+            KEY_CHARSMAP,
+            format!("has type {}, expected array of u8 or i8", describe(&v)),
+        )),
+    }
 }
 
 fn describe(v: &Value<'_>) -> String {

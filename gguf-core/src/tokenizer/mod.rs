@@ -7,7 +7,7 @@
 //! `llama_vocab::impl::load` builds (the llama.cpp that llama-cpp-python
 //! 0.3.36 vendors; [`LLAMA_CPP_VERSION`](crate::llama_load::LLAMA_CPP_VERSION)):
 //! the vocabulary type (`spm` for `llama`, `bpe` for `gpt2` and `gemma4`,
-//! `wpm` for `bert`), its defaults, the pre-tokenizer named by
+//! `wpm` for `bert`, `ugm` for `t5`), its defaults, the pre-tokenizer named by
 //! `tokenizer.ggml.pre`, the special tokens and llama.cpp's fixes of their
 //! attributes. [`encode`](Tokenizer::encode) and
 //! [`decode`](Tokenizer::decode) follow `llama_tokenize` and
@@ -37,7 +37,7 @@
 //!
 //! # What is not supported
 //!
-//! Vocabulary types `ugm` (`t5`), `rwkv`, `plamo2`, `hybriddna`, `whitespace` and `test`,
+//! Vocabulary types `rwkv`, `plamo2`, `hybriddna`, `whitespace` and `test`,
 //! and the pre-tokenizers `kimi-k2`, `afmoe`, `tiny_aya` and `cohere2moe`
 //! (llama.cpp splits those with hand-written scanners not reproduced here)
 //! are refused with an error naming them.
@@ -74,6 +74,7 @@ mod special;
 mod split_custom;
 mod split_regex;
 mod spm;
+mod ugm;
 mod unicode;
 mod wpm;
 
@@ -184,6 +185,8 @@ pub struct Tokenizer {
     normalizer_strip_accents: bool,
     /// The longest token text, in bytes (WordPiece's search window).
     max_token_len: usize,
+    /// Unigram's tries and character map (`ugm` vocabularies only).
+    ugm: Option<Box<ugm::Ugm>>,
 }
 
 impl std::fmt::Debug for Tokenizer {
@@ -326,11 +329,25 @@ impl Tokenizer {
                 }
             }
             VocabType::Ugm => {
-                return Err(TokenizerError::UnsupportedModel {
-                    model: self.model.clone(),
-                    reason: "not implemented yet".into(),
+                if add_special && self.flags.add_bos {
+                    out.push(bos()?);
                 }
-                .into())
+                let ugm = self
+                    .ugm
+                    .as_deref()
+                    .ok_or_else(|| TokenizerError::UnsupportedModel {
+                        model: self.model.clone(),
+                        reason: "its Unigram tables were not built".into(),
+                    })?;
+                for f in fragments {
+                    match f {
+                        special::Fragment::Text(t) => ugm::tokenize(self, ugm, t, &mut out)?,
+                        special::Fragment::Token(id) => out.push(id),
+                    }
+                }
+                if add_special && self.flags.add_eos {
+                    out.push(eos()?);
+                }
             }
         }
         Ok(out)
