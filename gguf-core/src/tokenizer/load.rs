@@ -162,15 +162,9 @@ impl Tokenizer {
         if kind == VocabType::Bpe {
             let name = pre_name.as_deref().unwrap_or("default");
             let Some((fam, o)) = pre::lookup(name) else {
-                let reason = match pre::UNSUPPORTED.iter().find(|(n, _)| *n == name) {
-                    Some((_, why)) => format!(
-                        "llama.cpp knows it, but {why} that this library does not reproduce yet"
-                    ),
-                    None => "llama.cpp does not know it either".into(),
-                };
                 return Err(TokenizerError::UnsupportedPre {
                     pre: name.into(),
-                    reason,
+                    reason: "llama.cpp does not know it either".into(),
                 }
                 .into());
             };
@@ -200,7 +194,10 @@ impl Tokenizer {
         }
 
         let merges = if kind == VocabType::Bpe {
-            read_merges(model)?
+            // llama.cpp lets Kimi-K2 go without merges (every word then
+            // falls apart into its characters' tokens).
+            let optional = family == Some(Family::KimiK2);
+            read_merges(model, optional)?
         } else {
             FxHashMap::default()
         };
@@ -602,8 +599,9 @@ fn describe(v: &Value<'_>) -> String {
 
 /// Merge ranks keyed by `"left right"` (the first space after the first
 /// byte splits a merge, as in llama.cpp); the first of duplicates wins.
-fn read_merges(model: &impl Gguf) -> Result<FxHashMap<Box<str>, u32>> {
+fn read_merges(model: &impl Gguf, optional: bool) -> Result<FxHashMap<Box<str>, u32>> {
     let merges = match model.value(KEY_MERGES) {
+        None if optional => return Ok(FxHashMap::default()),
         None => {
             return Err(bad_key(
                 KEY_MERGES,
