@@ -451,10 +451,7 @@ mod tests {
             Ok(Step::KimiK2)
         ));
         for f in [Family::TinyAya, Family::Afmoe] {
-            assert!(matches!(
-                Step::new(&patterns(f)[0]),
-                Ok(Step::DigitGroups)
-            ));
+            assert!(matches!(Step::new(&patterns(f)[0]), Ok(Step::DigitGroups)));
         }
     }
 }

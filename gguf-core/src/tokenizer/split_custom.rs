@@ -344,7 +344,8 @@ pub(crate) fn kimi_k2(cpts: &[u32], offsets: &[usize]) -> Vec<usize> {
             // point after the space must be in the chunk.
             let space = cpt == u32::from(b' ');
             let mut f2 = if space { c.flags(pos + 1) } else { f };
-            let other = |f: Flags| !(f.is_whitespace() || f.is_letter() || f.is_number()) && f.exists();
+            let other =
+                |f: Flags| !(f.is_whitespace() || f.is_letter() || f.is_number()) && f.exists();
             if other(f2) {
                 pos += usize::from(space);
                 while other(f2) {
