@@ -313,6 +313,13 @@ fn pre_tokenizers_match_llama_cpp() {
     );
     let mut results = Vec::new();
     for name in &names {
+        if name == "whitespace" {
+            // llama.cpp aborts (GGML_ASSERT in its merge lookup) when this
+            // pre-tokenizer's words, which keep their spaces, meet a
+            // byte-level vocabulary's merges: nothing to compare with.
+            eprintln!("{name}: skipped: llama.cpp asserts on it with a byte-level vocabulary");
+            continue;
+        }
         let path = tmp.path().join(format!("{name}.gguf"));
         let mut b = Builder::from_file(&source).unwrap();
         b.set("tokenizer.ggml.pre", name.as_str()).unwrap();

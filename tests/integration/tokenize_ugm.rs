@@ -12,6 +12,8 @@ use gguf::tokenizer::{Tokenizer, VocabType};
 use gguf::write::Builder;
 use gguf::GgufFile;
 
+use super::util::{gguf, stdout};
+
 fn committed() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tokenizer/ugm.gguf")
 }
@@ -147,4 +149,18 @@ fn viterbi_picks_the_best_scoring_path() {
     // its own leading space.
     assert_eq!(tok.encode("cXYc", false, false).unwrap(), [6, 7, 9, 6, 7]);
     assert_eq!(tok.encode("", true, false).unwrap(), [1]);
+}
+
+/// `gguf tokenize` on a Unigram model: llama-tokenize adds special tokens
+/// by the model's add_bos rule, which T5 leaves off, so no EOS either
+/// (llama-tokenize prints `[111, 375, 2003]` for this text: the
+/// user-defined `<extra_id_0>` is matched).
+#[test]
+fn cli_tokenizes_a_unigram_model_as_llama_tokenize() {
+    let model = committed().display().to_string();
+    let text = "Hello world <extra_id_0>";
+    let out = stdout(&gguf(&["tokenize", &model, "-p", text, "--ids"]));
+    assert_eq!(out, "[111, 375, 2003]\n");
+    let tok = Tokenizer::from_model(&GgufFile::open(&model).unwrap()).unwrap();
+    assert_eq!(tok.encode(text, false, true).unwrap(), [111, 375, 2003]);
 }
