@@ -112,7 +112,7 @@ fn texts(cases: usize) -> Vec<String> {
     out.push(" ".repeat(300));
     out.push("\n".repeat(100));
     out.push("a".repeat(1000));
-    let mut rng = Rng(0x0A11_CE);
+    let mut rng = Rng(0x000A_11CE);
     for i in 0..cases {
         let mut t = random_text(&mut rng, 1 + (i * 7) % 80);
         if i % 3 == 0 {

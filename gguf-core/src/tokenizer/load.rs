@@ -577,7 +577,7 @@ fn read_tokens(model: &impl Gguf) -> Result<Vec<TokenData>> {
 
 /// Unigram's precompiled character map: an array of bytes (u8 or i8), if
 /// present.
-fn read_charsmap<'a>(model: &'a impl Gguf) -> Result<Option<&'a [u8]>> {
+fn read_charsmap(model: &impl Gguf) -> Result<Option<&[u8]>> {
     match model.value(KEY_CHARSMAP) {
         None => Ok(None),
         Some(Value::Array(a)) if matches!(a.element_type(), ValueType::U8 | ValueType::I8) => {
