@@ -308,3 +308,27 @@ fn spm_decode_inverts_encode() {
         }
     }
 }
+
+/// `sarvam-moe` splits as Gemma 4 does (newline runs, raw UTF-8 with `▁`
+/// for spaces) but is its own pre-tokenizer to llama.cpp: it gets neither
+/// Gemma 4's forced BOS nor its whole all-newline tokens.
+#[test]
+fn sarvam_moe_is_not_gemma_4() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tokenizer");
+    let source = GgufFile::open(dir.join("llama-bpe.gguf")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut add_bos = Vec::new();
+    for pre in ["gemma4", "sarvam-moe"] {
+        let path = tmp.path().join(format!("{pre}.gguf"));
+        let mut b = gguf::write::Builder::from_file(&source).unwrap();
+        b.set("tokenizer.ggml.pre", pre).unwrap();
+        b.remove("tokenizer.ggml.add_bos_token").ok();
+        b.write_to_path(&path).unwrap();
+        let tok = Tokenizer::from_model(&GgufFile::open(&path).unwrap()).unwrap();
+        add_bos.push(tok.flags().add_bos);
+        // Spaces become `▁` and are merged as raw UTF-8 in both.
+        let plain = tok.encode("a b", false, false).unwrap();
+        assert!(!plain.is_empty());
+    }
+    assert_eq!(add_bos, [true, false]);
+}

@@ -43,6 +43,7 @@ pub(crate) enum Family {
     TinyAya,
     KimiK2,
     Afmoe,
+    SarvamMoe,
 }
 
 /// What a pre-tokenizer name sets besides its family: llama.cpp's flags,
@@ -111,7 +112,7 @@ pub(crate) fn lookup(name: &str) -> Option<(Family, Overrides)> {
             },
         ),
         "sarvam-moe" => (
-            F::Gemma4,
+            F::SarvamMoe,
             Overrides {
                 escape_whitespaces: true,
                 no_clean_spaces: true,
@@ -294,7 +295,9 @@ pub(crate) fn patterns(family: Family) -> Vec<String> {
         F::ExaoneMoe => vec![format!(
             r"{c}|[^\r\n\p{{L}}\p{{N}}]?(?:\p{{L}}\p{{M}}*(?: \p{{L}}\p{{M}}*)*)+|\p{{N}}| ?[^\s\p{{L}}\p{{N}}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+"
         )],
-        F::Gemma4 => vec![s(NEWLINES)],
+        // Gemma 4's split; llama.cpp forces BOS and keeps all-newline
+        // tokens whole for Gemma 4 only.
+        F::Gemma4 | F::SarvamMoe => vec![s(NEWLINES)],
         F::Minicpm5 => vec![
             s(r"\p{N}{1,3}"),
             format!(r"{c}|[^\r\n\p{{L}}\p{{N}}]?\p{{L}}+|\p{{N}}+| ?[^\s\p{{L}}\p{{N}}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
@@ -315,7 +318,10 @@ pub(crate) fn patterns(family: Family) -> Vec<String> {
 /// Whether the family's words are GPT-2 byte-encoded before merging
 /// (`false`: raw UTF-8 with `<0xXX>` byte tokens).
 pub(crate) fn byte_encode(family: Family) -> bool {
-    !matches!(family, Family::Gemma4 | Family::Whitespace)
+    !matches!(
+        family,
+        Family::Gemma4 | Family::SarvamMoe | Family::Whitespace
+    )
 }
 
 /// One step of a split: one of llama.cpp's hand-written splitters when the
@@ -403,6 +409,7 @@ mod tests {
         Family::TinyAya,
         Family::KimiK2,
         Family::Afmoe,
+        Family::SarvamMoe,
     ];
 
     #[test]
