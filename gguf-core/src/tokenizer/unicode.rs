@@ -313,7 +313,7 @@ mod tests {
 }
 
 #[cfg(test)]
-mod dump_tests {
+mod llama_table_tests {
     use super::*;
 
     #[test]
