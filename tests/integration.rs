@@ -52,6 +52,8 @@ mod integration {
     pub mod split;
     pub mod tensor_api;
     pub mod tokenize_cli;
+    pub mod tokenize_oracle;
+    pub mod tokenize_ugm;
     pub mod tokenize_vocab;
     pub mod truncation;
     pub mod util;

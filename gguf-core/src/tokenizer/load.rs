@@ -11,6 +11,7 @@ use crate::read::Gguf;
 
 use super::attr::{TokenAttr, VocabType};
 use super::pre::{self, Family, Step};
+use super::ugm::{Ugm, KEY_CHARSMAP};
 use super::{Flags, Specials, TokenData, Tokenizer};
 
 fn bad_key(key: &str, reason: impl Into<String>) -> Error {
@@ -75,7 +76,7 @@ fn vocab_type(model: &str) -> Result<VocabType> {
         "llama" => VocabType::Spm,
         "gpt2" | "gemma4" => VocabType::Bpe,
         "bert" => VocabType::Wpm,
-        "t5" => return Err(unsupported("llama.cpp builds a Unigram (ugm) tokenizer for it, which this library does not reproduce yet")),
+        "t5" => VocabType::Ugm,
         "no_vocab" | "none" => return Err(unsupported("the model has no vocabulary")),
         "rwkv" | "plamo2" | "hybriddna" | "whitespace" | "test" => return Err(unsupported(
             "llama.cpp knows it, but this library builds only spm, bpe, wpm and ugm vocabularies",
@@ -161,15 +162,9 @@ impl Tokenizer {
         if kind == VocabType::Bpe {
             let name = pre_name.as_deref().unwrap_or("default");
             let Some((fam, o)) = pre::lookup(name) else {
-                let reason = match pre::UNSUPPORTED.iter().find(|(n, _)| *n == name) {
-                    Some((_, why)) => format!(
-                        "llama.cpp knows it, but {why} that this library does not reproduce yet"
-                    ),
-                    None => "llama.cpp does not know it either".into(),
-                };
                 return Err(TokenizerError::UnsupportedPre {
                     pre: name.into(),
-                    reason,
+                    reason: "llama.cpp does not know it either".into(),
                 }
                 .into());
             };
@@ -199,7 +194,10 @@ impl Tokenizer {
         }
 
         let merges = if kind == VocabType::Bpe {
-            read_merges(model)?
+            // llama.cpp lets Kimi-K2 go without merges (every word then
+            // falls apart into its characters' tokens).
+            let optional = family == Some(Family::KimiK2);
+            read_merges(model, optional)?
         } else {
             FxHashMap::default()
         };
@@ -232,7 +230,14 @@ impl Tokenizer {
             normalizer_lowercase: true,
             max_token_len,
             normalizer_strip_accents: false,
+            ugm: None,
         };
+        if kind == VocabType::Ugm {
+            // Built before the attribute fixes below, as llama.cpp builds
+            // its Unigram tokenizer.
+            let charsmap = read_charsmap(model)?;
+            tok.ugm = Some(Box::new(Ugm::new(&tok.tokens, charsmap)?));
+        }
         tok.read_special_ids(model)?;
         tok.fix_attributes(model)?;
         Ok(tok)
@@ -570,6 +575,21 @@ fn read_tokens(model: &impl Gguf) -> Result<Vec<TokenData>> {
         .collect())
 }
 
+/// Unigram's precompiled character map: an array of bytes (u8 or i8), if
+/// present.
+fn read_charsmap(model: &impl Gguf) -> Result<Option<&[u8]>> {
+    match model.value(KEY_CHARSMAP) {
+        None => Ok(None),
+        Some(Value::Array(a)) if matches!(a.element_type(), ValueType::U8 | ValueType::I8) => {
+            Ok(Some(a.raw_bytes()))
+        }
+        Some(v) => Err(bad_key(
+            KEY_CHARSMAP,
+            format!("has type {}, expected array of u8 or i8", describe(&v)),
+        )),
+    }
+}
+
 fn describe(v: &Value<'_>) -> String {
     match v {
         Value::Array(a) => format!("array of {}", a.element_type()),
@@ -579,8 +599,9 @@ fn describe(v: &Value<'_>) -> String {
 
 /// Merge ranks keyed by `"left right"` (the first space after the first
 /// byte splits a merge, as in llama.cpp); the first of duplicates wins.
-fn read_merges(model: &impl Gguf) -> Result<FxHashMap<Box<str>, u32>> {
+fn read_merges(model: &impl Gguf, optional: bool) -> Result<FxHashMap<Box<str>, u32>> {
     let merges = match model.value(KEY_MERGES) {
+        None if optional => return Ok(FxHashMap::default()),
         None => {
             return Err(bad_key(
                 KEY_MERGES,

@@ -7,7 +7,7 @@
 //! `llama_vocab::impl::load` builds (the llama.cpp that llama-cpp-python
 //! 0.3.36 vendors; [`LLAMA_CPP_VERSION`](crate::llama_load::LLAMA_CPP_VERSION)):
 //! the vocabulary type (`spm` for `llama`, `bpe` for `gpt2` and `gemma4`,
-//! `wpm` for `bert`), its defaults, the pre-tokenizer named by
+//! `wpm` for `bert`, `ugm` for `t5`), its defaults, the pre-tokenizer named by
 //! `tokenizer.ggml.pre`, the special tokens and llama.cpp's fixes of their
 //! attributes. [`encode`](Tokenizer::encode) and
 //! [`decode`](Tokenizer::decode) follow `llama_tokenize` and
@@ -37,21 +37,26 @@
 //!
 //! # What is not supported
 //!
-//! Vocabulary types `ugm` (`t5`), `rwkv`, `plamo2`, `hybriddna`, `whitespace` and `test`,
-//! and the pre-tokenizers `kimi-k2`, `afmoe`, `tiny_aya` and `cohere2moe`
-//! (llama.cpp splits those with hand-written scanners not reproduced here)
-//! are refused with an error naming them.
+//! The vocabulary types outside the four above are refused with an error
+//! naming them: `rwkv` and `plamo2` (tokenizers of their own, a trie of
+//! escaped byte strings and a suffix-table dynamic program),
+//! `hybriddna` and `whitespace` (byte-pair sessions of their own for DNA
+//! k-mers and whitespace-split words) and `test` (llama.cpp's debugging
+//! vocabulary). Every `tokenizer.ggml.pre` name llama.cpp accepts is
+//! supported.
 //!
 //! # Unicode
 //!
 //! Pre-tokenizers classify code points by general category. llama.cpp uses
-//! a table generated from the Unicode Character Database; we use the tables
-//! of `regex-syntax` (the `regex` crate's). Both give every code point one
-//! of letter, number, mark, punctuation, symbol, separator, control
-//! (`Cc`, `Cf`, `Co`, `Cs`) or unassigned, and whitespace is Unicode's
-//! `White_Space` in both. They differ only where the Unicode versions do:
-//! code points assigned after llama.cpp's table was generated are
-//! unassigned to llama.cpp and categorized here. Case folding of the
+//! a table generated from the Unicode Character Database (version 15.1);
+//! we use the tables of `regex-syntax` (the `regex` crate's, a newer
+//! version) less the code points Unicode 16.0 assigned, which llama.cpp
+//! sees as unassigned. Both give every code point one of letter, number,
+//! mark, punctuation, symbol, separator, control (`Cc`, `Cf`, `Co`, `Cs`)
+//! or unassigned, the same one for every code point (checked against
+//! llama.cpp's table), and whitespace is Unicode's `White_Space` in both. A
+//! regex-syntax release with a newer Unicode would need the next version's
+//! additions taken out too (a unit test names a few). Case folding of the
 //! contraction rules (`'S`, `'LL`) only concerns ASCII in both.
 //!
 //! Where llama.cpp's behaviour depends on the order of a hash map or of an
@@ -74,6 +79,7 @@ mod special;
 mod split_custom;
 mod split_regex;
 mod spm;
+mod ugm;
 mod unicode;
 mod wpm;
 
@@ -184,6 +190,8 @@ pub struct Tokenizer {
     normalizer_strip_accents: bool,
     /// The longest token text, in bytes (WordPiece's search window).
     max_token_len: usize,
+    /// Unigram's tries and character map (`ugm` vocabularies only).
+    ugm: Option<Box<ugm::Ugm>>,
 }
 
 impl std::fmt::Debug for Tokenizer {
@@ -326,11 +334,25 @@ impl Tokenizer {
                 }
             }
             VocabType::Ugm => {
-                return Err(TokenizerError::UnsupportedModel {
-                    model: self.model.clone(),
-                    reason: "not implemented yet".into(),
+                if add_special && self.flags.add_bos {
+                    out.push(bos()?);
                 }
-                .into())
+                let ugm = self
+                    .ugm
+                    .as_deref()
+                    .ok_or_else(|| TokenizerError::UnsupportedModel {
+                        model: self.model.clone(),
+                        reason: "its Unigram tables were not built".into(),
+                    })?;
+                for f in fragments {
+                    match f {
+                        special::Fragment::Text(t) => ugm::tokenize(self, ugm, t, &mut out)?,
+                        special::Fragment::Token(id) => out.push(id),
+                    }
+                }
+                if add_special && self.flags.add_eos {
+                    out.push(eos()?);
+                }
             }
         }
         Ok(out)

@@ -40,6 +40,10 @@ pub(crate) enum Family {
     Gemma4,
     Minicpm5,
     Whitespace,
+    TinyAya,
+    KimiK2,
+    Afmoe,
+    SarvamMoe,
 }
 
 /// What a pre-tokenizer name sets besides its family: llama.cpp's flags,
@@ -54,18 +58,6 @@ pub(crate) struct Overrides {
     /// The BOS token id is cleared (ChatGLM).
     pub(crate) no_bos_id: bool,
 }
-
-/// The names llama.cpp accepts but whose splitting it does with code we
-/// do not reproduce yet, with why.
-pub(crate) const UNSUPPORTED: &[(&str, &str)] = &[
-    (
-        "kimi-k2",
-        "its splitter is a hand-written Han-aware scanner",
-    ),
-    ("afmoe", "its digit grouping is a hand-written scanner"),
-    ("tiny_aya", "its digit grouping is a hand-written scanner"),
-    ("cohere2moe", "its digit grouping is a hand-written scanner"),
-];
 
 /// The family and flags of a `tokenizer.ggml.pre` name, as llama.cpp's
 /// `llama_vocab::impl::load` maps it; `None` for a name it refuses.
@@ -120,7 +112,7 @@ pub(crate) fn lookup(name: &str) -> Option<(Family, Overrides)> {
             },
         ),
         "sarvam-moe" => (
-            F::Gemma4,
+            F::SarvamMoe,
             Overrides {
                 escape_whitespaces: true,
                 no_clean_spaces: true,
@@ -202,6 +194,9 @@ pub(crate) fn lookup(name: &str) -> Option<(Family, Overrides)> {
         "minimax-m2" => (F::Gpt4o, no_clean),
         "solar-open" => (F::Qwen2, no_clean),
         "mellum2" => (F::Starcoder, o),
+        "tiny_aya" | "cohere2moe" => (F::TinyAya, no_clean),
+        "kimi-k2" => (F::KimiK2, no_clean),
+        "afmoe" => (F::Afmoe, no_clean),
         _ => return None,
     };
     Some(r)
@@ -227,6 +222,12 @@ const UPPER_LOWER: &str =
     r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+";
 const UPPER_LOWER2: &str =
     r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*";
+/// The patterns llama.cpp replaces by hand-written splitters (its
+/// `unicode_regex_split_custom` picks them by these exact strings).
+const KIMI_K2: &str = r"\p{Han}+";
+const AFMOE_DIGITS: &str = r"\p{AFMoE_digits}";
+const TINY_AYA_DIGITS: &str = r"\d{1,3}(?=(?:\d{3})*\b)";
+const AFMOE_CJK: &str = "[\u{4E00}-\u{9FFF}\u{3400}-\u{4DBF}\u{8C48}-\u{FAFF}\u{3040}-\u{309F}\u{30A0}-\u{30FF}\u{FF65}-\u{FF9F}\u{2F00}-\u{2FDF}\u{E40}-\u{E7F}\u{E80}-\u{EFF}\u{1780}-\u{17FF}\u{1000}-\u{109F}\u{AA60}-\u{AA7F}\u{A9E0}-\u{A9FF}\u{AC00}-\u{D7AF}\u{1100}-\u{11FF}]+";
 const POR0: &str = " ?[^(\\s|.,!?\u{2026}\u{3002}\u{FF0C}\u{3001}\u{964}\u{6D4}\u{60C})]+";
 
 /// The patterns of a family, in the order llama.cpp applies them.
@@ -294,12 +295,22 @@ pub(crate) fn patterns(family: Family) -> Vec<String> {
         F::ExaoneMoe => vec![format!(
             r"{c}|[^\r\n\p{{L}}\p{{N}}]?(?:\p{{L}}\p{{M}}*(?: \p{{L}}\p{{M}}*)*)+|\p{{N}}| ?[^\s\p{{L}}\p{{N}}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+"
         )],
-        F::Gemma4 => vec![s(NEWLINES)],
+        // Gemma 4's split; llama.cpp forces BOS and keeps all-newline
+        // tokens whole for Gemma 4 only.
+        F::Gemma4 | F::SarvamMoe => vec![s(NEWLINES)],
         F::Minicpm5 => vec![
             s(r"\p{N}{1,3}"),
             format!(r"{c}|[^\r\n\p{{L}}\p{{N}}]?\p{{L}}+|\p{{N}}+| ?[^\s\p{{L}}\p{{N}}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
         ],
         F::Whitespace => vec![s(r"\S+")],
+        F::TinyAya => vec![
+            s(TINY_AYA_DIGITS),
+            format!(
+                r"{UPPER_LOWER}{c}?|{UPPER_LOWER2}{c}?|\p{{N}}{{1,3}}| ?[^\s\p{{L}}\p{{N}}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+            ),
+        ],
+        F::KimiK2 => vec![s(KIMI_K2)],
+        F::Afmoe => vec![s(AFMOE_DIGITS), s(AFMOE_CJK), s(DEEPSEEK3_WORDS)],
         F::Default => vec![s(r"[\p{P}\$\+<=>\^~\|]+"), s(GPT2), s(r"\p{N}+"), s("[0-9][0-9][0-9]")],
     }
 }
@@ -307,7 +318,10 @@ pub(crate) fn patterns(family: Family) -> Vec<String> {
 /// Whether the family's words are GPT-2 byte-encoded before merging
 /// (`false`: raw UTF-8 with `<0xXX>` byte tokens).
 pub(crate) fn byte_encode(family: Family) -> bool {
-    !matches!(family, Family::Gemma4 | Family::Whitespace)
+    !matches!(
+        family,
+        Family::Gemma4 | Family::SarvamMoe | Family::Whitespace
+    )
 }
 
 /// One step of a split: one of llama.cpp's hand-written splitters when the
@@ -317,6 +331,8 @@ pub(crate) enum Step {
     Gpt2,
     Llama3(Llama3Shape),
     Newlines,
+    KimiK2,
+    DigitGroups,
     Regex(Pattern),
 }
 
@@ -333,6 +349,10 @@ impl Step {
             Step::Llama3(Llama3Shape::Qwen35)
         } else if pattern == NEWLINES {
             Step::Newlines
+        } else if pattern == KIMI_K2 {
+            Step::KimiK2
+        } else if pattern == AFMOE_DIGITS || pattern == TINY_AYA_DIGITS {
+            Step::DigitGroups
         } else {
             Step::Regex(Pattern::new(pattern)?)
         })
@@ -343,6 +363,8 @@ impl Step {
             Step::Gpt2 => split_custom::gpt2(cpts, offsets),
             Step::Llama3(shape) => split_custom::llama3(cpts, offsets, *shape),
             Step::Newlines => split_custom::newlines(cpts, offsets),
+            Step::KimiK2 => split_custom::kimi_k2(cpts, offsets),
+            Step::DigitGroups => split_custom::digit_groups(cpts, offsets),
             Step::Regex(p) => p.split(cpts, offsets),
         }
     }
@@ -384,6 +406,10 @@ mod tests {
         Family::Gemma4,
         Family::Minicpm5,
         Family::Whitespace,
+        Family::TinyAya,
+        Family::KimiK2,
+        Family::Afmoe,
+        Family::SarvamMoe,
     ];
 
     #[test]
@@ -427,5 +453,12 @@ mod tests {
             Step::new(&patterns(Family::Jais2)[0]),
             Ok(Step::Regex(_))
         ));
+        assert!(matches!(
+            Step::new(&patterns(Family::KimiK2)[0]),
+            Ok(Step::KimiK2)
+        ));
+        for f in [Family::TinyAya, Family::Afmoe] {
+            assert!(matches!(Step::new(&patterns(f)[0]), Ok(Step::DigitGroups)));
+        }
     }
 }

@@ -284,6 +284,122 @@ pub(crate) fn newlines(cpts: &[u32], offsets: &[usize]) -> Vec<usize> {
     out
 }
 
+/// llama.cpp's Han ranges (`unicode_cpt_is_han`): the CJK Unified
+/// Ideographs blocks and the compatibility ones.
+fn is_han(cpt: u32) -> bool {
+    matches!(cpt,
+        0x4E00..=0x9FFF
+        | 0x3400..=0x4DBF
+        | 0x20000..=0x2A6DF
+        | 0x2A700..=0x2B73F
+        | 0x2B740..=0x2B81F
+        | 0x2B820..=0x2CEAF
+        | 0x2CEB0..=0x2EBEF
+        | 0xF900..=0xFAFF
+        | 0x2F800..=0x2FA1F)
+}
+
+/// Kimi-K2: `[\p{Han}]+|[^\r\n\p{L}\p{N}]?[letters but Han]*..(?i:'s|..)?|\p{N}{1,3}|
+/// ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`, as llama.cpp's scanner
+/// runs it (letters are `\p{L}` without Han; marks do not join them).
+pub(crate) fn kimi_k2(cpts: &[u32], offsets: &[usize]) -> Vec<usize> {
+    each_chunk(cpts, offsets, |c| {
+        let mut pos = c.ini;
+        let letter = |c: &Chunk<'_>, p: usize| c.flags(p).is_letter() && !is_han(c.cpt(p));
+        while pos < c.end {
+            let cpt = c.cpt(pos);
+            let f = c.flags(pos);
+            if is_han(cpt) {
+                while is_han(c.cpt(pos)) {
+                    pos += 1;
+                }
+                c.add(pos);
+                continue;
+            }
+            // An optional leading code point that is no letter, number or
+            // line break, then letters (never Han), then a contraction.
+            let leader = !(is_cr_lf(cpt) || f.is_letter() || f.is_number());
+            if letter(c, pos) || (leader && letter(c, pos + 1)) {
+                pos += usize::from(leader);
+                while letter(c, pos) {
+                    pos += 1;
+                }
+                pos += c.contraction(pos, true);
+                c.add(pos);
+                continue;
+            }
+            if f.is_number() {
+                let mut ini = pos;
+                while c.flags(pos).is_number() {
+                    pos += 1;
+                    if pos - ini >= 3 {
+                        c.add(pos);
+                        ini = pos;
+                    }
+                }
+                c.add(pos);
+                continue;
+            }
+            // <space>?[^\s\p{L}\p{N}]+[\r\n]*: unlike llama3's, the code
+            // point after the space must be in the chunk.
+            let space = cpt == u32::from(b' ');
+            let mut f2 = if space { c.flags(pos + 1) } else { f };
+            let other =
+                |f: Flags| !(f.is_whitespace() || f.is_letter() || f.is_number()) && f.exists();
+            if other(f2) {
+                pos += usize::from(space);
+                while other(f2) {
+                    pos += 1;
+                    f2 = c.flags(pos);
+                }
+                while is_cr_lf(c.cpt(pos)) {
+                    pos += 1;
+                }
+                c.add(pos);
+                continue;
+            }
+            if whitespace(c, &mut pos, true) {
+                continue;
+            }
+            pos += 1;
+            c.add(pos);
+        }
+    })
+}
+
+/// AFMoE's and Tiny Aya's digit grouping (llama.cpp's
+/// `unicode_regex_split_custom_afmoe`): each run of numbers is cut into
+/// groups of three from the right; whatever precedes a run stays joined
+/// to its first group, and what follows the last run is one piece.
+pub(crate) fn digit_groups(cpts: &[u32], offsets: &[usize]) -> Vec<usize> {
+    each_chunk(cpts, offsets, |c| {
+        let mut pos = c.ini;
+        while pos < c.end {
+            if !c.flags(pos).is_number() {
+                pos += 1;
+                continue;
+            }
+            let start = pos;
+            while c.flags(pos).is_number() {
+                pos += 1;
+            }
+            let mut cur = start;
+            let rem = (pos - start) % 3;
+            if rem > 0 {
+                cur += rem;
+                c.add(cur);
+            }
+            while cur < pos {
+                cur += 3;
+                c.add(cur);
+            }
+        }
+        if c.prev_end < c.end {
+            c.add(c.end);
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,6 +436,26 @@ mod tests {
         );
         let q2 = |c: &[u32], o: &[usize]| llama3(c, o, Llama3Shape::Qwen2);
         assert_eq!(words("ab12", q2), ["ab", "1", "2"]);
+    }
+
+    #[test]
+    fn kimi_k2_words() {
+        assert_eq!(
+            words("Hello中文世界 it's 12345\n\n x", kimi_k2),
+            ["Hello", "中文世界", " it's", " ", "123", "45", "\n\n", " x"]
+        );
+        // A space joins the punctuation after it.
+        assert_eq!(words("a !", kimi_k2), ["a", " !"]);
+    }
+
+    #[test]
+    fn digit_groups_from_the_right() {
+        assert_eq!(words("1234567", digit_groups), ["1", "234", "567"]);
+        // Text before a run joins its first group; text after the last
+        // run is one piece.
+        assert_eq!(words("ab1234cd", digit_groups), ["ab1", "234", "cd"]);
+        assert_eq!(words("ab123", digit_groups), ["ab123"]);
+        assert_eq!(words("none", digit_groups), ["none"]);
     }
 
     #[test]

@@ -4,9 +4,10 @@
 //! byte-to-character map.
 //!
 //! The categories come from regex-syntax's Unicode tables (the ones the
-//! `regex` crate matches `\p{L}` with), not from a table of our own. They
-//! differ from llama.cpp's generated table only where the Unicode versions
-//! differ; see the module documentation of [`tokenizer`](super) for the list.
+//! `regex` crate matches `\p{L}` with), not from a table of our own, less
+//! the code points Unicode 16.0 assigned: llama.cpp's generated table is
+//! Unicode 15.1's. With that they equal llama.cpp's for every code point;
+//! see the module documentation of [`tokenizer`](super).
 
 use std::sync::OnceLock;
 
@@ -67,6 +68,79 @@ const GROUPS: &[(&str, u16)] = &[
     (r"\p{Co}", Flags::CONTROL),
 ];
 
+/// The code points Unicode 16.0 assigned (inclusive ranges). llama.cpp's
+/// table is Unicode 15.1's, so to it they are unassigned; regex-syntax's
+/// tables are newer, so they are taken out again to give llama.cpp's
+/// splits.
+const UNICODE_16_ADDITIONS: &[(u32, u32)] = &[
+    (0x00897, 0x00897),
+    (0x01B4E, 0x01B4F),
+    (0x01B7F, 0x01B7F),
+    (0x01C89, 0x01C8A),
+    (0x02427, 0x02429),
+    (0x031E4, 0x031E5),
+    (0x0A7CB, 0x0A7CD),
+    (0x0A7DA, 0x0A7DC),
+    (0x105C0, 0x105F3),
+    (0x10D40, 0x10D65),
+    (0x10D69, 0x10D85),
+    (0x10D8E, 0x10D8F),
+    (0x10EC2, 0x10EC4),
+    (0x10EFC, 0x10EFC),
+    (0x11380, 0x11389),
+    (0x1138B, 0x1138B),
+    (0x1138E, 0x1138E),
+    (0x11390, 0x113B5),
+    (0x113B7, 0x113C0),
+    (0x113C2, 0x113C2),
+    (0x113C5, 0x113C5),
+    (0x113C7, 0x113CA),
+    (0x113CC, 0x113D5),
+    (0x113D7, 0x113D8),
+    (0x113E1, 0x113E2),
+    (0x116D0, 0x116E3),
+    (0x11BC0, 0x11BE1),
+    (0x11BF0, 0x11BF9),
+    (0x11F5A, 0x11F5A),
+    (0x13460, 0x143FA),
+    (0x16100, 0x16139),
+    (0x16D40, 0x16D79),
+    (0x18CFF, 0x18CFF),
+    (0x1CC00, 0x1CCF9),
+    (0x1CD00, 0x1CEB3),
+    (0x1E5D0, 0x1E5FA),
+    (0x1E5FF, 0x1E5FF),
+    (0x1F8B2, 0x1F8BB),
+    (0x1F8C0, 0x1F8C1),
+    (0x1FA89, 0x1FA89),
+    (0x1FA8F, 0x1FA8F),
+    (0x1FABE, 0x1FABE),
+    (0x1FAC6, 0x1FAC6),
+    (0x1FADC, 0x1FADC),
+    (0x1FADF, 0x1FADF),
+    (0x1FAE9, 0x1FAE9),
+    (0x1FBCB, 0x1FBEF),
+];
+
+/// `ranges` (start, end, flags; sorted, disjoint) less the code points of
+/// `holes` (sorted, disjoint).
+fn subtract(ranges: &[(u32, u32, u16)], holes: &[(u32, u32)]) -> Vec<(u32, u32, u16)> {
+    let mut out = Vec::with_capacity(ranges.len() + holes.len());
+    for &(start, end, f) in ranges {
+        let mut from = start;
+        for &(h0, h1) in holes.iter().filter(|&&(h0, h1)| h1 >= start && h0 <= end) {
+            if h0 > from {
+                out.push((from, h0 - 1, f));
+            }
+            from = from.max(h1.saturating_add(1));
+        }
+        if from <= end {
+            out.push((from, end, f));
+        }
+    }
+    out
+}
+
 /// The flags of every code point of the Basic Multilingual Plane, and the
 /// ranges above it (start, end inclusive, flags), sorted.
 struct Table {
@@ -120,7 +194,13 @@ fn build_table() -> Table {
             bmp[cpt as usize] |= Flags::WHITESPACE;
         }
     }
+    for &(start, end) in UNICODE_16_ADDITIONS.iter().filter(|r| r.0 <= 0xFFFF) {
+        for cpt in start..=end.min(0xFFFF) {
+            bmp[cpt as usize] = Flags::UNDEFINED;
+        }
+    }
     astral.sort_unstable();
+    let astral = subtract(&astral, UNICODE_16_ADDITIONS);
     Table { bmp, astral }
 }
 
@@ -229,5 +309,41 @@ mod tests {
         }
         assert_eq!(char_to_byte('\u{200}'), None);
         assert_eq!(char_to_byte(' '), None);
+    }
+}
+
+#[cfg(test)]
+mod llama_table_tests {
+    use super::*;
+
+    #[test]
+    fn unicode_16_additions_are_unassigned() {
+        // A hieroglyph of Egyptian Hieroglyphs Extended-A and a symbol of
+        // Symbols for Legacy Computing Supplement (Unicode 16.0), and
+        // their older neighbours.
+        assert_eq!(flags(0x13460), Flags(Flags::UNDEFINED));
+        assert_eq!(flags(0x1CC00), Flags(Flags::UNDEFINED));
+        assert_eq!(flags(0x0897), Flags(Flags::UNDEFINED));
+        assert!(flags(0x13000).is_letter());
+        assert!(flags(0x0898).is_mark());
+        assert_eq!(
+            subtract(&[(10, 20, 1), (30, 40, 2)], &[(12, 13), (18, 32), (40, 40)]),
+            [(10, 11, 1), (14, 17, 1), (33, 39, 2)]
+        );
+    }
+
+    /// Prints the category of every code point as ranges (`start flags`),
+    /// to compare with llama.cpp's table.
+    #[test]
+    #[ignore]
+    fn dump_category_ranges() {
+        let mut prev = u16::MAX;
+        for cpt in 0..=0x10FFFFu32 {
+            let f = super::flags(cpt).category();
+            if f != prev {
+                println!("RANGE {cpt:06X} {f:04X}");
+                prev = f;
+            }
+        }
     }
 }

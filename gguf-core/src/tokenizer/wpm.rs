@@ -24,6 +24,10 @@ fn is_chinese_char(cpt: u32) -> bool {
 /// The first code point of a character's canonical decomposition
 /// (llama.cpp's `unicode_cpts_normalize_nfd` keeps only that one).
 fn nfd_first(c: char) -> char {
+    // What llama.cpp's Unicode sees as unassigned has no decomposition.
+    if flags(u32::from(c)).category() == Flags::UNDEFINED {
+        return c;
+    }
     let mut first = None;
     unicode_normalization::char::decompose_canonical(c, |d| {
         first.get_or_insert(d);
@@ -33,6 +37,10 @@ fn nfd_first(c: char) -> char {
 
 /// A code point's simple lowercase mapping (UnicodeData's, one code point).
 fn lower(c: char) -> char {
+    // Nor a lowercase mapping.
+    if flags(u32::from(c)).category() == Flags::UNDEFINED {
+        return c;
+    }
     let mut it = c.to_lowercase();
     match (it.next(), it.next()) {
         (Some(l), None) => l,
