@@ -7,7 +7,7 @@ random (numpy PCG64, one fixed seed per checkpoint); tokenizers are trained on
 scripts/import_fixtures_corpus.txt. Rerunning gives the same bytes; the script
 checks that by default (`--check` compares with what is on disk).
 
-Needs: numpy, safetensors, tokenizers, sentencepiece (see scripts/import_oracle.sh
+Needs: numpy, safetensors, tokenizers, sentencepiece, transformers (see scripts/import_oracle.sh
 for the pinned versions). Usage:
 
     python3 scripts/make_import_fixtures.py [--out tests/data/import] [--check]
@@ -204,6 +204,20 @@ def train_sentencepiece(out: Path, vocab_size: int, **options) -> None:
         input_sentence_size=0, shuffle_input_sentence=False, max_sentence_length=4192,
         **options)
     (out / "tokenizer.model").write_bytes(model.getvalue())
+
+
+def fast_tokenizer_json(out: Path, cls_name: str, **kwargs) -> None:
+    """The tokenizer.json that transformers converts from tokenizer.model, as Hugging Face
+    repositories of SentencePiece models ship it beside the model (llama.cpp's converter then
+    resolves special tokens through its added_tokens)."""
+    import transformers
+    import transformers.convert_slow_tokenizer as convert
+    from transformers.utils import sentencepiece_model_pb2_new
+
+    # sentencepiece's own protobuf module wants protobuf >= 5; the converter's requirements pin < 5.
+    convert.import_protobuf = lambda *_args, **_kwargs: sentencepiece_model_pb2_new
+    tok = getattr(transformers, cls_name)(vocab_file=str(out / "tokenizer.model"), **kwargs)
+    tok.backend_tokenizer.save(str(out / "tokenizer.json"))
 
 
 def sp_size(out: Path) -> int:
@@ -416,6 +430,7 @@ def make_mistral_swa(out: Path) -> None:
                         control_symbols=["[INST]", "[/INST]"],
                         add_dummy_prefix=True, remove_extra_whitespaces=False,
                         normalization_rule_name="identity")
+    fast_tokenizer_json(out, "LlamaTokenizerFast", add_prefix_space=True)
     vocab = sp_size(out)
     inst, inst_end = sp_id(out, "[INST]"), sp_id(out, "[/INST]")
     write_json(out / "tokenizer_config.json", {
@@ -558,6 +573,7 @@ def make_gemma3(out: Path) -> None:
                         user_defined_symbols=["<mask>", "<start_of_turn>", "<end_of_turn>"],
                         add_dummy_prefix=False, remove_extra_whitespaces=False,
                         normalization_rule_name="identity")
+    fast_tokenizer_json(out, "GemmaTokenizerFast")
     n_sp = sp_size(out)
     vocab = n_sp + 8
     start, end = sp_id(out, "<start_of_turn>"), sp_id(out, "<end_of_turn>")
