@@ -12,7 +12,7 @@
 #     /work/targets/open/llama/src/vendor/llama.cpp.
 #   TOOLS_DIR: llama.cpp's tools (bin/llama-quantize), default /work/targets/llama-tools.
 #   WORK: where the checkpoint and outputs go (default target/bench-import; ~4 GB).
-#   The checkpoint is made once by scripts/make_import_bench_checkpoint.py.
+#   CKPT: the checkpoint (default $WORK/llama-bench, made once by scripts/make_import_bench_checkpoint.py).
 #   Our binary: target/release/gguf (built here with `cargo build --release --bin gguf`).
 set -euo pipefail
 RUNS=${1:-1}
@@ -27,7 +27,7 @@ mkdir -p "$WORK"
 cargo build --release --bin gguf --manifest-path "$ROOT/Cargo.toml" >&2
 OURS="${CARGO_TARGET_DIR:-$ROOT/target}/release/gguf"
 
-CKPT="$WORK/llama-bench"
+CKPT=${CKPT:-$WORK/llama-bench}
 [ -f "$CKPT/config.json" ] || "$VENV/bin/python" "$ROOT/scripts/make_import_bench_checkpoint.py" "$CKPT" >&2
 
 # Runs "$@" RUNS times; prints the best wall time (s) and the peak RSS (MiB) of the best run.

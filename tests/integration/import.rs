@@ -521,3 +521,79 @@ fn the_command_imports_and_says_what_it_wrote() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown output type \"q9\""));
 }
+
+/// SIGINT while `gguf import` is paused just before its rename (the test
+/// hook `PAUSE_BEFORE_RENAME`): exit 130, no output, no temporary file,
+/// the preset's intermediate f16 file included.
+#[test]
+fn sigint_during_import_removes_every_temporary_file() {
+    use std::time::{Duration, Instant};
+    let patience = Duration::from_secs(60);
+    for (ty, temps) in [("f16", 1), ("q4_k_m", 2)] {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("paused.marker");
+        let out = dir.path().join("out.gguf");
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_gguf"));
+        cmd.arg("import")
+            .arg(data().join("gemma3"))
+            .arg(&out)
+            .args(["--type", ty])
+            .env(gguf::testing::PAUSE_BEFORE_RENAME, &marker)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        // SAFETY: only async-signal-safe calls between fork and exec: the
+        // child starts with SIGINT at its default whatever the test run
+        // inherited.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().unwrap();
+        let start = Instant::now();
+        while !marker.exists() {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "{ty}: gguf ended before the pause"
+            );
+            assert!(
+                start.elapsed() < patience,
+                "{ty}: gguf never reached the pause"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let tmp = |d: &Path| -> Vec<String> {
+            std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(".gguf-") && n.ends_with(".tmp"))
+                .collect()
+        };
+        assert_eq!(
+            tmp(dir.path()).len(),
+            temps,
+            "{ty}: temporary files while paused"
+        );
+        // SAFETY: kill has no memory-safety preconditions; the child is
+        // not yet waited for, so its id still names it.
+        assert_eq!(
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+            0
+        );
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(start.elapsed() < patience, "{ty}: gguf did not exit");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!(status.code(), Some(130), "{ty}");
+        assert!(!out.exists(), "{ty}: output written");
+        assert_eq!(
+            tmp(dir.path()),
+            Vec::<String>::new(),
+            "{ty}: temporary files left"
+        );
+    }
+}

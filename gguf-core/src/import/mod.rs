@@ -54,6 +54,7 @@ use crate::error::{Error, ImportError, Result};
 use crate::format::GgmlType;
 use crate::model::Model;
 use crate::quantize::{quantize_model, Imatrix, Preset, QuantizeJob, QuantizeOptions, PRESETS};
+use crate::read::source::Source;
 use crate::read::GgufFile;
 use crate::write::temp::TempFile;
 use crate::write::{Builder, SplitOptions, WriteMode, WriteOptions};
@@ -418,15 +419,14 @@ fn quantize(
     dir_out: &Path,
     progress: &mut dyn FnMut(Stage, u64, u64),
 ) -> Result<(Vec<PathBuf>, u64)> {
-    // Read through our own descriptor: opening the temporary file by its
-    // path would wait for the lock it holds (which tells other processes
-    // it is in use).
-    // SAFETY: the map is of a temporary file this function's caller just
-    // wrote and still holds, locked; nothing writes it while mapped (the
-    // quantized output goes to other files).
-    #[allow(unsafe_code)]
-    let map = unsafe { memmap2::Mmap::map(f16) }.map_err(|e| Error::io(output, e))?;
-    let model = GgufFile::open(&map[..])?;
+    // Read through our own descriptor (a duplicate shares its lock):
+    // opening the temporary file by its path would wait for the lock it
+    // holds, which tells other processes it is in use. As a stream, each
+    // tensor is one read, so memory stays at a tensor.
+    let mut stream = f16.try_clone().map_err(|e| Error::io(output, e))?;
+    // The duplicate shares the file position, left at the end by the write.
+    std::io::Seek::rewind(&mut stream).map_err(|e| Error::io(output, e))?;
+    let model = GgufFile::open(Source::reader(stream))?;
     let mut q = QuantizeOptions::new(preset.name)?;
     q.preset = preset;
     let mut job = QuantizeJob::new(q);
