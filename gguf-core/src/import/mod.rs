@@ -18,7 +18,7 @@
 //! A quantization preset ([`Target::Preset`], any of `gguf quantize`'s)
 //! gives the bytes of the converter's F16 output quantized by
 //! llama-quantize: the F16 file is written to a temporary file beside the
-//! output, then [`quantize_model`](crate::quantize::quantize_model) runs
+//! output, then [`quantize_model`] runs
 //! on it, and the temporary file is removed.
 //!
 //! Tensors are converted while the file is written, a slab of rows at a
