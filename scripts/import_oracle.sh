@@ -19,7 +19,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 llama=${LLAMA_CPP:-/work/targets/open/llama/src/vendor/llama.cpp}
 venv=${IMPORT_ORACLE_VENV:-/work/targets/convert-venv}
-fixtures=(llama-bpe llama-spm mistral-swa qwen2-bias gemma3)
+fixtures=(llama-bpe llama-spm mistral-swa qwen2-bias gemma3 llama-card)
 # BPE fixtures and the pre-tokenizer each is registered under (the one its regex copies).
 bpe=(llama-bpe=llama-bpe qwen2-bias=qwen2)
 

@@ -652,12 +652,48 @@ def make_gemma3(out: Path) -> None:
     save_safetensors(w, list(w.tensors), out / "model.safetensors")
 
 
+LLAMA_CARD_README = """---
+license: other
+license_name: tiny-card-license
+license_link: https://example.com/tiny-card-license
+language:
+- en
+- fr
+- no
+tags:
+- text-generation
+- gguf-kit-fixture
+pipeline_tag: text-generation
+base_model:
+- meta-llama/Llama-2-7b-chat-hf
+- https://huggingface.co/mistralai/Mistral-7B-v0.1
+datasets:
+- HuggingFaceFW/fineweb-edu
+- https://huggingface.co/datasets/allenai/c4
+model_name: Tiny Card Llama
+model_creator: gguf-kit
+description: A tiny random llama with a model card.
+---
+
+# Tiny Card Llama
+
+Random weights; only the front matter above matters.
+"""
+
+
+def make_llama_card(out: Path) -> None:
+    """llama-spm's shape and weights, plus a model card (README.md with YAML front matter)."""
+    make_llama_spm(out)
+    (out / "README.md").write_text(LLAMA_CARD_README, encoding="utf-8")
+
+
 FIXTURES = {
     "llama-bpe": make_llama_bpe,
     "llama-spm": make_llama_spm,
     "mistral-swa": make_mistral_swa,
     "qwen2-bias": make_qwen2_bias,
     "gemma3": make_gemma3,
+    "llama-card": make_llama_card,
 }
 
 

@@ -1,22 +1,25 @@
 //! `general.*`: what gguf-py's `Metadata.load` finds about the model, and
 //! the order `set_gguf_meta_model` writes it in.
 //!
-//! Sources, in the converter's order of precedence: `config.json`'s
-//! `_name_or_path` (when it looks like a Hub id), then the directory's
-//! name, each split into name components by gguf-py's heuristics
-//! ([`id_components`]); the sampling settings of `generation_config.json`.
-//! The size label comes from the parameter count when no name gave one.
-//! Not read: the model card's YAML front matter (`README.md`) and a
-//! metadata override file; [`model_card_present`] tells the caller so.
+//! Sources, in the converter's order of precedence: the model card's front
+//! matter (`README.md`, [`super::card`]: name, author, license, tags,
+//! languages, base models, datasets...), `config.json`'s `_name_or_path`
+//! (when it looks like a Hub id), then the directory's name, each split
+//! into name components by gguf-py's heuristics ([`id_components`]); the
+//! sampling settings of `generation_config.json`. The size label comes
+//! from the parameter count when no name gave one. Not read: a metadata
+//! override file (the converter's `--metadata`).
 
 use std::path::Path;
 
 use regex::Regex;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::Result;
+use crate::format::{OwnedArray, OwnedValue};
 use crate::naming::{parameter_counts, size_label_of};
 
+use super::card;
 use super::config::config_error;
 use super::hparams::Keys;
 
@@ -266,16 +269,48 @@ pub(crate) fn id_components(model_id: &str, total_params: i128) -> Components {
     }
 }
 
-/// What `Metadata.load` finds, for the keys the importer writes.
+/// What `Metadata.load` finds, for the keys the importer writes. A field
+/// set to `Some("")` was given but is not written (gguf-py drops empty
+/// strings), and still keeps later sources from filling it.
 #[derive(Debug, Default)]
 pub(crate) struct General {
     pub name: Option<String>,
+    pub author: Option<String>,
     pub organization: Option<String>,
     pub basename: Option<String>,
     pub finetune: Option<String>,
     pub version: Option<String>,
+    pub description: Option<String>,
     pub size_label: Option<String>,
+    pub license: Option<String>,
+    pub license_name: Option<String>,
+    pub license_link: Option<String>,
+    pub source_url: Option<String>,
+    pub source_doi: Option<String>,
+    pub source_uuid: Option<String>,
+    pub source_repo_url: Option<String>,
+    pub base_models: Option<Vec<Source>>,
+    pub datasets: Option<Vec<Source>>,
+    pub tags: Option<Vec<String>>,
+    pub languages: Option<Vec<String>>,
 }
+
+/// A base model or data set: the fields gguf-py writes for one, in its order
+/// (name, author, version, organization, description, url, doi, uuid,
+/// repo_url).
+pub(crate) type Source = Vec<(&'static str, String)>;
+
+const SOURCE_FIELDS: [&str; 9] = [
+    "name",
+    "author",
+    "version",
+    "organization",
+    "description",
+    "url",
+    "doi",
+    "uuid",
+    "repo_url",
+];
 
 impl General {
     fn fill(&mut self, c: Components) {
@@ -292,23 +327,202 @@ impl General {
     }
 }
 
-/// Whether the checkpoint has a model card with YAML front matter, which
-/// the converter reads and this importer does not.
-pub(crate) fn model_card_present(dir: &Path) -> bool {
-    std::fs::read_to_string(dir.join("README.md")).is_ok_and(|t| t.lines().next() == Some("---"))
+/// A card value where gguf-py expects a string: a string, nothing (null),
+/// or a value Python finds false (skipped when written, as `add_string`
+/// skips it); any other value makes the converter fail when it writes it.
+fn card_string(file: &Path, key: &str, v: &Value) -> Result<Option<String>> {
+    match v {
+        Value::Null => Ok(None),
+        Value::String(s) => Ok(Some(s.clone())),
+        Value::Bool(false) => Ok(Some(String::new())),
+        Value::Number(n) if n.as_f64() == Some(0.0) => Ok(Some(String::new())),
+        Value::Array(a) if a.is_empty() => Ok(Some(String::new())),
+        Value::Object(o) if o.is_empty() => Ok(Some(String::new())),
+        other => Err(config_error(
+            file,
+            format!("model card field {key:?} is {other}, not a string"),
+        )),
+    }
+}
+
+/// gguf-py's `use_model_card_metadata` over `names`: the first name present
+/// with a non-null value.
+fn card_first(file: &Path, card: &Map<String, Value>, names: &[&str]) -> Result<Option<String>> {
+    for name in names {
+        if let Some(v) = card.get(*name) {
+            if let Some(s) = card_string(file, name, v)? {
+                return Ok(Some(s));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// gguf-py's `use_array_model_card_metadata` over `names`: each present one
+/// appends its string or list of strings (a value of another type leaves an
+/// empty list, which is not written).
+fn card_list(file: &Path, card: &Map<String, Value>, names: &[&str]) -> Result<Option<Vec<String>>> {
+    let mut out: Option<Vec<String>> = None;
+    for name in names {
+        let Some(v) = card.get(*name).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let list = out.get_or_insert_with(Vec::new);
+        match v {
+            Value::String(s) => list.push(s.clone()),
+            Value::Array(items) => {
+                for item in items {
+                    let Value::String(s) = item else {
+                        return Err(config_error(
+                            file,
+                            format!("model card field {name:?} holds {item}, not a string"),
+                        ));
+                    };
+                    list.push(s.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// gguf-py's reading of `base_model` / `datasets`: each entry a Hub id
+/// (`org/name`), a URL, or a mapping of the fields themselves.
+fn card_sources(
+    file: &Path,
+    card: &Map<String, Value>,
+    names: &[&str],
+    total_params: i128,
+) -> Result<Option<Vec<Source>>> {
+    // `card.get(a, card.get(b, ...))`: the first name present wins, even
+    // when its value is null.
+    let Some(value) = names.iter().find_map(|n| card.get(*n)) else {
+        return Ok(None);
+    };
+    let entries: Vec<&Value> = match value {
+        Value::String(_) => vec![value],
+        Value::Array(a) => a.iter().collect(),
+        _ => Vec::new(),
+    };
+    let hub_url = re(r"^https?://huggingface.co/([^/]+/[^/]+)$");
+    let mut sources = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let mut fields: Vec<(&'static str, String)> = Vec::new();
+        let from_id = |id: &str, with_repo_url: bool, fields: &mut Vec<(&'static str, String)>| {
+            let c = id_components(id, total_params);
+            if let Some(n) = &c.full_name {
+                fields.push(("name", id_to_title(n)));
+            }
+            if let Some(o) = &c.org {
+                fields.push(("organization", id_to_title(o)));
+            }
+            if let Some(v) = c.version {
+                fields.push(("version", v));
+            }
+            if with_repo_url {
+                if let (Some(o), Some(n)) = (&c.org, &c.full_name) {
+                    fields.push(("repo_url", format!("https://huggingface.co/{o}/{n}")));
+                }
+            }
+        };
+        match entry {
+            Value::String(id) => {
+                if ["http://", "https://", "ssh://"].iter().any(|p| id.starts_with(p)) {
+                    fields.push(("repo_url", id.clone()));
+                    if id.contains("huggingface.co") {
+                        if let Some(m) = hub_url.captures(id).and_then(|c| c.get(1)) {
+                            from_id(m.as_str(), false, &mut fields);
+                        }
+                    }
+                } else {
+                    from_id(id, true, &mut fields);
+                }
+            }
+            Value::Object(map) => {
+                for field in SOURCE_FIELDS {
+                    if let Some(v) = map.get(field) {
+                        if let Some(s) = card_string(file, field, v)? {
+                            fields.push((field, s));
+                        }
+                    }
+                }
+            }
+            // gguf-py logs "not in a known format" and keeps an empty entry.
+            _ => {}
+        }
+        fields.sort_by_key(|(f, _)| SOURCE_FIELDS.iter().position(|x| x == f));
+        sources.push(fields);
+    }
+    Ok(Some(sources))
+}
+
+impl General {
+    /// What `apply_metadata_heuristic` takes from the model card.
+    fn from_card(file: &Path, card: &Map<String, Value>, total_params: i128) -> Result<Self> {
+        let first = |names: &[&str]| card_first(file, card, names);
+        Ok(General {
+            name: first(&["name", "model_name"])?,
+            author: first(&["author", "model_author", "model_creator"])?,
+            version: first(&["version", "model_version"])?,
+            organization: first(&["organization", "model_organization"])?,
+            description: first(&["description", "model_description"])?,
+            finetune: first(&["finetune", "model_finetune"])?,
+            basename: first(&["basename", "model_basename", "model_type"])?,
+            size_label: first(&["size_label", "model_size_label"])?,
+            source_url: first(&["url", "model_url"])?,
+            source_doi: first(&["doi", "model_doi"])?,
+            source_uuid: first(&["uuid", "model_uuid"])?,
+            source_repo_url: first(&["repo_url", "model_repo_url"])?,
+            base_models: card_sources(
+                file,
+                card,
+                &["base_model", "base_models", "base_model_sources"],
+                total_params,
+            )?,
+            datasets: card_sources(
+                file,
+                card,
+                &["datasets", "dataset", "dataset_sources"],
+                total_params,
+            )?,
+            license: match card.get("license") {
+                // A list of licences is written joined by commas.
+                Some(Value::Array(items)) => Some(
+                    items
+                        .iter()
+                        .map(|i| {
+                            i.as_str().map(str::to_owned).ok_or_else(|| {
+                                config_error(file, format!("model card license {i} is not a string"))
+                            })
+                        })
+                        .collect::<Result<Vec<_>>>()?
+                        .join(","),
+                ),
+                Some(v) => card_string(file, "license", v)?,
+                None => None,
+            },
+            license_name: first(&["license_name"])?,
+            license_link: first(&["license_link"])?,
+            tags: card_list(file, card, &["tags", "pipeline_tag"])?,
+            languages: card_list(file, card, &["languages", "language"])?,
+        })
+    }
 }
 
 /// Writes `general.type`, the sampling settings, `general.name` and the
 /// other name keys, in the converter's order. `tensors` are the output
 /// tensors' names and shapes (ggml order), for the parameter count.
+/// Returns a note when README.md's front matter was there but ignored.
 pub(crate) fn write(
     dir: &Path,
     raw_config: &Value,
     tensors: &[(&str, &[u64])],
     keys: &mut Keys,
-) -> Result<()> {
+) -> Result<Option<String>> {
     let (total, shared, expert, expert_count) = parameter_counts(tensors.iter().copied());
-    let mut g = General::default();
+    let card = card::read(dir)?;
+    let mut g = General::from_card(&dir.join("README.md"), &card.map, total)?;
     if let Some(id) = raw_config.get("_name_or_path").and_then(Value::as_str) {
         if id.matches('/').count() <= 1 {
             g.fill(id_components(id, total));
@@ -338,12 +552,36 @@ pub(crate) fn write(
         }
     };
     string(keys, "general.name", &g.name);
+    string(keys, "general.author", &g.author);
     string(keys, "general.version", &g.version);
     string(keys, "general.organization", &g.organization);
     string(keys, "general.finetune", &g.finetune);
     string(keys, "general.basename", &g.basename);
+    string(keys, "general.description", &g.description);
     string(keys, "general.size_label", &g.size_label);
-    Ok(())
+    string(keys, "general.license", &g.license);
+    string(keys, "general.license.name", &g.license_name);
+    string(keys, "general.license.link", &g.license_link);
+    string(keys, "general.source.url", &g.source_url);
+    string(keys, "general.source.doi", &g.source_doi);
+    string(keys, "general.source.uuid", &g.source_uuid);
+    string(keys, "general.source.repo_url", &g.source_repo_url);
+    for (group, sources) in [("base_model", &g.base_models), ("dataset", &g.datasets)] {
+        let Some(sources) = sources else { continue };
+        keys.set(format!("general.{group}.count"), sources.len() as u32);
+        for (i, fields) in sources.iter().enumerate() {
+            for (field, value) in fields {
+                string(keys, &format!("general.{group}.{i}.{field}"), &Some(value.clone()));
+            }
+        }
+    }
+    for (key, list) in [("general.tags", &g.tags), ("general.languages", &g.languages)] {
+        // gguf-py's add_array drops empty lists.
+        if let Some(list) = list.as_ref().filter(|l| !l.is_empty()) {
+            keys.set(key, OwnedValue::Array(OwnedArray::String(list.clone())));
+        }
+    }
+    Ok(card.note)
 }
 
 /// `general.sampling.*` from `generation_config.json` (ignored when it is

@@ -38,6 +38,7 @@
 //! ```
 
 mod arch;
+mod card;
 mod checkpoint;
 mod config;
 mod general;
@@ -212,7 +213,7 @@ pub struct ImportReport {
     /// How long it took.
     pub elapsed: Duration,
     /// What the import knowingly did not do as the converter would
-    /// (e.g. a model card it did not read).
+    /// (e.g. a model card whose front matter is not a mapping).
     pub notes: Vec<String>,
 }
 
@@ -317,7 +318,7 @@ pub fn import_model(
         .iter()
         .map(|t| (t.name.as_str(), t.shape.as_slice()))
         .collect();
-    general::write(dir, &config.raw, &shapes, &mut keys)?;
+    let card_note = general::write(dir, &config.raw, &shapes, &mut keys)?;
     hparams::write(arch, &config, dir, out.file_type(), &mut keys)?;
     keys.set("general.quantization_version", QUANTIZATION_VERSION);
     for (k, v) in vocab.0 {
@@ -327,14 +328,7 @@ pub fn import_model(
         .iter()
         .map(|t| t.shape.iter().product::<u64>())
         .sum();
-    let mut notes = Vec::new();
-    if general::model_card_present(dir) {
-        notes.push(
-            "README.md's model card was not read: the converter also takes license, tags, \
-             languages, base models and datasets from it"
-                .to_owned(),
-        );
-    }
+    let notes: Vec<String> = card_note.into_iter().collect();
 
     // A conversion's error, kept whole (the writer sees an io::Error).
     let failure: Mutex<Option<Error>> = Mutex::new(None);
