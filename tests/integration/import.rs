@@ -17,12 +17,15 @@ use gguf::{Error, Gguf, GgufFile, Model};
 
 use super::util::gguf;
 
-const FIXTURES: [&str; 5] = [
+const FIXTURES: [&str; 6] = [
     "llama-bpe",
     "llama-spm",
     "mistral-swa",
     "qwen2-bias",
     "gemma3",
+    // llama-spm plus a model card (README.md front matter): license, tags,
+    // languages, base models and datasets as the converter writes them.
+    "llama-card",
 ];
 
 fn data() -> PathBuf {
@@ -356,6 +359,38 @@ fn a_malformed_config_is_an_error_naming_it() {
     let err = import_error(&dir).to_string();
     assert!(
         err.contains("config.json") && err.contains("malformed JSON"),
+        "{err}"
+    );
+}
+
+/// The converter stops on front matter PyYAML cannot parse; so do we, with
+/// an error naming README.md and the line.
+#[test]
+fn a_malformed_model_card_is_an_error_naming_readme() {
+    let tmp = copy_fixture("llama-card");
+    let dir = tmp.path().join("llama-card");
+    std::fs::write(
+        dir.join("README.md"),
+        "---\nlicense: mit\ntags: [a, b\n---\n# card\n",
+    )
+    .unwrap();
+    let err = import_error(&dir).to_string();
+    assert!(
+        err.contains("README.md") && err.contains("malformed") && err.contains("line"),
+        "{err}"
+    );
+}
+
+/// A card value the converter cannot write as a string (a float version)
+/// makes it fail; we refuse it by name instead of writing something else.
+#[test]
+fn a_model_card_value_of_the_wrong_type_is_an_error_naming_it() {
+    let tmp = copy_fixture("llama-card");
+    let dir = tmp.path().join("llama-card");
+    std::fs::write(dir.join("README.md"), "---\nversion: 1.5\n---\n").unwrap();
+    let err = import_error(&dir).to_string();
+    assert!(
+        err.contains("README.md") && err.contains("\"version\""),
         "{err}"
     );
 }
