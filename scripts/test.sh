@@ -18,10 +18,10 @@ if ! command -v chromium-headless-shell >/dev/null; then
 fi
 # A library user (default features off) compiles none of the CLI's
 # dependencies, no network stack, no Hugging Face import (tokenizers,
-# safetensors, prost) and no thread pool (rayon comes with the
+# safetensors, prost, yaml-rust2) and no thread pool (rayon comes with the
 # default `parallel` feature), whether they depend on gguf-kit or gguf-core.
 for package in gguf-kit gguf-core; do
-    if cargo tree -p "$package" -e normal --no-default-features --prefix none | grep -E '^(clap|clap_complete|indicatif|serde|serde_json|sha1|sha2|xxhash-rust|uuid|object_store|reqwest|tokio|hyper|rayon|signal-hook|tokenizers|safetensors|prost) '; then
+    if cargo tree -p "$package" -e normal --no-default-features --prefix none | grep -E '^(clap|clap_complete|indicatif|serde|serde_json|sha1|sha2|xxhash-rust|uuid|object_store|reqwest|tokio|hyper|rayon|signal-hook|tokenizers|safetensors|prost|yaml-rust2) '; then
         echo "error: $package without default features depends on CLI, network, thread-pool or import crates (listed above)" >&2
         exit 1
     fi
