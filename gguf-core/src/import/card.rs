@@ -205,7 +205,10 @@ mod tests {
         assert_eq!(c.map["license"], "mit");
         // The Norway fix: `- no` stays a string.
         assert_eq!(c.map["language"], serde_json::json!(["no"]));
-        assert!(card("# title\n---\nlicense: mit\n---\n").unwrap().map.is_empty());
+        assert!(card("# title\n---\nlicense: mit\n---\n")
+            .unwrap()
+            .map
+            .is_empty());
     }
 
     #[test]

@@ -361,7 +361,11 @@ fn card_first(file: &Path, card: &Map<String, Value>, names: &[&str]) -> Result<
 /// gguf-py's `use_array_model_card_metadata` over `names`: each present one
 /// appends its string or list of strings (a value of another type leaves an
 /// empty list, which is not written).
-fn card_list(file: &Path, card: &Map<String, Value>, names: &[&str]) -> Result<Option<Vec<String>>> {
+fn card_list(
+    file: &Path,
+    card: &Map<String, Value>,
+    names: &[&str],
+) -> Result<Option<Vec<String>>> {
     let mut out: Option<Vec<String>> = None;
     for name in names {
         let Some(v) = card.get(*name).filter(|v| !v.is_null()) else {
@@ -428,7 +432,10 @@ fn card_sources(
         };
         match entry {
             Value::String(id) => {
-                if ["http://", "https://", "ssh://"].iter().any(|p| id.starts_with(p)) {
+                if ["http://", "https://", "ssh://"]
+                    .iter()
+                    .any(|p| id.starts_with(p))
+                {
                     fields.push(("repo_url", id.clone()));
                     if id.contains("huggingface.co") {
                         if let Some(m) = hub_url.captures(id).and_then(|c| c.get(1)) {
@@ -493,7 +500,10 @@ impl General {
                         .iter()
                         .map(|i| {
                             i.as_str().map(str::to_owned).ok_or_else(|| {
-                                config_error(file, format!("model card license {i} is not a string"))
+                                config_error(
+                                    file,
+                                    format!("model card license {i} is not a string"),
+                                )
                             })
                         })
                         .collect::<Result<Vec<_>>>()?
@@ -571,11 +581,18 @@ pub(crate) fn write(
         keys.set(format!("general.{group}.count"), sources.len() as u32);
         for (i, fields) in sources.iter().enumerate() {
             for (field, value) in fields {
-                string(keys, &format!("general.{group}.{i}.{field}"), &Some(value.clone()));
+                string(
+                    keys,
+                    &format!("general.{group}.{i}.{field}"),
+                    &Some(value.clone()),
+                );
             }
         }
     }
-    for (key, list) in [("general.tags", &g.tags), ("general.languages", &g.languages)] {
+    for (key, list) in [
+        ("general.tags", &g.tags),
+        ("general.languages", &g.languages),
+    ] {
         // gguf-py's add_array drops empty lists.
         if let Some(list) = list.as_ref().filter(|l| !l.is_empty()) {
             keys.set(key, OwnedValue::Array(OwnedArray::String(list.clone())));
