@@ -78,7 +78,7 @@ fn py_title(s: &str) -> String {
 /// gguf-py's `Metadata.id_to_title`: words title-cased unless they are
 /// acronyms or versions.
 pub(crate) fn id_to_title(s: &str) -> String {
-    let version = re(r"^(v\d+(?:\.\d+)*|\d.*)");
+    let version = re(r"^(v\d+(?:\.\d+)*|\d.*)$");
     s.trim()
         .replace('-', " ")
         .split_whitespace()
@@ -718,5 +718,7 @@ mod tests {
         );
         assert_eq!(id_to_title("gemma3"), "Gemma3");
         assert_eq!(id_to_title("mistral-swa"), "Mistral Swa");
+        // A version is the whole word: `v1x` is a word Python title-cases.
+        assert_eq!(id_to_title("model-v1x-v2.0-3b"), "Model V1X v2.0 3b");
     }
 }
