@@ -24,7 +24,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::quantize_cases::{file_differences, parse_bytes_golden, sha256_hex, Case};
-use super::quantize_oracle::{bless, llama_logits, run, tools_bin};
+use super::quantize_oracle::{assert_same_logits_in_pairs, bless, run, tools_bin};
 
 /// The checkpoints under `tests/data/import/`.
 pub const FIXTURES: [&str; 5] = [
@@ -286,22 +286,5 @@ fn llama_cpp_gives_the_same_logits_with_our_import() {
             .unwrap_or_else(|e| panic!("llama-quantize {name}: {e}"));
         files.push(theirs);
     }
-    let logits = llama_logits(&bin, "The river starts in the hills", &files);
-    for pair in logits.chunks(2) {
-        let (o, l) = (&pair[0], &pair[1]);
-        assert_eq!(o["tokens"], l["tokens"], "{} vs {}", o["model"], l["model"]);
-        let first: Vec<f64> = o["first"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap())
-            .collect();
-        assert!(
-            first.iter().all(|x| x.is_finite()) && first.iter().any(|&x| x != 0.0),
-            "{}: logits {first:?}",
-            o["model"]
-        );
-        assert_eq!(o["sha256"], l["sha256"], "{} vs {}", o["model"], l["model"]);
-        println!("{}: logits {}", o["model"], o["sha256"]);
-    }
+    assert_same_logits_in_pairs(&bin, &files);
 }

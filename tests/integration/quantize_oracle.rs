@@ -465,7 +465,7 @@ fn quantize_output_matches_llama_quantize_bytes() {
 
 /// llama.cpp's logits (tests/oracles/llama_logits.py: one JSON object per
 /// model, with the sha256 of the last position's logits) for `prompt`.
-pub fn llama_logits(tools_bin: &Path, prompt: &str, models: &[PathBuf]) -> Vec<serde_json::Value> {
+fn llama_logits(tools_bin: &Path, prompt: &str, models: &[PathBuf]) -> Vec<serde_json::Value> {
     let venv = tools_bin.parent().unwrap().join("venv/bin/python");
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/oracles/llama_logits.py");
     let (out, _) = run(
@@ -516,10 +516,16 @@ fn llama_cpp_gives_the_same_logits_with_our_quantized_files() {
             }
         }
     }
-    let logits = llama_logits(&bin, "The river starts in the hills", &files);
+    assert_same_logits_in_pairs(&bin, &files);
+}
+
+/// Asserts that llama.cpp gives each pair of `files` (ours, theirs) the
+/// same tokens and the same logits, and that they are real numbers.
+pub fn assert_same_logits_in_pairs(bin: &Path, files: &[PathBuf]) {
+    let logits = llama_logits(bin, "The river starts in the hills", files);
     for pair in logits.chunks(2) {
         let (o, l) = (&pair[0], &pair[1]);
-        assert_eq!(o["tokens"], l["tokens"]);
+        assert_eq!(o["tokens"], l["tokens"], "{} vs {}", o["model"], l["model"]);
         let first: Vec<f64> = o["first"]
             .as_array()
             .unwrap()

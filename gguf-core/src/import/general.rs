@@ -11,6 +11,7 @@
 //! override file (the converter's `--metadata`).
 
 use std::path::Path;
+use std::sync::OnceLock;
 
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -35,9 +36,36 @@ pub(crate) struct Components {
     pub size_label: Option<String>,
 }
 
-fn re(pattern: &str) -> Regex {
-    // The patterns below are constants that compile.
-    Regex::new(pattern).unwrap_or_else(|_| Regex::new("$^").expect("an empty regex compiles"))
+/// gguf-py's name patterns, compiled once. Each is a constant that
+/// compiles (`every_pattern_compiles`); were one not to, it would match
+/// nothing rather than panic.
+struct Patterns {
+    /// A version word in `id_to_title`.
+    title_version: Option<Regex>,
+    version: Option<Regex>,
+    quant_type: Option<Regex>,
+    size: Option<Regex>,
+    finetune: Option<Regex>,
+    hub_url: Option<Regex>,
+}
+
+fn patterns() -> &'static Patterns {
+    static PATTERNS: OnceLock<Patterns> = OnceLock::new();
+    PATTERNS.get_or_init(|| {
+        let re = |pattern: &str| Regex::new(pattern).ok();
+        Patterns {
+            title_version: re(r"^(v\d+(?:\.\d+)*|\d.*)$"),
+            version: re(r"(?i)^(v|iter)?\d+([.]\d+)*$"),
+            quant_type: re(r"(?i)^(i?q\d(_\w)*|b?fp?(16|32))$"),
+            size: re(r"(?i)^(([A]|\d+[x])?\d+([._]\d+)?[KMBT][\d]?|small|mini|medium|large|x?xl)$"),
+            finetune: re(r"(?i)^(chat|instruct|vision|lora)$"),
+            hub_url: re(r"^https?://huggingface.co/([^/]+/[^/]+)$"),
+        }
+    })
+}
+
+fn is_match(pattern: &Option<Regex>, text: &str) -> bool {
+    pattern.as_ref().is_some_and(|r| r.is_match(text))
 }
 
 /// Python's `str.islower()`: some cased character, none upper case.
@@ -78,12 +106,12 @@ fn py_title(s: &str) -> String {
 /// gguf-py's `Metadata.id_to_title`: words title-cased unless they are
 /// acronyms or versions.
 pub(crate) fn id_to_title(s: &str) -> String {
-    let version = re(r"^(v\d+(?:\.\d+)*|\d.*)$");
+    let version = &patterns().title_version;
     s.trim()
         .replace('-', " ")
         .split_whitespace()
         .map(|w| {
-            if py_islower(w) && !version.is_match(w) {
+            if py_islower(w) && !is_match(version, w) {
                 py_title(w)
             } else {
                 w.to_owned()
@@ -139,18 +167,15 @@ pub(crate) fn id_components(model_id: &str, total_params: i128) -> Components {
         }
     }
     let mut tags = vec![Tags::default(); parts.len()];
-    let version_re = re(r"(?i)^(v|iter)?\d+([.]\d+)*$");
-    let type_re = re(r"(?i)^(i?q\d(_\w)*|b?fp?(16|32))$");
-    let size_re = re(r"(?i)^(([A]|\d+[x])?\d+([._]\d+)?[KMBT][\d]?|small|mini|medium|large|x?xl)$");
-    let finetune_re = re(r"(?i)^(chat|instruct|vision|lora)$");
+    let p = patterns();
     for i in 0..parts.len() {
         let part = parts[i].clone();
-        if version_re.is_match(&part) {
+        if is_match(&p.version, &part) {
             tags[i].version = true;
-        } else if type_re.is_match(&part) {
+        } else if is_match(&p.quant_type, &part) {
             tags[i].ty = true;
             parts[i] = part.to_uppercase();
-        } else if i > 0 && size_re.is_match(&part) {
+        } else if i > 0 && is_match(&p.size, &part) {
             let mut p: Vec<char> = part.replace('_', ".").chars().collect();
             // bloom-7b1 notation: 7b1 -> 7.1b
             if p.last().is_some_and(|c| c.is_ascii_digit()) && p.len() >= 2 {
@@ -198,7 +223,7 @@ pub(crate) fn id_components(model_id: &str, total_params: i128) -> Components {
                 tags[i].size_label = true;
             }
             parts[i] = part;
-        } else if i > 0 && finetune_re.is_match(&part) {
+        } else if i > 0 && is_match(&p.finetune, &part) {
             if total_params < 0 && part.eq_ignore_ascii_case("lora") {
                 tags[i].ty = true;
             } else {
@@ -409,7 +434,7 @@ fn card_sources(
         Value::Array(a) => a.iter().collect(),
         _ => Vec::new(),
     };
-    let hub_url = re(r"^https?://huggingface.co/([^/]+/[^/]+)$");
+    let hub_url = &patterns().hub_url;
     let mut sources = Vec::with_capacity(entries.len());
     for entry in entries {
         let mut fields: Vec<(&'static str, String)> = Vec::new();
@@ -438,7 +463,11 @@ fn card_sources(
                 {
                     fields.push(("repo_url", id.clone()));
                     if id.contains("huggingface.co") {
-                        if let Some(m) = hub_url.captures(id).and_then(|c| c.get(1)) {
+                        if let Some(m) = hub_url
+                            .as_ref()
+                            .and_then(|r| r.captures(id))
+                            .and_then(|c| c.get(1))
+                        {
                             from_id(m.as_str(), false, &mut fields);
                         }
                     }
@@ -706,6 +735,21 @@ mod tests {
             parts("bloom-7b1-petals", 0),
             [s("bloom"), s("7.1B"), s("petals"), None]
         );
+    }
+
+    #[test]
+    fn every_pattern_compiles() {
+        let p = patterns();
+        for (name, pattern) in [
+            ("title_version", &p.title_version),
+            ("version", &p.version),
+            ("quant_type", &p.quant_type),
+            ("size", &p.size),
+            ("finetune", &p.finetune),
+            ("hub_url", &p.hub_url),
+        ] {
+            assert!(pattern.is_some(), "{name} does not compile");
+        }
     }
 
     #[test]
