@@ -13,6 +13,7 @@ mod integration {
     pub mod cli_hash;
     pub mod cli_imatrix;
     pub mod cli_interrupt;
+    pub mod cli_io;
     pub mod cli_messages;
     pub mod cli_quantize;
     pub mod cli_rewrite;

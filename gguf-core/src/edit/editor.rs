@@ -113,7 +113,8 @@ impl Editor {
         // the editor could read (and snapshot) a half-written header.
         let (file, identity) = loop {
             journal::recover(&real)?;
-            let guard = File::open(&real).map_err(io_at(&real))?;
+            // A FIFO or device is refused here: its open would block.
+            let guard = crate::read::open_regular(&real)?;
             guard.lock_shared().map_err(io_at(&real))?;
             let guard = LockGuard(guard);
             if crate::journal::journal_path(&real).exists() {

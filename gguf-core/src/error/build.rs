@@ -67,4 +67,36 @@ pub enum BuildError {
         /// How many tensors, from it on, have none.
         missing: usize,
     },
+    /// The output path holds something other than a regular file (a
+    /// device, a FIFO, a directory, a socket): renaming a new file over it
+    /// would replace that thing, so the write is refused before it starts.
+    #[error("{}: the output is {kind}, not a regular file: refusing to replace it (give the path of a regular file)", path.display())]
+    OutputNotRegular {
+        /// The output path.
+        path: std::path::PathBuf,
+        /// What is there ("a FIFO", "a character device", ...).
+        kind: &'static str,
+    },
+    /// The output is one of the files the write reads (the same file, by
+    /// device and inode or by canonical path): writing it would destroy
+    /// an input.
+    #[error("{}: the output is {}, which this command reads{}: give another output path", output.display(), describe_input(output, input), reason)]
+    OutputIsInput {
+        /// The output path (or the shard of it) as given.
+        output: std::path::PathBuf,
+        /// The input it is, as given.
+        input: std::path::PathBuf,
+        /// Why the exception for a write that replaces its own input does
+        /// not apply, when it could have ("" otherwise).
+        reason: String,
+    },
+}
+
+/// `the input X`, or `the input itself` when the two paths are spelled alike.
+fn describe_input(output: &std::path::Path, input: &std::path::Path) -> String {
+    if output == input {
+        "the input itself".into()
+    } else {
+        format!("the input {}", input.display())
+    }
 }

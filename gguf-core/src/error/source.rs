@@ -35,4 +35,24 @@ pub enum SourceError {
         /// Bytes received.
         got: u64,
     },
+    /// A local input that is not a regular file after following symlinks
+    /// (a FIFO would block the read forever, a device such as `/dev/zero`
+    /// never ends): refused before it is read.
+    #[error("{}: is {kind}, not a regular file", path.display())]
+    NotRegularFile {
+        /// The path as given.
+        path: std::path::PathBuf,
+        /// What it is ("a FIFO", "a character device", ...).
+        kind: &'static str,
+    },
+    /// A JSON or text input larger than the reader accepts for it.
+    #[error("{}: {len} bytes, more than the {limit} bytes accepted for this file", path.display())]
+    TooLarge {
+        /// The path as given.
+        path: std::path::PathBuf,
+        /// Its size (at least; a file that grew is stopped at the limit).
+        len: u64,
+        /// The limit.
+        limit: u64,
+    },
 }

@@ -40,7 +40,7 @@ pub(crate) fn read(dir: &Path) -> Result<Card> {
     if !file.is_file() {
         return Ok(Card::default());
     }
-    let bytes = std::fs::read(&file).map_err(|e| config_error(&file, e.to_string()))?;
+    let bytes = crate::read::read_capped(&file, crate::read::MAX_TEXT_INPUT)?;
     let text = String::from_utf8(bytes)
         .map_err(|e| config_error(&file, format!("not UTF-8 ({e}), as the converter requires")))?;
     let Some(yaml) = front_matter(&text) else {

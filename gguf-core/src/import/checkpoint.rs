@@ -155,9 +155,10 @@ impl Checkpoint {
                 ));
             }
             let path = dir.join(name);
-            let file = match File::open(&path) {
+            // A FIFO or device is refused: mapping needs a regular file.
+            let file = match crate::read::open_regular(&path) {
                 Ok(f) => f,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(e) if e.io_error().map(std::io::Error::kind) == Some(std::io::ErrorKind::NotFound) => {
                     let tensor = index
                         .as_ref()
                         .and_then(|m| m.iter().find(|(_, f)| *f == name).map(|(t, _)| t.clone()));
@@ -167,7 +168,7 @@ impl Checkpoint {
                     };
                     return Err(checkpoint_error(&path, reason));
                 }
-                Err(e) => return Err(Error::io(&path, e)),
+                Err(e) => return Err(e),
             };
             let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
             let map = if len == 0 {

@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::{OwnedArray, OwnedValue};
 use crate::naming::{parameter_counts, size_label_of};
 
@@ -634,8 +634,11 @@ pub(crate) fn write(
 /// missing or malformed, as the converter ignores it).
 fn sampling(dir: &Path, keys: &mut Keys) -> Result<()> {
     let file = dir.join("generation_config.json");
-    let Ok(text) = std::fs::read(&file) else {
-        return Ok(());
+    let text = match crate::read::read_capped(&file, crate::read::MAX_TEXT_INPUT) {
+        Ok(text) => text,
+        // Not a regular file, or too large: refused, naming it.
+        Err(e @ Error::Source(_)) => return Err(e),
+        Err(_) => return Ok(()),
     };
     let Ok(Value::Object(gen)) = serde_json::from_slice::<Value>(&text) else {
         return Ok(());

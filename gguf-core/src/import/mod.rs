@@ -251,6 +251,72 @@ fn vocab_rows(dir: &Path, vocab: &Keys) -> Result<Option<u64>> {
     Ok(vocab.map(|v| (v + added) as u64))
 }
 
+/// The files of a checkpoint directory an import may read, besides every
+/// `*.safetensors` file and the `additional_chat_templates` directory.
+const READ_FILES: &[&str] = &[
+    "config.json",
+    "generation_config.json",
+    "model.safetensors.index.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "tokenizer.model",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "merges.txt",
+    "vocab.txt",
+    "modules.json",
+    "README.md",
+    "chat_template.jinja",
+    "chat_template.json",
+];
+
+/// The files of `dir` that an import reads and that exist, with the
+/// importance matrix: what its output must never replace.
+fn input_files(dir: &Path, imatrix_file: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    if !imatrix_file.is_empty() {
+        files.push(PathBuf::from(imatrix_file));
+    }
+    let mut list = |dir: &Path, all: bool| {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if all || name.ends_with(".safetensors") || READ_FILES.contains(&&*name) {
+                files.push(entry.path());
+            }
+        }
+    };
+    list(dir, false);
+    list(&dir.join("additional_chat_templates"), true);
+    files
+}
+
+/// Refuses, before anything is read, an output that would replace one of
+/// the import's inputs (a file of the checkpoint, the importance matrix),
+/// and one that is not a regular file. A split output's shards are its
+/// outputs too: an input named as one of them is refused.
+fn check_output_paths(dir: &Path, output: &Path, options: &ImportOptions<'_>) -> Result<()> {
+    let inputs = input_files(dir, &options.imatrix_file);
+    if options.split.is_some() {
+        if let Some(input) = inputs
+            .iter()
+            .find(|i| crate::write::may_be_shard_of(output, i))
+        {
+            return Err(Error::Build(crate::error::BuildError::OutputIsInput {
+                output: output.to_owned(),
+                input: input.clone(),
+                reason: " (named as a shard of the split output)".into(),
+            }));
+        }
+    }
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    crate::write::check_not_inputs(&[output], &inputs)?;
+    crate::write::check_output(output)
+}
+
 /// Imports the Hugging Face checkpoint in `dir` to `output` (see the
 /// [module docs](self)). `progress(stage, done, total)` counts bytes of
 /// the files being written.
@@ -260,6 +326,15 @@ fn vocab_rows(dir: &Path, vocab: &Keys) -> Result<Option<u64>> {
 /// ([`ImportError::UnsupportedArchitecture`]), a missing shard, a tensor
 /// of another data type or of a shape the config does not allow. Nothing
 /// appears under `output`'s name unless the whole file was written.
+///
+/// Before anything is read, an `output` (or a shard of it) that is one of
+/// the files the import reads (`config.json`, a safetensors file, a
+/// tokenizer file, the importance matrix...) is refused
+/// ([`BuildError::OutputIsInput`](crate::error::BuildError::OutputIsInput)),
+/// as is one that is not a regular file. Every file read must be a
+/// regular file (symlinks are followed, as the Hugging Face cache links
+/// to blobs), and JSON and text files are read up to
+/// [`MAX_TEXT_INPUT`](crate::read::MAX_TEXT_INPUT) bytes.
 pub fn import_model(
     dir: impl AsRef<Path>,
     output: impl AsRef<Path>,
@@ -269,6 +344,7 @@ pub fn import_model(
     let start = Instant::now();
     let dir = dir.as_ref();
     let output = output.as_ref();
+    check_output_paths(dir, output, options)?;
     let mut config = Config::read(dir)?;
     let hf_arch = config.architecture()?.to_owned();
     let arch = arch::find(&hf_arch).ok_or_else(|| {

@@ -111,10 +111,14 @@ impl<'a> Reader<'a> {
 
 impl Imatrix {
     /// Reads the file at `path` (GGUF when it starts with `GGUF`, else
-    /// legacy).
+    /// legacy). It must be a regular file (symlinks followed): a FIFO or a
+    /// device is refused before it is read
+    /// ([`SourceError::NotRegularFile`](crate::error::SourceError::NotRegularFile)).
     pub fn read(path: impl AsRef<Path>) -> Result<Imatrix> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut crate::read::open_regular(path)?, &mut bytes)
+            .map_err(|e| Error::io(path, e))?;
         Imatrix::parse(&bytes).map_err(|e| match e {
             Error::Quantize(QuantizeError::Imatrix { reason }) => {
                 bad(format!("{}: {reason}", path.display()))

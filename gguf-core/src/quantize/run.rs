@@ -312,6 +312,9 @@ pub fn quantize_model<M: Gguf>(
     let metadata = output_metadata(model, &plan, &job.kv_overrides, record.as_ref());
     let count = report.tensors.iter().map(|t| t.file + 1).max().unwrap_or(1);
     let paths = output_files(output.as_ref(), count, job.options.keep_split);
+    for path in &paths {
+        crate::write::check_output(path)?;
+    }
 
     #[cfg(feature = "parallel")]
     let pool = match job.threads {

@@ -90,16 +90,10 @@ impl Backing<'static> {
         path: &Path,
         parse: impl FnOnce(&[u8], u64) -> Result<(P, u64)>,
     ) -> Result<(Backing<'static>, P)> {
-        let file = File::open(path)?;
+        // A directory, a FIFO (whose open would block) or a device is
+        // refused before it is read.
+        let file = super::regular::open_regular(path)?;
         let meta = file.metadata()?;
-        if meta.is_dir() {
-            // Mapping a directory fails with ENODEV ("No such device").
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::IsADirectory,
-                "is a directory, not a GGUF file",
-            )
-            .into());
-        }
         let file_len = meta.len();
         let (header, parsed, data_offset) = {
             // Held while the header is read: an in-place commit holds the

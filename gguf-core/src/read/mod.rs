@@ -19,6 +19,7 @@ mod metadata;
 pub(crate) mod ollama_store;
 pub(crate) mod options;
 mod range;
+mod regular;
 pub(crate) mod source;
 pub(crate) mod tensor;
 mod tensor_info;
@@ -43,6 +44,8 @@ pub use incremental::{
     DEFAULT_MAX_HEADER_LEN,
 };
 pub use lint::LintIssue;
+pub(crate) use regular::kind as file_kind;
+pub use regular::{open_regular, read_capped, read_text_capped, MAX_TEXT_INPUT};
 pub use ollama_store::{is_ollama_store, ollama_model_path, MODEL_MEDIA_TYPE};
 pub(crate) use options::OpenOptions;
 #[cfg(feature = "remote")]

@@ -12,7 +12,10 @@ use crate::write::temp::{persist_all, TempFile};
 /// signals runs ([`exit_removing_temp_files`](crate::write::exit_removing_temp_files)),
 /// the temporary file is removed and `path` is untouched. A file it
 /// replaces keeps its permissions and, where the OS allows, its owner; a
-/// new file gets `0o666` minus the umask.
+/// new file gets `0o666` minus the umask. An existing `path` that is not a
+/// regular file (a device, a FIFO, a directory) is refused before `write`
+/// runs ([`check_output`](crate::write::check_output)); a symlink to a
+/// regular file is replaced by the new file.
 ///
 /// ```
 /// use std::io::Write;
@@ -44,6 +47,8 @@ pub(crate) fn replace_in<T>(
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    // Before any work: a device or FIFO there would be replaced by a file.
+    crate::write::check_output(path)?;
     let existing = std::fs::metadata(path).ok();
     let mut tmp = TempFile::new_in(temp_dir.unwrap_or(dir)).map_err(|e| e.with_path(path))?;
     // Errors name the output, not the temporary file beside it.

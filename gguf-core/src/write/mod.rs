@@ -11,6 +11,7 @@
 pub(crate) mod atomic;
 mod builder;
 mod encode;
+mod guard;
 mod layout;
 mod modes;
 mod preview;
@@ -23,6 +24,7 @@ mod writeback;
 
 pub use atomic::replace_file;
 pub use builder::Builder;
+pub use guard::{check_not_inputs, check_output, check_replacing_model};
 pub use layout::{Layout, TensorSlot};
 pub use modes::{MetadataFirst, Output, WriteMode, WriteOptions};
 pub use slack::SLACK_KEY;
@@ -31,6 +33,8 @@ pub use split::{ShardPlan, SplitOptions};
 pub use temp::{exit_removing_temp_files, stale_temp_files};
 pub use value::MetaValue;
 
+#[cfg(feature = "import")]
+pub(crate) use guard::may_be_shard_of;
 #[allow(unused_imports)] // used by the editor
 pub(crate) use atomic::sync_dir;
 #[allow(unused_imports)]

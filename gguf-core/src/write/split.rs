@@ -274,6 +274,9 @@ impl<'a> Builder<'a> {
         let (mode, mut progress, temp_dir) = write.into_parts();
         let path = path.as_ref();
         let plan = self.plan_split(path, opts)?;
+        for shard in &plan {
+            crate::write::check_output(&shard.path)?;
+        }
         let total: u64 = plan.iter().map(|s| s.layout.file_len()).sum();
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,

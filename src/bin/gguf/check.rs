@@ -54,7 +54,7 @@ pub fn run(args: Args) -> crate::CliResult {
     let mut warnings: Vec<String> = Vec::new();
     let problems = match GgufFile::open(crate::open::source(args.file.as_os_str())) {
         // A file that cannot be read is an error, not a finding.
-        Err(e @ gguf::Error::Io { .. }) => return Err(format!("{shown}: {e}").into()),
+        Err(e @ gguf::Error::Io { .. }) => return Err(unreadable(&args.file, &shown, &e).into()),
         Err(e) => vec![problem("format", e.to_string())],
         Ok(file) => {
             let mut p: Vec<Problem> = file
@@ -137,6 +137,38 @@ pub fn run(args: Args) -> crate::CliResult {
     } else {
         Err(crate::Exit(1).into())
     }
+}
+
+/// The error for a file that cannot be read. A missing file beside
+/// temporary files of interrupted writes says both: the file does not
+/// exist (the write that was to make it never finished), and each leftover
+/// is not the file and can be removed.
+fn unreadable(file: &std::path::Path, shown: &str, e: &gguf::Error) -> String {
+    let missing = e
+        .io_error()
+        .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound);
+    let stale = if missing {
+        stale_temp_files(file)
+    } else {
+        Vec::new()
+    };
+    if stale.is_empty() {
+        return format!("{shown}: {e}");
+    }
+    let names: Vec<String> = stale
+        .iter()
+        .map(|p| format!("{:?}", p.display().to_string()))
+        .collect();
+    format!(
+        "{shown}: no such file; beside it, {} {} left by an interrupted write (no process is          writing {}): not this file, and safe to remove with rm",
+        names.join(", "),
+        if stale.len() == 1 {
+            "is a temporary file"
+        } else {
+            "are temporary files"
+        },
+        if stale.len() == 1 { "it" } else { "them" },
+    )
 }
 
 /// The `.gguf-*.tmp` files beside `file` that an interrupted write left

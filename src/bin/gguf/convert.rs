@@ -16,7 +16,9 @@ pub struct Args {
     /// the whole model), ollama:NAME[:TAG] or a URL (every tensor is
     /// fetched, one range request each).
     input: PathBuf,
-    /// Where to write; may be the input itself (replaced atomically).
+    /// Where to write; may be the input itself when it is one file
+    /// (replaced atomically, after the whole model is read), not one shard
+    /// of a split model.
     output: PathBuf,
     /// Target type of the weight matrices: one ggml type, by name in any
     /// case (F16, Q8_0, Q4_K, ...). llama-quantize's presets (Q4_K_M,
@@ -98,6 +100,7 @@ fn describe(why: Kept, target: GgmlType) -> String {
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let input = crate::open::open_model(&args.input, &args.source)?;
+    crate::open::guard_replacing(&[&args.output], &input, &[])?;
     let mut b = Builder::from_model(&input)
         .map_err(|e| format!("{}: {e}", crate::open::shown(&args.input)))?;
     let mut converted = 0usize;

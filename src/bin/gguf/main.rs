@@ -240,6 +240,9 @@ impl Command {
     /// True for the commands that write files through temporary files
     /// (an edit may rewrite the file).
     fn writes(&self) -> bool {
+        if let Command::Tensor(args) = self {
+            return args.writes();
+        }
         matches!(
             self,
             Command::Set(_)

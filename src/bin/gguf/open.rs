@@ -209,3 +209,39 @@ pub fn require_local(arg: &Path, command: &str) -> Result<()> {
     )
     .into())
 }
+
+/// The local files of `model` (every shard; none for a URL): what a
+/// command's output must not replace.
+pub fn local_files(model: &Model<'_>) -> Vec<std::path::PathBuf> {
+    model
+        .shards()
+        .iter()
+        .filter_map(|s| s.origin().path().map(Path::to_owned))
+        .collect()
+}
+
+/// Refuses, before a command reads its inputs' data, `outputs` (a file or
+/// every shard) that are not regular files or that are one of `inputs`
+/// (`gguf::write::check_output`, `check_not_inputs`): the one check of
+/// every writing command whose output may never replace what it reads.
+pub fn guard_outputs(outputs: &[&Path], inputs: &[&Path]) -> Result<()> {
+    gguf::write::check_not_inputs(outputs, inputs)?;
+    for output in outputs {
+        gguf::write::check_output(output)?;
+    }
+    Ok(())
+}
+
+/// [`guard_outputs`] for a command that turns a model into another version
+/// of itself (`rewrite`, `convert`, `quantize`, `split`): its outputs may
+/// be every file of `model` (read whole before the rename), never only
+/// some of them nor one of `others` (`gguf::write::check_replacing_model`).
+pub fn guard_replacing(outputs: &[&Path], model: &Model<'_>, others: &[&Path]) -> Result<()> {
+    let files = local_files(model);
+    let files: Vec<&Path> = files.iter().map(std::path::PathBuf::as_path).collect();
+    gguf::write::check_replacing_model(outputs, &files, others)?;
+    for output in outputs {
+        gguf::write::check_output(output)?;
+    }
+    Ok(())
+}

@@ -18,7 +18,10 @@ pub struct Args {
     input: PathBuf,
     /// Where to write (replaced atomically); or, as llama-quantize allows,
     /// the TYPE itself, the output then being ggml-model-TYPE.gguf beside
-    /// INPUT.
+    /// INPUT. Unlike llama-quantize, OUTPUT may be INPUT (every file of a
+    /// split input, with --keep-split): the model is read whole into
+    /// temporary files before they replace it. It may not be the
+    /// importance matrix, a --tensor-type-file or only some of the shards.
     #[arg(value_name = "OUTPUT")]
     output: OsString,
     /// The preset, by name (any case) or number: see the list below.
@@ -232,6 +235,17 @@ fn tensor_types(args: &Args) -> Result<Vec<TensorTypeOverride>, Box<dyn std::err
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let pos = positionals(&args)?;
+    // Neither the importance matrix nor a --tensor-type-file may be the
+    // output; checked before either is read (the model's files below).
+    let others: Vec<&Path> = args
+        .imatrix
+        .iter()
+        .chain(&args.tensor_type_file)
+        .map(PathBuf::as_path)
+        .collect();
+    if !args.dry_run {
+        gguf::write::check_not_inputs(&[&pos.output], &others)?;
+    }
     let mut options = QuantizeOptions::new(pos.preset.name)?;
     options.preset = pos.preset;
     options.pure = args.pure;
@@ -258,6 +272,14 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         None => None,
     };
     let input = crate::open::open_model(&args.input, &args.source)?;
+    if !args.dry_run {
+        // The output may be the input model itself (every file of it): it
+        // is read whole into temporary files before they are renamed.
+        let count = if args.keep_split { input.shard_count() } else { 1 };
+        let outputs = quantize::output_files(&pos.output, count, args.keep_split);
+        let outputs: Vec<&Path> = outputs.iter().map(PathBuf::as_path).collect();
+        crate::open::guard_replacing(&outputs, &input, &others)?;
+    }
     let mut job = QuantizeJob::new(options);
     job.imatrix = imatrix.as_ref();
     job.imatrix_file = args

@@ -25,7 +25,9 @@ pub struct Args {
     /// the whole model), ollama:NAME[:TAG] or a URL (every tensor is
     /// fetched, one range request each).
     input: PathBuf,
-    /// Where to write; may be the input itself (replaced atomically).
+    /// Where to write; may be the input itself when it is one file
+    /// (replaced atomically, after the whole model is read), not one shard
+    /// of a split model.
     output: PathBuf,
     /// How to write (all modes give the same bytes).
     #[arg(long, value_enum, default_value = "single")]
@@ -86,6 +88,7 @@ fn parse_size(s: &str) -> Result<u64, String> {
 /// OUT may be IN (whose map stays valid until the rename).
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let input = crate::open::open_model(&args.input, &args.source)?;
+    crate::open::guard_replacing(&[&args.output], &input, &[])?;
     let mut b = Builder::from_model(&input)
         .map_err(|e| format!("{}: {e}", crate::open::shown(&args.input)))?;
     if let Some(alignment) = args.alignment {

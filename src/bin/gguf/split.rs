@@ -83,6 +83,9 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let shards = if args.dry_run {
         b.plan_split(&out, &opts)?
     } else {
+        let planned = b.plan_split(&out, &opts)?;
+        let paths: Vec<&std::path::Path> = planned.iter().map(|s| s.path.as_path()).collect();
+        crate::open::guard_replacing(&paths, &model, &[])?;
         let bar = crate::progress::Bar::new();
         let progress = WriteOptions::new().progress(|done, total| bar.update(done, total));
         b.write_split_with(&out, &opts, progress)?

@@ -26,8 +26,22 @@ pub struct Args {
     source: crate::open::SourceArgs,
 }
 
+impl Args {
+    /// True when the command writes a file (`--npy`).
+    pub fn writes(&self) -> bool {
+        self.npy.is_some()
+    }
+}
+
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let file = crate::open::open_model(&args.file, &args.source)?;
+    if let Some(out) = &args.npy {
+        // Before the tensor is read: writing over the model would destroy
+        // what is being read.
+        let inputs = crate::open::local_files(&file);
+        let inputs: Vec<&std::path::Path> = inputs.iter().map(PathBuf::as_path).collect();
+        crate::open::guard_outputs(&[out], &inputs)?;
+    }
     let t = file
         .tensor(&args.name)
         .map_err(|e| format!("{}: {e}", crate::open::shown(&args.file)))?;
@@ -298,8 +312,13 @@ fn write_npy(t: &Held<'_>, out: &std::path::Path) -> Result<(), Box<dyn std::err
             .map_err(|e| t.codec_error(e))?;
     }
     let data = &t.data;
-    let mut w = std::io::BufWriter::new(std::fs::File::create(out)?);
-    let result = (|| -> Result<(), Box<dyn std::error::Error>> {
+    // Atomic, as every write of this tool: an existing file is replaced
+    // only by a complete one, and an error leaves nothing.
+    // A decoding error, kept whole (the writer's closure returns the
+    // library's error type).
+    let mut decode_error = None;
+    let written = gguf::write::replace_file(out, |file| {
+        let mut w = std::io::BufWriter::new(file);
         w.write_all(&npy_header(npy.descr, &numpy_shape(t)))?;
         // Sized by the first row or chunk: a tensor of no elements may
         // declare a huge row length.
@@ -318,20 +337,26 @@ fn write_npy(t: &Held<'_>, out: &std::path::Path) -> Result<(), Box<dyn std::err
         }
         if npy.kept.is_none() {
             let mut failed = Ok(());
-            t.for_each_row(|row| {
+            let decoded = t.for_each_row(|row| {
                 bytes.clear();
                 bytes.extend(row.iter().flat_map(|x| x.to_le_bytes()));
                 if failed.is_ok() {
                     failed = w.write_all(&bytes);
                 }
-            })?;
+            });
+            if let Err(e) = decoded {
+                let io = std::io::Error::other(e.to_string());
+                decode_error = Some(e);
+                return Err(io.into());
+            }
             failed?;
         }
         w.flush()?;
         Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(out);
+    });
+    match (written, decode_error) {
+        (Ok(()), _) => Ok(()),
+        (Err(_), Some(e)) => Err(e),
+        (Err(e), None) => Err(e.into()),
     }
-    result
 }

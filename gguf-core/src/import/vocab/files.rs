@@ -28,8 +28,7 @@ impl<'a> Dir<'a> {
     }
 
     pub(super) fn read(&self, name: &str) -> Result<Vec<u8>> {
-        let path = self.path(name);
-        std::fs::read(&path).map_err(|e| Error::io(path, e))
+        crate::read::read_capped(&self.path(name), crate::read::MAX_TEXT_INPUT)
     }
 
     pub(super) fn read_text(&self, name: &str) -> Result<String> {

@@ -526,8 +526,7 @@ fn chat_template_files(dir: &Dir) -> Result<Option<Value>> {
         extra.sort();
         let mut list = vec![serde_json::json!({"name": "default", "template": main})];
         for path in extra {
-            let text =
-                std::fs::read_to_string(&path).map_err(|e| crate::error::Error::io(&path, e))?;
+            let text = crate::read::read_text_capped(&path, crate::read::MAX_TEXT_INPUT)?;
             let stem = path
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())

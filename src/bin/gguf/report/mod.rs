@@ -43,9 +43,11 @@ pub struct Args {
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let model = crate::open::open_model(&args.model, &args.source)?;
     let facts = Facts::of(&model, crate::open::shown(&args.model));
+    let mut inputs = crate::open::local_files(&model);
     let other = match &args.compare {
         Some(path) => {
             let m = crate::open::open_model(path, &args.source)?;
+            inputs.extend(crate::open::local_files(&m));
             Some(Facts::of(&m, crate::open::shown(path)))
         }
         None => None,
@@ -71,6 +73,8 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             ),
         ));
     }
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    crate::open::guard_outputs(&[&out], &inputs)?;
     // Atomic: an existing page is replaced only by a complete one, and an
     // interrupted run leaves no temporary file (`Command::writes`).
     gguf::write::replace_file(&out, |f| Ok(f.write_all(page.as_bytes())?))?;
