@@ -8,7 +8,6 @@
 //! tensors sorted by name.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;

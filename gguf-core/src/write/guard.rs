@@ -5,7 +5,7 @@
 //! reading its inputs' data, so nothing is read, converted or written for a
 //! write that would replace `/dev/null` or destroy its own input.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::{BuildError, Error, Result};
 use crate::read::file_kind;
@@ -48,7 +48,7 @@ pub fn check_output(path: &Path) -> Result<()> {
 #[derive(PartialEq, Eq, Clone, Debug)]
 struct Identity(
     #[cfg(unix)] (u64, u64),
-    #[cfg(not(unix))] PathBuf,
+    #[cfg(not(unix))] std::path::PathBuf,
 );
 
 fn identity(path: &Path) -> Option<Identity> {
@@ -151,11 +151,12 @@ pub fn check_replacing_model(outputs: &[&Path], model: &[&Path], others: &[&Path
 /// True when `candidate` is named as a shard of the split output `output`
 /// would be (`NAME-00001-of-00003.gguf` for `NAME.gguf`, in the same
 /// directory), or is `output` itself.
+#[cfg(any(test, feature = "import"))]
 pub(crate) fn may_be_shard_of(output: &Path, candidate: &Path) -> bool {
     let same_dir = |a: &Path, b: &Path| {
         let dir = |p: &Path| match p.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
-            _ => PathBuf::from("."),
+            _ => std::path::PathBuf::from("."),
         };
         match (std::fs::canonicalize(dir(a)), std::fs::canonicalize(dir(b))) {
             (Ok(x), Ok(y)) => x == y,

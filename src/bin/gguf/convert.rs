@@ -100,7 +100,7 @@ fn describe(why: Kept, target: GgmlType) -> String {
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let input = crate::open::open_model(&args.input, &args.source)?;
-    crate::open::guard_replacing(&[&args.output], &input, &[])?;
+    crate::open::guard_replacing(&[args.output.as_path()], &input, &[])?;
     let mut b = Builder::from_model(&input)
         .map_err(|e| format!("{}: {e}", crate::open::shown(&args.input)))?;
     let mut converted = 0usize;

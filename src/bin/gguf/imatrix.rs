@@ -65,7 +65,7 @@ fn target_format(args: &ConvertArgs) -> Result<ImatrixFormat, Box<dyn std::error
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let Sub::Convert(args) = args.command;
     let to = target_format(&args)?;
-    crate::open::guard_outputs(&[&args.output], &[&args.input])?;
+    crate::open::guard_outputs(&[args.output.as_path()], &[args.input.as_path()])?;
     let m = Imatrix::read(&args.input)?;
     let from = m.format;
     let converted = match to {

@@ -51,7 +51,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     // Before the importance matrix is read; `import_model` checks the
     // checkpoint's files.
     let imatrix_path: Vec<&std::path::Path> = args.imatrix.iter().map(PathBuf::as_path).collect();
-    crate::open::guard_outputs(&[&args.output], &imatrix_path)?;
+    crate::open::guard_outputs(&[args.output.as_path()], &imatrix_path)?;
     let imatrix: Option<Imatrix> = match &args.imatrix {
         Some(path) => {
             Some(quantize::Imatrix::read(path).map_err(|e| format!("{}: {e}", path.display()))?)

@@ -24,7 +24,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     // A merged file over one shard would leave the others beside it.
     let shards = crate::open::local_files(&model);
     let shards: Vec<&std::path::Path> = shards.iter().map(PathBuf::as_path).collect();
-    crate::open::guard_outputs(&[&args.output], &shards)?;
+    crate::open::guard_outputs(&[args.output.as_path()], &shards)?;
     let mut b = Builder::from_model(&model)
         .map_err(|e| format!("{}: {e}", crate::open::shown(&args.input)))?;
     let layout = crate::progress::write_to_path(&mut b, &args.output, WriteMode::Single)?;

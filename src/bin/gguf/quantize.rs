@@ -244,7 +244,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .map(PathBuf::as_path)
         .collect();
     if !args.dry_run {
-        gguf::write::check_not_inputs(&[&pos.output], &others)?;
+        gguf::write::check_not_inputs(&[pos.output.as_path()], &others)?;
     }
     let mut options = QuantizeOptions::new(pos.preset.name)?;
     options.preset = pos.preset;

@@ -88,7 +88,7 @@ fn parse_size(s: &str) -> Result<u64, String> {
 /// OUT may be IN (whose map stays valid until the rename).
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let input = crate::open::open_model(&args.input, &args.source)?;
-    crate::open::guard_replacing(&[&args.output], &input, &[])?;
+    crate::open::guard_replacing(&[args.output.as_path()], &input, &[])?;
     let mut b = Builder::from_model(&input)
         .map_err(|e| format!("{}: {e}", crate::open::shown(&args.input)))?;
     if let Some(alignment) = args.alignment {

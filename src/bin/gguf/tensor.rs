@@ -40,7 +40,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         // what is being read.
         let inputs = crate::open::local_files(&file);
         let inputs: Vec<&std::path::Path> = inputs.iter().map(PathBuf::as_path).collect();
-        crate::open::guard_outputs(&[out], &inputs)?;
+        crate::open::guard_outputs(&[out.as_path()], &inputs)?;
     }
     let t = file
         .tensor(&args.name)

@@ -74,7 +74,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         ));
     }
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
-    crate::open::guard_outputs(&[&out], &inputs)?;
+    crate::open::guard_outputs(&[out.as_path()], &inputs)?;
     // Atomic: an existing page is replaced only by a complete one, and an
     // interrupted run leaves no temporary file (`Command::writes`).
     gguf::write::replace_file(&out, |f| Ok(f.write_all(page.as_bytes())?))?;
