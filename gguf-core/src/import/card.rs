@@ -37,7 +37,8 @@ pub(crate) struct Card {
 /// Reads `dir/README.md`'s front matter.
 pub(crate) fn read(dir: &Path) -> Result<Card> {
     let file = dir.join("README.md");
-    if !file.is_file() {
+    // A FIFO or device is not taken for no card: reading it is refused.
+    if std::fs::metadata(&file).is_err() {
         return Ok(Card::default());
     }
     let bytes = crate::read::read_capped(&file, crate::read::MAX_TEXT_INPUT)?;

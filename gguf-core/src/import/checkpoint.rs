@@ -110,7 +110,7 @@ impl Checkpoint {
     /// file and the tensor.
     pub fn open(dir: &Path) -> Result<Checkpoint> {
         let index_path = dir.join(INDEX);
-        let index = if index_path.is_file() {
+        let index = if std::fs::metadata(&index_path).is_ok() {
             Some(read_index(&index_path)?)
         } else {
             None

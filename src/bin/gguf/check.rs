@@ -54,7 +54,9 @@ pub fn run(args: Args) -> crate::CliResult {
     let mut warnings: Vec<String> = Vec::new();
     let problems = match GgufFile::open(crate::open::source(args.file.as_os_str())) {
         // A file that cannot be read is an error, not a finding.
-        Err(e @ gguf::Error::Io { .. }) => return Err(unreadable(&args.file, &shown, &e).into()),
+        Err(e @ (gguf::Error::Io { .. } | gguf::Error::Source(_))) => {
+            return Err(unreadable(&args.file, &shown, &e).into())
+        }
         Err(e) => vec![problem("format", e.to_string())],
         Ok(file) => {
             let mut p: Vec<Problem> = file
@@ -160,7 +162,8 @@ fn unreadable(file: &std::path::Path, shown: &str, e: &gguf::Error) -> String {
         .map(|p| format!("{:?}", p.display().to_string()))
         .collect();
     format!(
-        "{shown}: no such file; beside it, {} {} left by an interrupted write (no process is          writing {}): not this file, and safe to remove with rm",
+        "{shown}: no such file; beside it, {} {} left by an interrupted write (no process is \
+         writing {}): not this file, and safe to remove with rm",
         names.join(", "),
         if stale.len() == 1 {
             "is a temporary file"

@@ -22,9 +22,11 @@ impl<'a> Dir<'a> {
         self.path.join(name)
     }
 
-    /// A regular file (the converter's `is_file()`).
+    /// A file that exists (symlinks followed). The converter asks
+    /// `is_file()`, which takes a FIFO or a device for no file at all; here
+    /// reading one is an error naming it rather than a silent difference.
     pub(super) fn has(&self, name: &str) -> bool {
-        self.path(name).is_file()
+        std::fs::metadata(self.path(name)).is_ok()
     }
 
     pub(super) fn read(&self, name: &str) -> Result<Vec<u8>> {
