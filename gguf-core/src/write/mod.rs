@@ -25,7 +25,7 @@ pub use atomic::replace_file;
 pub use builder::Builder;
 pub use layout::{Layout, TensorSlot};
 pub use modes::{MetadataFirst, Output, WriteMode, WriteOptions};
-pub use slack::SLACK_KEY;
+pub use slack::{MAX_SLACK, SLACK_KEY};
 pub use source::{TensorData, WriteFn};
 pub use split::{ShardPlan, SplitOptions};
 pub use temp::{exit_removing_temp_files, stale_temp_files};
