@@ -77,18 +77,25 @@ fn run_edit(before: Vec<u8>, edit: impl FnOnce(&mut Editor)) -> Outcome {
     assert_eq!(plan, commit, "plan() differs from what commit() did");
     let after = std::fs::read(&path).unwrap();
     match commit {
-        Commit::InPlace { header_bytes } => {
+        Commit::InPlace { header_bytes, .. } => {
             let old = GgufFile::open(&before).unwrap();
             assert_eq!(header_bytes, old.data_offset());
         }
         Commit::Rewritten {
             header_bytes,
             file_bytes,
+            ..
         } => {
             assert_eq!(file_bytes, after.len() as u64);
             assert_eq!(header_bytes, GgufFile::open(&after).unwrap().data_offset());
         }
     }
+    // The slack reported is the slack in the file.
+    assert_eq!(
+        slack_len(&GgufFile::open(&after).unwrap()).unwrap_or(0) as u64,
+        commit.slack_bytes(),
+        "{commit:?}"
+    );
     assert!(
         leftovers(dir.path()).is_empty(),
         "{:?}",
