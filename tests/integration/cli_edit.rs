@@ -539,7 +539,11 @@ fn a_rewrite_reserves_slack_says_so_and_the_next_edit_is_in_place() {
             f.p()
         )
     );
-    assert_eq!(dry.replace("would be", "was").replace("would reserve", "reserved"), out);
+    assert_eq!(
+        dry.replace("would be", "was")
+            .replace("would reserve", "reserved"),
+        out
+    );
     f.assert_only_changed("general.name", "n".repeat(600).as_str().into());
 
     // 2000 bytes more: in place, the same file.
@@ -588,10 +592,7 @@ fn rm_mv_and_rename_tensor_reserve_slack_too() {
     assert_eq!(f.now().len(), f.bytes.len());
 
     for (args, reserved) in [
-        (
-            vec!["rename-tensor", "output.weight", "o"],
-            true,
-        ),
+        (vec!["rename-tensor", "output.weight", "o"], true),
         (vec!["mv", "general.name", "general.n"], true),
         (
             vec!["rename-tensor", "output.weight", "o", "--no-slack"],

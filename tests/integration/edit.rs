@@ -192,7 +192,11 @@ fn longer_string_crossing_the_block_is_rewritten() {
         ed.set("general.name", name.as_str()).unwrap();
     });
     assert_eq!(out.commit.slack_bytes(), 0);
-    assert_eq!(slack_len(&out.edited()), None, "slack reserved though turned off");
+    assert_eq!(
+        slack_len(&out.edited()),
+        None,
+        "slack reserved though turned off"
+    );
     out.assert_rewritten();
     out.assert_tensors_kept();
     out.assert_metadata(with_set(&before, "general.name", name.as_str().into()));
@@ -657,7 +661,9 @@ fn a_reservation_llama_cpp_would_refuse_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let path = put(dir.path(), "m.gguf", &model(Spec::default()));
     let mut ed = Editor::open(&path).unwrap();
-    let e = ed.reserve_on_rewrite(gguf::write::MAX_SLACK + 1).unwrap_err();
+    let e = ed
+        .reserve_on_rewrite(gguf::write::MAX_SLACK + 1)
+        .unwrap_err();
     assert!(
         matches!(&e, Error::Build(BuildError::InvalidKey { key, .. }) if key == SLACK_KEY),
         "{e:?}"

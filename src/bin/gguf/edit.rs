@@ -386,10 +386,13 @@ fn finish(mut ed: ModelEditor, dry_run: bool, no_slack: bool) -> CliResult {
         .collect();
     let done = if dry_run { ed.plan()? } else { ed.commit()? };
     for (path, commit) in done {
-        let before = befores
-            .iter()
-            .find(|(p, _)| *p == path)
-            .map_or(Before { header: 0, slack: 0 }, |(_, b)| *b);
+        let before = befores.iter().find(|(p, _)| *p == path).map_or(
+            Before {
+                header: 0,
+                slack: 0,
+            },
+            |(_, b)| *b,
+        );
         report(&path, &before, commit, dry_run)?;
     }
     Ok(())
@@ -515,8 +518,11 @@ pub fn mv(args: MvArgs) -> CliResult {
 }
 
 pub fn rename_tensor(args: MvArgs) -> CliResult {
-    edit_file("rename-tensor", &args.file, (args.dry_run, args.no_slack), |ed| {
-        match ed.rename_tensor(args.old.clone(), args.new) {
+    edit_file(
+        "rename-tensor",
+        &args.file,
+        (args.dry_run, args.no_slack),
+        |ed| match ed.rename_tensor(args.old.clone(), args.new) {
             Err(gguf::Error::Build(gguf::error::BuildError::TensorExists { tensor })) => {
                 Err(gguf::Error::Build(gguf::error::BuildError::InvalidTensor {
                     tensor: args.old,
@@ -526,6 +532,6 @@ pub fn rename_tensor(args: MvArgs) -> CliResult {
                 }))
             }
             other => other.map(drop),
-        }
-    })
+        },
+    )
 }
