@@ -208,9 +208,14 @@ fn main() {
             assert!(matches!(c, Commit::InPlace { .. }), "{c:?}");
         });
         // Alternate between two lengths that both leave the aligned block.
+        // No slack reserved: each run is a rewrite (with the default
+        // reservation the second would be in place).
         let rewrite = time(heavy_runs, |i| {
             let n = if i % 2 == 0 { 4000 } else { 8000 };
-            let c = edit(&plain, "general.name", "r".repeat(n));
+            let mut ed = Editor::open(&plain).unwrap();
+            ed.reserve_on_rewrite(0).unwrap();
+            ed.set("general.name", "r".repeat(n)).unwrap();
+            let c = ed.commit().unwrap();
             assert!(matches!(c, Commit::Rewritten { .. }), "{c:?}");
         });
         let cp = time(heavy_runs, |_| {

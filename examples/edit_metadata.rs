@@ -31,12 +31,19 @@ fn main() -> gguf::Result<()> {
     ed.set("general.name", "tiny-llama (edited)")?;
     report("rename", ed.plan()?, ed.commit()?);
 
-    // A long one: a chat template of a few kilobytes needs a rewrite.
+    // A long one: a chat template of a few kilobytes needs a rewrite,
+    // which reserves header slack (4 KiB by default) for the next edit.
     let template =
         "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}".repeat(40);
     let mut ed = Editor::open(&path)?;
     ed.set("tokenizer.chat_template", template.as_str())?;
     report("chat template", ed.plan()?, ed.commit()?);
+
+    // So a further change of the template lands in place.
+    let template = format!("{template}{{# tweaked #}}");
+    let mut ed = Editor::open(&path)?;
+    ed.set("tokenizer.chat_template", template.as_str())?;
+    report("tweaked template", ed.plan()?, ed.commit()?);
 
     let file = GgufFile::open(&path)?;
     assert_eq!(file.get_str("general.name")?, "tiny-llama (edited)");
@@ -54,11 +61,15 @@ fn main() -> gguf::Result<()> {
 fn report(what: &str, planned: Commit, done: Commit) {
     assert_eq!(planned, done, "plan() predicts what commit() does");
     match done {
-        Commit::InPlace { header_bytes } => {
+        Commit::InPlace { header_bytes, .. } => {
             println!("{what}: in place, {header_bytes} header bytes written")
         }
-        Commit::Rewritten { file_bytes, .. } => {
-            println!("{what}: rewritten, {file_bytes} bytes")
+        Commit::Rewritten {
+            file_bytes,
+            slack_bytes,
+            ..
+        } => {
+            println!("{what}: rewritten, {file_bytes} bytes, {slack_bytes} bytes of slack reserved")
         }
     }
 }

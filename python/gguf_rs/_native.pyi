@@ -89,17 +89,21 @@ class Editor:
     ``rename_tensor`` and written by ``commit()``: in place (journaled, so a
     crash leaves the file as it was) when the new header fits in the old
     header's room, else by an atomic rewrite (a temporary file renamed over
-    the original). Files and edits the library refuses raise
+    the original). A rewrite reserves ``reserve_on_rewrite`` bytes (4096 by
+    default, 0 for none) of header slack, the u8 array
+    ``gguf_rs.metadata_slack`` that other readers ignore, so that the next
+    edit is in place. Files and edits the library refuses raise
     :class:`GGUFError` with its message.
 
     >>> ed = Editor("model.gguf")  # doctest: +SKIP
     >>> ed.set("general.name", "my model")  # doctest: +SKIP
     >>> ed.commit()  # doctest: +SKIP
-    {'in_place': True, 'header_bytes': 10304}
+    {'in_place': True, 'header_bytes': 10304, 'slack_bytes': 0}
     """
 
-    def __init__(self, path: str | PathLike[str]) -> None:
-        """Opens ``path``, first finishing an interrupted earlier edit."""
+    def __init__(self, path: str | PathLike[str], *, reserve_on_rewrite: int = 4096) -> None:
+        """Opens ``path``, first finishing an interrupted earlier edit.
+        ``reserve_on_rewrite``: the header slack a rewrite reserves (0: none)."""
     def set(self, key: str, value: object, type: str | None = None) -> None:
         """Queues ``key = value``. ``type`` names the GGUF type (``"u32"``,
         ``"f64"``, ``"string"``, ...; for a list, its elements' type). Without
@@ -115,9 +119,11 @@ class Editor:
     def plan(self) -> dict[str, object]:
         """What ``commit()`` would do, without writing: the dict it returns."""
     def commit(self) -> dict[str, object]:
-        """Writes the queued edits: ``{"in_place": True, "header_bytes": n}`` or
-        ``{"in_place": False, "header_bytes": n, "file_bytes": m}``. The
-        editor is spent after (RuntimeError on further use)."""
+        """Writes the queued edits: ``{"in_place": True, "header_bytes": n,
+        "slack_bytes": k}`` or ``{"in_place": False, "header_bytes": n,
+        "file_bytes": m, "slack_bytes": k}``, ``slack_bytes`` the header slack
+        left (after a rewrite: what it reserved). The editor is spent after
+        (RuntimeError on further use)."""
 
 class ModelEditor:
     """Metadata edits and tensor renames of a whole model (one file or every
@@ -130,11 +136,12 @@ class ModelEditor:
     >>> ed = ModelEditor("model-00002-of-00003.gguf")  # doctest: +SKIP
     >>> ed.set("general.name", "my model")  # doctest: +SKIP
     >>> ed.commit()  # doctest: +SKIP
-    [('model-00001-of-00003.gguf', {'in_place': True, 'header_bytes': 10304})]
+    [('model-00001-of-00003.gguf', {'in_place': True, 'header_bytes': 10304, 'slack_bytes': 0})]
     """
 
-    def __init__(self, path: str | PathLike[str]) -> None:
-        """Opens the model ``path`` belongs to (any shard, or one file)."""
+    def __init__(self, path: str | PathLike[str], *, reserve_on_rewrite: int = 4096) -> None:
+        """Opens the model ``path`` belongs to (any shard, or one file);
+        ``reserve_on_rewrite`` as :class:`Editor` takes it."""
     def paths(self) -> list[str]:
         """The model's files, in shard order."""
     def set(self, key: str, value: object, type: str | None = None) -> None:

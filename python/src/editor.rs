@@ -48,22 +48,30 @@ pub(crate) fn edit_value(
     to_owned_value(value, ty)
 }
 
-/// A commit's outcome as a dict: `{"in_place": True, "header_bytes": n}`
-/// or `{"in_place": False, "header_bytes": n, "file_bytes": m}`.
+/// A commit's outcome as a dict: `{"in_place": True, "header_bytes": n,
+/// "slack_bytes": k}` or `{"in_place": False, "header_bytes": n,
+/// "file_bytes": m, "slack_bytes": k}` (`slack_bytes`: the header slack
+/// after the commit, what a rewrite reserved).
 pub(crate) fn commit_dict<'py>(py: Python<'py>, commit: Commit) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     match commit {
-        Commit::InPlace { header_bytes } => {
+        Commit::InPlace {
+            header_bytes,
+            slack_bytes,
+        } => {
             d.set_item("in_place", true)?;
             d.set_item("header_bytes", header_bytes)?;
+            d.set_item("slack_bytes", slack_bytes)?;
         }
         Commit::Rewritten {
             header_bytes,
             file_bytes,
+            slack_bytes,
         } => {
             d.set_item("in_place", false)?;
             d.set_item("header_bytes", header_bytes)?;
             d.set_item("file_bytes", file_bytes)?;
+            d.set_item("slack_bytes", slack_bytes)?;
         }
     }
     Ok(d)
@@ -72,11 +80,17 @@ pub(crate) fn commit_dict<'py>(py: Python<'py>, commit: Commit) -> PyResult<Boun
 #[pymethods]
 impl PyEditor {
     /// Opens `path` for editing (finishing an interrupted earlier edit
-    /// first, as the library does).
+    /// first, as the library does). A commit that has to rewrite the file
+    /// reserves `reserve_on_rewrite` bytes of header slack (0: none) so
+    /// the next edit is in place.
     #[new]
-    fn new(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
-        let editor = py
+    #[pyo3(signature = (path, *, reserve_on_rewrite=gguf::edit::DEFAULT_RESERVE))]
+    fn new(py: Python<'_>, path: std::path::PathBuf, reserve_on_rewrite: u64) -> PyResult<Self> {
+        let mut editor = py
             .detach(|| Editor::open(&path))
+            .map_err(|e| to_py(py, e))?;
+        editor
+            .reserve_on_rewrite(reserve_on_rewrite)
             .map_err(|e| to_py(py, e))?;
         Ok(PyEditor {
             editor: Some(editor),

@@ -46,11 +46,16 @@ fn per_file<'py>(
 
 #[pymethods]
 impl PyModelEditor {
-    /// Opens the model `path` belongs to (any shard, or a single file).
+    /// Opens the model `path` belongs to (any shard, or a single file);
+    /// `reserve_on_rewrite` as `Editor` takes it, for every file rewritten.
     #[new]
-    fn new(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
-        let editor = py
+    #[pyo3(signature = (path, *, reserve_on_rewrite=gguf::edit::DEFAULT_RESERVE))]
+    fn new(py: Python<'_>, path: std::path::PathBuf, reserve_on_rewrite: u64) -> PyResult<Self> {
+        let mut editor = py
             .detach(|| ModelEditor::open(&path))
+            .map_err(|e| to_py(py, e))?;
+        editor
+            .reserve_on_rewrite(reserve_on_rewrite)
             .map_err(|e| to_py(py, e))?;
         Ok(PyModelEditor {
             editor: Some(editor),

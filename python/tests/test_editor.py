@@ -27,7 +27,8 @@ def test_in_place_edits_are_what_gguf_py_reads(copy: Path) -> None:
     ed.set("llama.context_length", 1024)  # an existing key keeps its type (u32)
     ed.set("my.floats", [1.5, 2.5], type="f64")
     ed.remove("general.type")
-    assert ed.plan() == {"in_place": True, "header_bytes": ed.plan()["header_bytes"]}
+    planned = ed.plan()
+    assert planned == {"in_place": True, "header_bytes": planned["header_bytes"], "slack_bytes": 0}
     size = copy.stat().st_size
     assert ed.commit()["in_place"] is True
     assert copy.stat().st_size == size
@@ -57,6 +58,40 @@ def test_a_header_that_outgrows_its_room_is_rewritten(copy: Path) -> None:
     original = gguf_rs.open(SAMPLE)
     for t in original.tensors:
         assert model.tensor(t.name).raw().tobytes() == t.raw().tobytes()
+
+
+def test_a_rewrite_reserves_slack_so_the_next_edit_is_in_place(copy: Path) -> None:
+    ed = gguf_rs.Editor(copy)
+    ed.set("general.description", "d" * 2000)
+    result = ed.commit()
+    assert result["in_place"] is False
+    assert result["slack_bytes"] >= 4096
+    theirs = gguf.GGUFReader(copy)
+    slack = theirs.fields["gguf_rs.metadata_slack"]
+    assert slack.types == [gguf.GGUFValueType.ARRAY, gguf.GGUFValueType.UINT8]
+    assert len(slack.data) == result["slack_bytes"]
+    inode, size = copy.stat().st_ino, copy.stat().st_size
+    ed = gguf_rs.Editor(copy)
+    ed.set("general.description", "d" * 5000)  # 3000 bytes more
+    second = ed.commit()
+    assert second["in_place"] is True
+    assert second["slack_bytes"] == result["slack_bytes"] - 3000
+    assert (copy.stat().st_ino, copy.stat().st_size) == (inode, size)
+    assert gguf.GGUFReader(copy).fields["general.description"].contents() == "d" * 5000
+    original = gguf_rs.open(SAMPLE)
+    model = gguf_rs.open(copy)
+    for t in original.tensors:
+        assert model.tensor(t.name).raw().tobytes() == t.raw().tobytes()
+
+
+def test_reserve_on_rewrite_zero_adds_no_slack(copy: Path) -> None:
+    ed = gguf_rs.Editor(copy, reserve_on_rewrite=0)
+    ed.set("general.description", "d" * 2000)
+    result = ed.commit()
+    assert result["in_place"] is False and result["slack_bytes"] == 0
+    assert "gguf_rs.metadata_slack" not in gguf.GGUFReader(copy).fields
+    with pytest.raises(gguf_rs.GGUFError, match="1 GiB"):
+        gguf_rs.Editor(copy, reserve_on_rewrite=2**31)
 
 
 def test_errors_carry_the_library_message(copy: Path) -> None:

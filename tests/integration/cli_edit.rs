@@ -499,3 +499,117 @@ fn from_file_sets_a_string() {
     ]));
     f.assert_only_changed("llama.context_length", "12\n".into());
 }
+
+fn inode(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).unwrap().ino()
+}
+
+fn slack_of(path: &Path) -> Option<usize> {
+    super::edit_fixtures::slack_len(&GgufFile::open(path).unwrap())
+}
+
+/// A file without slack (as downloaded) is rewritten by an edit that does
+/// not fit; the rewrite reserves header slack and says so, and the next
+/// edit lands in place. `--no-slack` reserves none.
+#[test]
+fn a_rewrite_reserves_slack_says_so_and_the_next_edit_is_in_place() {
+    let f = Fixture::new(Spec::default());
+    let dry = ok(&gguf(&[
+        "set",
+        f.p(),
+        "general.name",
+        &"n".repeat(600),
+        "--dry-run",
+    ]));
+    assert!(
+        dry.contains("would be rewritten") && dry.contains("; would reserve "),
+        "{dry}"
+    );
+    f.assert_untouched();
+    let out = ok(&gguf(&["set", f.p(), "general.name", &"n".repeat(600)]));
+    let slack = slack_of(&f.path).expect("the rewrite reserved slack");
+    assert!(slack >= 4096, "{slack}");
+    let size = std::fs::metadata(&f.path).unwrap().len();
+    assert_eq!(
+        out.trim_end(),
+        format!(
+            "{}: file was rewritten ({size} bytes): the new header does not fit in place; \
+             reserved {slack} bytes of header slack so the next edit is in place",
+            f.p()
+        )
+    );
+    assert_eq!(
+        dry.replace("would be", "was")
+            .replace("would reserve", "reserved"),
+        out
+    );
+    f.assert_only_changed("general.name", "n".repeat(600).as_str().into());
+
+    // 2000 bytes more: in place, the same file.
+    let ino = inode(&f.path);
+    let out = ok(&gguf(&["set", f.p(), "general.name", &"n".repeat(2600)]));
+    assert!(out.contains("made in place"), "{out}");
+    assert!(!out.contains("reserved"), "{out}");
+    assert_eq!(inode(&f.path), ino, "the file was replaced");
+    assert_eq!(std::fs::metadata(&f.path).unwrap().len(), size);
+    assert_eq!(slack_of(&f.path), Some(slack - 2000));
+    f.assert_only_changed("general.name", "n".repeat(2600).as_str().into());
+
+    // --no-slack: a plain rewrite, as before.
+    let g = Fixture::new(Spec::default());
+    let out = ok(&gguf(&[
+        "set",
+        g.p(),
+        "general.name",
+        &"n".repeat(600),
+        "--no-slack",
+    ]));
+    assert!(out.contains("rewritten") && !out.contains("slack"), "{out}");
+    assert_eq!(slack_of(&g.path), None);
+    g.assert_only_changed("general.name", "n".repeat(600).as_str().into());
+}
+
+/// `rm`, `mv` and `rename-tensor` reserve slack the same way, take
+/// `--no-slack`, and a removal that shrinks the header out of its block
+/// keeps the room as slack in place and says so.
+#[test]
+fn rm_mv_and_rename_tensor_reserve_slack_too() {
+    let f = Fixture::new(Spec::default());
+    let ino = inode(&f.path);
+    let out = ok(&gguf(&["rm", f.p(), "tokenizer.chat_template"]));
+    let slack = slack_of(&f.path).expect("the freed room became slack");
+    assert_eq!(
+        out.trim_end(),
+        format!(
+            "{}: edit was made in place ({} header bytes, tensor data untouched); the room the \
+             header freed is kept as {slack} bytes of header slack for later edits",
+            f.p(),
+            GgufFile::open(&f.bytes).unwrap().data_offset()
+        )
+    );
+    assert_eq!(inode(&f.path), ino);
+    assert_eq!(f.now().len(), f.bytes.len());
+
+    for (args, reserved) in [
+        (vec!["rename-tensor", "output.weight", "o"], true),
+        (vec!["mv", "general.name", "general.n"], true),
+        (
+            vec!["rename-tensor", "output.weight", "o", "--no-slack"],
+            false,
+        ),
+        (vec!["mv", "general.name", "general.n", "--no-slack"], false),
+    ] {
+        let g = Fixture::new(Spec::default());
+        // Names long enough that the header leaves its block.
+        let long = "x".repeat(300);
+        let mut argv: Vec<&str> = vec![args[0], g.p(), args[1]];
+        let new = format!("{}{long}", args[2]);
+        argv.push(&new);
+        argv.extend(&args[3..]);
+        let out = ok(&gguf(&argv));
+        assert!(out.contains("rewritten"), "{argv:?}: {out}");
+        assert_eq!(out.contains("reserved"), reserved, "{argv:?}: {out}");
+        assert_eq!(slack_of(&g.path).is_some(), reserved, "{argv:?}");
+    }
+}

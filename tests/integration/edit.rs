@@ -4,7 +4,7 @@
 use gguf::error::{BuildError, EditError, LookupError};
 use std::path::Path;
 
-use gguf::edit::{Commit, Editor};
+use gguf::edit::{Commit, Editor, DEFAULT_RESERVE};
 use gguf::format::OwnedValue;
 use gguf::write::SLACK_KEY;
 use gguf::{Endian, Error, Gguf, GgufFile};
@@ -77,18 +77,25 @@ fn run_edit(before: Vec<u8>, edit: impl FnOnce(&mut Editor)) -> Outcome {
     assert_eq!(plan, commit, "plan() differs from what commit() did");
     let after = std::fs::read(&path).unwrap();
     match commit {
-        Commit::InPlace { header_bytes } => {
+        Commit::InPlace { header_bytes, .. } => {
             let old = GgufFile::open(&before).unwrap();
             assert_eq!(header_bytes, old.data_offset());
         }
         Commit::Rewritten {
             header_bytes,
             file_bytes,
+            ..
         } => {
             assert_eq!(file_bytes, after.len() as u64);
             assert_eq!(header_bytes, GgufFile::open(&after).unwrap().data_offset());
         }
     }
+    // The slack reported is the slack in the file.
+    assert_eq!(
+        slack_len(&GgufFile::open(&after).unwrap()).unwrap_or(0) as u64,
+        commit.slack_bytes(),
+        "{commit:?}"
+    );
     assert!(
         leftovers(dir.path()).is_empty(),
         "{:?}",
@@ -181,8 +188,15 @@ fn longer_string_crossing_the_block_is_rewritten() {
     let old = GgufFile::open(&before).unwrap();
     let name = "y".repeat(name_of(&before) + padding(&old) as usize + 1);
     let out = run_edit(before.clone(), |ed| {
+        ed.reserve_on_rewrite(0).unwrap();
         ed.set("general.name", name.as_str()).unwrap();
     });
+    assert_eq!(out.commit.slack_bytes(), 0);
+    assert_eq!(
+        slack_len(&out.edited()),
+        None,
+        "slack reserved though turned off"
+    );
     out.assert_rewritten();
     out.assert_tensors_kept();
     out.assert_metadata(with_set(&before, "general.name", name.as_str().into()));
@@ -248,8 +262,10 @@ fn shorter_string_in_the_same_block_is_in_place() {
 fn shorter_string_leaving_the_block_is_rewritten_and_the_file_shrinks() {
     let before = model(Spec::default().name_len(100));
     let out = run_edit(before.clone(), |ed| {
+        ed.reserve_on_rewrite(0).unwrap();
         ed.set("general.name", "short").unwrap();
     });
+    assert_eq!(slack_len(&out.edited()), None);
     out.assert_rewritten();
     out.assert_tensors_kept();
     out.assert_metadata(with_set(&before, "general.name", "short".into()));
@@ -326,6 +342,7 @@ fn removed_key_without_slack_shrinks_the_file() {
     let before = model(Spec::default());
     let old = GgufFile::open(&before).unwrap();
     let out = run_edit(before.clone(), |ed| {
+        ed.reserve_on_rewrite(0).unwrap();
         ed.remove("tokenizer.chat_template").unwrap();
     });
     // The template is longer than an aligned block: the header must shrink.
@@ -411,6 +428,9 @@ fn exhausted_slack_rewrites_and_keeps_the_slack_and_tensor_bytes() {
         slack.unwrap() >= 64,
         "slack shrank to {slack:?} in a rewrite"
     );
+    // Topped up to the default reservation, so the next edit fits.
+    assert!(slack.unwrap() as u64 >= DEFAULT_RESERVE, "{slack:?}");
+    assert_eq!(slack.unwrap() as u64, out.commit.slack_bytes());
 }
 
 #[test]
@@ -497,6 +517,246 @@ fn several_edits_in_one_commit() {
     }
     expected.push(("general.tags".to_owned(), vec!["a", "b"].into()));
     out.assert_metadata(expected);
+}
+
+// ---- slack reserved by a rewrite ----
+
+fn inode(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).unwrap().ino()
+}
+
+/// A file without slack (as downloaded from a hub) is rewritten by an
+/// edit that does not fit; that rewrite reserves slack, so the next edit,
+/// which grows the header by less than the reservation, is in place: same
+/// inode, same length, the data section byte for byte.
+#[test]
+fn a_rewrite_reserves_slack_so_the_next_edit_is_in_place() {
+    for spec in [
+        Spec::default(),
+        Spec::default().big_endian(),
+        Spec::default().version(2),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let before = model(spec);
+        let old = GgufFile::open(&before).unwrap();
+        assert_eq!(slack_len(&old), None);
+        let path = put(dir.path(), "m.gguf", &before);
+
+        let mut ed = Editor::open(&path).unwrap();
+        ed.set("general.name", "y".repeat(500)).unwrap();
+        let planned = ed.plan().unwrap();
+        let first = ed.commit().unwrap();
+        assert_eq!(planned, first);
+        let Commit::Rewritten {
+            header_bytes,
+            file_bytes,
+            slack_bytes,
+        } = first
+        else {
+            panic!("{spec:?}: expected a rewrite, got {first:?}");
+        };
+        // The reservation, rounded up so the header ends on the alignment.
+        assert!(
+            (DEFAULT_RESERVE..DEFAULT_RESERVE + old.alignment()).contains(&slack_bytes),
+            "{spec:?}: {slack_bytes}"
+        );
+        let after = std::fs::read(&path).unwrap();
+        let new = GgufFile::open(&after).unwrap();
+        assert_eq!(slack_len(&new), Some(slack_bytes as usize));
+        assert_eq!(padding(&new), 0, "{spec:?}: the slack fills the block");
+        assert_eq!(new.data_offset(), header_bytes);
+        assert_eq!(after.len() as u64, file_bytes);
+        assert_eq!(new.endian(), old.endian());
+        assert_eq!(new.version(), old.version());
+        assert_eq!(tensor_hashes(&new), tensor_hashes(&old));
+        assert_eq!(new.keys().last(), Some(SLACK_KEY), "a new key goes last");
+        if spec.endian == Endian::Little && spec.version == 3 {
+            assert!(
+                new.lint_llama_cpp().is_empty(),
+                "{:?}",
+                new.lint_llama_cpp()
+            );
+        }
+        drop(new);
+
+        // The next edit grows the header by 3000 bytes: in place.
+        let (ino, len) = (inode(&path), after.len());
+        let mut ed = Editor::open(&path).unwrap();
+        ed.set("general.name", "y".repeat(3500)).unwrap();
+        let second = ed.commit().unwrap();
+        assert_eq!(
+            second,
+            Commit::InPlace {
+                header_bytes,
+                slack_bytes: slack_bytes - 3000
+            },
+            "{spec:?}"
+        );
+        assert_eq!(inode(&path), ino, "the file was replaced");
+        let again = std::fs::read(&path).unwrap();
+        assert_eq!(again.len(), len);
+        assert!(again[header_bytes as usize..] == after[header_bytes as usize..]);
+        let new = GgufFile::open(&again).unwrap();
+        assert_eq!(new.get_str("general.name").unwrap(), "y".repeat(3500));
+        assert_eq!(tensor_hashes(&new), tensor_hashes(&old));
+        assert!(leftovers(dir.path()).is_empty());
+    }
+}
+
+/// Without slack, a header that shrinks out of its aligned block keeps
+/// the freed bytes as a new slack entry, in place, instead of moving the
+/// tensor data; the file keeps its length.
+#[test]
+fn a_header_that_shrinks_out_of_its_block_keeps_the_room_as_slack() {
+    let template = string_entry_len("tokenizer.chat_template", TEMPLATE);
+    for (before, edit, shrink) in [
+        (
+            model(Spec::default().name_len(100)),
+            (|ed: &mut Editor| {
+                ed.set("general.name", "short").unwrap();
+            }) as fn(&mut Editor),
+            95,
+        ),
+        (
+            model(Spec::default()),
+            |ed: &mut Editor| {
+                ed.remove("tokenizer.chat_template").unwrap();
+            },
+            template,
+        ),
+    ] {
+        let old = GgufFile::open(&before).unwrap();
+        let out = run_edit(before.clone(), edit);
+        out.assert_in_place();
+        out.assert_tensors_kept();
+        let new = out.edited();
+        let slack = slack_len(&new).expect("the freed room became slack") as u64;
+        assert_eq!(out.commit.slack_bytes(), slack);
+        assert_eq!(padding(&new), 0);
+        // The slack is the old padding plus what the edit freed, less the
+        // entry's own key, type, element type and count.
+        let entry = 8 + SLACK_KEY.len() as u64 + 4 + 4 + 8;
+        assert_eq!(slack, padding(&old) + shrink - entry);
+    }
+}
+
+/// An edit that names the slack entry itself manages it: removing it
+/// leaves no slack, even though the commit rewrites the file.
+#[test]
+fn an_edit_of_the_slack_entry_is_left_as_asked() {
+    let before = model(Spec::default().slack(4096));
+    let out = run_edit(before.clone(), |ed| {
+        ed.remove(SLACK_KEY).unwrap();
+    });
+    out.assert_rewritten();
+    out.assert_tensors_kept();
+    assert_eq!(slack_len(&out.edited()), None);
+    assert_eq!(out.commit.slack_bytes(), 0);
+    assert!(out.after.len() < before.len());
+}
+
+#[test]
+fn a_reservation_llama_cpp_would_refuse_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = put(dir.path(), "m.gguf", &model(Spec::default()));
+    let mut ed = Editor::open(&path).unwrap();
+    let e = ed
+        .reserve_on_rewrite(gguf::write::MAX_SLACK + 1)
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::Build(BuildError::InvalidKey { key, .. }) if key == SLACK_KEY),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("llama.cpp"), "{e}");
+    ed.reserve_on_rewrite(gguf::write::MAX_SLACK).unwrap();
+    let mut m = gguf::edit::ModelEditor::open(&path).unwrap();
+    assert!(m.reserve_on_rewrite(u64::MAX).is_err());
+}
+
+/// The preview shows the file as the commit leaves it, slack included.
+#[test]
+fn the_preview_shows_the_reserved_slack() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = put(dir.path(), "m.gguf", &model(Spec::default()));
+    let mut ed = Editor::open(&path).unwrap();
+    ed.set("general.name", "p".repeat(700)).unwrap();
+    let preview = ed.preview().unwrap();
+    let planned = ed.plan().unwrap();
+    assert_eq!(slack_len(&preview), Some(planned.slack_bytes() as usize));
+    ed.commit().unwrap();
+    let after = std::fs::read(&path).unwrap();
+    let new = GgufFile::open(&after).unwrap();
+    assert_eq!(metadata(&new), metadata(&preview));
+    assert_eq!(new.data_offset(), preview.data_offset());
+}
+
+/// `ModelEditor` reserves slack in every shard it rewrites (the first for
+/// metadata, another for a tensor rename), the model still opens as one,
+/// and the next edits of those shards are in place.
+#[test]
+fn a_model_editor_reserves_slack_in_each_shard_it_rewrites() {
+    use gguf::edit::ModelEditor;
+    use gguf::write::{Builder, SplitOptions};
+    use gguf::Model;
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = Builder::new();
+    b.set("general.architecture", "llama").unwrap();
+    for (i, t) in ["a", "b", "c"].iter().enumerate() {
+        b.add_tensor(*t, gguf::GgmlType::I8, &[4], vec![i as u8; 4])
+            .unwrap();
+    }
+    let shards = b
+        .write_split(
+            dir.path().join("m.gguf"),
+            &SplitOptions::default().max_tensors(1),
+        )
+        .unwrap();
+    let long = "t".repeat(60); // tensor names stay under llama.cpp's 64 bytes
+    let mut ed = ModelEditor::open(&shards[1].path).unwrap();
+    ed.set("general.name", "n".repeat(200)).unwrap();
+    ed.rename_tensor("c", long.clone()).unwrap();
+    let planned = ed.plan().unwrap();
+    let done = ed.commit().unwrap();
+    assert_eq!(planned, done);
+    let paths: Vec<&Path> = done.iter().map(|(p, _)| p.as_path()).collect();
+    assert_eq!(paths, [&shards[0].path, &shards[2].path]);
+    for (path, c) in &done {
+        assert!(
+            matches!(c, Commit::Rewritten { slack_bytes, .. } if *slack_bytes >= DEFAULT_RESERVE),
+            "{path:?}: {c:?}"
+        );
+        let f = GgufFile::open(path).unwrap();
+        assert_eq!(slack_len(&f), Some(c.slack_bytes() as usize));
+        assert!(f.lint_llama_cpp().is_empty(), "{:?}", f.lint_llama_cpp());
+    }
+    let m = Model::open(&shards[0].path).unwrap();
+    assert_eq!(m.get_str("general.name").unwrap(), "n".repeat(200));
+    assert_eq!(m.tensor(&long).unwrap().data().unwrap(), &[2; 4]);
+    assert_eq!(m.split().unwrap().count, 3);
+    drop(m);
+
+    let inodes: Vec<u64> = shards.iter().map(|s| inode(&s.path)).collect();
+    let mut ed = ModelEditor::open(&shards[2].path).unwrap();
+    ed.set("general.name", "n".repeat(1200)).unwrap();
+    ed.rename_tensor(long.clone(), "u".repeat(63)).unwrap();
+    for (path, c) in ed.commit().unwrap() {
+        assert!(matches!(c, Commit::InPlace { .. }), "{path:?}: {c:?}");
+    }
+    let now: Vec<u64> = shards.iter().map(|s| inode(&s.path)).collect();
+    assert_eq!(now, inodes, "a shard was replaced");
+    let m = Model::open(&shards[1].path).unwrap();
+    assert_eq!(m.get_str("general.name").unwrap(), "n".repeat(1200));
+    assert_eq!(m.tensor(&"u".repeat(63)).unwrap().data().unwrap(), &[2; 4]);
+
+    // Turned off, a rewrite of a shard reserves nothing.
+    let mut ed = ModelEditor::open(&shards[0].path).unwrap();
+    ed.reserve_on_rewrite(0).unwrap();
+    ed.remove(SLACK_KEY).unwrap();
+    ed.rename_tensor("a", "v".repeat(63)).unwrap();
+    let done = ed.commit().unwrap();
+    assert!(done.iter().all(|(_, c)| c.slack_bytes() == 0), "{done:?}");
+    assert_eq!(slack_len(&GgufFile::open(&shards[0].path).unwrap()), None);
 }
 
 // ---- errors ----

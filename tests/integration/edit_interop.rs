@@ -123,9 +123,19 @@ fn cases() -> Vec<Case> {
             in_place: true,
         },
         Case {
-            name: "shorter string",
+            name: "shorter string (the freed room kept as new slack)",
             file: model(Spec::default().name_len(100)),
             edit: |ed| {
+                ed.set("general.name", "short").unwrap();
+            },
+            expect: |m, _| set(m, "general.name", string("short")),
+            in_place: true,
+        },
+        Case {
+            name: "shorter string, no slack reserved (rewrite)",
+            file: model(Spec::default().name_len(100)),
+            edit: |ed| {
+                ed.reserve_on_rewrite(0).unwrap();
                 ed.set("general.name", "short").unwrap();
             },
             expect: |m, _| set(m, "general.name", string("short")),
@@ -179,9 +189,10 @@ fn cases() -> Vec<Case> {
             in_place: true,
         },
         Case {
-            name: "removed key without slack (rewrite)",
+            name: "removed key without slack, none reserved (rewrite)",
             file: model(Spec::default()),
             edit: |ed| {
+                ed.reserve_on_rewrite(0).unwrap();
                 ed.remove("tokenizer.chat_template").unwrap();
             },
             expect: |m, _| remove(m, "tokenizer.chat_template"),
@@ -225,6 +236,15 @@ fn cases() -> Vec<Case> {
                 );
             },
             in_place: true,
+        },
+        Case {
+            name: "new long value without slack (rewrite reserving slack)",
+            file: model(Spec::default()),
+            edit: |ed| {
+                ed.set("general.description", "D".repeat(700)).unwrap();
+            },
+            expect: |m, _| set(m, "general.description", string(&"D".repeat(700))),
+            in_place: false,
         },
         Case {
             name: "big-endian, rewritten",
@@ -301,15 +321,18 @@ fn gguf_py_reads_every_kind_of_edited_file() {
             Json::Array(expected_tensors),
             "{name}: gguf-py's tensors (names, types, shapes, sha256 of the bytes)"
         );
-        // The slack stays a u8 array when it was there, and is not invented.
+        // The slack stays a u8 array when it was there, and is added only
+        // by a commit that reports it (a rewrite reserving it, or a header
+        // shrunk in place), as a u8 array of the length reported.
         assert_eq!(
-            slack_before.is_some(),
             slack_after.is_some(),
-            "{name}: slack"
+            slack_before.is_some() || commit.slack_bytes() > 0,
+            "{name}: slack {commit:?}"
         );
         if let Some(s) = slack_after {
             assert_eq!(s["type"], "ARRAY", "{name}");
             assert_eq!(s["element_type"], "UINT8", "{name}");
+            assert_eq!(s["len"], commit.slack_bytes(), "{name}");
         }
         for field in ["version", "endian", "alignment"] {
             assert_eq!(after[field], before[field], "{name}: {field}");

@@ -10,7 +10,7 @@ use crate::format::align_up;
 use crate::format::OwnedValue;
 use crate::read::Gguf;
 use crate::read::GgufFile;
-use crate::write::{replace_file, Builder, Layout, MetaValue};
+use crate::write::{replace_file, Builder, Layout, MetaValue, SLACK_KEY};
 
 use super::journal;
 use crate::write::slack;
@@ -22,6 +22,10 @@ pub enum Commit {
     InPlace {
         /// Bytes written (the padded header region).
         header_bytes: u64,
+        /// Length of the slack entry ([`SLACK_KEY`](crate::write::SLACK_KEY))
+        /// after the edit, 0 when the file has none: how much the header
+        /// may still grow in place.
+        slack_bytes: u64,
     },
     /// The file was rewritten to a temporary file and renamed into place.
     Rewritten {
@@ -29,8 +33,33 @@ pub enum Commit {
         header_bytes: u64,
         /// Size of the new file.
         file_bytes: u64,
+        /// Length of the slack entry the rewrite reserved (see
+        /// [`Editor::reserve_on_rewrite`]), 0 when none: the next edit
+        /// that grows the header by up to this many bytes is in place.
+        slack_bytes: u64,
     },
 }
+
+impl Commit {
+    /// Length of the slack entry after the commit (0 when there is none).
+    pub fn slack_bytes(&self) -> u64 {
+        match *self {
+            Commit::InPlace { slack_bytes, .. } | Commit::Rewritten { slack_bytes, .. } => {
+                slack_bytes
+            }
+        }
+    }
+}
+
+/// The room [`Editor`] reserves by default when a commit has to rewrite a
+/// file (see [`Editor::reserve_on_rewrite`]): 4 KiB, enough for a
+/// reworked chat template or a few new keys, which are most later edits.
+/// It is nothing next to a model's tensor data and well under a percent of
+/// a downloaded model's header (the vocabulary makes that megabytes).
+/// llama.cpp reads the entry as an unknown 4096-element `u8` array (its
+/// limit is [`MAX_SLACK`](crate::write::MAX_SLACK) elements; its loader's
+/// metadata dump shows `arr[u8,4096]`), gguf-py as a `UINT8` array field.
+pub const DEFAULT_RESERVE: u64 = 4096;
 
 /// The steps of an in-place commit, for crash testing: a hook may stop
 /// the commit right after any of them (feature `testing` only).
@@ -80,6 +109,14 @@ enum Op {
 /// old one (using the slack entry, see [`SLACK_KEY`](crate::write::SLACK_KEY)),
 /// else through an atomic rewrite. Either way a failure leaves the
 /// original file intact.
+///
+/// Files downloaded from a hub have no slack, so their first edit that
+/// grows the header rewrites them; that rewrite reserves
+/// [`DEFAULT_RESERVE`] bytes of slack (see
+/// [`reserve_on_rewrite`](Self::reserve_on_rewrite)) so the next edit is in
+/// place. An edit that shrinks the header of such a file out of its
+/// aligned block keeps the freed bytes as slack, in place, instead of
+/// moving the tensor data.
 #[derive(Debug)]
 pub struct Editor {
     path: PathBuf,
@@ -95,6 +132,8 @@ pub struct Editor {
     /// (renamed over, even with identical bytes) is another file.
     identity: (u64, u64),
     ops: Vec<Op>,
+    /// Slack a rewrite reserves (0: none).
+    reserve: u64,
 }
 
 impl Editor {
@@ -140,6 +179,7 @@ impl Editor {
             snapshot,
             identity,
             ops: Vec::new(),
+            reserve: DEFAULT_RESERVE,
         })
     }
 
@@ -151,6 +191,47 @@ impl Editor {
     /// The file as it is on disk (without the queued edits).
     pub fn file(&self) -> &GgufFile<'static> {
         &self.file
+    }
+
+    /// How many bytes of slack a commit that has to rewrite the file
+    /// reserves in the header, so that the next edit is in place:
+    /// [`DEFAULT_RESERVE`] unless changed; 0 turns reserving off (a
+    /// rewrite then keeps the file's own slack entry, if any, as it is).
+    ///
+    /// The entry ([`SLACK_KEY`](crate::write::SLACK_KEY)) is sized so the
+    /// header ends on the alignment, so it may be up to an alignment
+    /// larger; a file that already has more slack keeps its amount. With 0,
+    /// or when the queued edits set, remove or rename the slack entry
+    /// themselves, the editor adds none, and a header that shrinks out of
+    /// its block moves the data (the file gets shorter) rather than keeping
+    /// the freed room. More than [`MAX_SLACK`](crate::write::MAX_SLACK)
+    /// (llama.cpp's limit) is refused.
+    ///
+    /// ```
+    /// # fn main() -> gguf_core::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("model.gguf");
+    /// # std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf"), &path)?;
+    /// use gguf_core::edit::{Commit, Editor};
+    /// let mut ed = Editor::open(&path)?;
+    /// ed.set("general.description", "d".repeat(500))?; // does not fit: a rewrite
+    /// let Commit::Rewritten { slack_bytes, .. } = ed.commit()? else { panic!() };
+    /// assert!(slack_bytes >= gguf_core::edit::DEFAULT_RESERVE);
+    ///
+    /// let mut ed = Editor::open(&path)?;
+    /// ed.set("general.description", "d".repeat(1500))?; // 1000 bytes more
+    /// assert!(matches!(ed.commit()?, Commit::InPlace { .. }));
+    ///
+    /// let mut ed = Editor::open(&path)?;
+    /// ed.reserve_on_rewrite(0)?; // no slack beyond what the file has
+    /// # Ok(()) }
+    /// ```
+    pub fn reserve_on_rewrite(&mut self, bytes: u64) -> Result<&mut Self> {
+        if bytes > crate::write::MAX_SLACK {
+            return Err(slack::too_much_slack());
+        }
+        self.reserve = bytes;
+        Ok(self)
     }
 
     /// Sets a key to a value (a new key goes last, an existing one keeps its place).
@@ -239,25 +320,27 @@ impl Editor {
     /// ```
     pub fn preview(&self) -> Result<GgufFile<'static>> {
         let mut b = self.builder()?;
-        // As the commit decides: the slack entry sized to fit in place.
-        self.fit_in_place(&mut b)?;
+        // As the commit decides: the slack entry sized to fit in place, or
+        // as the rewrite reserves it.
+        self.decide(&mut b)?;
         b.preview()
     }
 
     /// What [`commit`](Self::commit) would do, without writing anything.
     pub fn plan(&self) -> Result<Commit> {
         let mut b = self.builder()?;
-        Ok(match self.fit_in_place(&mut b)? {
-            Some(layout) => Commit::InPlace {
+        let way = self.decide(&mut b)?;
+        let slack_bytes = slack::len(b.value(SLACK_KEY));
+        Ok(match way {
+            Way::InPlace(layout) => Commit::InPlace {
                 header_bytes: layout.data_offset(),
+                slack_bytes,
             },
-            None => {
-                let layout = b.layout()?;
-                Commit::Rewritten {
-                    header_bytes: layout.data_offset(),
-                    file_bytes: self.rewritten_len(&layout),
-                }
-            }
+            Way::Rewrite(layout) => Commit::Rewritten {
+                header_bytes: layout.data_offset(),
+                file_bytes: self.rewritten_len(&layout),
+                slack_bytes,
+            },
         })
     }
 
@@ -312,8 +395,8 @@ impl Editor {
     fn commit_locked(&self, out: &File, hook: &mut Hook<'_>) -> Result<Commit> {
         self.check_unchanged(out)?;
         let mut b = self.builder()?;
-        match self.fit_in_place(&mut b)? {
-            Some(layout) => {
+        match self.decide(&mut b)? {
+            Way::InPlace(layout) => {
                 // In place, the padding overwrites what the old header
                 // left there; it is shorter than the alignment, and the
                 // header region of this file is already held in memory.
@@ -322,10 +405,42 @@ impl Editor {
                 self.write_in_place(out, &header, hook)?;
                 Ok(Commit::InPlace {
                     header_bytes: header.len() as u64,
+                    slack_bytes: slack::len(b.value(SLACK_KEY)),
                 })
             }
-            None => self.rewrite(&mut b),
+            Way::Rewrite(layout) => self.rewrite(&mut b, &layout),
         }
+    }
+
+    /// True when this commit may add or resize the slack entry on its own:
+    /// reserving is on and no queued edit names the entry (one that sets,
+    /// removes or renames it manages the slack itself).
+    fn manages_slack(&self) -> bool {
+        self.reserve > 0
+            && !self.ops.iter().any(|op| match op {
+                Op::Set(k, _) | Op::Remove(k) => k == SLACK_KEY,
+                Op::RenameKey(old, new) => old == SLACK_KEY || new == SLACK_KEY,
+                Op::RenameTensor(..) => false,
+            })
+    }
+
+    /// Decides how `b` (the queued edits applied) is committed, sizing
+    /// its slack entry for that: to fill the header region when the edit
+    /// fits in place, else to what the rewrite reserves.
+    fn decide<'s>(&'s self, b: &mut Builder<'s>) -> Result<Way> {
+        if let Some(layout) = self.fit_in_place(b)? {
+            return Ok(Way::InPlace(layout));
+        }
+        if self.manages_slack() {
+            // At least what the file had: a rewrite never shrinks it.
+            let had = self
+                .file
+                .value(SLACK_KEY)
+                .and_then(|v| v.as_array().map(|a| a.len() as u64))
+                .unwrap_or(0);
+            b.reserve_metadata_aligned(self.reserve.max(had).min(crate::write::MAX_SLACK))?;
+        }
+        Ok(Way::Rewrite(b.layout()?))
     }
 
     /// Refuses to commit if the file on disk is no longer what was opened.
@@ -358,33 +473,58 @@ impl Editor {
         if data_offset > self.file.file_len() {
             return Ok(None);
         }
-        let had_slack = b.value(slack::SLACK_KEY).is_some();
+        let had_slack = b.value(SLACK_KEY).is_some();
         if had_slack {
             // Size the slack to fill the header region exactly.
-            b.set(slack::SLACK_KEY, slack::value(0))?;
+            b.set(SLACK_KEY, slack::value(0))?;
             let base = b.layout()?.header_len;
             if base <= data_offset {
-                b.set(slack::SLACK_KEY, slack::value(data_offset - base))?;
+                b.set(SLACK_KEY, slack::value(data_offset - base))?;
             } else {
                 // Even an empty slack is too big: keep the original
                 // reservation for the rewrite.
                 b.set(
-                    slack::SLACK_KEY,
-                    MetaValue::Borrowed(self.file.require(slack::SLACK_KEY)?),
+                    SLACK_KEY,
+                    MetaValue::Borrowed(self.file.require(SLACK_KEY)?),
                 )?;
                 return Ok(None);
             }
         }
         let layout = b.layout()?;
+        if self.fits(&layout) {
+            return Ok(Some(layout));
+        }
+        if had_slack || !self.manages_slack() {
+            return Ok(None);
+        }
+        // No slack, and the header left its aligned block. When it shrank
+        // by at least an empty slack entry, the freed room becomes slack in
+        // place: no tensor byte moves, and the next edit has room.
+        b.set(SLACK_KEY, slack::value(0))?;
+        let base = b.layout()?.header_len;
+        if base <= data_offset {
+            b.set(SLACK_KEY, slack::value(data_offset - base))?;
+            let layout = b.layout()?;
+            if self.fits(&layout) {
+                return Ok(Some(layout));
+            }
+        }
+        b.remove(SLACK_KEY)?;
+        Ok(None)
+    }
+
+    /// True when `layout` puts every tensor where it is now and ends the
+    /// header region where the data starts.
+    fn fits(&self, layout: &Layout) -> bool {
         let same_tensors = layout.tensors.len() == self.file.tensor_count()
             && layout
                 .tensors
                 .iter()
                 .zip(self.file.tensors())
                 .all(|(slot, t)| slot.offset == t.offset());
-        let fits = align_up(layout.header_len, layout.alignment) == Some(data_offset)
-            && layout.alignment == self.file.alignment();
-        Ok((same_tensors && fits).then_some(layout))
+        same_tensors
+            && align_up(layout.header_len, layout.alignment) == Some(self.file.data_offset())
+            && layout.alignment == self.file.alignment()
     }
 
     fn write_in_place(&self, out: &File, header: &[u8], hook: &mut Hook<'_>) -> Result<()> {
@@ -423,18 +563,19 @@ impl Editor {
                 .all(|(slot, t)| slot.offset == t.offset())
     }
 
-    fn rewrite<'s>(&'s self, b: &mut Builder<'s>) -> Result<Commit> {
-        let layout = b.layout()?;
-        let file_bytes = self.rewritten_len(&layout);
-        if !self.keeps_data_section(&layout) {
+    fn rewrite<'s>(&'s self, b: &mut Builder<'s>, layout: &Layout) -> Result<Commit> {
+        let file_bytes = self.rewritten_len(layout);
+        let slack_bytes = slack::len(b.value(SLACK_KEY));
+        if !self.keeps_data_section(layout) {
             b.write_to_path(&self.real)?;
             return Ok(Commit::Rewritten {
                 header_bytes: layout.data_offset(),
                 file_bytes,
+                slack_bytes,
             });
         }
         replace_file(&self.real, |tmp| {
-            b.write_header(tmp, &layout)?;
+            b.write_header(tmp, layout)?;
             // The data section moves as one block. std's File-to-File
             // copy uses copy_file_range, so the kernel copies (or
             // reflinks) it without passing it through user space.
@@ -453,8 +594,17 @@ impl Editor {
         Ok(Commit::Rewritten {
             header_bytes: layout.data_offset(),
             file_bytes,
+            slack_bytes,
         })
     }
+}
+
+/// How a commit goes, with the layout it writes.
+enum Way {
+    /// The header region is overwritten.
+    InPlace(Layout),
+    /// The whole file is written anew.
+    Rewrite(Layout),
 }
 
 #[cfg(unix)]

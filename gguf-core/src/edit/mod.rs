@@ -14,6 +14,9 @@
 //!
 //! A rewrite goes to a temporary file renamed over the original, so a
 //! crash leaves the original untouched (and at most a stray temporary).
+//! It reserves [`DEFAULT_RESERVE`] bytes of header slack (unless
+//! [`Editor::reserve_on_rewrite`] says otherwise), so the edit after it is
+//! in place.
 //!
 //! [`ModelEditor`] edits a model split into shards the same way, through
 //! one [`Editor`] per file that changes.
@@ -25,8 +28,10 @@
 //! ed.set("general.name", "my model")?;
 //! ed.remove("tokenizer.chat_template")?;
 //! match ed.commit()? {
-//!     Commit::InPlace { header_bytes } => println!("rewrote {header_bytes} header bytes"),
-//!     Commit::Rewritten { file_bytes, .. } => println!("rewrote the whole file, {file_bytes} bytes"),
+//!     Commit::InPlace { header_bytes, .. } => println!("rewrote {header_bytes} header bytes"),
+//!     Commit::Rewritten { file_bytes, slack_bytes, .. } => println!(
+//!         "rewrote the whole file, {file_bytes} bytes; reserved {slack_bytes} bytes of slack"
+//!     ),
 //! }
 //! # Ok(()) }
 //! ```
@@ -38,6 +43,6 @@ mod model_editor;
 pub use crate::journal::journal_path;
 #[cfg(feature = "testing")]
 pub use editor::Step;
-pub use editor::{Commit, Editor};
+pub use editor::{Commit, Editor, DEFAULT_RESERVE};
 pub use journal::recover;
 pub use model_editor::ModelEditor;

@@ -5,7 +5,7 @@ use crate::error::{BuildError, LookupError, SplitError};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::editor::{Commit, Editor};
+use super::editor::{Commit, Editor, DEFAULT_RESERVE};
 use crate::error::{Error, Result};
 use crate::format::OwnedValue;
 use crate::model::{is_split_key, Model};
@@ -15,8 +15,10 @@ use crate::read::{Gguf, GgufFile};
 /// that changes: metadata edits go to the first shard (which holds the
 /// metadata), a tensor rename to the shard holding the tensor. Each file
 /// is committed as [`Editor::commit`] does (in place when the header
-/// still fits, else by atomic rewrite); files are committed one after
-/// the other, so should one fail, those before it keep their edit.
+/// still fits, else by atomic rewrite, which reserves header slack as
+/// [`Editor::reserve_on_rewrite`] says, in every file it rewrites); files
+/// are committed one after the other, so should one fail, those before it
+/// keep their edit.
 ///
 /// The split keys are the split writer's: setting, removing or renaming
 /// them is refused.
@@ -50,6 +52,8 @@ pub struct ModelEditor {
     editors: Vec<Option<Editor>>,
     /// Current tensor names (edits applied) -> shard.
     tensors: HashMap<String, usize>,
+    /// What each editor reserves when it rewrites its file.
+    reserve: u64,
 }
 
 impl ModelEditor {
@@ -71,7 +75,21 @@ impl ModelEditor {
             editors: paths.iter().map(|_| None).collect(),
             paths,
             tensors,
+            reserve: DEFAULT_RESERVE,
         })
+    }
+
+    /// The slack each file that has to be rewritten gets, as
+    /// [`Editor::reserve_on_rewrite`] sets it for one file (0: none).
+    pub fn reserve_on_rewrite(&mut self, bytes: u64) -> Result<&mut Self> {
+        if bytes > crate::write::MAX_SLACK {
+            return Err(crate::write::slack::too_much_slack());
+        }
+        for e in self.editors.iter_mut().flatten() {
+            e.reserve_on_rewrite(bytes)?;
+        }
+        self.reserve = bytes;
+        Ok(self)
     }
 
     /// The files of the model.
@@ -87,7 +105,9 @@ impl ModelEditor {
             })
         })?;
         if slot.is_none() {
-            *slot = Some(Editor::open(&self.paths[shard])?);
+            let mut e = Editor::open(&self.paths[shard])?;
+            e.reserve_on_rewrite(self.reserve)?;
+            *slot = Some(e);
         }
         slot.as_mut().ok_or_else(|| {
             Error::Build(BuildError::Encode {

@@ -27,7 +27,7 @@ pub use builder::Builder;
 pub use guard::{check_not_inputs, check_output, check_replacing_model};
 pub use layout::{Layout, TensorSlot};
 pub use modes::{MetadataFirst, Output, WriteMode, WriteOptions};
-pub use slack::SLACK_KEY;
+pub use slack::{MAX_SLACK, SLACK_KEY};
 pub use source::{TensorData, WriteFn};
 pub use split::{ShardPlan, SplitOptions};
 pub use temp::{exit_removing_temp_files, stale_temp_files};

@@ -39,6 +39,11 @@ pub struct SetArgs {
     /// Show what would happen without writing.
     #[arg(long)]
     dry_run: bool,
+    /// When the file has to be rewritten, reserve no header slack (by
+    /// default 4 KiB, the entry gguf_rs.metadata_slack, so the next edit is
+    /// in place), and let a header that shrinks move the data.
+    #[arg(long)]
+    no_slack: bool,
 }
 
 #[derive(clap::Args)]
@@ -50,6 +55,11 @@ pub struct RmArgs {
     /// Show what would happen without writing.
     #[arg(long)]
     dry_run: bool,
+    /// When the file has to be rewritten, reserve no header slack (by
+    /// default 4 KiB, the entry gguf_rs.metadata_slack, so the next edit is
+    /// in place), and let a header that shrinks move the data.
+    #[arg(long)]
+    no_slack: bool,
 }
 
 #[derive(clap::Args)]
@@ -63,6 +73,11 @@ pub struct MvArgs {
     /// Show what would happen without writing.
     #[arg(long)]
     dry_run: bool,
+    /// When the file has to be rewritten, reserve no header slack (by
+    /// default 4 KiB, the entry gguf_rs.metadata_slack, so the next edit is
+    /// in place), and let a header that shrinks move the data.
+    #[arg(long)]
+    no_slack: bool,
 }
 
 /// A value type as given on the command line.
@@ -292,45 +307,93 @@ fn parse_array(elem: ValueType, text: &str) -> CliResult<OwnedValue> {
     Ok(OwnedValue::Array(array))
 }
 
-fn report(path: &std::path::Path, old_header: u64, commit: Commit, dry_run: bool) -> CliResult {
+/// The file's header size and slack entry before the edit, to say why it
+/// is rewritten and what happened to its slack.
+#[derive(Clone, Copy)]
+struct Before {
+    header: u64,
+    slack: u64,
+}
+
+fn report(path: &std::path::Path, before: &Before, commit: Commit, dry_run: bool) -> CliResult {
     let verb = if dry_run { "would be" } else { "was" };
+    let path = path.display();
     let text = match commit {
-        Commit::InPlace { header_bytes } => format!(
-            "{}: edit {verb} made in place ({header_bytes} header bytes, tensor data untouched)",
-            path.display()
+        Commit::InPlace {
+            header_bytes,
+            slack_bytes,
+        } if before.slack == 0 && slack_bytes > 0 => format!(
+            "{path}: edit {verb} made in place ({header_bytes} header bytes, tensor data \
+             untouched); the room the header freed {} kept as {slack_bytes} bytes of header slack \
+             for later edits",
+            if dry_run { "would be" } else { "is" }
+        ),
+        Commit::InPlace { header_bytes, .. } => format!(
+            "{path}: edit {verb} made in place ({header_bytes} header bytes, tensor data untouched)"
         ),
         Commit::Rewritten {
             file_bytes,
             header_bytes,
-        } if header_bytes < old_header => format!(
-            "{}: file {verb} rewritten ({file_bytes} bytes): the header shrank from {old_header} \
-             to {header_bytes} bytes, more than alignment padding absorbs, so the tensor data moved",
-            path.display()
-        ),
-        Commit::Rewritten { file_bytes, .. } => format!(
-            "{}: file {verb} rewritten ({file_bytes} bytes): the new header does not fit in place",
-            path.display()
-        ),
+            slack_bytes,
+        } => {
+            let why = if header_bytes < before.header {
+                format!(
+                    "the header shrank from {} to {header_bytes} bytes, more than alignment \
+                     padding absorbs, so the tensor data moved",
+                    before.header
+                )
+            } else {
+                "the new header does not fit in place".to_owned()
+            };
+            let slack = match slack_bytes {
+                0 => String::new(),
+                k => format!(
+                    "; {} {k} bytes of header slack so the next edit is in place",
+                    if dry_run { "would reserve" } else { "reserved" }
+                ),
+            };
+            format!("{path}: file {verb} rewritten ({file_bytes} bytes): {why}{slack}")
+        }
     };
     crate::print(&text)
 }
 
 /// Commits (or plans) the edit of every file of the model that changes:
 /// the first shard for metadata, the tensor's shard for a rename.
-fn finish(ed: ModelEditor, dry_run: bool) -> CliResult {
-    // Header sizes before the edit, to say why a file is rewritten.
-    let old_headers: Vec<(std::path::PathBuf, u64)> = ed
+fn finish(mut ed: ModelEditor, dry_run: bool, no_slack: bool) -> CliResult {
+    if no_slack {
+        ed.reserve_on_rewrite(0)?;
+    }
+    // Header sizes and slack before the edit, to say why a file is
+    // rewritten and whether its slack is new.
+    let befores: Vec<(std::path::PathBuf, Before)> = ed
         .paths()
         .iter()
-        .filter_map(|p| Some((p.clone(), gguf::GgufFile::open(p).ok()?.data_offset())))
+        .filter_map(|p| {
+            let f = gguf::GgufFile::open(p).ok()?;
+            let slack = f
+                .value(gguf::write::SLACK_KEY)
+                .and_then(|v| v.as_array().map(|a| a.len() as u64))
+                .unwrap_or(0);
+            Some((
+                p.clone(),
+                Before {
+                    header: f.data_offset(),
+                    slack,
+                },
+            ))
+        })
         .collect();
     let done = if dry_run { ed.plan()? } else { ed.commit()? };
     for (path, commit) in done {
-        let old = old_headers
-            .iter()
-            .find(|(p, _)| *p == path)
-            .map_or(0, |(_, h)| *h);
-        report(&path, old, commit, dry_run)?;
+        let before = befores.iter().find(|(p, _)| *p == path).map_or(
+            Before {
+                header: 0,
+                slack: 0,
+            },
+            |(_, b)| *b,
+        );
+        report(&path, &before, commit, dry_run)?;
     }
     Ok(())
 }
@@ -421,7 +484,7 @@ pub fn set(args: SetArgs) -> CliResult {
         });
     ed.set(args.key, value)
         .map_err(|e| format!("{path}: {e}"))?;
-    finish(ed, args.dry_run).map_err(|e| format!("{path}: {e}"))?;
+    finish(ed, args.dry_run, args.no_slack).map_err(|e| format!("{path}: {e}"))?;
     match type_change {
         Some(line) => crate::print(&line),
         None => Ok(()),
@@ -432,31 +495,34 @@ pub fn set(args: SetArgs) -> CliResult {
 fn edit_file(
     command: &str,
     path: &std::path::Path,
-    dry_run: bool,
+    (dry_run, no_slack): (bool, bool),
     edit: impl FnOnce(&mut ModelEditor) -> gguf::Result<()>,
 ) -> CliResult {
     crate::open::require_local(path, command)?;
     let named = |e: gguf::Error| format!("{}: {e}", path.display());
     let mut ed = ModelEditor::open(path)?;
     edit(&mut ed).map_err(named)?;
-    finish(ed, dry_run).map_err(|e| format!("{}: {e}", path.display()).into())
+    finish(ed, dry_run, no_slack).map_err(|e| format!("{}: {e}", path.display()).into())
 }
 
 pub fn rm(args: RmArgs) -> CliResult {
-    edit_file("rm", &args.file, args.dry_run, |ed| {
+    edit_file("rm", &args.file, (args.dry_run, args.no_slack), |ed| {
         ed.remove(args.key).map(drop)
     })
 }
 
 pub fn mv(args: MvArgs) -> CliResult {
-    edit_file("mv", &args.file, args.dry_run, |ed| {
+    edit_file("mv", &args.file, (args.dry_run, args.no_slack), |ed| {
         ed.rename_key(args.old, args.new).map(drop)
     })
 }
 
 pub fn rename_tensor(args: MvArgs) -> CliResult {
-    edit_file("rename-tensor", &args.file, args.dry_run, |ed| {
-        match ed.rename_tensor(args.old.clone(), args.new) {
+    edit_file(
+        "rename-tensor",
+        &args.file,
+        (args.dry_run, args.no_slack),
+        |ed| match ed.rename_tensor(args.old.clone(), args.new) {
             Err(gguf::Error::Build(gguf::error::BuildError::TensorExists { tensor })) => {
                 Err(gguf::Error::Build(gguf::error::BuildError::InvalidTensor {
                     tensor: args.old,
@@ -466,6 +532,6 @@ pub fn rename_tensor(args: MvArgs) -> CliResult {
                 }))
             }
             other => other.map(drop),
-        }
-    })
+        },
+    )
 }
