@@ -191,7 +191,13 @@ fn ranges(layers: &BTreeSet<u32>) -> String {
     let mut parts: Vec<String> = spans
         .iter()
         .take(SHOWN)
-        .map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") })
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
         .collect();
     if spans.len() > SHOWN {
         parts.push("...".into());
@@ -242,11 +248,7 @@ pub(crate) fn check_hparams(
         let found = if layers.is_empty() {
             "no block tensors".to_owned()
         } else {
-            format!(
-                "tensors of {} block(s): {}",
-                layers.len(),
-                ranges(&layers)
-            )
+            format!("tensors of {} block(s): {}", layers.len(), ranges(&layers))
         };
         return Err(config_error(
             file,
@@ -321,7 +323,10 @@ pub(crate) fn check_hparams(
         None => match (config.find_u32(&hidden_keys)?, heads) {
             (Some(h), Some(n)) if n > 0 => (
                 Some(u64::from(h / n)),
-                format!("the head dimension is {} (hidden_size {h} / num_attention_heads {n})", h / n),
+                format!(
+                    "the head dimension is {} (hidden_size {h} / num_attention_heads {n})",
+                    h / n
+                ),
             ),
             _ => (None, String::new()),
         },

@@ -77,12 +77,17 @@ fn check_weights(name: &str, weights: &[f32]) -> Result<()> {
     } else if w < 0.0 {
         "negative (a mean of squares never is)"
     } else {
-        "too large for the quantizers' arithmetic (above 1e15; a mean of squared activations \
-         that a model computes is far below)"
+        "too large for the quantizers' arithmetic (a mean of squared activations that a \
+         model computes is far below)"
+    };
+    let bound = if w > Imatrix::MAX_WEIGHT {
+        format!(", above {:e}", Imatrix::MAX_WEIGHT)
+    } else {
+        String::new()
     };
     Err(mismatch(
         name,
-        format!("weight {w:e} of column {i} is {why}"),
+        format!("weight {w:e} of column {i} is {why}{bound}"),
     ))
 }
 
@@ -142,12 +147,16 @@ impl Imatrix {
     /// A weight is a mean of squared activations: an activation a model
     /// computes in f16 has a square below 65504² ≈ 4.3e9, so real weights
     /// stay far below this bound. ggml's weighted quantizers multiply the
-    /// weight by `sqrt(sigma2 + x²)` and then form sums of weight times
-    /// level², and products of two such sums (the k-quants'
+    /// weight by `sqrt(sigma2 + x²)` and form sums of that times `x` and
+    /// the levels, and products of such sums (the k-quants'
     /// `sum_w * sum_l2 - sum_l * sum_l`, the IQ searches' `sumqx² / sumq2`
-    /// comparisons); in `f32` those overflow to infinity, and the block
-    /// scales become NaN, once a weight nears 1e17 for weights of the usual
-    /// magnitude (|x| ≲ 1). This bound leaves them finite with a margin.
+    /// comparisons); in `f32` those overflow, and the block scales become
+    /// NaN, once weight × x² nears 1e31..1e35 (measured on every weighted
+    /// type with values of |x| up to 1, 10 and 100: the first type fails
+    /// at 1e35, 1e33, 1e31). At this bound every value an F16 tensor can
+    /// hold (|x| ≤ 65504) stays ten orders of magnitude below that; what
+    /// still overflows (huge values in an F32 or BF16 tensor) is caught in
+    /// the quantized blocks, naming the tensor.
     pub const MAX_WEIGHT: f32 = 1e15;
 
     /// Reads the file at `path` (GGUF when it starts with `GGUF`, else

@@ -37,8 +37,8 @@ use crate::format::array::{read_value, Walk};
 use crate::format::cursor::Cursor;
 use crate::format::{align_up, ArrayView, Value, WireFormat};
 
-pub use finite::{FiniteUnit, NonFinite};
 pub(crate) use finite::non_finite_scales;
+pub use finite::{FiniteUnit, NonFinite};
 pub use incremental::{
     read_header, HeaderParser, ParseStep, ReadAt, ReadOptions, SeekReader, DEFAULT_CHUNK,
     DEFAULT_MAX_HEADER_LEN,
