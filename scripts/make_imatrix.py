@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes a generated importance matrix of N entries, as llama-imatrix lays out its GGUF format
 (entries sorted by name, `<name>.in_sum2` [ne0] and `<name>.counts` [1], F32) or its legacy .dat,
-for benchmarks/imatrix_read.sh. Standard library only.
+for benches/imatrix_read.sh. Standard library only.
 
 usage: scripts/make_imatrix.py N OUT.(gguf|dat) [VALUES_PER_ENTRY]
 """
