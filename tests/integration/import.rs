@@ -676,6 +676,16 @@ fn with_config(name: &str, key: &str, value: u64) -> (tempfile::TempDir, PathBuf
     (tmp, dir)
 }
 
+/// A fixture, a config.json key, its value, further arguments, and texts
+/// the error must hold.
+type BadConfig = (
+    &'static str,
+    &'static str,
+    u64,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
 /// A head dimension, block count or vocabulary size far beyond the
 /// checkpoint's tensors was computed with before any shape was checked:
 /// `head_dim` 2^32-1 with Llama 3 RoPE scaling allocated 8 GiB of RoPE
@@ -696,7 +706,7 @@ fn hyper_parameters_beyond_the_tensors_are_refused_before_anything_is_built() {
     assert!(o.status.success(), "{o:?}");
     std::fs::remove_file(&out).unwrap();
 
-    let cases: [(&str, &str, u64, &[&str], &[&str]); 4] = [
+    let cases: [BadConfig; 4] = [
         (
             "llama-bpe",
             "head_dim",
