@@ -592,3 +592,114 @@ fn tensor_types_from_flags_and_files_apply_in_command_line_order() {
         T::Q4_0
     );
 }
+
+/// Importance weights near `f32::MAX` are finite, so they used to pass and
+/// give NaN block scales in every tensor they weighted, exit 0: refused
+/// before any file exists, naming the entry, by the library and the CLI.
+#[test]
+fn overflowing_importance_weights_are_refused_naming_the_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write_model(dir.path(), "in.gguf", &mut model("llama", 256, true));
+    let model = Model::open(&input).unwrap();
+    let mut m = imatrix_for(&model);
+    let at = m
+        .entries
+        .iter()
+        .position(|e| e.name == "blk.1.ffn_up.weight")
+        .unwrap();
+    m.entries[at].sums.iter_mut().for_each(|s| *s = 3e38);
+    m.entries[at].counts = vec![1.0];
+    let mut j = job("Q4_K_M");
+    j.imatrix = Some(&m);
+    let text = refused(dir.path(), &input, &j).to_string();
+    assert!(
+        text.contains("\"blk.1.ffn_up.weight\"") && text.contains("3e38"),
+        "{text}"
+    );
+
+    let imatrix = dir.path().join("big.imatrix.gguf");
+    m.write(&imatrix).unwrap();
+    let out = dir.path().join("q.gguf");
+    let o = gguf(&[
+        "quantize".as_ref(),
+        "--imatrix".as_ref(),
+        imatrix.as_os_str(),
+        input.as_os_str(),
+        out.as_os_str(),
+        "Q4_K_M".as_ref(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("blk.1.ffn_up.weight") && err.contains("too large"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
+/// Weights within the bound still overflow on huge values in the tensor
+/// itself (1e30 in an F32 input): the block scales of every tensor
+/// quantized with weights are checked, and one that came out NaN fails
+/// the run naming the tensor, with nothing written.
+#[test]
+fn non_finite_block_scales_from_weighted_quantizing_are_refused_naming_the_tensor() {
+    let dir = tempfile::tempdir().unwrap();
+    let x: Vec<f32> = (0..1024)
+        .map(|i| if i % 2 == 0 { 1e30 } else { -1e30 })
+        .collect();
+    let mut b = Builder::new();
+    b.set("general.architecture", "llama").unwrap();
+    b.set("llama.block_count", 1u32).unwrap();
+    b.add_tensor_typed("blk.0.ffn_up.weight", &[256, 4], &x[..])
+        .unwrap();
+    let input = write_model(dir.path(), "in.gguf", &mut b);
+    let m = Imatrix {
+        format: ImatrixFormat::Gguf,
+        entries: vec![ImatrixEntry {
+            name: "blk.0.ffn_up.weight".into(),
+            sums: vec![1.0; 256],
+            counts: vec![1.0],
+        }],
+        datasets: vec![],
+        chunk_count: 1,
+        chunk_size: Some(512),
+    };
+    let mut j = job("Q4_K_M");
+    j.imatrix = Some(&m);
+    let text = refused(dir.path(), &input, &j).to_string();
+    assert!(
+        text.contains("\"blk.0.ffn_up.weight\"") && text.contains("non-finite scale"),
+        "{text}"
+    );
+}
+
+/// A THREADS far above the cores used to build a pool of that many
+/// threads: it is lowered to `max_threads()` with a warning naming the
+/// file and the count used, and the output is the same bytes.
+#[test]
+fn a_thread_count_above_four_per_core_is_lowered_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write_model(dir.path(), "in.gguf", &mut model("llama", 256, true));
+    let run = |out: &Path, threads: &str| {
+        let o = gguf(&[
+            "quantize".as_ref(),
+            input.as_os_str(),
+            out.as_os_str(),
+            "Q8_0".as_ref(),
+            threads.as_ref(),
+        ]);
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let (many, one) = (dir.path().join("many.gguf"), dir.path().join("one.gguf"));
+    let err = run(&many, "100000");
+    let max = quantize::max_threads();
+    assert!(
+        err.contains("in.gguf: warning: THREADS 100000")
+            && err.contains(&format!("quantizing on {max} threads")),
+        "{err}"
+    );
+    let quiet = run(&one, &max.to_string());
+    assert!(!quiet.contains("warning"), "{quiet}");
+    assert_eq!(std::fs::read(&many).unwrap(), std::fs::read(&one).unwrap());
+}

@@ -632,3 +632,156 @@ fn sigint_during_import_removes_every_temporary_file() {
         );
     }
 }
+
+// ---- hyper-parameters beyond the tensors ----
+
+/// `gguf import DIR OUT EXTRA...` in a child whose address space is capped
+/// at 2 GiB (`RLIMIT_AS`, two rayon threads, two malloc arenas): a
+/// regression that builds from a hyper-parameter before checking it fails
+/// here in a moment instead of taking gigabytes from the test machine.
+fn import_capped(dir: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_gguf"));
+    cmd.arg("import")
+        .arg(dir)
+        .arg(out)
+        .args(extra)
+        .env("RAYON_NUM_THREADS", "2")
+        .env("MALLOC_ARENA_MAX", "2");
+    // SAFETY: setrlimit is async-signal-safe, the only call between fork
+    // and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            let cap = libc::rlimit {
+                rlim_cur: 2 << 30,
+                rlim_max: 2 << 30,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &cap) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.output().unwrap()
+}
+
+/// A copy of fixture `name` with config.json's `key` set to `value`.
+fn with_config(name: &str, key: &str, value: u64) -> (tempfile::TempDir, PathBuf) {
+    let tmp = copy_fixture(name);
+    let dir = tmp.path().join(name);
+    let path = dir.join("config.json");
+    let mut config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    config[key] = value.into();
+    std::fs::write(&path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+    (tmp, dir)
+}
+
+/// A fixture, a config.json key, its value, further arguments, and texts
+/// the error must hold.
+type BadConfig = (
+    &'static str,
+    &'static str,
+    u64,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+/// A head dimension, block count or vocabulary size far beyond the
+/// checkpoint's tensors was computed with before any shape was checked:
+/// `head_dim` 2^32-1 with Llama 3 RoPE scaling allocated 8 GiB of RoPE
+/// factors (SIGABRT under a cap), `num_hidden_layers` 2^32-1 was written
+/// as the block count, `vocab_size` 2^24 built 16 M padding tokens (1.9
+/// GiB). Each is refused first, naming config.json, the key and the
+/// tensor or the blocks found, with nothing written.
+#[test]
+fn hyper_parameters_beyond_the_tensors_are_refused_before_anything_is_built() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("out.gguf");
+    // The cap leaves room for a real import.
+    let o = import_capped(
+        &data().join("llama-bpe"),
+        &out,
+        &["--pre-tokenizer", "llama-bpe"],
+    );
+    assert!(o.status.success(), "{o:?}");
+    std::fs::remove_file(&out).unwrap();
+
+    let cases: [BadConfig; 4] = [
+        (
+            "llama-bpe",
+            "head_dim",
+            u32::MAX.into(),
+            &["--pre-tokenizer", "llama-bpe"],
+            &[
+                "\"head_dim\" is 4294967295",
+                "\"model.layers.0.self_attn.q_proj.weight\"",
+                "has shape [64, 64]",
+            ],
+        ),
+        (
+            "llama-spm",
+            "num_hidden_layers",
+            u32::MAX.into(),
+            &[],
+            &["\"num_hidden_layers\" is 4294967295", "2 block(s): 0-1"],
+        ),
+        (
+            "llama-spm",
+            "num_hidden_layers",
+            3,
+            &[],
+            &["\"num_hidden_layers\" is 3", "2 block(s): 0-1"],
+        ),
+        (
+            "llama-spm",
+            "vocab_size",
+            1 << 24,
+            &[],
+            &[
+                "\"vocab_size\" is 16777216",
+                "\"model.embed_tokens.weight\"",
+                "has 640 rows",
+            ],
+        ),
+    ];
+    for (fixture, key, value, extra, wanted) in cases {
+        let (_tmp, dir) = with_config(fixture, key, value);
+        let o = import_capped(&dir, &out, extra);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{key} {value}: {err}");
+        assert!(err.contains("config.json: "), "{key} {value}: {err}");
+        for w in wanted {
+            assert!(err.contains(w), "{key} {value}: {w:?} not in {err}");
+        }
+        assert_eq!(
+            std::fs::read_dir(out_dir.path()).unwrap().count(),
+            0,
+            "{key} {value}: a file was written"
+        );
+    }
+}
+
+/// `gguf import --threads` for a preset is lowered to four per core with
+/// a warning naming the checkpoint, as `gguf quantize`'s THREADS.
+#[test]
+fn import_threads_above_four_per_core_are_lowered_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.gguf");
+    let o = gguf(&[
+        "import".as_ref(),
+        data().join("llama-spm").as_os_str(),
+        out.as_os_str(),
+        "--type".as_ref(),
+        "q4_k_m".as_ref(),
+        "--threads".as_ref(),
+        "100000".as_ref(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let max = gguf::quantize::max_threads();
+    assert!(
+        err.contains("llama-spm: warning: --threads 100000")
+            && err.contains(&format!("quantizing on {max} threads")),
+        "{err}"
+    );
+}

@@ -70,6 +70,7 @@ mod x86;
 pub(crate) use endian::StreamSwapper;
 pub use endian::{swap_byte_order, with_byte_order};
 pub use float::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
+pub(crate) use weighted::ignores_weights;
 pub use weighted::{quantize_rows_into, quantize_weighted};
 
 use crate::error::{CodecError, Error, Result};

@@ -164,7 +164,8 @@ pub struct ImportOptions<'i> {
     /// The importance matrix's path as given, recorded in
     /// `quantize.imatrix.file`.
     pub imatrix_file: String,
-    /// Threads for a preset's quantization; 0 for every core.
+    /// Threads for a preset's quantization; 0 for every core; more than
+    /// [`max_threads`](crate::quantize::max_threads) are that many.
     pub threads: usize,
 }
 
@@ -355,6 +356,11 @@ pub fn import_model(
         })
     })?;
     config.apply_defaults(arch.defaults);
+    let checkpoint = Checkpoint::open(dir)?;
+    let sources = checkpoint.tensors()?;
+    // Before anything is built from the hyper-parameters (the vocabulary's
+    // padding, Llama 3's RoPE factors): they must fit the tensors.
+    tensors::check_hparams(arch, &config, &sources)?;
     let out = match options.target {
         Target::Float(t) => t,
         Target::Preset(_) => OutType::F16,
@@ -370,7 +376,6 @@ pub fn import_model(
         .into_iter()
         .collect(),
     );
-    let checkpoint = Checkpoint::open(dir)?;
     let mut planned = Vec::new();
     if arch.llama3_rope {
         if let Some(factors) = rope::llama3_rope_freqs(&config)? {
@@ -381,7 +386,7 @@ pub fn import_model(
     let read = tensors::plan(
         arch,
         &config,
-        checkpoint.tensors()?,
+        sources,
         out,
         vocab_rows(dir, &vocab)?,
         &taken,

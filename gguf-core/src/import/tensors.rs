@@ -2,6 +2,7 @@
 //! with which type and shape (the converter's `prepare_tensors`), and
 //! their conversion, a slab of rows at a time, while the file is written.
 
+use std::collections::{BTreeSet, HashSet};
 use std::io::Write;
 
 use crate::codec;
@@ -10,7 +11,7 @@ use crate::format::GgmlType;
 
 use super::arch::{Architecture, Transform};
 use super::checkpoint::{SourceTensor, SourceType};
-use super::config::Config;
+use super::config::{config_error, Config};
 use super::OutType;
 
 /// A tensor of the output and where it comes from.
@@ -126,6 +127,239 @@ fn tensor_error(t: &SourceTensor<'_>, reason: String) -> Error {
     })
 }
 
+/// The config keys of the block count, in the converter's order.
+const BLOCK_COUNT: &[&str] = &["n_layers", "num_hidden_layers", "n_layer", "num_layers"];
+
+/// The GGUF name of `source` and its transforms, `None` for a tensor the
+/// converter drops; an error for one it cannot map (a block at or past
+/// `blocks` included).
+fn map_source(
+    arch: &Architecture,
+    source: &SourceTensor<'_>,
+    blocks: u32,
+) -> Result<Option<(String, &'static [Transform])>> {
+    let Some(name) = converter_name(arch, &source.name) else {
+        return Ok(None);
+    };
+    let (stem, suffix) = if let Some(s) = name.strip_suffix(".weight") {
+        (s, ".weight")
+    } else if let Some(s) = name.strip_suffix(".bias") {
+        (s, ".bias")
+    } else {
+        (name.as_str(), "")
+    };
+    let Some((gguf, transforms)) = arch.map(stem, blocks) else {
+        return Err(tensor_error(
+            source,
+            format!(
+                "no GGUF name for it in the {} table (the converter cannot map it either)",
+                arch.gguf
+            ),
+        ));
+    };
+    Ok(Some((format!("{gguf}{suffix}"), transforms)))
+}
+
+/// The first of `keys` that `config` sets, to name in an error.
+fn key_of<'k>(config: &Config, keys: &[&'k str]) -> &'k str {
+    keys.iter()
+        .copied()
+        .find(|k| config.hparams.get(*k).is_some_and(|v| !v.is_null()))
+        .unwrap_or(keys[0])
+}
+
+/// `config.json`'s value for `key` as the tokenizer part reads it
+/// (`text_config`'s over the top level's, without `transformers`'
+/// defaults).
+fn raw_u64(config: &Config, key: &str) -> Option<u64> {
+    let text = config.raw.get("text_config").and_then(|t| t.get(key));
+    text.filter(|v| !v.is_null())
+        .or_else(|| config.raw.get(key).filter(|v| !v.is_null()))
+        .and_then(serde_json::Value::as_u64)
+}
+
+/// Layer numbers as ranges (`0-3, 5`), at most a few of them.
+fn ranges(layers: &BTreeSet<u32>) -> String {
+    let mut spans: Vec<(u32, u32)> = Vec::new();
+    for &n in layers {
+        match spans.last_mut() {
+            Some((_, end)) if end.checked_add(1) == Some(n) => *end = n,
+            _ => spans.push((n, n)),
+        }
+    }
+    const SHOWN: usize = 8;
+    let mut parts: Vec<String> = spans
+        .iter()
+        .take(SHOWN)
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect();
+    if spans.len() > SHOWN {
+        parts.push("...".into());
+    }
+    parts.join(", ")
+}
+
+/// Checks the hyper-parameters that size what the import computes or
+/// builds before it reaches the tensors (the block count, Llama 3's RoPE
+/// factors from the head dimension, the tokenizer's padding to
+/// `vocab_size`) against the checkpoint's tensors, so that a value far
+/// beyond them is refused by name instead of being computed with: every
+/// block below the block count has tensors (llama.cpp's loader would stop
+/// at the first missing one; the converter writes the count it is given),
+/// the token embedding is there and not empty, `hidden_size` is its width,
+/// `vocab_size` is not above its rows, and the heads times the head
+/// dimension are the rows of every attention query weight. The shapes are
+/// checked whole later ([`plan`]).
+pub(crate) fn check_hparams(
+    arch: &Architecture,
+    config: &Config,
+    sources: &[SourceTensor<'_>],
+) -> Result<()> {
+    let file = &config.file;
+    let blocks = config.require_u32(BLOCK_COUNT)?;
+    let mut layers = BTreeSet::new();
+    let mut embedding = None;
+    let mut queries = Vec::new();
+    for source in sources {
+        let Some((name, _)) = map_source(arch, source, blocks)? else {
+            continue;
+        };
+        if name == "token_embd.weight" {
+            embedding = Some(source);
+        }
+        let block = name
+            .strip_prefix("blk.")
+            .and_then(|rest| rest.split_once('.'))
+            .and_then(|(n, local)| Some((n.parse::<u32>().ok()?, local)));
+        if let Some((n, local)) = block {
+            layers.insert(n);
+            if local == "attn_q.weight" {
+                queries.push(source);
+            }
+        }
+    }
+    if (layers.len() as u64) < u64::from(blocks) {
+        let found = if layers.is_empty() {
+            "no block tensors".to_owned()
+        } else {
+            format!("tensors of {} block(s): {}", layers.len(), ranges(&layers))
+        };
+        return Err(config_error(
+            file,
+            format!(
+                "{:?} is {blocks}, but the checkpoint has {found} (llama.cpp cannot load a \
+                 model with a block missing)",
+                key_of(config, BLOCK_COUNT)
+            ),
+        ));
+    }
+
+    let embd_name = arch
+        .globals
+        .iter()
+        .find(|r| r.gguf == "token_embd")
+        .map_or("the token embedding", |r| r.hf);
+    let Some(embd) = embedding else {
+        return Err(config_error(
+            file,
+            format!(
+                "the checkpoint has no token embedding ({embd_name}.weight), which llama.cpp \
+                 needs and vocab_size and hidden_size are checked against"
+            ),
+        ));
+    };
+    let (rows, width) = match embd.shape[..] {
+        [rows, width] if rows > 0 && width > 0 => (rows, width),
+        _ => {
+            return Err(tensor_error(
+                embd,
+                format!(
+                    "shape {:?}: a token embedding is a matrix of one row per token",
+                    embd.shape
+                ),
+            ))
+        }
+    };
+    let embd_desc = format!(
+        "the token embedding {:?} ({}) of shape {:?}",
+        embd.name,
+        embd.file.display(),
+        embd.shape
+    );
+    let hidden_keys = ["hidden_size", "n_embd", "dim"];
+    if let Some(hidden) = config.find_u32(&hidden_keys)? {
+        if u64::from(hidden) != width {
+            return Err(config_error(
+                file,
+                format!(
+                    "{:?} is {hidden}, but {embd_desc} is {width} wide",
+                    key_of(config, &hidden_keys)
+                ),
+            ));
+        }
+    }
+    // The tokenizer part pads the vocabulary to these counts.
+    for key in ["vocab_size", "vocab_size_per_layer_input"] {
+        if let Some(n) = raw_u64(config, key).filter(|&n| n > rows) {
+            return Err(config_error(
+                file,
+                format!(
+                    "{key:?} is {n}, but {embd_desc} has {rows} rows (one per token): tokens \
+                     past them would have no embedding"
+                ),
+            ));
+        }
+    }
+
+    let heads = config.find_u32(&["num_attention_heads"])?;
+    let (head_dim, how) = match config.find_u32(&["head_dim"])? {
+        Some(d) => (Some(u64::from(d)), format!("\"head_dim\" is {d}")),
+        None => match (config.find_u32(&hidden_keys)?, heads) {
+            (Some(h), Some(n)) if n > 0 => (
+                Some(u64::from(h / n)),
+                format!(
+                    "the head dimension is {} (hidden_size {h} / num_attention_heads {n})",
+                    h / n
+                ),
+            ),
+            _ => (None, String::new()),
+        },
+    };
+    let (Some(heads), Some(head_dim)) = (heads, head_dim) else {
+        return Ok(());
+    };
+    let want = u64::from(heads) * head_dim;
+    // The width too: a query of no columns could claim any row count.
+    if let Some(q) = queries.iter().find(|q| q.shape[..] != [want, width]) {
+        return Err(config_error(
+            file,
+            format!(
+                "{how} and \"num_attention_heads\" {heads}: a query weight of shape \
+                 [{want}, {width}], but {:?} ({}) has shape {:?}",
+                q.name,
+                q.file.display(),
+                q.shape
+            ),
+        ));
+    }
+    if queries.is_empty() && arch.blocks.iter().any(|r| r.gguf == "attn_q") {
+        return Err(config_error(
+            file,
+            format!(
+                "{how}, but the checkpoint has no attention query weight to check it against \
+                 (llama.cpp needs one in every block)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The output tensors, in the converter's order. `vocab_rows` is the
 /// token count the embedding rows are cut to (gemma3), when known.
 pub(crate) fn plan<'a>(
@@ -136,30 +370,14 @@ pub(crate) fn plan<'a>(
     vocab_rows: Option<u64>,
     taken: &[&str],
 ) -> Result<Vec<Planned<'a>>> {
-    let blocks = config.require_u32(&["n_layers", "num_hidden_layers", "n_layer", "num_layers"])?;
+    let blocks = config.require_u32(BLOCK_COUNT)?;
     let mut planned: Vec<Planned<'a>> = Vec::with_capacity(sources.len());
+    let mut names: HashSet<String> = taken.iter().map(|&t| t.to_owned()).collect();
     for source in sources {
-        let Some(name) = converter_name(arch, &source.name) else {
+        let Some((new_name, transforms)) = map_source(arch, &source, blocks)? else {
             continue;
         };
-        let (stem, suffix) = if let Some(s) = name.strip_suffix(".weight") {
-            (s, ".weight")
-        } else if let Some(s) = name.strip_suffix(".bias") {
-            (s, ".bias")
-        } else {
-            (name.as_str(), "")
-        };
-        let Some((gguf, transforms)) = arch.map(stem, blocks) else {
-            return Err(tensor_error(
-                &source,
-                format!(
-                    "no GGUF name for it in the {} table (the converter cannot map it either)",
-                    arch.gguf
-                ),
-            ));
-        };
-        let new_name = format!("{gguf}{suffix}");
-        if planned.iter().any(|p| p.name == new_name) || taken.contains(&new_name.as_str()) {
+        if !names.insert(new_name.clone()) {
             return Err(tensor_error(
                 &source,
                 format!("maps to {new_name:?}, which another tensor already became"),

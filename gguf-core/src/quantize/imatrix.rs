@@ -14,6 +14,7 @@
 //!
 //! Either way llama-quantize uses `sum / count` per expert ([`Imatrix::weights`]).
 
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use crate::error::Result;
@@ -58,6 +59,36 @@ pub struct Imatrix {
     /// Tokens per chunk (GGUF's `imatrix.chunk_size`; `None` in legacy
     /// files and GGUF files without the key).
     pub chunk_size: Option<u32>,
+}
+
+/// Refuses weights the weighted quantizers cannot compute with: a
+/// non-finite, negative or too large one (see [`Imatrix::MAX_WEIGHT`]),
+/// naming the entry and the column.
+fn check_weights(name: &str, weights: &[f32]) -> Result<()> {
+    let bad_at = weights
+        .iter()
+        .position(|w| !w.is_finite() || *w < 0.0 || *w > Imatrix::MAX_WEIGHT);
+    let Some(i) = bad_at else {
+        return Ok(());
+    };
+    let w = weights[i];
+    let why = if !w.is_finite() {
+        "non-finite"
+    } else if w < 0.0 {
+        "negative (a mean of squares never is)"
+    } else {
+        "too large for the quantizers' arithmetic (a mean of squared activations that a \
+         model computes is far below)"
+    };
+    let bound = if w > Imatrix::MAX_WEIGHT {
+        format!(", above {:e}", Imatrix::MAX_WEIGHT)
+    } else {
+        String::new()
+    };
+    Err(mismatch(
+        name,
+        format!("weight {w:e} of column {i} is {why}{bound}"),
+    ))
 }
 
 fn bad(reason: String) -> Error {
@@ -110,6 +141,24 @@ impl<'a> Reader<'a> {
 }
 
 impl Imatrix {
+    /// The largest importance weight [`validate`](Imatrix::validate)
+    /// accepts.
+    ///
+    /// A weight is a mean of squared activations: an activation a model
+    /// computes in f16 has a square below 65504² ≈ 4.3e9, so real weights
+    /// stay far below this bound. ggml's weighted quantizers multiply the
+    /// weight by `sqrt(sigma2 + x²)` and form sums of that times `x` and
+    /// the levels, and products of such sums (the k-quants'
+    /// `sum_w * sum_l2 - sum_l * sum_l`, the IQ searches' `sumqx² / sumq2`
+    /// comparisons); in `f32` those overflow, and the block scales become
+    /// NaN, once weight × x² nears 1e31..1e35 (measured on every weighted
+    /// type with values of |x| up to 1, 10 and 100: the first type fails
+    /// at 1e35, 1e33, 1e31). At this bound every value an F16 tensor can
+    /// hold (|x| ≤ 65504) stays ten orders of magnitude below that; what
+    /// still overflows (huge values in an F32 or BF16 tensor) is caught in
+    /// the quantized blocks, naming the tensor.
+    pub const MAX_WEIGHT: f32 = 1e15;
+
     /// Reads the file at `path` (GGUF when it starts with `GGUF`, else
     /// legacy). It must be a regular file (symlinks followed): a FIFO or a
     /// device is refused before it is read
@@ -230,7 +279,10 @@ impl Imatrix {
         let chunk_count = u32_key("imatrix.chunk_count")?.unwrap_or(0);
         let chunk_size = u32_key("imatrix.chunk_size")?;
 
-        let mut names: Vec<&str> = Vec::new();
+        // llama.cpp keeps its entries in a map: by name, each once. A set
+        // keeps the reading linear in the tensor count (a search of the
+        // names seen so far made 120,000 entries take minutes).
+        let mut names: BTreeSet<&str> = BTreeSet::new();
         for i in 0..file.tensor_count() {
             let Some(t) = file.tensor_at(i) else { continue };
             let base = t
@@ -238,13 +290,9 @@ impl Imatrix {
                 .strip_suffix(".in_sum2")
                 .or_else(|| t.name().strip_suffix(".counts"));
             if let Some(base) = base.filter(|b| !b.is_empty()) {
-                if !names.contains(&base) {
-                    names.push(base);
-                }
+                names.insert(base);
             }
         }
-        // llama.cpp keeps its entries in a map: by name.
-        names.sort_unstable();
         let read_f32 = |name: &str| -> Result<Option<Vec<f32>>> {
             let Ok(t) = file.tensor(name) else {
                 return Ok(None);
@@ -343,8 +391,31 @@ impl Imatrix {
 
     /// The entry for tensor `name` (the last one of that name, as
     /// llama.cpp's reader keeps it when a legacy file repeats a name).
+    /// One lookup walks the entries: to look up many names, use
+    /// [`by_name`](Imatrix::by_name).
     pub fn entry(&self, name: &str) -> Option<&ImatrixEntry> {
         self.entries.iter().rev().find(|e| e.name == name)
+    }
+
+    /// Every entry by tensor name, the last of a repeated name winning as
+    /// in [`entry`](Imatrix::entry); built in one pass, for looking up
+    /// every tensor of a model.
+    ///
+    /// ```
+    /// use gguf_core::quantize::{Imatrix, ImatrixEntry, ImatrixFormat};
+    /// let e = |n: &str, v: f32| ImatrixEntry { name: n.into(), sums: vec![v], counts: vec![1.0] };
+    /// let m = Imatrix { format: ImatrixFormat::Dat, entries: vec![e("a", 1.0), e("b", 2.0), e("a", 3.0)],
+    ///                   datasets: vec![], chunk_count: 1, chunk_size: None };
+    /// let index = m.by_name();
+    /// assert_eq!(index["a"].sums, [3.0]);
+    /// assert_eq!(index.len(), 2);
+    /// ```
+    pub fn by_name(&self) -> HashMap<&str, &ImatrixEntry> {
+        let mut index = HashMap::with_capacity(self.entries.len());
+        for e in &self.entries {
+            index.insert(e.name.as_str(), e);
+        }
+        index
     }
 
     /// The importance of each column as llama-quantize passes it to the
@@ -385,9 +456,10 @@ impl Imatrix {
 
     /// Checks the matrix against `model`: every entry names a tensor of
     /// the model, with one value per column of each expert (the tensor's
-    /// first dimension times its third), and every weight is finite. The
-    /// token embeddings' size is not checked (llama-quantize does not).
-    /// The error names the tensor.
+    /// first dimension times its third), and every weight
+    /// ([`weights`](Imatrix::weights)) is finite, not negative and at most
+    /// [`MAX_WEIGHT`](Imatrix::MAX_WEIGHT). The token embeddings' size is
+    /// not checked (llama-quantize does not). The error names the tensor.
     pub fn validate(&self, model: &impl Gguf) -> Result<()> {
         for e in &self.entries {
             let Ok(t) = model.tensor(&e.name) else {
@@ -407,9 +479,7 @@ impl Imatrix {
                     ),
                 ));
             }
-            if let Some(v) = self.weights(e).into_iter().find(|v| !v.is_finite()) {
-                return Err(mismatch(&e.name, format!("non-finite value {v}")));
-            }
+            check_weights(&e.name, &self.weights(e))?;
         }
         Ok(())
     }

@@ -7,7 +7,7 @@ use std::io::Write;
 
 use crate::codec;
 use crate::error::Result;
-use crate::error::{CodecError, Error};
+use crate::error::{CodecError, Error, QuantizeError};
 use crate::format::{Endian, GgmlType};
 use crate::read::Tensor;
 
@@ -144,11 +144,65 @@ pub(crate) fn convert_tensor(
         };
         slab.encode(src, &mut out, workers)
             .map_err(|e| codec_error(name, e))?;
+        if expert_weights.is_some() && !codec::ignores_weights(to) {
+            let first_block = (row * dst_row / to.type_size().unwrap_or(1).max(1) as usize) as u64;
+            finite_scales(name, from, to, &out, first_block)?;
+        }
         w.write_all(&out)?;
         t.release_pages((row * src_row) as u64..(end * src_row) as u64);
         row = end;
     }
     Ok(())
+}
+
+/// Refuses encoded blocks with a non-finite scale. Importance weights
+/// that pass [`Imatrix::validate`](super::Imatrix::validate) keep ggml's
+/// weighted quantizers finite for weights of ordinary size, but not for
+/// every input (huge values in the tensor itself): what overflowed shows
+/// in the scales, and a file whose blocks decode to NaN is refused rather
+/// than written. `first_block` is the index of `out`'s first block in the
+/// tensor.
+fn finite_scales(
+    name: &str,
+    from: GgmlType,
+    to: GgmlType,
+    out: &[u8],
+    first_block: u64,
+) -> Result<()> {
+    let found = match crate::read::non_finite_scales(to, Endian::Little, out) {
+        Some(found) => found,
+        None => {
+            // Scales packed otherwise (IQ1_M): the decoded values tell.
+            let bs = to.block_size().unwrap_or(1).max(1) as usize;
+            let ts = to.type_size().unwrap_or(1).max(1) as usize;
+            let mut values = vec![0f32; out.len() / ts * bs];
+            codec::dequantize(to, Endian::Little, out, &mut values)
+                .map_err(|e| codec_error(name, e))?;
+            let mut blocks = values
+                .chunks_exact(bs)
+                .enumerate()
+                .filter(|(_, b)| b.iter().any(|v| !v.is_finite()))
+                .map(|(i, _)| i as u64);
+            match blocks.next() {
+                Some(first) => (1 + blocks.count() as u64, first),
+                None => (0, 0),
+            }
+        }
+    };
+    match found {
+        (0, _) => Ok(()),
+        (count, first) => Err(Error::Quantize(QuantizeError::Unconvertible {
+            tensor: name.to_owned(),
+            from,
+            to,
+            reason: format!(
+                "with its importance weights the quantizer gave {count} block(s) a non-finite \
+                 scale (the first: block {}): the importance matrix entry's weights are too \
+                 large for these values",
+                first_block + first
+            ),
+        })),
+    }
 }
 
 /// Rows of one expert, to encode.

@@ -3,6 +3,7 @@
 //! written ([`dry_run`] stops there), then streamed one tensor at a time
 //! into files that appear only once complete ([`quantize_model`]).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -17,7 +18,7 @@ use crate::read::Gguf;
 use crate::write::temp::{persist_all, TempFile};
 use crate::write::{Builder, TensorData, WriteMode};
 
-use super::imatrix::Imatrix;
+use super::imatrix::{Imatrix, ImatrixEntry};
 use super::keys::{output_metadata, KvOverride};
 use super::plan::{plan, Plan, PlannedTensor, QuantizeOptions};
 use super::report::{QuantizeReport, TensorReport};
@@ -50,8 +51,9 @@ pub struct QuantizeJob<'i> {
     /// `--override-kv`, in order given.
     pub kv_overrides: Vec<KvOverride>,
     /// Threads to spread rows over (llama-quantize's trailing `nthreads`);
-    /// 0 for every core. The output does not depend on it. Without the
-    /// `parallel` feature every run uses the calling thread.
+    /// 0 for every core; more than [`max_threads`] are that many. The
+    /// output does not depend on it. Without the `parallel` feature every
+    /// run uses the calling thread.
     pub threads: usize,
 }
 
@@ -75,12 +77,34 @@ impl<'i> QuantizeJob<'i> {
     }
 }
 
-/// Whether the importance matrix `m` has a usable row set for `t`: an
-/// entry of `shape[0] * shape[2]` values (llama-quantize quantizes the
-/// token embeddings without one when the size differs).
-fn has_weights(m: Option<&Imatrix>, t: &PlannedTensor) -> bool {
+/// How many threads a quantizing run uses at most: 4 per core this
+/// process may run on ([`std::thread::available_parallelism`], which
+/// counts the affinity mask and a cgroup's CPU quota; 1 when unknown).
+///
+/// Encoding rows is pure computation, so threads beyond the cores only
+/// wait for them; a few per core still cover a core count that is
+/// reported low, while a count far above it (100,000) would ask the system
+/// for that many threads and their stacks for nothing. A larger
+/// [`QuantizeJob::threads`] is taken as this many.
+///
+/// ```
+/// let n = gguf_core::quantize::max_threads();
+/// assert!(n >= 4 && n % 4 == 0);
+/// ```
+pub fn max_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    cores.saturating_mul(4)
+}
+
+/// The importance matrix's entries by name ([`Imatrix::by_name`]).
+type Entries<'m> = HashMap<&'m str, &'m ImatrixEntry>;
+
+/// Whether the importance matrix (its entries by name) has a usable row
+/// set for `t`: an entry of `shape[0] * shape[2]` values (llama-quantize
+/// quantizes the token embeddings without one when the size differs).
+fn has_weights(m: Option<&Entries<'_>>, t: &PlannedTensor) -> bool {
     let want = t.shape.first().copied().unwrap_or(1) * t.shape.get(2).copied().unwrap_or(1);
-    m.and_then(|m| m.entry(&t.input_name))
+    m.and_then(|m| m.get(t.input_name.as_str()))
         .is_some_and(|e| e.sums.len() as u64 == want)
 }
 
@@ -118,6 +142,7 @@ fn prepare(model: &impl Gguf, job: &QuantizeJob<'_>, dry: bool) -> Result<(Plan,
     if let Some(m) = imatrix {
         m.validate(model)?;
     }
+    let entries = imatrix.map(Imatrix::by_name);
     let mut report = QuantizeReport {
         tensors: Vec::with_capacity(plan.tensors.len()),
         file_type: plan.file_type,
@@ -143,7 +168,7 @@ fn prepare(model: &impl Gguf, job: &QuantizeJob<'_>, dry: bool) -> Result<(Plan,
             })
         };
         let converts = t.target != t.source;
-        let weighted = converts && has_weights(imatrix, t);
+        let weighted = converts && has_weights(entries.as_ref(), t);
         if converts {
             refuse_conversion(t, job, weighted, dry, &mut report)?;
         }
@@ -321,7 +346,7 @@ pub fn quantize_model<M: Gguf>(
         0 => None,
         n => Some(
             rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
+                .num_threads(n.min(max_threads()))
                 .build()
                 .map_err(|e| Error::from(std::io::Error::other(e)))?,
         ),
@@ -356,6 +381,7 @@ pub fn quantize_model<M: Gguf>(
         }
     }
     let imatrix = job.matrix();
+    let entries = imatrix.map(Imatrix::by_name);
     for (t, r) in plan.tensors.iter().zip(&report.tensors) {
         let source = model.tensor(&t.input_name)?;
         let b = &mut builders[r.file];
@@ -365,8 +391,9 @@ pub fn quantize_model<M: Gguf>(
             continue;
         }
         let (failure, use_weights, target) = (&failure, r.imatrix, t.target);
+        let entry = entries.as_ref().and_then(|m| m.get(source.name()).copied());
         b.add_tensor_fn(t.name.clone(), t.target, &t.shape, move |w| {
-            let weights = match imatrix.and_then(|m| m.entry(source.name())) {
+            let weights = match entry {
                 Some(e) if use_weights => imatrix.map(|m| m.weights(e)),
                 _ => None,
             };

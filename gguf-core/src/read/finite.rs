@@ -45,6 +45,32 @@ fn f16_scales(ty: GgmlType) -> Option<&'static [usize]> {
     })
 }
 
+/// The blocks of `data` (whole blocks of `ty`, multi-byte fields in
+/// `endian`) whose f16 scales are infinite or NaN: how many and the index
+/// of the first (`(0, 0)` when none is). `None` when `ty` has no plain f16
+/// scales to check.
+pub(crate) fn non_finite_scales(ty: GgmlType, endian: Endian, data: &[u8]) -> Option<(u64, u64)> {
+    let offsets = f16_scales(ty)?;
+    let ts = ty.type_size().unwrap_or(1) as usize;
+    let (mut count, mut first) = (0u64, None);
+    for (i, block) in data.chunks_exact(ts).enumerate() {
+        for &at in offsets {
+            let b = [block[at], block[at + 1]];
+            let bits = match endian {
+                Endian::Big => u16::from_be_bytes(b),
+                Endian::Little => u16::from_le_bytes(b),
+            };
+            // f16 exponent all ones: infinity or NaN.
+            if bits & 0x7c00 == 0x7c00 {
+                count += 1;
+                first.get_or_insert(i as u64);
+                break;
+            }
+        }
+    }
+    Some((count, first.unwrap_or(0)))
+}
+
 impl Tensor<'_> {
     /// Counts the infinities and NaNs in the tensor, `None` when there are
     /// none (and always for integer tensors). A quantized type with plain
@@ -81,23 +107,11 @@ impl Tensor<'_> {
             first.get_or_insert(i as u64);
         };
         let unit = match f16_scales(ty) {
-            Some(offsets) => {
-                let data = self.data()?;
-                let endian = self.file_endian();
-                let ts = ty.type_size().unwrap_or(1) as usize;
-                for (i, block) in data.chunks_exact(ts).enumerate() {
-                    for &at in offsets {
-                        let b = [block[at], block[at + 1]];
-                        let bits = match endian {
-                            Endian::Big => u16::from_be_bytes(b),
-                            Endian::Little => u16::from_le_bytes(b),
-                        };
-                        // f16 exponent all ones: infinity or NaN.
-                        if bits & 0x7c00 == 0x7c00 {
-                            note(i);
-                            break;
-                        }
-                    }
+            Some(_) => {
+                let found = non_finite_scales(ty, self.file_endian(), self.data()?);
+                if let Some((n, at)) = found.filter(|&(n, _)| n > 0) {
+                    count = n;
+                    first = Some(at);
                 }
                 FiniteUnit::BlockScales
             }

@@ -35,7 +35,8 @@ pub struct Args {
     /// Most tensors per shard, as the converter's --split-max-tensors.
     #[arg(long, value_name = "N", value_parser = crate::split::parse_count)]
     split_max_tensors: Option<usize>,
-    /// Threads for a preset's quantization (0: every core).
+    /// Threads for a preset's quantization (0: every core; at most 4 per
+    /// core, a larger count is lowered with a warning).
     #[arg(long, value_name = "N", default_value_t = 0)]
     threads: usize,
 }
@@ -66,7 +67,14 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .as_ref()
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_default();
-    options.threads = args.threads;
+    options.threads = match target {
+        Target::Preset(_) => crate::quantize::threads_clamped(
+            args.threads,
+            "--threads",
+            &args.hf_dir.display().to_string(),
+        ),
+        Target::Float(_) => args.threads,
+    };
     if args.split_max_size.is_some() || args.split_max_tensors.is_some() {
         options.split = Some(
             SplitOptions::default()

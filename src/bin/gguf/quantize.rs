@@ -27,8 +27,9 @@ pub struct Args {
     /// The preset, by name (any case) or number: see the list below.
     #[arg(value_name = "TYPE")]
     ty: Option<String>,
-    /// Threads to quantize on (0 or less: every core). The output is the
-    /// same whatever the count.
+    /// Threads to quantize on (0 or less: every core; at most 4 per core,
+    /// a larger count is lowered with a warning). The output is the same
+    /// whatever the count.
     #[arg(value_name = "THREADS", allow_negative_numbers = true)]
     threads: Option<String>,
     /// Any further argument is an error (clap shows it as one).
@@ -289,8 +290,8 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_default();
     job.allow_requantize = args.allow_requantize;
     job.kv_overrides = kv_overrides;
-    job.threads = pos.threads;
     let shown_input = crate::open::shown(&args.input);
+    job.threads = crate::quantize::threads_clamped(pos.threads, "THREADS", &shown_input);
 
     if args.dry_run {
         let report = quantize::dry_run(&input, &job).map_err(|e| format!("{shown_input}: {e}"))?;
@@ -443,4 +444,20 @@ fn warnings(r: &QuantizeReport, job: &QuantizeJob<'_>) {
             r.requantized
         ));
     }
+}
+
+/// `threads` as the library will use it ([`quantize::max_threads`] at
+/// most), with a warning on stderr naming `file` when it is lowered.
+/// `flag` is how the count was given (`THREADS`, `--threads`).
+pub(crate) fn threads_clamped(threads: usize, flag: &str, file: &str) -> usize {
+    let max = quantize::max_threads();
+    if threads <= max {
+        return threads;
+    }
+    crate::message(&format!(
+        "gguf: {file}: warning: {flag} {threads} is more than 4 threads per core ({} core(s) \
+         available): quantizing on {max} threads",
+        max / 4
+    ));
+    max
 }
