@@ -40,6 +40,16 @@ pub enum TokenizerError {
         /// The vocabulary size.
         n_tokens: usize,
     },
+    /// A piece of the text the tokenizer has to take whole (one
+    /// pre-tokenizer word, or a run of SentencePiece text with no place
+    /// where it can be cut) is longer than it can hold.
+    #[error("a piece of the text of {len} bytes cannot be cut and is too long to tokenize (at most {max} bytes)")]
+    PieceTooLong {
+        /// The piece's length in bytes.
+        len: usize,
+        /// The longest piece taken.
+        max: usize,
+    },
     /// The text needs a token the vocabulary lacks (a byte token for byte
     /// fallback, the BOS or EOS token llama.cpp asserts on).
     #[error("the vocabulary has no {what}")]

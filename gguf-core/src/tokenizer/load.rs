@@ -231,6 +231,7 @@ impl Tokenizer {
             max_token_len,
             normalizer_strip_accents: false,
             ugm: None,
+            special_matchers: Default::default(),
         };
         if kind == VocabType::Ugm {
             // Built before the attribute fixes below, as llama.cpp builds

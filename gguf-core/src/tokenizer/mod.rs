@@ -64,6 +64,8 @@
 //! matched in id order, and a control-looking token detected by text (FIM
 //! markers) is the first of llama.cpp's list the vocabulary has.
 
+use std::sync::OnceLock;
+
 use rustc_hash::FxHashMap;
 
 use crate::error::{Result, TokenizerError};
@@ -192,6 +194,9 @@ pub struct Tokenizer {
     max_token_len: usize,
     /// Unigram's tries and character map (`ugm` vocabularies only).
     ugm: Option<Box<ugm::Ugm>>,
+    /// The special tokens as automata, built on first use: without and
+    /// with control tokens (`parse_special`). An error is the reason.
+    special_matchers: [OnceLock<std::result::Result<Option<special::Matcher>, String>>; 2],
 }
 
 impl std::fmt::Debug for Tokenizer {
@@ -270,92 +275,86 @@ impl Tokenizer {
     /// Errors only when a token llama.cpp asserts on is missing (BOS or EOS
     /// when they are to be added, a byte token for byte fallback).
     pub fn encode(&self, text: &str, add_special: bool, parse_special: bool) -> Result<Vec<u32>> {
-        let fragments = special::partition(self, text, parse_special);
         let mut out = Vec::with_capacity(text.len() / 3 + 2);
         let bos = || self.required(self.specials.bos, "BOS token");
         let eos = || self.required(self.specials.eos, "EOS token");
-        match self.kind {
-            VocabType::Spm => {
-                if add_special && self.flags.add_bos {
-                    out.push(bos()?);
-                }
-                let mut prev_special = true;
-                for f in fragments {
-                    match f {
-                        special::Fragment::Text(t) => {
-                            let mut s = String::with_capacity(t.len() + 3);
-                            if self.flags.add_space_prefix && prev_special {
-                                s.push(' ');
-                            }
-                            s.push_str(t);
-                            let s = s.replace(' ', "\u{2581}");
-                            spm::tokenize(self, &s, &mut out)?;
-                            prev_special = false;
-                        }
-                        special::Fragment::Token(id) => {
-                            out.push(id);
-                            prev_special = true;
-                        }
-                    }
-                }
-                if add_special && self.flags.add_eos {
-                    out.push(eos()?);
-                }
-            }
-            VocabType::Bpe => {
-                if add_special && self.flags.add_bos {
-                    out.push(bos()?);
-                }
-                for f in fragments {
-                    match f {
-                        special::Fragment::Text(t) if self.flags.escape_whitespaces => {
-                            bpe::tokenize(self, &t.replace(' ', "\u{2581}"), &mut out)
-                        }
-                        special::Fragment::Text(t) => bpe::tokenize(self, t, &mut out),
-                        special::Fragment::Token(id) => out.push(id),
-                    }
-                }
-                if add_special && self.flags.add_eos {
-                    out.push(eos()?);
-                }
-            }
-            VocabType::Wpm => {
-                if add_special {
-                    out.push(bos()?);
-                }
-                for f in fragments {
-                    match f {
-                        special::Fragment::Text(t) => wpm::tokenize(self, t, &mut out),
-                        special::Fragment::Token(id) => out.push(id),
-                    }
-                }
-                if add_special {
-                    out.push(self.required(self.specials.sep, "SEP token")?);
-                }
-            }
+        let (first, last) = match self.kind {
+            VocabType::Spm | VocabType::Bpe | VocabType::Ugm => (
+                add_special && self.flags.add_bos,
+                add_special && self.flags.add_eos,
+            ),
+            VocabType::Wpm => (add_special, add_special),
+        };
+        if first {
+            out.push(bos()?);
+        }
+        let ugm = match self.kind {
             VocabType::Ugm => {
-                if add_special && self.flags.add_bos {
-                    out.push(bos()?);
+                Some(
+                    self.ugm
+                        .as_deref()
+                        .ok_or_else(|| TokenizerError::UnsupportedModel {
+                            model: self.model.clone(),
+                            reason: "its Unigram tables were not built".into(),
+                        })?,
+                )
+            }
+            _ => None,
+        };
+        // Each fragment is tokenized as it is found: the fragments of a
+        // long text are never all held at once.
+        let mut prev_special = true;
+        special::partition(self, text, parse_special, |f| {
+            let t = match f {
+                special::Fragment::Token(id) => {
+                    out.push(id);
+                    prev_special = true;
+                    return Ok(());
                 }
-                let ugm = self
-                    .ugm
-                    .as_deref()
-                    .ok_or_else(|| TokenizerError::UnsupportedModel {
-                        model: self.model.clone(),
-                        reason: "its Unigram tables were not built".into(),
-                    })?;
-                for f in fragments {
-                    match f {
-                        special::Fragment::Text(t) => ugm::tokenize(self, ugm, t, &mut out)?,
-                        special::Fragment::Token(id) => out.push(id),
+                special::Fragment::Text(t) => t,
+            };
+            match self.kind {
+                VocabType::Spm => spm::tokenize_fragment(
+                    self,
+                    t,
+                    self.flags.add_space_prefix && prev_special,
+                    &mut out,
+                )?,
+                VocabType::Bpe if self.flags.escape_whitespaces => {
+                    bpe::tokenize(self, &t.replace(' ', "\u{2581}"), &mut out)?
+                }
+                VocabType::Bpe => bpe::tokenize(self, t, &mut out)?,
+                VocabType::Wpm => wpm::tokenize(self, t, &mut out),
+                VocabType::Ugm => {
+                    if let Some(ugm) = ugm {
+                        ugm::tokenize(self, ugm, t, &mut out)?;
                     }
                 }
-                if add_special && self.flags.add_eos {
-                    out.push(eos()?);
-                }
             }
+            prev_special = false;
+            Ok(())
+        })?;
+        if last {
+            out.push(match self.kind {
+                VocabType::Wpm => self.required(self.specials.sep, "SEP token")?,
+                _ => eos()?,
+            });
         }
         Ok(out)
+    }
+
+    /// The automaton of the special tokens `encode` matches, built once.
+    fn special_matcher(&self, parse_special: bool) -> Result<Option<&special::Matcher>> {
+        let built = self.special_matchers[usize::from(parse_special)]
+            .get_or_init(|| special::Matcher::new(self, parse_special));
+        match built {
+            Ok(m) => Ok(m.as_ref()),
+            Err(reason) => Err(TokenizerError::BadKey {
+                key: "tokenizer.ggml.tokens".into(),
+                reason: reason.clone(),
+            }
+            .into()),
+        }
     }
 
     fn required(&self, id: Option<u32>, what: &str) -> Result<u32> {

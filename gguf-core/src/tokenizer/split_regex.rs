@@ -100,21 +100,20 @@ impl Pattern {
                 }
             })
             .collect();
-        // Byte offset of each code point (and of the end).
-        let mut byte_at = Vec::with_capacity(cpts.len() + 1);
-        let mut b = 0;
-        for ch in text.chars() {
-            byte_at.push(b);
-            b += ch.len_utf8();
-        }
-        byte_at.push(b);
-
+        // Each chunk's bytes, found by walking the text once (a table of
+        // every code point's offset would cost 8 bytes per code point).
         let mut out = Vec::with_capacity(offsets.len());
-        let mut start = 0;
+        let mut chars = text.char_indices();
+        let mut start_byte = 0;
         for &len in offsets {
-            let chunk = &text[byte_at[start]..byte_at[start + len]];
-            self.split_chunk(chunk, &mut out);
-            start += len;
+            let end_byte = if len == 0 {
+                start_byte
+            } else {
+                chars.nth(len - 1);
+                chars.offset()
+            };
+            self.split_chunk(&text[start_byte..end_byte], &mut out);
+            start_byte = end_byte;
         }
         out
     }

@@ -304,13 +304,18 @@ fn normalize(tok: &Tokenizer, ugm: &Ugm, input: &[u8]) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-/// The best tokenization ending at one byte offset.
+/// The best tokenization ending at one byte offset (16 bytes: one per
+/// byte of normalized text).
 #[derive(Clone, Copy)]
 struct Best {
-    token: Option<u32>,
-    start: usize,
+    /// The last token, [`NO_TOKEN`] for the unknown token when the
+    /// vocabulary has none.
+    token: u32,
+    start: u32,
     score: f64,
 }
+
+const NO_TOKEN: u32 = u32::MAX;
 
 /// Tokenizes `text` onto `out`.
 pub(crate) fn tokenize(tok: &Tokenizer, ugm: &Ugm, text: &str, out: &mut Vec<u32>) -> Result<()> {
@@ -319,10 +324,18 @@ pub(crate) fn tokenize(tok: &Tokenizer, ugm: &Ugm, text: &str, out: &mut Vec<u32
     if n == 0 {
         return Ok(());
     }
+    if n >= u32::MAX as usize {
+        return Err(TokenizerError::PieceTooLong {
+            len: n,
+            max: u32::MAX as usize - 1,
+        }
+        .into());
+    }
     let unk = tok.specials.unk;
+    let unk_token = unk.unwrap_or(NO_TOKEN);
     let mut best = vec![
         Best {
-            token: unk,
+            token: unk_token,
             start: 0,
             score: f64::MIN,
         };
@@ -352,8 +365,8 @@ pub(crate) fn tokenize(tok: &Tokenizer, ugm: &Ugm, text: &str, out: &mut Vec<u32
                 let challenger = here + score;
                 if challenger > best[end].score {
                     best[end] = Best {
-                        token: Some(id),
-                        start: pos,
+                        token: id,
+                        start: pos as u32,
                         score: challenger,
                     };
                 }
@@ -369,8 +382,8 @@ pub(crate) fn tokenize(tok: &Tokenizer, ugm: &Ugm, text: &str, out: &mut Vec<u32
             let end = pos + cpt_len;
             if challenger > best[end].score {
                 best[end] = Best {
-                    token: unk,
-                    start: pos,
+                    token: unk_token,
+                    start: pos as u32,
                     score: challenger,
                 };
             }
@@ -383,15 +396,15 @@ pub(crate) fn tokenize(tok: &Tokenizer, ugm: &Ugm, text: &str, out: &mut Vec<u32
     let mut at = n;
     loop {
         let b = best[at];
-        let unknown = b.token == unk;
+        let unknown = b.token == unk_token;
         if !(prev_unknown && unknown) {
-            out.push(tok.required(b.token, "unknown token")?);
+            out.push(tok.required((b.token != NO_TOKEN).then_some(b.token), "unknown token")?);
         }
         if b.start == 0 {
             break;
         }
         prev_unknown = unknown;
-        at = b.start;
+        at = b.start as usize;
     }
     out[first..].reverse();
     Ok(())

@@ -50,9 +50,16 @@ fn lower(c: char) -> char {
     }
 }
 
-/// llama.cpp's `preprocess`: the words of the text.
-fn words(tok: &Tokenizer, text: &str) -> Vec<String> {
-    let mut words = vec![String::new()];
+/// llama.cpp's `preprocess`: hands `word` each word of the text in turn
+/// (never empty), one buffer reused.
+fn words(tok: &Tokenizer, text: &str, mut word: impl FnMut(&str)) {
+    let mut cur = String::new();
+    let mut end_word = |cur: &mut String| {
+        if !cur.is_empty() {
+            word(cur);
+            cur.clear();
+        }
+    };
     for c in text.chars() {
         let c = if tok.normalizer_strip_accents {
             nfd_first(c)
@@ -62,9 +69,7 @@ fn words(tok: &Tokenizer, text: &str) -> Vec<String> {
         let cpt = u32::from(c);
         let f = flags(cpt);
         if f.is_whitespace() {
-            if !words.last().is_some_and(String::is_empty) {
-                words.push(String::new());
-            }
+            end_word(&mut cur);
             continue;
         }
         if cpt == 0 || cpt == 0xFFFD || f.category() == Flags::CONTROL {
@@ -82,31 +87,24 @@ fn words(tok: &Tokenizer, text: &str) -> Vec<String> {
             || (cpt < 0x7F && f.category() == Flags::SYMBOL)
             || is_chinese_char(cpt);
         if alone {
-            if !words.last().is_some_and(String::is_empty) {
-                words.push(String::new());
-            }
-            if let Some(w) = words.last_mut() {
-                w.push(c);
-            }
-            words.push(String::new());
-        } else if let Some(w) = words.last_mut() {
-            w.push(c);
+            end_word(&mut cur);
+            cur.push(c);
+            end_word(&mut cur);
+        } else {
+            cur.push(c);
         }
     }
-    if words.last().is_some_and(String::is_empty) {
-        words.pop();
-    }
-    words
+    end_word(&mut cur);
 }
 
-/// Tokenizes `text` onto `out`.
+/// Tokenizes `text` onto `out`, one word at a time.
 pub(crate) fn tokenize(tok: &Tokenizer, text: &str, out: &mut Vec<u32>) {
     let max_len = tok.max_token_len;
-    for word in words(tok, text) {
-        if word.is_empty() {
-            continue;
-        }
-        let word1 = format!("\u{2581}{word}");
+    let mut word1 = String::new();
+    words(tok, text, |word| {
+        word1.clear();
+        word1.push('\u{2581}');
+        word1.push_str(word);
         let n = word1.len();
         let start = out.len();
         let mut i = 0;
@@ -131,5 +129,5 @@ pub(crate) fn tokenize(tok: &Tokenizer, text: &str, out: &mut Vec<u32>) {
         if out.len() == start {
             out.extend(tok.specials.unk);
         }
-    }
+    });
 }

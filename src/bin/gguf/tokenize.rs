@@ -5,7 +5,6 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use gguf::tokenizer::Tokenizer;
-use serde_json::json;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -57,39 +56,88 @@ pub struct Args {
     source: crate::open::SourceArgs,
 }
 
-/// llama.cpp's `string_process_escapes`.
-fn process_escapes(input: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(input.len());
-    let mut i = 0;
-    while i < input.len() {
-        if input[i] == b'\\' && i + 1 < input.len() {
+/// llama.cpp's `string_process_escapes`, in place: the text never grows,
+/// and a long input is not held twice.
+fn process_escapes(buf: &mut Vec<u8>) {
+    let (mut i, mut o) = (0, 0);
+    let n = buf.len();
+    while i < n {
+        if buf[i] == b'\\' && i + 1 < n {
             i += 1;
-            match input[i] {
-                b'n' => out.push(b'\n'),
-                b'r' => out.push(b'\r'),
-                b't' => out.push(b'\t'),
-                b'\'' => out.push(b'\''),
-                b'"' => out.push(b'"'),
-                b'\\' => out.push(b'\\'),
-                b'x' if i + 2 < input.len()
-                    && input[i + 1].is_ascii_hexdigit()
-                    && input[i + 2].is_ascii_hexdigit() =>
+            let c = buf[i];
+            let byte = match c {
+                b'n' => b'\n',
+                b'r' => b'\r',
+                b't' => b'\t',
+                b'\'' => b'\'',
+                b'"' => b'"',
+                b'\\' => b'\\',
+                b'x' if i + 2 < n
+                    && buf[i + 1].is_ascii_hexdigit()
+                    && buf[i + 2].is_ascii_hexdigit() =>
                 {
-                    let hex = std::str::from_utf8(&input[i + 1..i + 3]).unwrap_or("0");
-                    out.push(u8::from_str_radix(hex, 16).unwrap_or(0));
+                    let hex = |d: u8| (d as char).to_digit(16).unwrap_or(0) as u8;
+                    let v = hex(buf[i + 1]) * 16 + hex(buf[i + 2]);
                     i += 2;
+                    v
                 }
-                c => {
-                    out.push(b'\\');
-                    out.push(c);
+                _ => {
+                    // Kept as written: two bytes for the two read.
+                    buf[o] = b'\\';
+                    o += 1;
+                    c
                 }
-            }
+            };
+            buf[o] = byte;
         } else {
-            out.push(input[i]);
+            buf[o] = buf[i];
         }
+        o += 1;
         i += 1;
     }
-    out
+    buf.truncate(o);
+}
+
+/// `--json`'s document, written as it is serialized: the pieces of a long
+/// text are never all held as strings.
+struct JsonDoc<'a> {
+    model: String,
+    tok: &'a Tokenizer,
+    add_special: bool,
+    parse_special: bool,
+    ids: &'a [u32],
+}
+
+/// The pieces of `ids`, one string each, made as they are written.
+struct Pieces<'a>(&'a Tokenizer, &'a [u32]);
+
+impl serde::Serialize for Pieces<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let mut seq = s.serialize_seq(Some(self.1.len()))?;
+        for &id in self.1 {
+            let piece = self.0.token_to_piece(id, true).map_err(S::Error::custom)?;
+            seq.serialize_element(&*String::from_utf8_lossy(&piece))?;
+        }
+        seq.end()
+    }
+}
+
+impl serde::Serialize for JsonDoc<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(9))?;
+        map.serialize_entry("model", &self.model)?;
+        map.serialize_entry("vocab_type", self.tok.vocab_type().name())?;
+        map.serialize_entry("tokenizer_model", self.tok.model_name())?;
+        map.serialize_entry("pre", &self.tok.pre_name())?;
+        map.serialize_entry("add_special", &self.add_special)?;
+        map.serialize_entry("parse_special", &self.parse_special)?;
+        map.serialize_entry("count", &self.ids.len())?;
+        map.serialize_entry("ids", self.ids)?;
+        map.serialize_entry("pieces", &Pieces(self.tok, self.ids))?;
+        map.end()
+    }
 }
 
 /// The piece as llama-tokenize shows it between quotes: the text (control
@@ -132,7 +180,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         args.prompt.clone().unwrap_or_default().into_bytes()
     };
     if escape {
-        text = process_escapes(&text);
+        process_escapes(&mut text);
     }
     let text = String::from_utf8(text).map_err(|e| {
         format!(
@@ -145,53 +193,53 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let ids = tok.encode(&text, add_special, !args.no_parse_special)?;
 
     if args.json {
-        let pieces: Vec<String> = ids
-            .iter()
-            .map(|&id| {
-                tok.token_to_piece(id, true)
-                    .map(|p| String::from_utf8_lossy(&p).into_owned())
-            })
-            .collect::<Result<_, _>>()?;
-        let doc = json!({
-            "model": crate::open::shown(path),
-            "vocab_type": tok.vocab_type().name(),
-            "tokenizer_model": tok.model_name(),
-            "pre": tok.pre_name(),
-            "add_special": add_special,
-            "parse_special": !args.no_parse_special,
-            "count": ids.len(),
-            "ids": ids,
-            "pieces": pieces,
+        return crate::json::print_pretty(&JsonDoc {
+            model: crate::open::shown(path),
+            tok: &tok,
+            add_special,
+            parse_special: !args.no_parse_special,
+            ids: &ids,
         });
-        return crate::json::print_pretty(&doc);
     }
 
-    let mut out = String::new();
-    if args.ids {
-        let list: Vec<String> = ids.iter().map(u32::to_string).collect();
-        out.push_str(&format!("[{}]", list.join(", ")));
-    } else {
-        for (i, &id) in ids.iter().enumerate() {
-            if i > 0 {
-                out.push('\n');
-            }
-            let (piece, utf8) = shown_piece(&tok.token_to_piece(id, true)?);
-            out.push_str(&format!("{id:6} -> '{piece}'"));
-            if !utf8 {
-                out.push_str(" (utf-8 decode failure)");
-            }
-        }
-    }
-    if args.show_count {
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        out.push_str(&format!("Total number of tokens: {}", ids.len()));
-    }
-    if out.is_empty() {
+    if ids.is_empty() && !args.show_count && !args.ids {
         return Ok(());
     }
-    crate::print_with(|w| w.write_all(out.as_bytes()))
+    // Written as made, a line at a time, not built as one string first.
+    crate::print_with(|w| {
+        let mut w = std::io::BufWriter::with_capacity(64 << 10, w);
+        if args.ids {
+            w.write_all(b"[")?;
+            for (i, id) in ids.iter().enumerate() {
+                if i > 0 {
+                    w.write_all(b", ")?;
+                }
+                write!(w, "{id}")?;
+            }
+            w.write_all(b"]")?;
+        } else {
+            for (i, &id) in ids.iter().enumerate() {
+                if i > 0 {
+                    w.write_all(b"\n")?;
+                }
+                let piece = tok
+                    .token_to_piece(id, true)
+                    .map_err(std::io::Error::other)?;
+                let (piece, utf8) = shown_piece(&piece);
+                write!(w, "{id:6} -> '{piece}'")?;
+                if !utf8 {
+                    w.write_all(b" (utf-8 decode failure)")?;
+                }
+            }
+        }
+        if args.show_count {
+            if args.ids || !ids.is_empty() {
+                w.write_all(b"\n")?;
+            }
+            write!(w, "Total number of tokens: {}", ids.len())?;
+        }
+        w.flush()
+    })
 }
 
 #[cfg(test)]
@@ -200,10 +248,13 @@ mod tests {
 
     #[test]
     fn escapes_as_llama_cpp() {
-        assert_eq!(
-            process_escapes(br"a\nb\tc\\d\x41\q\x4"),
-            b"a\nb\tc\\dA\\q\\x4"
-        );
-        assert_eq!(process_escapes(b"end\\"), b"end\\");
+        let escaped = |s: &[u8]| {
+            let mut v = s.to_vec();
+            process_escapes(&mut v);
+            v
+        };
+        assert_eq!(escaped(br"a\nb\tc\\d\x41\q\x4"), b"a\nb\tc\\dA\\q\\x4");
+        assert_eq!(escaped(b"end\\"), b"end\\");
+        assert_eq!(escaped(br"\xzz\x7e"), b"\\xzz~");
     }
 }
