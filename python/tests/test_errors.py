@@ -11,7 +11,9 @@ import errno
 import importlib.metadata
 import os
 import re
+import select
 import shutil
+import signal
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -97,8 +99,13 @@ def classes_raised_without_root(path: Path) -> dict[str, str]:
             os._exit(0)
     os.close(write_end)
     with os.fdopen(read_end) as f:
-        report = f.read()
+        # The child writes once, then exits: its pipe closes either way.
+        ready, _, _ = select.select([f], [], [], 120)
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+        report = f.read() if ready else ""
     os.waitpid(pid, 0)
+    assert report, "the unprivileged child reported nothing"
     out = {}
     for line in report.splitlines():
         name, _, what = line.partition("=")
