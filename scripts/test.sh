@@ -26,6 +26,20 @@ for package in gguf-kit gguf-core; do
         exit 1
     fi
 done
+# The local-only tool (README, "The first build": `--no-default-features
+# --features cli`) compiles without warnings and with no HTTP, TLS or
+# async-runtime crate; a URL given to it is refused, saying why (a unit
+# test of src/bin/gguf/open.rs). Only gguf-core and the tool are checked
+# again: the other crates' check results are shared with clippy's run.
+if cargo tree -p gguf-kit -e normal --no-default-features --features cli --prefix none | grep -E '^(object_store|reqwest|tokio|hyper|rustls|ring|futures) '; then
+    echo "error: the local-only tool (--no-default-features --features cli) depends on network crates (listed above)" >&2
+    exit 1
+fi
+if cargo clippy --version >/dev/null 2>&1; then
+    cargo clippy -p gguf-kit --no-default-features --features cli --bin gguf -- -D warnings
+else
+    cargo check -p gguf-kit --no-default-features --features cli --bin gguf
+fi
 # The module graph: every import in gguf-core runs down the layer order
 # written once in scripts/check_layers.py (ARCHITECTURE.md draws it). The
 # self-test first shows that the check fails on an import running upward.

@@ -21,7 +21,11 @@ dict of Python values, tensors with ``to_numpy()``, ``summary()`` and
 ``gguf_rs.Builder()`` writes a new file from values and numpy arrays.
 
 Files gguf-kit refuses raise :class:`GGUFError`, a ``ValueError`` with the
-library's message and the byte offset where the file is wrong.
+library's message and the byte offset where the file is wrong; a file that
+cannot be opened raises the ``OSError`` Python's ``open()`` raises for it
+(``FileNotFoundError``, ``PermissionError``, ``IsADirectoryError``, ...),
+on every path, as gguf-py's ``GGUFReader`` does. ``__version__`` is the
+package's version (the gguf-kit crate's).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import quants
-from ._native import Editor, GGUFError, ModelEditor
+from ._native import Editor, GGUFError, ModelEditor, __version__
 from .builder import Builder
 from .model import Model, Tensor, open
 from .reader import GGUFReader, ReaderField, ReaderTensor
@@ -44,6 +48,7 @@ __all__ = [
     "ReaderField",
     "ReaderTensor",
     "Tensor",
+    "__version__",
     "install",
     "installed",
     "open",

@@ -5,6 +5,9 @@ from os import PathLike
 
 import numpy as np
 
+__version__: str
+"""The package's version: the gguf-kit crate's (Cargo.toml), as the wheel's."""
+
 class GGUFError(ValueError):
     """A file gguf-kit refuses, or a codec argument it cannot work with."""
 

@@ -29,8 +29,10 @@ __all__ = ["Model", "Tensor", "open"]
 
 
 class Tensor:
-    """One tensor of a model: ``name``, ``tensor_type``, ``shape`` (numpy
-    order: rows last, as gguf-py's ``tensor.data`` has it), ``n_elements``."""
+    """One tensor of a model: ``name``, ``tensor_type`` (gguf-py's
+    ``GGMLQuantizationType`` member, as ``GGUFReader``'s tensors have it; a
+    type id gguf-py does not know stays an ``int``), ``shape`` (numpy order:
+    rows last, as gguf-py's ``tensor.data`` has it), ``n_elements``."""
 
     __slots__ = ("_model", "name", "tensor_type", "shape", "n_elements")
 
@@ -148,6 +150,10 @@ def open(source: str | os.PathLike[str]) -> Model:  # noqa: A001 - the library's
     ``gs://``, ``az://``, ``ollama://HOST/NAME[:TAG]``) or an entry of the
     local Ollama store (``ollama:NAME[:TAG]``). A remote model costs its
     header (at most 3 range reads) to open and one range read per tensor
-    read. Broken files raise :class:`gguf_rs.GGUFError`, whose message
-    shows URLs without their credentials."""
+    read. Broken files raise :class:`gguf_rs.GGUFError` (a ``ValueError``),
+    whose message names the file and shows URLs without their credentials; a
+    file that cannot be opened raises what ``open()`` and gguf-py's
+    ``GGUFReader`` raise for it: ``FileNotFoundError`` (also for a shard
+    missing from a split model), ``PermissionError``, ``IsADirectoryError``,
+    with the path as its ``filename``."""
     return Model(source)

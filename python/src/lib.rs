@@ -8,9 +8,10 @@
 
 use std::path::Path;
 
+use gguf::error::SplitError;
 use gguf::{codec, Endian, GgmlType, Gguf, GgufFile, Value};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyFileNotFoundError, PyIndexError, PyKeyError, PyOSError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyKeyError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyList};
 
@@ -42,16 +43,26 @@ fn offset_in(message: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
-/// The library's error as a Python exception: I/O errors as the `OSError`
-/// subclass Python itself raises (what `np.memmap` raises in gguf-py), every
+/// The library's error as a Python exception: an I/O failure as the
+/// `OSError` subclass Python itself raises for it (see [`os_error`]), every
 /// other error as a [`GGUFError`] carrying the message and offset.
 pub(crate) fn to_py(py: Python<'_>, err: gguf::Error) -> PyErr {
-    let message = err.to_string();
-    if let Some(io) = err.io_error() {
-        return match io.kind() {
-            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
-            _ => PyOSError::new_err(message),
-        };
+    to_py_at(py, err, None)
+}
+
+/// [`to_py`] for an error about the file at `path`: a [`GGUFError`] whose
+/// message does not name the file yet is prefixed with it (a file's
+/// parser reports offsets, not the file, which only its caller knows).
+pub(crate) fn to_py_at(py: Python<'_>, err: gguf::Error, path: Option<&Path>) -> PyErr {
+    if let Some(os) = os_error(py, &err) {
+        return os;
+    }
+    let mut message = err.to_string();
+    if let Some(path) = path {
+        let shown = path.display().to_string();
+        if !message.contains(&shown) {
+            message = format!("{shown}: {message}");
+        }
     }
     let py_err = GGUFError::new_err(message.clone());
     let offset = offset_in(&message);
@@ -59,6 +70,82 @@ pub(crate) fn to_py(py: Python<'_>, err: gguf::Error) -> PyErr {
     // of memory exhaustion, which Python reports on its own.
     let _ = py_err.value(py).setattr("offset", offset);
     py_err
+}
+
+/// The I/O failure inside `err`, with the file it concerns: a file's own,
+/// or that of the shard of a model it happened in.
+fn io_cause(err: &gguf::Error) -> Option<(Option<&Path>, &std::io::Error)> {
+    match err {
+        gguf::Error::Io { path, source } => Some((path.as_deref(), source)),
+        gguf::Error::Split(SplitError::Shard { path, source, .. }) => {
+            let (inner, io) = io_cause(source)?;
+            Some((inner.or(Some(path.as_path())), io))
+        }
+        _ => None,
+    }
+}
+
+/// The name of the `errno` value Python's `OSError` picks its subclass
+/// by, for an I/O error the operating system did not number itself (the
+/// library's own "is a directory" error, for one).
+fn errno_name(kind: std::io::ErrorKind) -> Option<&'static str> {
+    use std::io::ErrorKind::*;
+    Some(match kind {
+        NotFound => "ENOENT",
+        PermissionDenied => "EACCES",
+        IsADirectory => "EISDIR",
+        NotADirectory => "ENOTDIR",
+        AlreadyExists => "EEXIST",
+        _ => return None,
+    })
+}
+
+/// `err` as the exception Python raises for the same failure, if it is an
+/// I/O failure: `OSError(errno, strerror, filename)`, which Python turns
+/// into `FileNotFoundError`, `PermissionError`, `IsADirectoryError`, ...
+/// by the errno, as it does for `open()` (and so gguf-py's `GGUFReader`,
+/// whose `np.memmap` opens the file). The path is its `filename` and in
+/// its message. A shard missing from a split model is a file not found.
+fn os_error(py: Python<'_>, err: &gguf::Error) -> Option<PyErr> {
+    let errno = |name: &str| -> PyResult<i32> { py.import("errno")?.getattr(name)?.extract() };
+    let (number, strerror, path) = match err {
+        gguf::Error::Split(SplitError::ShardMissing {
+            path, index, count, ..
+        }) => (
+            errno("ENOENT"),
+            format!("shard {index} of {count} of the model is missing"),
+            Some(path.as_path()),
+        ),
+        _ => {
+            let (path, io) = io_cause(err)?;
+            match io.raw_os_error() {
+                Some(n) => {
+                    let text = py
+                        .import("os")
+                        .and_then(|os| os.getattr("strerror")?.call1((n,))?.extract::<String>())
+                        .unwrap_or_else(|_| io.to_string());
+                    (Ok(n), text, path)
+                }
+                None => match errno_name(io.kind()) {
+                    Some(name) => (errno(name), io.to_string(), path),
+                    // No errno to pick a subclass by: OSError with the
+                    // library's message (which names the file).
+                    None => return Some(PyOSError::new_err(err.to_string())),
+                },
+            }
+        }
+    };
+    let made = number.and_then(|n| {
+        let os_error = py.get_type::<PyOSError>();
+        match path {
+            Some(p) => os_error.call1((n, strerror, p.as_os_str())),
+            None => os_error.call1((n, strerror)),
+        }
+    });
+    Some(match made {
+        Ok(instance) => PyErr::from_value(instance),
+        Err(e) => e,
+    })
 }
 
 /// A field's parts: offsets, value-type ids and counts (little-endian
@@ -88,7 +175,7 @@ impl NativeFile {
     fn new(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
         let file = py
             .detach(|| GgufFile::open(Path::new(&path)))
-            .map_err(|e| to_py(py, e))?;
+            .map_err(|e| to_py_at(py, e, Some(&path)))?;
         Ok(NativeFile { file })
     }
 
@@ -398,5 +485,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(quantize, m)?)?;
     m.add_function(wrap_pyfunction!(block_geometry, m)?)?;
     m.add("GGUFError", m.py().get_type::<GGUFError>())?;
+    // The package's version is the crate's (maturin takes the wheel's
+    // version from Cargo.toml too).
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -37,6 +37,16 @@ def test_every_native_name_and_method_is_stubbed() -> None:
             assert methods == {m for m in stubs[name] if not m.startswith("_")}, name
 
 
+def test_the_version_is_stubbed() -> None:
+    annotated = {
+        node.target.id
+        for node in ast.parse(STUB.read_text()).body
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+    }
+    assert "__version__" in annotated
+    assert isinstance(native.__version__, str) and native.__version__ == gguf_rs.__version__
+
+
 def test_the_new_api_has_docstrings() -> None:
     for obj in (
         gguf_rs.Editor.set,

@@ -6,17 +6,17 @@
 //! - a URL: `http(s)://`, `hf://`, `ms://`, `ollama://`, `s3://`, `gs://`,
 //!   `az://`, read at the cost of their headers (any shard's URL opens the
 //!   whole model; tensor data is fetched when read, one range request per
-//!   tensor).
+//!   tensor). A build without the cargo feature `remote` (the lighter
+//!   local-only CLI, README "Installing") refuses URLs, saying so.
 
 use std::ffi::OsStr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+#[cfg(feature = "remote")]
+use gguf::read::RemoteOptions;
 use gguf::Model;
-use gguf::{
-    read::{redact_url, RemoteOptions},
-    OpenOptions, Source,
-};
+use gguf::{read::redact_url, OpenOptions, Source};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
@@ -75,10 +75,36 @@ fn positive_seconds(s: &str) -> std::result::Result<f64, String> {
 }
 
 impl SourceArgs {
+    #[cfg(feature = "remote")]
     fn options(&self) -> OpenOptions {
         OpenOptions::default().remote(
             RemoteOptions::default().header_deadline(Duration::from_secs_f64(self.remote_deadline)),
         )
+    }
+
+    // The deadline only bounds remote reads, which this build has none of.
+    #[cfg(not(feature = "remote"))]
+    fn options(&self) -> OpenOptions {
+        OpenOptions::default()
+    }
+}
+
+/// Whether this build reads URLs (cargo feature `remote`).
+const REMOTE: bool = cfg!(feature = "remote");
+
+/// Refuses a URL in a build without remote reading, naming it (without
+/// credentials) and saying how to get a build that reads it; `remote` is
+/// whether this build has it ([`REMOTE`], a parameter for the tests).
+fn require_remote_reading(source: &Source<'_>, remote: bool) -> Result<()> {
+    match source {
+        Source::Url(url) if !remote => Err(format!(
+            "{}: this gguf was built without remote reading (cargo feature `remote`), \
+             so it reads local files only; download the file first, or install the \
+             default build (`cargo install --path .` in gguf-kit's source), which reads URLs",
+            redact_url(url)
+        )
+        .into()),
+        _ => Ok(()),
     }
 }
 
@@ -98,6 +124,7 @@ pub fn source(arg: &OsStr) -> Source<'static> {
 /// credentials).
 pub fn open_model(name: &Path, how: &SourceArgs) -> Result<Model<'static>> {
     let source = source(name.as_os_str());
+    require_remote_reading(&source, REMOTE)?;
     let shown_source = source.to_string();
     let started = Instant::now();
     let local = !source.is_url();
@@ -121,6 +148,7 @@ pub fn open_model(name: &Path, how: &SourceArgs) -> Result<Model<'static>> {
 /// opens as itself, split keys included.
 pub fn open_file(name: &Path, how: &SourceArgs) -> Result<gguf::GgufFile<'static>> {
     let source = source(name.as_os_str());
+    require_remote_reading(&source, REMOTE)?;
     let shown_source = source.to_string();
     let started = Instant::now();
     let remote = source.is_url();
@@ -130,20 +158,51 @@ pub fn open_file(name: &Path, how: &SourceArgs) -> Result<gguf::GgufFile<'static
         false => format!("{}: {e}", shown(name)),
     })?;
     if how.verbose && remote {
-        let s = file.remote_stats().unwrap_or_default();
-        crate::message(&format!(
-            "{shown_source}: header {} bytes: {} range requests, {} bytes in {:.1} ms",
-            file.header_len(),
-            s.requests + s.head_requests,
-            s.bytes,
-            started.elapsed().as_secs_f64() * 1e3,
-        ));
+        report_file_fetch(&file, &shown_source, started);
     }
     Ok(file)
 }
 
+/// `--verbose` for one remote file: its header read.
+#[cfg(feature = "remote")]
+fn report_file_fetch(file: &gguf::GgufFile<'_>, shown: &str, started: Instant) {
+    let s = file.remote_stats().unwrap_or_default();
+    crate::message(&format!(
+        "{shown}: header {} bytes: {} range requests, {} bytes in {:.1} ms",
+        file.header_len(),
+        s.requests + s.head_requests,
+        s.bytes,
+        started.elapsed().as_secs_f64() * 1e3,
+    ));
+}
+
+// Without `remote` no URL opens (`require_remote_reading`): nothing was
+// fetched, so there is nothing to report.
+#[cfg(not(feature = "remote"))]
+fn report_file_fetch(_: &gguf::GgufFile<'_>, _: &str, _: Instant) {}
+
+#[cfg(not(feature = "remote"))]
+fn report_fetch(_: &Model<'_>, _: &str, _: Instant) {}
+
+/// What reading a remote model's files has cost so far.
+#[cfg(feature = "remote")]
+pub type FetchStats = gguf::read::RemoteStats;
+
+/// What reading a remote model's files has cost so far: nothing to count
+/// in a build without `remote`.
+#[cfg(not(feature = "remote"))]
+#[derive(Debug, Clone, Copy)]
+pub struct FetchStats;
+
+/// `--verbose` for one tensor: nothing is fetched without `remote`.
+#[cfg(not(feature = "remote"))]
+pub fn report_tensor_fetch(_: &Model<'_>, _: &str, _: Option<FetchStats>) -> Option<FetchStats> {
+    None
+}
+
 /// `--verbose` for a remote model: each shard's header read, then the
 /// totals.
+#[cfg(feature = "remote")]
 fn report_fetch(model: &Model<'_>, shown: &str, started: Instant) {
     let mut requests = 0;
     let mut bytes = 0;
@@ -173,11 +232,12 @@ fn report_fetch(model: &Model<'_>, shown: &str, started: Instant) {
 }
 
 /// `--verbose` for one tensor read from a remote model: what it cost.
+#[cfg(feature = "remote")]
 pub fn report_tensor_fetch(
     model: &Model<'_>,
     name: &str,
-    before: Option<gguf::read::RemoteStats>,
-) -> Option<gguf::read::RemoteStats> {
+    before: Option<FetchStats>,
+) -> Option<FetchStats> {
     let shard = model.shards().get(model.tensor_shard(name)?)?;
     let now = shard.file().remote_stats()?;
     if let Some(before) = before {
@@ -244,4 +304,29 @@ pub fn guard_replacing(outputs: &[&Path], model: &Model<'_>, others: &[&Path]) -
         gguf::write::check_output(output)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_build_without_remote_reading_refuses_a_url_saying_why() {
+        let url = source(OsStr::new("https://user:secret@host/m.gguf?sig=abc"));
+        let e = require_remote_reading(&url, false).unwrap_err().to_string();
+        assert!(
+            e.starts_with("https://host/m.gguf?sig=REDACTED: "),
+            "names the URL first, without credentials: {e}"
+        );
+        assert!(!e.contains("secret") && !e.contains("abc"), "{e}");
+        assert!(e.contains("cargo feature `remote`"), "{e}");
+        assert!(e.contains("download the file first"), "{e}");
+        // Local files and the local Ollama store need no remote reading.
+        for local in ["model.gguf", "ollama:gemma3", "-"] {
+            assert!(require_remote_reading(&source(OsStr::new(local)), false).is_ok());
+        }
+        // A build with remote reading lets the URL through to the library.
+        assert!(require_remote_reading(&url, true).is_ok());
+        assert_eq!(REMOTE, cfg!(feature = "remote"));
+    }
 }
