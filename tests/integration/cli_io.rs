@@ -163,7 +163,10 @@ fn writing_commands_refuse_an_output_that_is_their_input() {
     std::fs::write(&imatrix, b"an importance matrix").unwrap();
     let m = os(&model);
     let cases: Vec<(Vec<&std::ffi::OsStr>, &Path)> = vec![
-        (vec![os("report".as_ref()), m, os("-o".as_ref()), os(&hard)], &hard),
+        (
+            vec![os("report".as_ref()), m, os("-o".as_ref()), os(&hard)],
+            &hard,
+        ),
         (
             vec![
                 os("tensor".as_ref()),
@@ -237,7 +240,11 @@ fn a_split_model_is_replaced_whole_or_not_at_all() {
     ] {
         let o = gguf(&args);
         fails_naming(&o, &[]);
-        assert!(stderr(&o).contains("which this command reads"), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("which this command reads"),
+            "{}",
+            stderr(&o)
+        );
         assert_eq!(std::fs::read(&second).unwrap(), before);
     }
     // The same shards again: every file replaced, as before this change.
@@ -284,7 +291,10 @@ fn a_fifo_at_the_output_path_is_refused_and_left_alone() {
     std::os::unix::fs::symlink(&fifo, &link).unwrap();
     let m = os(&model);
     let cases: Vec<(Vec<&std::ffi::OsStr>, &Path)> = vec![
-        (vec![os("report".as_ref()), m, os("-o".as_ref()), os(&link)], &link),
+        (
+            vec![os("report".as_ref()), m, os("-o".as_ref()), os(&link)],
+            &link,
+        ),
         (vec![os("rewrite".as_ref()), m, os(&fifo)], &fifo),
         (vec![os("merge".as_ref()), m, os(&fifo)], &fifo),
         (
@@ -346,7 +356,10 @@ fn a_symlink_to_a_regular_file_is_replaced_by_the_output_as_before() {
     // The link's name holds the new file; the file it pointed to is as it
     // was.
     assert!(std::fs::symlink_metadata(&link).unwrap().is_file());
-    assert_eq!(std::fs::read(&link).unwrap(), std::fs::read(&model).unwrap());
+    assert_eq!(
+        std::fs::read(&link).unwrap(),
+        std::fs::read(&model).unwrap()
+    );
     assert_eq!(std::fs::read(&target).unwrap(), b"old");
 }
 
@@ -401,7 +414,10 @@ fn a_json_input_above_the_cap_is_refused_naming_it() {
         matches!(&err, Error::Source(SourceError::TooLarge { path: p, .. }) if *p == path),
         "{err}"
     );
-    assert!(err.to_string().contains("more than the 268435456 bytes"), "{err}");
+    assert!(
+        err.to_string().contains("more than the 268435456 bytes"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -433,7 +449,10 @@ fn a_checkpoint_of_symlinks_to_blobs_imports_as_its_copy() {
     let names = |m: &gguf::Model<'_>| m.tensors().map(|t| t.name().to_owned()).collect::<Vec<_>>();
     assert_eq!(names(&a), names(&b));
     for t in a.tensors() {
-        assert_eq!(t.data().unwrap(), b.tensor(t.name()).unwrap().data().unwrap());
+        assert_eq!(
+            t.data().unwrap(),
+            b.tensor(t.name()).unwrap().data().unwrap()
+        );
     }
 }
 
@@ -445,11 +464,19 @@ fn reading_commands_refuse_a_fifo_without_blocking() {
     for args in [
         vec![os("inspect".as_ref()), os(&fifo)],
         vec![os("check".as_ref()), os(&fifo)],
-        vec![os("set".as_ref()), os(&fifo), os("general.name".as_ref()), os("x".as_ref())],
+        vec![
+            os("set".as_ref()),
+            os(&fifo),
+            os("general.name".as_ref()),
+            os("x".as_ref()),
+        ],
     ] {
         let o = gguf_bounded(&args);
         let err = fails_naming(&o, &[&fifo]);
-        assert!(err.contains("is a FIFO, not a regular file"), "{args:?}: {err}");
+        assert!(
+            err.contains("is a FIFO, not a regular file"),
+            "{args:?}: {err}"
+        );
     }
     // An importance matrix.
     let model = dir.path().join("m.gguf");

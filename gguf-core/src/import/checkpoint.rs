@@ -157,7 +157,10 @@ impl Checkpoint {
             // A FIFO or device is refused: mapping needs a regular file.
             let file = match crate::read::open_regular(&path) {
                 Ok(f) => f,
-                Err(e) if e.io_error().map(std::io::Error::kind) == Some(std::io::ErrorKind::NotFound) => {
+                Err(e)
+                    if e.io_error().map(std::io::Error::kind)
+                        == Some(std::io::ErrorKind::NotFound) =>
+                {
                     let tensor = index
                         .as_ref()
                         .and_then(|m| m.iter().find(|(_, f)| *f == name).map(|(t, _)| t.clone()));

@@ -151,11 +151,12 @@ impl Config {
 
 /// Reads and parses a JSON file; errors name it.
 pub(crate) fn read_json(file: &Path) -> Result<Value> {
-    let text = crate::read::read_capped(file, crate::read::MAX_TEXT_INPUT).map_err(|e| {
-        match e.io_error().map(std::io::Error::kind) {
-            Some(std::io::ErrorKind::NotFound) => config_error(file, "missing".into()),
-            _ => e,
-        }
+    let text = crate::read::read_capped(file, crate::read::MAX_TEXT_INPUT).map_err(|e| match e
+        .io_error()
+        .map(std::io::Error::kind)
+    {
+        Some(std::io::ErrorKind::NotFound) => config_error(file, "missing".into()),
+        _ => e,
     })?;
     serde_json::from_slice(&text).map_err(|e| config_error(file, format!("malformed JSON: {e}")))
 }

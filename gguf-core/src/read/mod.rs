@@ -45,14 +45,14 @@ pub use incremental::{
     DEFAULT_MAX_HEADER_LEN,
 };
 pub use lint::LintIssue;
-pub(crate) use regular::kind as file_kind;
-pub use regular::{open_regular, read_capped, read_text_capped, MAX_TEXT_INPUT};
 pub use ollama_store::{is_ollama_store, ollama_model_path, MODEL_MEDIA_TYPE};
 pub(crate) use options::OpenOptions;
 #[cfg(feature = "remote")]
 pub use options::{RemoteOptions, DEFAULT_HEADER_DEADLINE};
 #[cfg(feature = "remote")]
 pub use range::RemoteStats;
+pub(crate) use regular::kind as file_kind;
+pub use regular::{open_regular, read_capped, read_text_capped, MAX_TEXT_INPUT};
 pub(crate) use source::Source;
 pub use source::Stream;
 pub(crate) use tensor::Tensor;

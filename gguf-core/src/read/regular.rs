@@ -176,7 +176,10 @@ mod tests {
         let zero = dir.path().join("zero.json");
         std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
         let err = read_capped(&zero, MAX_TEXT_INPUT).unwrap_err().to_string();
-        assert!(err.ends_with("is a character device, not a regular file"), "{err}");
+        assert!(
+            err.ends_with("is a character device, not a regular file"),
+            "{err}"
+        );
 
         let blob = dir.path().join("blob");
         std::fs::write(&blob, b"{\"a\": 1}").unwrap();

@@ -130,9 +130,10 @@ pub fn check_replacing_model(outputs: &[&Path], model: &[&Path], others: &[&Path
         return Ok(());
     };
     let whole = output_ids.len() == model_ids.len()
-        && output_ids
-            .iter()
-            .all(|(_, id)| id.as_ref().is_some_and(|id| model_ids.iter().any(|(_, m)| m == id)))
+        && output_ids.iter().all(|(_, id)| {
+            id.as_ref()
+                .is_some_and(|id| model_ids.iter().any(|(_, m)| m == id))
+        })
         && model_ids
             .iter()
             .all(|(_, m)| output_ids.iter().any(|(_, id)| id.as_ref() == Some(m)));
@@ -228,7 +229,12 @@ mod tests {
     fn a_model_may_be_replaced_whole_but_not_in_part() {
         let dir = tempfile::tempdir().unwrap();
         let p = |n: &str| dir.path().join(n);
-        for n in ["a.gguf", "m-00001-of-00002.gguf", "m-00002-of-00002.gguf", "imatrix.gguf"] {
+        for n in [
+            "a.gguf",
+            "m-00001-of-00002.gguf",
+            "m-00002-of-00002.gguf",
+            "imatrix.gguf",
+        ] {
             std::fs::write(p(n), n).unwrap();
         }
         let (a, s1, s2, im) = (
@@ -262,9 +268,15 @@ mod tests {
     fn shard_names_of_an_output() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("m.gguf");
-        assert!(may_be_shard_of(&out, &dir.path().join("m-00001-of-00003.gguf")));
+        assert!(may_be_shard_of(
+            &out,
+            &dir.path().join("m-00001-of-00003.gguf")
+        ));
         assert!(may_be_shard_of(&out, &dir.path().join("./m.gguf")));
         assert!(!may_be_shard_of(&out, &dir.path().join("m-1-of-3.gguf")));
-        assert!(!may_be_shard_of(&out, &dir.path().join("n-00001-of-00003.gguf")));
+        assert!(!may_be_shard_of(
+            &out,
+            &dir.path().join("n-00001-of-00003.gguf")
+        ));
     }
 }

@@ -33,9 +33,9 @@ pub use split::{ShardPlan, SplitOptions};
 pub use temp::{exit_removing_temp_files, stale_temp_files};
 pub use value::MetaValue;
 
-#[cfg(feature = "import")]
-pub(crate) use guard::may_be_shard_of;
 #[allow(unused_imports)] // used by the editor
 pub(crate) use atomic::sync_dir;
+#[cfg(feature = "import")]
+pub(crate) use guard::may_be_shard_of;
 #[allow(unused_imports)]
 pub(crate) use modes::write_zeros;

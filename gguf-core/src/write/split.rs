@@ -503,12 +503,13 @@ mod tests {
                 .unwrap();
         }
         let opts = SplitOptions::default().max_tensors(1);
-        // The second shard's name is taken by a directory: its rename fails.
+        // The second shard's name is taken by a directory: refused before
+        // any shard is written (a failed rename is `persist_all`'s test).
         let second = dir.path().join("m-00002-of-00002.gguf");
         std::fs::create_dir(&second).unwrap();
         let err = b.write_split(dir.path().join("m.gguf"), &opts).unwrap_err();
         assert!(
-            matches!(&err, Error::Split(SplitError::Shard { path, .. }) if *path == second),
+            matches!(&err, Error::Build(crate::error::BuildError::OutputNotRegular { path, .. }) if *path == second),
             "{err:?}"
         );
         let names: Vec<_> = std::fs::read_dir(dir.path())

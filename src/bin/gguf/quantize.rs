@@ -276,7 +276,11 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if !args.dry_run {
         // The output may be the input model itself (every file of it): it
         // is read whole into temporary files before they are renamed.
-        let count = if args.keep_split { input.shard_count() } else { 1 };
+        let count = if args.keep_split {
+            input.shard_count()
+        } else {
+            1
+        };
         let outputs = quantize::output_files(&pos.output, count, args.keep_split);
         let outputs: Vec<&Path> = outputs.iter().map(PathBuf::as_path).collect();
         crate::open::guard_replacing(&outputs, &input, &others)?;
