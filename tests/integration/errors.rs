@@ -50,7 +50,9 @@ fn opening_a_missing_file_names_it() {
 #[test]
 fn a_failed_write_names_the_output_not_the_temporary_file() {
     let dir = tempfile::tempdir().unwrap();
-    // A non-empty directory where the output goes: the rename fails.
+    // A non-empty directory where the output goes: refused before any
+    // temporary file is made (a rename over it would fail), naming the
+    // output and what is there.
     let out = dir.path().join("out.gguf");
     std::fs::create_dir(&out).unwrap();
     std::fs::write(out.join("keep"), b"x").unwrap();
@@ -59,9 +61,16 @@ fn a_failed_write_names_the_output_not_the_temporary_file() {
         .unwrap()
         .write_to_path(&out)
         .unwrap_err();
-    let (path, _) = io_parts(&e);
-    assert_eq!(path, out);
+    match &e {
+        Error::Build(gguf::error::BuildError::OutputNotRegular { path, kind }) => {
+            assert_eq!(path, &out);
+            assert_eq!(*kind, "a directory");
+        }
+        other => panic!("not OutputNotRegular: {other:?}"),
+    }
     assert!(!e.to_string().contains(".gguf-"), "{e}");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(left.len(), 1, "only the directory is there: {left:?}");
 
     // The temporary file cannot be created: the output is named, and the
     // message says in which directory the temporary file was to be.
