@@ -181,6 +181,13 @@ fn refuse_conversion(
     if !convertible_source(t.source) {
         return unconvertible("ggml converts only F32, F16, BF16 and quantized types");
     }
+    if crate::codec::is_activation_type(t.target) {
+        // llama-quantize reaches ggml_quantize_chunk with it and aborts.
+        return unconvertible(
+            "ggml uses this type only for activations: llama-quantize cannot write it and \
+             llama.cpp cannot compute with weights of it",
+        );
+    }
     if t.quantizable && t.requires_imatrix && !weighted {
         if !dry {
             return Err(Error::Quantize(QuantizeError::ImatrixRequired {

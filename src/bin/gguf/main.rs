@@ -159,9 +159,6 @@ fn print_with(
     }
 }
 
-/// Writes one line to stderr (an error, a warning, what `--verbose`
-/// tells), every control character escaped: messages carry names from
-/// files and text from servers.
 /// `P: P: why` as `P: why`, wherever `P: ` starts (the start of the line or
 /// after `: `). Commands name their file in their errors, and an I/O error
 /// of the library names the file it concerns too.
@@ -180,9 +177,41 @@ fn name_once(text: &str) -> std::borrow::Cow<'_, str> {
     text.into()
 }
 
+/// Writes one line to stderr (an error, a warning, what `--verbose`
+/// tells), every control character escaped, line feeds included: messages
+/// carry names from files and text from servers, and a line feed in them
+/// must not start a line of its own. A message of several lines is a
+/// [`Lines`].
 fn message(line: &str) {
     eprintln!("{}", text::escape(&name_once(line)));
 }
+
+/// Writes the lines of a message of several lines to stderr, each as
+/// [`message`] writes one: the line breaks between them are the tool's,
+/// and any line feed inside a line stays escaped.
+fn message_lines(lines: &[String]) {
+    for line in lines {
+        message(line);
+    }
+}
+
+/// An error or warning of several lines (a refusal and the list of what
+/// it concerns, a warning and the command that undoes it), as the tool
+/// builds it: the lines are kept apart, never joined with a line feed,
+/// so that printing can escape every line feed inside a line (text from a
+/// file, a path, a server's message) and still break the message where
+/// the tool means it to ([`message_lines`]). Displayed (in a test, by a
+/// caller that does not print it) as the lines joined by line feeds.
+#[derive(Debug)]
+struct Lines(Vec<String>);
+
+impl std::fmt::Display for Lines {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.join("\n"))
+    }
+}
+
+impl std::error::Error for Lines {}
 
 /// A command's result; errors are printed as `gguf: {error}`.
 type CliResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
@@ -300,7 +329,24 @@ fn main() -> ExitCode {
             if let Some(Exit(code)) = e.downcast_ref::<Exit>() {
                 return ExitCode::from(*code);
             }
-            message(&format!("gguf: {}", open::redact_urls_in(&e.to_string())));
+            match e.downcast_ref::<Lines>() {
+                Some(Lines(lines)) => {
+                    let lines: Vec<String> = lines
+                        .iter()
+                        .enumerate()
+                        .map(|(i, l)| {
+                            let l = open::redact_urls_in(l);
+                            if i == 0 {
+                                format!("gguf: {l}")
+                            } else {
+                                l
+                            }
+                        })
+                        .collect();
+                    message_lines(&lines);
+                }
+                None => message(&format!("gguf: {}", open::redact_urls_in(&e.to_string()))),
+            }
             if e.is::<Usage>() {
                 return ExitCode::from(2);
             }

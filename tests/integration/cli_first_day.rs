@@ -1,0 +1,180 @@
+//! The rough edges a user meets on the first day (issue 32): types that
+//! are no weight types, messages of several lines, the importance
+//! matrix's chunk size, every message naming its file once, the units of
+//! sizes, and the README naming every command.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use gguf::write::Builder;
+use gguf::{GgmlType, Gguf, GgufFile};
+
+use super::util::gguf;
+
+const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/tiny-llama.gguf");
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn os(s: &str) -> &OsStr {
+    s.as_ref()
+}
+
+/// The sample with its weight matrices re-encoded to `ty` by the library
+/// (as an earlier `gguf convert` wrote them), at `dir/name`. Its rows are
+/// of 64 or 128 values: `ty` has blocks of 32.
+fn sample_as(dir: &Path, name: &str, ty: GgmlType) -> PathBuf {
+    let file = GgufFile::open(SAMPLE).unwrap();
+    let mut b = Builder::from_file(&file).unwrap();
+    let weights: Vec<String> = file
+        .tensors()
+        .filter(|t| t.shape().len() == 2)
+        .map(|t| t.name().to_owned())
+        .collect();
+    assert!(!weights.is_empty());
+    for name in &weights {
+        b.requantize_tensor(name, ty).unwrap();
+    }
+    let path = dir.join(name);
+    b.write_to_path(&path).unwrap();
+    path
+}
+
+/// Q8_1 and Q8_K are the types ggml quantizes activations to: `convert`
+/// refuses them as targets (and its help says why), `quantize` refuses
+/// them as a tensor's type, and `check` does not call a file with such
+/// weights (an earlier version wrote them) loadable.
+#[test]
+fn activation_types_are_not_weight_types() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.gguf");
+    for ty in ["Q8_1", "q8_k"] {
+        let run = gguf(&[
+            os("convert"),
+            os(SAMPLE),
+            out.as_os_str(),
+            os("--type"),
+            os(ty),
+        ]);
+        let err = stderr(&run);
+        assert_eq!(run.status.code(), Some(2), "{ty}: {err}");
+        assert!(err.contains("only for activations"), "{ty}: {err}");
+        assert!(err.contains("valid types: F32, F16"), "{ty}: {err}");
+        assert!(!err.contains("valid types: F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1"));
+        assert!(!out.exists(), "{ty}");
+    }
+    let help = stdout(&gguf(&["convert", "--help"]));
+    let targets = help
+        .lines()
+        .find(|l| l.starts_with("Target types"))
+        .unwrap_or_else(|| panic!("{help}"));
+    assert!(targets.contains("Q8_0") && !targets.contains("Q8_1") && !targets.contains("Q8_K"));
+    assert!(
+        help.contains("Not targets: Q8_1, Q8_K (types ggml uses only for activations"),
+        "{help}"
+    );
+
+    // quantize: a --tensor-type or --output-tensor-type of these types is
+    // refused before anything is written (llama-quantize aborts on it).
+    for flag in [
+        ["--tensor-type", "attn_q=q8_1"],
+        ["--output-tensor-type", "q8_k"],
+    ] {
+        let run = gguf(&[
+            os("quantize"),
+            os("--allow-requantize"),
+            os(flag[0]),
+            os(flag[1]),
+            os(SAMPLE),
+            out.as_os_str(),
+            os("Q8_0"),
+        ]);
+        let err = stderr(&run);
+        assert_eq!(run.status.code(), Some(1), "{flag:?}: {err}");
+        assert!(err.contains("only for activations"), "{flag:?}: {err}");
+        assert!(!out.exists(), "{flag:?}");
+    }
+
+    // check: a file an earlier version wrote (Q8_1 weights).
+    let old = sample_as(dir.path(), "old-q8_1.gguf", GgmlType::Q8_1);
+    let run = gguf(&[os("check"), old.as_os_str()]);
+    let text = stdout(&run);
+    assert_eq!(run.status.code(), Some(1), "{text}");
+    assert!(!text.contains("loadable by llama.cpp"), "{text}");
+    assert!(
+        text.contains("llama.cpp: 16 tensors of type Q8_1 (\"token_embd.weight\", "),
+        "{text}"
+    );
+    assert!(text.contains("cannot run the model"), "{text}");
+    assert!(
+        text.contains("valid GGUF, loaded by llama.cpp but not runnable"),
+        "{text}"
+    );
+    let run = gguf(&[os("check"), old.as_os_str(), os("--json")]);
+    let doc: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(doc["loadable"], false, "{doc}");
+    assert_eq!(doc["ok"], false, "{doc}");
+    // Q8_K (blocks of 256) in a file the loader rules do not cover fully:
+    // named, and nothing is said about loading it.
+    let k = dir.path().join("q8_k.gguf");
+    let mut b = Builder::new();
+    b.set("general.architecture", "llama").unwrap();
+    let x: Vec<f32> = (0..512).map(|i| i as f32 / 512.0).collect();
+    b.add_tensor_quantized("blk.0.ffn_up.weight", GgmlType::Q8_K, &[256, 2], x)
+        .unwrap();
+    b.write_to_path(&k).unwrap();
+    let run = gguf(&[os("check"), k.as_os_str()]);
+    let text = stdout(&run);
+    assert_eq!(run.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("1 tensor of type Q8_K (\"blk.0.ffn_up.weight\"), a type ggml uses only"),
+        "{text}"
+    );
+    assert!(!text.contains("loaded by llama.cpp"), "{text}");
+    // The same sample in Q8_0 is loadable: the verdict is about the type.
+    let fine = sample_as(dir.path(), "q8_0.gguf", GgmlType::Q8_0);
+    let text = stdout(&gguf(&[os("check"), fine.as_os_str()]));
+    assert!(text.contains("loadable by llama.cpp"), "{text}");
+}
+
+/// The tool's own messages of several lines print as lines; a line feed
+/// in text from a file (or a path) inside such a message stays escaped.
+#[test]
+fn a_message_of_several_lines_prints_as_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    // A path with a line feed: `convert` names it on the first line.
+    let input = dir.path().join("in\nforged.gguf");
+    std::fs::copy(SAMPLE, &input).unwrap();
+    let out = dir.path().join("out.gguf");
+    // Every weight is Q8_0 or a norm: nothing to convert, and the reasons
+    // follow on lines of their own.
+    let q8 = sample_as(dir.path(), "q8.gguf", GgmlType::Q8_0);
+    std::fs::rename(&q8, &input).unwrap();
+    let run = gguf(&[
+        os("convert"),
+        input.as_os_str(),
+        out.as_os_str(),
+        os("--type"),
+        os("Q8_0"),
+    ]);
+    let err = stderr(&run);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(lines.len() >= 3, "{err}");
+    assert!(lines[0].starts_with("gguf: "), "{err}");
+    assert!(
+        lines[0].contains(r"in\nforged.gguf: nothing to convert to Q8_0"),
+        "{err}"
+    );
+    assert!(lines[1].starts_with("  kept "), "{err}");
+    assert!(lines[2].starts_with("  kept "), "{err}");
+    assert!(!err.contains(r"\n  kept"), "{err}");
+    assert!(!lines.iter().any(|l| l.starts_with("forged")), "{err}");
+    assert!(!out.exists());
+}
