@@ -178,3 +178,138 @@ fn a_message_of_several_lines_prints_as_lines() {
     assert!(!lines.iter().any(|l| l.starts_with("forged")), "{err}");
     assert!(!out.exists());
 }
+
+/// A GGUF importance matrix computed with 256 tokens per chunk, with
+/// counts of whole chunks (so the legacy format holds them exactly).
+fn imatrix_256(path: &Path) {
+    use gguf::quantize::{Imatrix, ImatrixEntry, ImatrixFormat};
+    let entry = |name: &str, v: f32| ImatrixEntry {
+        name: name.into(),
+        sums: vec![v * 768.0, 2.0 * v * 768.0],
+        counts: vec![768.0],
+    };
+    Imatrix {
+        format: ImatrixFormat::Gguf,
+        entries: vec![
+            entry("blk.0.attn_q.weight", 0.5),
+            entry("blk.0.ffn_up.weight", 0.25),
+        ],
+        datasets: vec!["calibration.txt".into()],
+        chunk_count: 3,
+        chunk_size: Some(256),
+    }
+    .write(path)
+    .unwrap();
+}
+
+/// GGUF -> .dat drops `imatrix.chunk_size`: a warning names the output,
+/// the input and the value, and the flag that restores it, with which the
+/// round trip gives the same file again.
+#[test]
+fn imatrix_to_dat_says_which_chunk_size_it_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, dat, back) = (
+        dir.path().join("a.gguf"),
+        dir.path().join("a.dat"),
+        dir.path().join("back.gguf"),
+    );
+    imatrix_256(&a);
+    let run = gguf(&[os("imatrix"), os("convert"), a.as_os_str(), dat.as_os_str()]);
+    let err = stderr(&run);
+    assert!(run.status.success(), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert_eq!(
+        lines[0],
+        format!(
+            "gguf: {}: warning: the legacy .dat format has no chunk size: {}'s \
+             imatrix.chunk_size 256 was dropped",
+            dat.display(),
+            a.display()
+        )
+    );
+    assert!(lines[1].contains("--chunk-size 256"), "{err}");
+    assert!(!lines[1].contains("the default"), "{err}");
+
+    // Back without the flag: 512 is assumed, and the file differs.
+    let run = gguf(&[
+        os("imatrix"),
+        os("convert"),
+        dat.as_os_str(),
+        back.as_os_str(),
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert_ne!(std::fs::read(&back).unwrap(), std::fs::read(&a).unwrap());
+    // With it, the same file.
+    let run = gguf(&[
+        os("imatrix"),
+        os("convert"),
+        dat.as_os_str(),
+        back.as_os_str(),
+        os("--chunk-size"),
+        os("256"),
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(stderr(&run).is_empty(), "{}", stderr(&run));
+    assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&a).unwrap());
+
+    // --chunk-size with a GGUF input is not silently ignored.
+    let run = gguf(&[
+        os("imatrix"),
+        os("convert"),
+        a.as_os_str(),
+        dat.as_os_str(),
+        os("--chunk-size"),
+        os("128"),
+    ]);
+    let err = stderr(&run);
+    assert!(run.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "gguf: {}: warning: --chunk-size 128 ignored",
+            a.display()
+        )),
+        "{err}"
+    );
+}
+
+/// Every refusal of an importance matrix names its file once, first,
+/// whichever command reads it.
+#[test]
+fn imatrix_refusals_name_the_file_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.gguf");
+    let cut_dat = dir.path().join("cut.dat");
+    std::fs::write(&cut_dat, b"abc").unwrap();
+    let cut_gguf = dir.path().join("cut.gguf");
+    std::fs::write(&cut_gguf, b"GGUF\x03\x00\x00\x00\x01").unwrap();
+    let missing = dir.path().join("missing.dat");
+    for bad in [&cut_dat, &cut_gguf, &missing] {
+        let shown = bad.display().to_string();
+        let name = bad.file_name().unwrap().to_str().unwrap();
+        let runs = [
+            gguf(&[
+                os("imatrix"),
+                os("convert"),
+                bad.as_os_str(),
+                out.as_os_str(),
+            ]),
+            gguf(&[
+                os("quantize"),
+                os("--imatrix"),
+                bad.as_os_str(),
+                os(SAMPLE),
+                out.as_os_str(),
+                os("Q4_K_M"),
+            ]),
+        ];
+        for run in runs {
+            let err = stderr(&run);
+            assert_eq!(run.status.code(), Some(1), "{err}");
+            assert!(err.starts_with(&format!("gguf: {shown}: ")), "{err}");
+            assert_eq!(err.matches(name).count(), 1, "{err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(!out.exists());
+        }
+    }
+}

@@ -111,16 +111,18 @@ impl<'a> Reader<'a> {
 
 impl Imatrix {
     /// Reads the file at `path` (GGUF when it starts with `GGUF`, else
-    /// legacy).
+    /// legacy). Every error is a [`QuantizeError::ImatrixFile`] naming
+    /// `path`.
     pub fn read(path: impl AsRef<Path>) -> Result<Imatrix> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        Imatrix::parse(&bytes).map_err(|e| match e {
-            Error::Quantize(QuantizeError::Imatrix { reason }) => {
-                bad(format!("{}: {reason}", path.display()))
-            }
-            other => other,
-        })
+        let in_file = |e: Error| {
+            Error::Quantize(QuantizeError::ImatrixFile {
+                path: path.to_owned(),
+                source: Box::new(e),
+            })
+        };
+        let bytes = std::fs::read(path).map_err(|e| in_file(Error::io(path, e)))?;
+        Imatrix::parse(&bytes).map_err(in_file)
     }
 
     /// Reads an importance matrix from its bytes, in either format.

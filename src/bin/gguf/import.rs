@@ -50,7 +50,8 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     let imatrix: Option<Imatrix> = match &args.imatrix {
         Some(path) => {
-            Some(quantize::Imatrix::read(path).map_err(|e| format!("{}: {e}", path.display()))?)
+            // The library's errors name the file.
+            Some(quantize::Imatrix::read(path)?)
         }
         None => None,
     };

@@ -251,8 +251,8 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .collect::<Result<Vec<_>, _>>()?;
     let imatrix = match &args.imatrix {
         Some(path) => {
-            let m =
-                quantize::Imatrix::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            // The library's errors name the file.
+            let m = quantize::Imatrix::read(path)?;
             Some(m.select(&args.include_weights, &args.exclude_weights)?)
         }
         None => None,
