@@ -28,9 +28,10 @@ pub struct Args {
     /// An importance matrix for a preset (llama-imatrix's file).
     #[arg(long, value_name = "FILE")]
     imatrix: Option<PathBuf>,
-    /// Most bytes of tensor data per shard (decimal suffixes: 500M, 2G),
-    /// as the converter's --split-max-size.
-    #[arg(long, value_name = "N[M|G]", value_parser = crate::split::parse_decimal_size)]
+    /// Most bytes of tensor data per shard, as the converter's
+    /// --split-max-size: a number with an optional unit, B (bytes, as
+    /// without a unit), K, M or G, decimal (500M = 500,000,000 bytes).
+    #[arg(long, value_name = "N[B|K|M|G]", value_parser = crate::split::parse_decimal_size)]
     split_max_size: Option<u64>,
     /// Most tensors per shard, as the converter's --split-max-tensors.
     #[arg(long, value_name = "N", value_parser = crate::split::parse_count)]

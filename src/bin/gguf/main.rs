@@ -213,6 +213,17 @@ impl std::fmt::Display for Lines {
 
 impl std::error::Error for Lines {}
 
+/// `shown: error`, for an error about the file shown as `shown` (a
+/// command's input), unless the error is an I/O error that names a file
+/// itself (the output, a temporary file beside it, a shard): that file is
+/// the one to name, once.
+fn about(shown: &str, e: gguf::Error) -> String {
+    match &e {
+        gguf::Error::Io { path: Some(_), .. } => e.to_string(),
+        _ => format!("{shown}: {e}"),
+    }
+}
+
 /// A command's result; errors are printed as `gguf: {error}`.
 type CliResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
 
@@ -351,6 +362,51 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
             ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const README: &str = include_str!("../../../README.md");
+
+    /// The README's feature list and its Command line table name every
+    /// subcommand there is, and the count the list gives.
+    #[test]
+    fn the_readme_names_every_command() {
+        let names: Vec<String> = Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_owned())
+            .collect();
+        let mut lines = README.lines();
+        let bullet: Vec<&str> = lines
+            .by_ref()
+            .skip_while(|l| !l.starts_with("- **A command-line tool**"))
+            .take_while(|l| l.starts_with("- **A command-line tool**") || l.starts_with("  "))
+            .collect();
+        let bullet = bullet.join(" ");
+        assert!(
+            bullet.contains(&format!("of {} commands", names.len())),
+            "{bullet}"
+        );
+        let rows: Vec<&str> = README
+            .lines()
+            .skip_while(|l| *l != "## Command line")
+            .skip(1)
+            .take_while(|l| !l.starts_with("## "))
+            .filter(|l| l.starts_with("| `"))
+            .collect();
+        for name in &names {
+            assert!(bullet.contains(&format!("`{name}`")), "{name}: {bullet}");
+            let first_cell = |row: &&str| row.split(" | ").next().unwrap_or("").to_owned();
+            assert!(
+                rows.iter()
+                    .map(first_cell)
+                    .any(|c| c.contains(&format!("`{name}`")) || c.contains(&format!("`{name} "))),
+                "{name} has no row in the Command line table"
+            );
         }
     }
 }

@@ -271,7 +271,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let shown_input = crate::open::shown(&args.input);
 
     if args.dry_run {
-        let report = quantize::dry_run(&input, &job).map_err(|e| format!("{shown_input}: {e}"))?;
+        let report = quantize::dry_run(&input, &job).map_err(|e| crate::about(&shown_input, e))?;
         crate::print(&table(&report))?;
         crate::print(&summary(&report, pos.preset, &shown_input, None))?;
         warnings(&report, &job);
@@ -286,7 +286,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let report = quantize::quantize_model(&input, &pos.output, &job, |done, total| {
         bar.update(done, total)
     })
-    .map_err(|e| format!("{shown_input}: {e}"))?;
+    .map_err(|e| crate::about(&shown_input, e))?;
     drop(bar);
     let written = report
         .files
