@@ -76,7 +76,8 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let mut stage = Stage::Convert;
     let report = import::import_model(&args.hf_dir, &args.output, &options, |s, done, total| {
         if s != stage {
-            // A new bar for the quantizing pass.
+            // A new bar for the quantizing pass, which counts work.
+            bar.show_work();
             bar.update(0, total);
             stage = s;
         }

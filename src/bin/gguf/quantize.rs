@@ -282,7 +282,8 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             crate::message("gguf: warning: no importance matrix entry left after --include-weights/--exclude-weights: quantizing without one");
         }
     }
-    let bar = crate::progress::Bar::new();
+    // The library counts work, not bytes: copies are quick, encoding slow.
+    let bar = crate::progress::Bar::work();
     let report = quantize::quantize_model(&input, &pos.output, &job, |done, total| {
         bar.update(done, total)
     })
