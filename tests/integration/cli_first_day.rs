@@ -313,3 +313,85 @@ fn imatrix_refusals_name_the_file_once() {
         }
     }
 }
+
+/// A failed write of quantize's output names the output alone (it used to
+/// be named after the input, `IN: OUT: ...`), and tokenize's text errors
+/// name where the text came from.
+#[test]
+fn write_and_text_errors_name_their_file_once() {
+    let dir = tempfile::tempdir().unwrap();
+    // No temporary file can be created in /sys, even as root.
+    let run = gguf(&[
+        "quantize",
+        "--allow-requantize",
+        SAMPLE,
+        "/sys/q.gguf",
+        "Q8_0",
+    ]);
+    let err = stderr(&run);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("gguf: /sys/q.gguf: "), "{err}");
+    assert!(!err.contains("tiny-llama"), "{err}");
+
+    let text = dir.path().join("text.txt");
+    std::fs::write(&text, b"ok \xff").unwrap();
+    let run = gguf(&[
+        os("tokenize"),
+        os(SAMPLE),
+        os("-f"),
+        text.as_os_str(),
+        os("--no-escape"),
+    ]);
+    let err = stderr(&run);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "gguf: {}: the text is not valid UTF-8",
+            text.display()
+        )),
+        "{err}"
+    );
+}
+
+/// Size options list every unit they accept, in their help and in their
+/// error.
+#[test]
+fn size_options_list_every_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.gguf");
+    let o = out.to_str().unwrap();
+    let cases: [(&[&str], &[&str]); 4] = [
+        (
+            &["split", SAMPLE, o, "--max-size", "5X"],
+            &["B (bytes", "K, M or G"],
+        ),
+        (
+            &["rewrite", SAMPLE, o, "--reserve", "5X"],
+            &["B (bytes", "K (KB, KiB)", "M (MB, MiB)"],
+        ),
+        (
+            &["estimate", SAMPLE, "--fit", "5X"],
+            &["B (bytes)", "K (KB, KiB)", "G (GB, GiB)", "T (TB, TiB)"],
+        ),
+        (
+            &["import", SAMPLE, o, "--split-max-size", "5X"],
+            &["B (bytes", "K, M or G"],
+        ),
+    ];
+    for (args, units) in cases {
+        let run = gguf(args);
+        let err = stderr(&run);
+        assert_eq!(run.status.code(), Some(2), "{args:?}: {err}");
+        for unit in units {
+            assert!(err.contains(unit), "{args:?}: {unit}: {err}");
+        }
+        let help = stdout(&gguf(&[args[0], "--help"]));
+        let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        for unit in units {
+            // The help lists them too (`B (bytes, as without a unit)` there).
+            let unit = unit.trim_end_matches(')');
+            assert!(help.contains(unit), "{} --help: {unit}: {help}", args[0]);
+        }
+    }
+    assert!(!out.exists());
+}

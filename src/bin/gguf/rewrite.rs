@@ -44,9 +44,9 @@ pub struct Args {
     version: Option<u32>,
     /// Reserve room in the header so that later `gguf set` edits land in
     /// place: stored as the metadata entry `gguf_rs.metadata_slack`, which
-    /// other readers ignore. A number of bytes with an optional unit: B,
-    /// K (KB, KiB) or M (MB, MiB), binary (1K = 1,024 bytes), in either
-    /// case; at most 1 GiB.
+    /// other readers ignore. A number with an optional unit: B (bytes, as
+    /// without a unit), K (KB, KiB) or M (MB, MiB), binary (1K = 1,024
+    /// bytes), in either case; at most 1 GiB.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     reserve: Option<u64>,
     #[command(flatten)]
