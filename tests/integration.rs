@@ -9,6 +9,7 @@ mod integration {
     pub mod cli_edit;
     pub mod cli_escape;
     pub mod cli_estimate;
+    pub mod cli_first_day;
     pub mod cli_get;
     pub mod cli_hash;
     pub mod cli_imatrix;

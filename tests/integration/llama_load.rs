@@ -647,3 +647,42 @@ fn hostile_hyper_parameters_neither_panic_nor_hang() {
         assert!(!report.problems.is_empty(), "{key}");
     }
 }
+
+/// Tensors of a type ggml uses only for activations: llama.cpp loads
+/// them but cannot compute with them, so the model is not loadable (and
+/// runnable), with one problem per type naming its tensors.
+#[test]
+fn activation_types_make_a_model_that_cannot_run() {
+    let file = GgufFile::open(SAMPLE).unwrap();
+    let weights: Vec<String> = file
+        .tensors()
+        .filter(|t| t.name().starts_with("blk.0.") && t.shape().len() == 2)
+        .map(|t| t.name().to_owned())
+        .collect();
+    let bytes = sample_with(|b| {
+        // (Its rows are shorter than a Q8_K block.)
+        b.requantize_tensor(&weights[0], GgmlType::Q8_1).unwrap();
+        b.requantize_tensor(&weights[1], GgmlType::Q8_1).unwrap();
+    });
+    let report = report_of(&bytes);
+    assert!(!report.loadable(), "{report:?}");
+    assert_eq!(report.coverage, Coverage::Full);
+    let found: Vec<_> = report
+        .problems
+        .iter()
+        .filter(|p| p.found_when_running())
+        .collect();
+    assert!(!found.is_empty(), "{report:?}");
+    let named: Vec<&String> = found
+        .iter()
+        .flat_map(|p| match p {
+            LoadProblem::ActivationType { tensors, .. } => tensors.iter(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(named, [&weights[0], &weights[1]]);
+    // Only this: the loader itself has nothing against the file.
+    assert_eq!(found.len(), report.problems.len(), "{report:?}");
+    assert_eq!(found.len(), 1, "one problem per type: {report:?}");
+    assert!(found[0].to_string().contains("cannot run the model"));
+}

@@ -320,6 +320,24 @@ pub fn can_dequantize(ty: GgmlType) -> bool {
     decoder(ty, Endian::Little).is_some()
 }
 
+/// Whether `ty` is one of the types ggml uses only for activations, the
+/// quantized copy of the other operand that a matrix multiplication makes
+/// of its input (Q8_1 for Q4_1 and Q5_1 weights, Q8_K for the K-quants
+/// and most IQ types). ggml can encode them, but no backend multiplies
+/// with them as the weight (the CPU backend has no dot product for them),
+/// llama-quantize has no file type for them, and a model whose tensors
+/// have one of them loads but cannot run
+/// ([`LoadProblem::ActivationType`](crate::llama_load::LoadProblem::ActivationType)).
+///
+/// ```
+/// use gguf_core::{codec::is_activation_type, GgmlType};
+/// assert!(is_activation_type(GgmlType::Q8_1) && is_activation_type(GgmlType::Q8_K));
+/// assert!(!is_activation_type(GgmlType::Q8_0));
+/// ```
+pub fn is_activation_type(ty: GgmlType) -> bool {
+    matches!(ty, GgmlType::Q8_1 | GgmlType::Q8_K)
+}
+
 /// True when [`quantize`] supports `ty`.
 ///
 /// ```

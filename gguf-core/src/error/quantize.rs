@@ -57,6 +57,18 @@ pub enum QuantizeError {
         /// What is wrong, and where.
         reason: String,
     },
+    /// The importance matrix file at `path` cannot be read: `source` says
+    /// why (an I/O error, a [`QuantizeError::Imatrix`], or the GGUF
+    /// reader's error for a GGUF matrix). Shown as `PATH: why`, the file
+    /// named once.
+    #[error("{}", file_message(path, source))]
+    ImatrixFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What went wrong reading it.
+        #[source]
+        source: Box<super::Error>,
+    },
     /// An importance matrix entry that does not fit the model's tensor.
     #[error("importance matrix entry for tensor {tensor:?}: {reason}")]
     ImatrixMismatch {
@@ -98,4 +110,13 @@ pub enum QuantizeError {
         /// Why.
         reason: String,
     },
+}
+
+/// `path: what went wrong`, without naming the path twice when the error
+/// inside is an I/O error that already names it.
+fn file_message(path: &std::path::Path, source: &super::Error) -> String {
+    match source {
+        super::Error::Io { path: Some(p), .. } if p == path => source.to_string(),
+        _ => format!("{}: {source}", path.display()),
+    }
 }

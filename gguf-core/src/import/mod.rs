@@ -320,7 +320,8 @@ fn check_output_paths(dir: &Path, output: &Path, options: &ImportOptions<'_>) ->
 
 /// Imports the Hugging Face checkpoint in `dir` to `output` (see the
 /// [module docs](self)). `progress(stage, done, total)` counts bytes of
-/// the files being written.
+/// the files being written, and in the [`Stage::Quantize`] stage the work
+/// of [`quantize_model`]'s progress.
 ///
 /// Errors name the file, and the key or tensor: a missing or malformed
 /// `config.json`, an architecture without a table

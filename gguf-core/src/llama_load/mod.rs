@@ -13,7 +13,11 @@
 //!   must be there; so must the tokenizer it reads (`tokenizer.ggml.*`);
 //! - every tensor the architecture requires must be there with the shape
 //!   its hyper-parameters give, optional ones too when present, and no
-//!   other tensor may be in the file.
+//!   other tensor may be in the file;
+//! - and, found only when the model runs: no tensor may be of a type ggml
+//!   uses only for activations
+//!   ([`codec::is_activation_type`](crate::codec::is_activation_type)), which llama.cpp
+//!   loads but cannot multiply with.
 //!
 //! Tensor rules exist for the common architectures (llama and the
 //! Mistral models that use it, Gemma 1 to 3, Qwen 2 and 3 with their MoE
@@ -104,8 +108,8 @@ impl LoadReport {
         rules::check(model)
     }
 
-    /// True when llama.cpp would load the model: nothing wrong, and
-    /// everything checked ([`Coverage::Full`]).
+    /// True when llama.cpp would load the model and could run it: nothing
+    /// wrong, and everything checked ([`Coverage::Full`]).
     pub fn loadable(&self) -> bool {
         self.problems.is_empty() && self.coverage == Coverage::Full
     }

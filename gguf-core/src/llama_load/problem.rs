@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::format::GgmlType;
+
 /// One thing llama.cpp's model loader would refuse. Names from the file
 /// are shown quoted and escaped (`{:?}`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +58,28 @@ pub enum LoadProblem {
         /// The tensor.
         tensor: String,
     },
+    /// Tensors of a type ggml uses only for activations, the other
+    /// operand of a matrix multiplication (Q8_1, Q8_K: see
+    /// [`is_activation_type`](crate::codec::is_activation_type)), one
+    /// problem per type. llama.cpp loads the file, but its backends have no
+    /// matrix multiplication (the CPU backend no dot product) with such a
+    /// tensor as the weight: the model cannot run. llama-quantize has no
+    /// file type for these types and never writes them.
+    ActivationType {
+        /// The type.
+        ty: GgmlType,
+        /// The tensors of that type, in file order.
+        tensors: Vec<String>,
+    },
+}
+
+impl LoadProblem {
+    /// True for a problem llama.cpp meets only when it runs the model,
+    /// after loading the file without complaint
+    /// ([`ActivationType`](LoadProblem::ActivationType)).
+    pub fn found_when_running(&self) -> bool {
+        matches!(self, LoadProblem::ActivationType { .. })
+    }
 }
 
 impl fmt::Display for LoadProblem {
@@ -92,6 +116,24 @@ impl fmt::Display for LoadProblem {
                 "tensor {tensor:?} is not one llama.cpp loads for this architecture \
                  (it refuses files with tensors it does not load)"
             ),
+            LoadProblem::ActivationType { ty, tensors } => {
+                const SHOWN: usize = 3;
+                let n = tensors.len();
+                let names: Vec<String> = tensors.iter().take(SHOWN).map(|t| format!("{t:?}")).collect();
+                let more = match n.saturating_sub(SHOWN) {
+                    0 => String::new(),
+                    more => format!(", ... ({more} more)"),
+                };
+                write!(
+                    f,
+                    "{n} tensor{} of type {ty} ({}{more}), a type ggml uses only for \
+                     activations: llama.cpp loads the file but cannot run the model, as it has \
+                     no matrix multiplication with {ty} weights (llama-quantize never writes \
+                     {ty})",
+                    if n == 1 { "" } else { "s" },
+                    names.join(", ")
+                )
+            }
         }
     }
 }

@@ -20,6 +20,40 @@ const MAX_EXPERTS: u64 = 1024;
 const ROPE_SCALING_TYPES: &[&str] = &["none", "linear", "yarn", "longrope"];
 
 pub(super) fn check(model: &(impl Gguf + ?Sized)) -> LoadReport {
+    let mut report = check_loading(model);
+    if !matches!(report.coverage, Coverage::NotAModel { .. }) {
+        report.problems.extend(activation_types(model));
+    }
+    report
+}
+
+/// The tensors llama.cpp loads but cannot compute with, by type, after
+/// everything its loader checks: it meets them at the first matrix
+/// multiplication.
+fn activation_types(model: &(impl Gguf + ?Sized)) -> Vec<LoadProblem> {
+    let mut out: Vec<LoadProblem> = Vec::new();
+    for t in model.tensors() {
+        let ty = t.ggml_type();
+        if !crate::codec::is_activation_type(ty) {
+            continue;
+        }
+        let name = t.name().to_owned();
+        match out
+            .iter_mut()
+            .find(|p| matches!(p, LoadProblem::ActivationType { ty: t, .. } if *t == ty))
+        {
+            Some(LoadProblem::ActivationType { tensors, .. }) => tensors.push(name),
+            _ => out.push(LoadProblem::ActivationType {
+                ty,
+                tensors: vec![name],
+            }),
+        }
+    }
+    out
+}
+
+/// What llama.cpp's loader refuses, in its order.
+fn check_loading(model: &(impl Gguf + ?Sized)) -> LoadReport {
     let meta = model;
     let architecture = str_of(meta, "general.architecture").map(String::from);
     let report = |problems, coverage| LoadReport {

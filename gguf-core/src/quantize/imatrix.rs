@@ -163,17 +163,20 @@ impl Imatrix {
     /// legacy). It must be a regular file (symlinks followed): a FIFO or a
     /// device is refused before it is read
     /// ([`SourceError::NotRegularFile`](crate::error::SourceError::NotRegularFile)).
+    /// Every error is a [`QuantizeError::ImatrixFile`] naming `path`.
     pub fn read(path: impl AsRef<Path>) -> Result<Imatrix> {
         let path = path.as_ref();
+        let in_file = |e: Error| {
+            Error::Quantize(QuantizeError::ImatrixFile {
+                path: path.to_owned(),
+                source: Box::new(e),
+            })
+        };
         let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut crate::read::open_regular(path)?, &mut bytes)
-            .map_err(|e| Error::io(path, e))?;
-        Imatrix::parse(&bytes).map_err(|e| match e {
-            Error::Quantize(QuantizeError::Imatrix { reason }) => {
-                bad(format!("{}: {reason}", path.display()))
-            }
-            other => other,
-        })
+        let mut file = crate::read::open_regular(path).map_err(in_file)?;
+        std::io::Read::read_to_end(&mut file, &mut bytes)
+            .map_err(|e| in_file(Error::io(path, e)))?;
+        Imatrix::parse(&bytes).map_err(in_file)
     }
 
     /// Reads an importance matrix from its bytes, in either format.

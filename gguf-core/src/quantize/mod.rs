@@ -35,6 +35,7 @@ mod rules;
 mod run;
 #[cfg(test)]
 mod tests;
+mod work;
 
 pub use file_type::{output_file_type, FileTypeLabel};
 pub use imatrix::{Imatrix, ImatrixEntry, ImatrixFormat};

@@ -23,6 +23,7 @@ use super::keys::{output_metadata, KvOverride};
 use super::plan::{plan, Plan, PlannedTensor, QuantizeOptions};
 use super::report::{QuantizeReport, TensorReport};
 use super::rows::{convert_tensor, Workers};
+use super::work::{TensorWork, WorkMeter};
 
 /// A quantizing run's settings: llama-quantize's command line as data.
 ///
@@ -206,6 +207,13 @@ fn refuse_conversion(
     if !convertible_source(t.source) {
         return unconvertible("ggml converts only F32, F16, BF16 and quantized types");
     }
+    if crate::codec::is_activation_type(t.target) {
+        // llama-quantize reaches ggml_quantize_chunk with it and aborts.
+        return unconvertible(
+            "ggml uses this type only for activations: llama-quantize cannot write it and \
+             llama.cpp cannot compute with weights of it",
+        );
+    }
     if t.quantizable && t.requires_imatrix && !weighted {
         if !dry {
             return Err(Error::Quantize(QuantizeError::ImatrixRequired {
@@ -291,7 +299,11 @@ pub fn output_files(path: &Path, count: usize, keep_split: bool) -> Vec<PathBuf>
 /// the [`plan`]'s order, each converted to its target type (decoded from
 /// F32, F16, BF16 or, with `allow_requantize`, a quantized type; encoded
 /// with its importance matrix row, per expert for 3-D tensors) or copied
-/// when its type stays. `progress(done, total)` counts bytes of every file.
+/// when its type stays. `progress(done, total)` counts work, not bytes:
+/// each converted tensor weighs its elements times a relative cost of its
+/// target type (shared among the threads), each copied tensor and header
+/// its bytes at the smallest cost, so that a rate or ETA drawn from it
+/// holds across copies and conversions; `done == total` at the end.
 ///
 /// Everything llama-quantize refuses is refused before any file is
 /// created: a target that needs an importance matrix without one
@@ -404,7 +416,25 @@ pub fn quantize_model<M: Gguf>(
             })
         })?;
     }
-    let written = write_files(&mut builders, &paths, &mut progress);
+    // What each tensor costs to write, per file, for the progress.
+    let mut work: Vec<Vec<TensorWork>> = vec![Vec::new(); count];
+    for (t, r) in plan.tensors.iter().zip(&report.tensors) {
+        work[r.file].push(TensorWork {
+            elements: t.shape.iter().product(),
+            source: t.source,
+            target: t.target,
+            weighted: r.imatrix,
+            bytes: 0,
+        });
+    }
+    let threads = match job.threads {
+        #[cfg(feature = "parallel")]
+        0 => rayon::current_num_threads(),
+        #[cfg(not(feature = "parallel"))]
+        0 => 1,
+        n => n,
+    };
+    let written = write_files(&mut builders, &paths, (work, threads), &mut progress);
     drop(builders);
     if let Err(e) = written {
         let kept = failure.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -418,10 +448,13 @@ pub fn quantize_model<M: Gguf>(
 
 /// Writes each builder to its path through a temporary file beside it,
 /// then renames them all, so that none appears unless all are complete.
-/// Returns the bytes written.
+/// `work` is each file's tensors (their bytes are taken from the layouts)
+/// and the encoding threads: `progress` is told work done, not bytes
+/// ([`WorkMeter`]). Returns the bytes written.
 fn write_files(
     builders: &mut [Builder<'_>],
     paths: &[PathBuf],
+    work: (Vec<Vec<TensorWork>>, usize),
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<u64> {
     let layouts = builders
@@ -429,21 +462,31 @@ fn write_files(
         .map(Builder::layout)
         .collect::<Result<Vec<_>>>()?;
     let total: u64 = layouts.iter().map(|l| l.file_len()).sum();
+    let (mut tensors, threads) = work;
+    tensors.resize(layouts.len(), Vec::new());
+    let files: Vec<(u64, Vec<TensorWork>)> = layouts
+        .iter()
+        .zip(tensors)
+        .map(|(layout, mut tensors)| {
+            for (t, slot) in tensors.iter_mut().zip(&layout.tensors) {
+                t.bytes = slot.nbytes + slot.padding;
+            }
+            (layout.data_offset(), tensors)
+        })
+        .collect();
+    let meter = WorkMeter::new(&files, threads);
     let mut temps = Vec::with_capacity(builders.len());
-    let mut done = 0;
-    for ((b, path), layout) in builders.iter_mut().zip(paths).zip(&layouts) {
+    for (k, (b, path)) in builders.iter_mut().zip(paths).enumerate() {
         let dir = parent(path);
         let mut tmp = TempFile::new_in(dir).map_err(|e| e.with_path(path))?;
-        let base = done;
         b.write_file(
             tmp.file_mut(),
             WriteMode::Single,
-            &mut |d, _| progress(base + d, total),
+            &mut |d, _| progress(meter.done(k, d), meter.total()),
             true,
         )
         .map_err(|e| e.with_path(path))?;
         tmp.file().sync_all().map_err(io_at(path))?;
-        done += layout.file_len();
         temps.push(tmp);
     }
     let names: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();

@@ -35,14 +35,20 @@ pub struct Args {
     json: bool,
 }
 
-/// One thing wrong: which check found it, and what.
+/// One thing wrong: which check found it, and what; `at_run` for what
+/// llama.cpp meets only when it runs a model it loaded.
 struct Problem {
     check: &'static str,
     message: String,
+    at_run: bool,
 }
 
 fn problem(check: &'static str, message: String) -> Problem {
-    Problem { check, message }
+    Problem {
+        check,
+        message,
+        at_run: false,
+    }
 }
 
 pub fn run(args: Args) -> crate::CliResult {
@@ -66,12 +72,10 @@ pub fn run(args: Args) -> crate::CliResult {
                 .collect();
             match load_report(&args.file, &file) {
                 Ok(report) => {
-                    p.extend(
-                        report
-                            .problems
-                            .iter()
-                            .map(|i| problem("llama.cpp", i.to_string())),
-                    );
+                    p.extend(report.problems.iter().map(|i| Problem {
+                        at_run: i.found_when_running(),
+                        ..problem("llama.cpp", i.to_string())
+                    }));
                     verdict = Some(report);
                 }
                 Err(why) => p.push(problem("llama.cpp", why)),
@@ -88,6 +92,10 @@ pub fn run(args: Args) -> crate::CliResult {
     let llama_ok = !problems.iter().any(|p| p.check == "llama.cpp");
     let loadable = llama_ok && verdict.as_ref().is_some_and(LoadReport::loadable);
     let note = verdict.as_ref().and_then(LoadReport::note);
+    // Whether every loader rule was checked, so that "loaded" can be said.
+    let covered = verdict
+        .as_ref()
+        .is_some_and(|v| v.coverage == gguf::llama_load::Coverage::Full);
     if args.json {
         let list: Vec<_> = problems
             .iter()
@@ -118,7 +126,10 @@ pub fn run(args: Args) -> crate::CliResult {
             } else {
                 "loadable by llama.cpp"
             });
-            lines.push(format!("{shown}: {}", summary(&problems, loadable, note)));
+            lines.push(format!(
+                "{shown}: {}",
+                summary(&problems, loadable, covered, note)
+            ));
         }
         crate::print(&lines.join("\n"))?;
     }
@@ -186,10 +197,24 @@ fn stale_temp_files(file: &std::path::Path) -> Vec<PathBuf> {
 }
 
 /// The verdict line for a valid file: `loadable` (how it is said) only
-/// when llama.cpp's rules were all checked and passed.
-fn summary(problems: &[Problem], loadable: Option<&str>, note: Option<String>) -> String {
+/// when llama.cpp's rules were all checked and passed; "loaded but not
+/// runnable" only when they were all checked (`covered`) and only what
+/// llama.cpp meets when running failed.
+fn summary(
+    problems: &[Problem],
+    loadable: Option<&str>,
+    covered: bool,
+    note: Option<String>,
+) -> String {
     let n = problems.len();
     let llama_ok = !problems.iter().any(|p| p.check == "llama.cpp");
+    // Every rule was checked, and every llama.cpp problem is one it meets
+    // only when running the model.
+    let loads = covered
+        && problems
+            .iter()
+            .filter(|p| p.check == "llama.cpp")
+            .all(|p| p.at_run);
     match (n, loadable, note) {
         (0, Some(loadable), _) => {
             format!("ok (valid, {loadable}, finite values, consistent metadata)")
@@ -199,6 +224,10 @@ fn summary(problems: &[Problem], loadable: Option<&str>, note: Option<String>) -
              llama.cpp: {note})"
         ),
         (_, Some(loadable), _) => format!("valid GGUF, {loadable}; {n} problem(s) above"),
+        (_, None, _) if !llama_ok && loads => format!(
+            "valid GGUF, loaded by llama.cpp but not runnable (it cannot compute with some \
+             tensors' types); {n} problem(s) above"
+        ),
         (_, None, _) if !llama_ok => {
             format!("valid GGUF, not loadable by llama.cpp; {n} problem(s) above")
         }

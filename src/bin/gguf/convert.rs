@@ -11,6 +11,7 @@ use gguf::write::{Builder, WriteMode};
 use gguf::{codec, GgmlType, Gguf};
 
 #[derive(clap::Args)]
+#[command(after_help = targets_help())]
 pub struct Args {
     /// The model to read: a path (any shard of a split model stands for
     /// the whole model), ollama:NAME[:TAG] or a URL (every tensor is
@@ -21,8 +22,9 @@ pub struct Args {
     /// of a split model.
     output: PathBuf,
     /// Target type of the weight matrices: one ggml type, by name in any
-    /// case (F16, Q8_0, Q4_K, ...). llama-quantize's presets (Q4_K_M,
-    /// Q3_K_S, ...) choose a type per tensor and are not made here.
+    /// case (F16, Q8_0, Q4_K, ...; the list is below). llama-quantize's
+    /// presets (Q4_K_M, Q3_K_S, ...) choose a type per tensor and are not
+    /// made here.
     #[arg(long = "type", value_name = "T", value_parser = parse_type)]
     ty: GgmlType,
     /// Also re-encode weights that are already quantized (to a quantized
@@ -35,15 +37,60 @@ pub struct Args {
     source: crate::open::SourceArgs,
 }
 
-fn parse_type(s: &str) -> Result<GgmlType, String> {
-    let supported = || {
+/// Why convert does not write `ty`, when it does not: no quantizer, an
+/// importance matrix needed, or a type ggml uses only for activations.
+fn refused(ty: GgmlType) -> Option<String> {
+    if codec::is_activation_type(ty) {
+        return Some(format!(
+            "{ty} is not a weight type: ggml uses it only for activations (the quantized \
+             input of a matrix multiplication), llama-quantize has no file type for it, and \
+             llama.cpp loads a model with {ty} weights but cannot run it"
+        ));
+    }
+    if quantize::type_requires_imatrix(ty) {
+        return Some(format!(
+            "{ty} needs an importance matrix: llama-quantize refuses it without one (at so \
+             few bits per weight the result would be garbage), and convert takes none"
+        ));
+    }
+    if !codec::can_quantize(ty) {
+        return Some(format!("no quantizer for {ty}"));
+    }
+    None
+}
+
+/// The types convert writes, by name.
+fn supported() -> String {
+    GgmlType::ALL
+        .iter()
+        .filter(|&&t| refused(t).is_none())
+        .filter_map(|t| t.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `--help`'s list of target types, and of the types left out and why.
+fn targets_help() -> String {
+    let left_out = |pick: fn(GgmlType) -> bool| {
         GgmlType::ALL
             .iter()
-            .filter(|&&t| codec::can_quantize(t) && !quantize::type_requires_imatrix(t))
+            .filter(|&&t| refused(t).is_some() && pick(t))
             .filter_map(|t| t.name())
             .collect::<Vec<_>>()
             .join(", ")
     };
+    format!(
+        "Target types (--type): {}.\n\nNot targets: {} (types ggml uses only for \
+         activations, the quantized input of a matrix multiplication: llama-quantize has no \
+         file type for them, and llama.cpp loads a model with such weights but cannot run \
+         it); {} (they need an importance matrix: use `gguf quantize --imatrix`).",
+        supported(),
+        left_out(codec::is_activation_type),
+        left_out(quantize::type_requires_imatrix),
+    )
+}
+
+fn parse_type(s: &str) -> Result<GgmlType, String> {
     let Some(ty) = GgmlType::from_name(s) else {
         // A llama-quantize preset (Q4_K_M, Q3_K_S, ...) is a mixture of
         // types chosen per tensor, not one ggml type: say so rather than
@@ -62,21 +109,10 @@ fn parse_type(s: &str) -> Result<GgmlType, String> {
         };
         return Err(format!("{why}; valid types: {}", supported()));
     };
-    if quantize::type_requires_imatrix(ty) {
-        return Err(format!(
-            "{ty} needs an importance matrix: llama-quantize refuses it without one (at so \
-             few bits per weight the result would be garbage), and convert takes none; \
-             valid types: {}",
-            supported()
-        ));
+    match refused(ty) {
+        Some(why) => Err(format!("{why}; valid types: {}", supported())),
+        None => Ok(ty),
     }
-    if !codec::can_quantize(ty) {
-        return Err(format!(
-            "no quantizer for {ty}; valid types: {}",
-            supported()
-        ));
-    }
-    Ok(ty)
 }
 
 /// How the summary names a [`Kept`] reason, `target` the type asked for.
@@ -138,12 +174,13 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
-    let kept_lines = || -> String {
+    // One line per reason a tensor was kept.
+    let kept_lines = || -> Vec<String> {
         kept.iter()
             .map(|(why, (types, names))| {
                 let by_type: Vec<String> = types.iter().map(|(t, n)| format!("{n} {t}")).collect();
                 format!(
-                    "\n  kept {} ({}): {}",
+                    "  kept {} ({}): {}",
                     names.len(),
                     by_type.join(", "),
                     describe(*why, args.ty)
@@ -159,15 +196,15 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         } else {
             "it would equal the input"
         };
-        return Err(format!(
+        let mut lines = vec![format!(
             "{}: nothing to convert to {}: no tensor would change, so {} was not written \
-             ({instead}){}",
-            args.input.display(),
+             ({instead})",
+            crate::open::shown(&args.input),
             args.ty,
             args.output.display(),
-            kept_lines()
-        )
-        .into());
+        )];
+        lines.extend(kept_lines());
+        return Err(crate::Lines(lines).into());
     }
     // Weight matrices still of other types than asked (and its fallbacks).
     let not_converted: usize = kept
@@ -199,7 +236,10 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             shown(names)
         ));
     }
-    report.push_str(&kept_lines());
+    for line in kept_lines() {
+        report.push('\n');
+        report.push_str(&line);
+    }
     report.push_str(&format!("\n  {file_type_note}"));
     crate::print(&report)?;
     // Kept weights are what a user does not expect: say it where it cannot

@@ -64,7 +64,8 @@ pub struct Args {
     no_mmap: bool,
     /// Print the largest context (and with GPUs the most offloaded layers)
     /// that fit in SIZE: of host RAM without -ts, else per GPU. SIZE needs
-    /// a unit: 24G, 512M, 1.5T (binary: 1G = 1 GiB), or B for bytes.
+    /// a unit: B (bytes), K (KB, KiB), M (MB, MiB), G (GB, GiB) or T (TB,
+    /// TiB), binary (1G = 1 GiB), in either case: 24G, 512M, 1.5T.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     fit: Option<u64>,
     /// Print JSON.
@@ -105,8 +106,8 @@ fn parse_size(text: &str) -> Result<u64, String> {
         "t" | "tb" | "tib" => 1 << 40,
         _ => {
             return Err(format!(
-                "unknown unit {unit:?} in {text:?}: use K, M, G or T (binary: 1G = 1 GiB), or B \
-                 for bytes"
+                "unknown unit {unit:?} in {text:?}: the units are B (bytes), K (KB, KiB), M \
+                 (MB, MiB), G (GB, GiB) or T (TB, TiB), binary (1G = 1 GiB)"
             ))
         }
     };

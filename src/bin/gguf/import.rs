@@ -28,9 +28,10 @@ pub struct Args {
     /// An importance matrix for a preset (llama-imatrix's file).
     #[arg(long, value_name = "FILE")]
     imatrix: Option<PathBuf>,
-    /// Most bytes of tensor data per shard (decimal suffixes: 500M, 2G),
-    /// as the converter's --split-max-size.
-    #[arg(long, value_name = "N[M|G]", value_parser = crate::split::parse_decimal_size)]
+    /// Most bytes of tensor data per shard, as the converter's
+    /// --split-max-size: a number with an optional unit, B (bytes, as
+    /// without a unit), K, M or G, decimal (500M = 500,000,000 bytes).
+    #[arg(long, value_name = "N[B|K|M|G]", value_parser = crate::split::parse_decimal_size)]
     split_max_size: Option<u64>,
     /// Most tensors per shard, as the converter's --split-max-tensors.
     #[arg(long, value_name = "N", value_parser = crate::split::parse_count)]
@@ -55,7 +56,8 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     crate::open::guard_outputs(&[args.output.as_path()], &imatrix_path)?;
     let imatrix: Option<Imatrix> = match &args.imatrix {
         Some(path) => {
-            Some(quantize::Imatrix::read(path).map_err(|e| format!("{}: {e}", path.display()))?)
+            // The library's errors name the file.
+            Some(quantize::Imatrix::read(path)?)
         }
         None => None,
     };
@@ -86,7 +88,8 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let mut stage = Stage::Convert;
     let report = import::import_model(&args.hf_dir, &args.output, &options, |s, done, total| {
         if s != stage {
-            // A new bar for the quantizing pass.
+            // A new bar for the quantizing pass, which counts work.
+            bar.show_work();
             bar.update(0, total);
             stage = s;
         }

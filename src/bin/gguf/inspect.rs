@@ -328,18 +328,23 @@ fn tensor_table(s: &mut String, model: &impl Gguf) {
 
 /// The model summary, or `None` after saying on stderr why there is none
 /// (a key of a type llama.cpp would refuse).
-fn summary(model: &impl Gguf) -> Option<ModelSummary> {
+fn summary(model: &Model<'_>) -> Option<ModelSummary> {
     match ModelSummary::of(model) {
         Ok(m) => Some(m),
         Err(e) => {
-            eprintln!("gguf: warning: no model summary: {e}");
+            // The summary is made from the first shard's metadata.
+            let file = model.shards().first().map(|s| s.origin().to_string());
+            crate::message(&format!(
+                "gguf: {}: warning: no model summary: {e}",
+                file.unwrap_or_default()
+            ));
             None
         }
     }
 }
 
 /// The model summary as JSON (`null` fields where the model has no value).
-fn summary_json(model: &impl Gguf) -> serde_json::Value {
+fn summary_json(model: &Model<'_>) -> serde_json::Value {
     let Some(m) = summary(model) else {
         return serde_json::Value::Null;
     };
@@ -381,7 +386,7 @@ fn summary_json(model: &impl Gguf) -> serde_json::Value {
 }
 
 /// The model summary as the first lines of `gguf inspect`.
-fn summary_text(s: &mut String, model: &impl Gguf) {
+fn summary_text(s: &mut String, model: &Model<'_>) {
     use std::fmt::Write;
     let Some(m) = summary(model) else {
         return;

@@ -159,9 +159,6 @@ fn print_with(
     }
 }
 
-/// Writes one line to stderr (an error, a warning, what `--verbose`
-/// tells), every control character escaped: messages carry names from
-/// files and text from servers.
 /// `P: P: why` as `P: why`, wherever `P: ` starts (the start of the line or
 /// after `: `). Commands name their file in their errors, and an I/O error
 /// of the library names the file it concerns too.
@@ -180,8 +177,51 @@ fn name_once(text: &str) -> std::borrow::Cow<'_, str> {
     text.into()
 }
 
+/// Writes one line to stderr (an error, a warning, what `--verbose`
+/// tells), every control character escaped, line feeds included: messages
+/// carry names from files and text from servers, and a line feed in them
+/// must not start a line of its own. A message of several lines is a
+/// [`Lines`].
 fn message(line: &str) {
     eprintln!("{}", text::escape(&name_once(line)));
+}
+
+/// Writes the lines of a message of several lines to stderr, each as
+/// [`message`] writes one: the line breaks between them are the tool's,
+/// and any line feed inside a line stays escaped.
+fn message_lines(lines: &[String]) {
+    for line in lines {
+        message(line);
+    }
+}
+
+/// An error or warning of several lines (a refusal and the list of what
+/// it concerns, a warning and the command that undoes it), as the tool
+/// builds it: the lines are kept apart, never joined with a line feed,
+/// so that printing can escape every line feed inside a line (text from a
+/// file, a path, a server's message) and still break the message where
+/// the tool means it to ([`message_lines`]). Displayed (in a test, by a
+/// caller that does not print it) as the lines joined by line feeds.
+#[derive(Debug)]
+struct Lines(Vec<String>);
+
+impl std::fmt::Display for Lines {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.join("\n"))
+    }
+}
+
+impl std::error::Error for Lines {}
+
+/// `shown: error`, for an error about the file shown as `shown` (a
+/// command's input), unless the error is an I/O error that names a file
+/// itself (the output, a temporary file beside it, a shard): that file is
+/// the one to name, once.
+fn about(shown: &str, e: gguf::Error) -> String {
+    match &e {
+        gguf::Error::Io { path: Some(_), .. } => e.to_string(),
+        _ => format!("{shown}: {e}"),
+    }
 }
 
 /// A command's result; errors are printed as `gguf: {error}`.
@@ -303,11 +343,73 @@ fn main() -> ExitCode {
             if let Some(Exit(code)) = e.downcast_ref::<Exit>() {
                 return ExitCode::from(*code);
             }
-            message(&format!("gguf: {}", open::redact_urls_in(&e.to_string())));
+            match e.downcast_ref::<Lines>() {
+                Some(Lines(lines)) => {
+                    let lines: Vec<String> = lines
+                        .iter()
+                        .enumerate()
+                        .map(|(i, l)| {
+                            let l = open::redact_urls_in(l);
+                            if i == 0 {
+                                format!("gguf: {l}")
+                            } else {
+                                l
+                            }
+                        })
+                        .collect();
+                    message_lines(&lines);
+                }
+                None => message(&format!("gguf: {}", open::redact_urls_in(&e.to_string()))),
+            }
             if e.is::<Usage>() {
                 return ExitCode::from(2);
             }
             ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const README: &str = include_str!("../../../README.md");
+
+    /// The README's feature list and its Command line table name every
+    /// subcommand there is, and the count the list gives.
+    #[test]
+    fn the_readme_names_every_command() {
+        let names: Vec<String> = Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_owned())
+            .collect();
+        let mut lines = README.lines();
+        let bullet: Vec<&str> = lines
+            .by_ref()
+            .skip_while(|l| !l.starts_with("- **A command-line tool**"))
+            .take_while(|l| l.starts_with("- **A command-line tool**") || l.starts_with("  "))
+            .collect();
+        let bullet = bullet.join(" ");
+        assert!(
+            bullet.contains(&format!("of {} commands", names.len())),
+            "{bullet}"
+        );
+        let rows: Vec<&str> = README
+            .lines()
+            .skip_while(|l| *l != "## Command line")
+            .skip(1)
+            .take_while(|l| !l.starts_with("## "))
+            .filter(|l| l.starts_with("| `"))
+            .collect();
+        for name in &names {
+            assert!(bullet.contains(&format!("`{name}`")), "{name}: {bullet}");
+            let first_cell = |row: &&str| row.split(" | ").next().unwrap_or("").to_owned();
+            assert!(
+                rows.iter()
+                    .map(first_cell)
+                    .any(|c| c.contains(&format!("`{name}`")) || c.contains(&format!("`{name} "))),
+                "{name} has no row in the Command line table"
+            );
         }
     }
 }

@@ -266,8 +266,8 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .collect::<Result<Vec<_>, _>>()?;
     let imatrix = match &args.imatrix {
         Some(path) => {
-            let m =
-                quantize::Imatrix::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            // The library's errors name the file.
+            let m = quantize::Imatrix::read(path)?;
             Some(m.select(&args.include_weights, &args.exclude_weights)?)
         }
         None => None,
@@ -298,7 +298,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     job.threads = crate::quantize::threads_clamped(pos.threads, "THREADS", &shown_input);
 
     if args.dry_run {
-        let report = quantize::dry_run(&input, &job).map_err(|e| format!("{shown_input}: {e}"))?;
+        let report = quantize::dry_run(&input, &job).map_err(|e| crate::about(&shown_input, e))?;
         crate::print(&table(&report))?;
         crate::print(&summary(&report, pos.preset, &shown_input, None))?;
         warnings(&report, &job);
@@ -309,11 +309,12 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             crate::message("gguf: warning: no importance matrix entry left after --include-weights/--exclude-weights: quantizing without one");
         }
     }
-    let bar = crate::progress::Bar::new();
+    // The library counts work, not bytes: copies are quick, encoding slow.
+    let bar = crate::progress::Bar::work();
     let report = quantize::quantize_model(&input, &pos.output, &job, |done, total| {
         bar.update(done, total)
     })
-    .map_err(|e| format!("{shown_input}: {e}"))?;
+    .map_err(|e| crate::about(&shown_input, e))?;
     drop(bar);
     let written = report
         .files

@@ -44,9 +44,11 @@ pub struct Args {
     /// GGUF version of the output: 1, 2 or 3.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=3))]
     version: Option<u32>,
-    /// Reserve room in the header (bytes; K and M suffixes accepted) so
-    /// that later `gguf set` edits land in place: stored as the metadata
-    /// entry `gguf_rs.metadata_slack`, which other readers ignore.
+    /// Reserve room in the header so that later `gguf set` edits land in
+    /// place: stored as the metadata entry `gguf_rs.metadata_slack`, which
+    /// other readers ignore. A number with an optional unit: B (bytes, as
+    /// without a unit), K (KB, KiB) or M (MB, MiB), binary (1K = 1,024
+    /// bytes), in either case; at most 1 GiB.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     reserve: Option<u64>,
     #[command(flatten)]
@@ -75,7 +77,12 @@ fn parse_size(s: &str) -> Result<u64, String> {
         "" | "B" => 1,
         "K" | "KB" | "KIB" => 1 << 10,
         "M" | "MB" | "MIB" => 1 << 20,
-        _ => return Err(format!("{s:?}: unknown unit {unit:?} (use K or M)")),
+        _ => {
+            return Err(format!(
+                "{s:?}: unknown unit {unit:?}; the units are B (bytes, as without a unit), \
+                 K (KB, KiB) or M (MB, MiB), binary (1K = 1,024 bytes)"
+            ))
+        }
     };
     n.checked_mul(mul)
         .filter(|&b| b <= 1 << 30)

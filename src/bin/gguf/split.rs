@@ -1,4 +1,4 @@
-//! `gguf split IN OUT_PREFIX [--max-size N[M|G]] [--max-tensors N]
+//! `gguf split IN OUT_PREFIX [--max-size N[B|K|M|G]] [--max-tensors N]
 //! [--no-tensor-first-split] [--dry-run]`.
 
 use std::path::PathBuf;
@@ -20,10 +20,11 @@ pub struct Args {
     /// Shards are written as OUT_PREFIX-00001-of-0000N.gguf, ...; a model
     /// that fits in one shard is written as OUT_PREFIX.gguf, unsplit.
     out_prefix: PathBuf,
-    /// Most bytes of tensor data per shard, counted unpadded (decimal
-    /// suffixes as llama-gguf-split takes them: 500M = 500,000,000 bytes,
-    /// 2G = 2,000,000,000).
-    #[arg(long, value_name = "N[M|G]", value_parser = parse_decimal_size)]
+    /// Most bytes of tensor data per shard, counted unpadded: a number
+    /// with an optional unit, B (bytes, as without a unit), K, M or G,
+    /// decimal as llama-gguf-split takes them (500M = 500,000,000 bytes,
+    /// 2G = 2,000,000,000), in either case.
+    #[arg(long, value_name = "N[B|K|M|G]", value_parser = parse_decimal_size)]
     max_size: Option<u64>,
     /// Most tensors per shard.
     #[arg(long, value_name = "N", value_parser = parse_count)]
@@ -39,6 +40,10 @@ pub struct Args {
 }
 
 /// `123`, `500K`, `500M`, `2G`: bytes, with decimal (1000-based) suffixes.
+/// Every unit accepted, as the help and the error list them.
+pub const DECIMAL_UNITS: &str = "B (bytes, as without a unit), K, M or G (decimal: 1K = 1,000 \
+                                 bytes, 1G = 1,000,000,000)";
+
 pub fn parse_decimal_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
@@ -51,7 +56,11 @@ pub fn parse_decimal_size(s: &str) -> Result<u64, String> {
         "K" => 1_000,
         "M" => 1_000_000,
         "G" => 1_000_000_000,
-        _ => return Err(format!("{s:?}: unknown unit {unit:?} (use M or G)")),
+        _ => {
+            return Err(format!(
+                "{s:?}: unknown unit {unit:?}; the units are {DECIMAL_UNITS}"
+            ))
+        }
     };
     match n.checked_mul(mul) {
         Some(0) => Err("the size limit must be above 0".into()),

@@ -172,7 +172,9 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
 
     let mut text: Vec<u8> = if args.stdin {
         let mut buf = Vec::new();
-        std::io::stdin().read_to_end(&mut buf)?;
+        std::io::stdin()
+            .read_to_end(&mut buf)
+            .map_err(|e| format!("<stdin>: {e}"))?;
         buf
     } else if let Some(f) = &args.file {
         std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?
@@ -182,15 +184,25 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if escape {
         process_escapes(&mut text);
     }
+    // Where the text came from, for its messages.
+    let text_source = match (&args.file, args.stdin) {
+        (_, true) => "<stdin>".to_owned(),
+        (Some(f), false) => f.display().to_string(),
+        (None, false) => "--prompt".to_owned(),
+    };
     let text = String::from_utf8(text).map_err(|e| {
         format!(
-            "the text is not valid UTF-8 (byte {} is not): the tokenizer takes text",
+            "{text_source}: the text is not valid UTF-8 (byte {} is not): the tokenizer takes \
+             text",
             e.utf8_error().valid_up_to()
         )
     })?;
 
     let add_special = tok.flags().add_bos && !args.no_bos;
-    let ids = tok.encode(&text, add_special, !args.no_parse_special)?;
+    // What the text needs and the vocabulary lacks is about the model.
+    let ids = tok
+        .encode(&text, add_special, !args.no_parse_special)
+        .map_err(|e| format!("{}: {e}", crate::open::shown(path)))?;
 
     if args.json {
         return crate::json::print_pretty(&JsonDoc {
