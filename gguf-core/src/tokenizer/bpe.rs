@@ -188,7 +188,10 @@ mod tests {
         let mut merges = Vec::new();
         // Merge among the ASCII letters, digits, space and newline ones
         // and what they made.
-        let mut pool: Vec<String> = "abZst12 \n'.".chars().map(|c| byte_to_char(c as u8).to_string()).collect();
+        let mut pool: Vec<String> = "abZst12 \n'."
+            .chars()
+            .map(|c| byte_to_char(c as u8).to_string())
+            .collect();
         for _ in 0..next(80) {
             let l = pool[next(pool.len() as u64) as usize].clone();
             let r = pool[next(pool.len() as u64) as usize].clone();
@@ -241,8 +244,8 @@ mod tests {
         };
         let alphabet: Vec<&str> = vec![
             "a", "b", "Z", "s", "t", "x", " ", "  ", "\n", "\n", "\n", "\r\n", "\r", "\t", "1",
-            "2", "345", "'", "'s", "'LL", ".", "/", ",", "!", "-", "_", "(", "é", "e\u{301}",
-            "中", "文", "한", "ア", "\u{2581}", "\u{a0}", "\u{3000}", "٣", "…", "$", "+", "<",
+            "2", "345", "'", "'s", "'LL", ".", "/", ",", "!", "-", "_", "(", "é", "e\u{301}", "中",
+            "文", "한", "ア", "\u{2581}", "\u{a0}", "\u{3000}", "٣", "…", "$", "+", "<",
             "sentinel", "IMGIMGAZ", "    ",
         ];
         let mut tok = random_vocab(&mut next);
@@ -274,7 +277,10 @@ mod tests {
             if family == Family::Superbpe {
                 assert_eq!(cuts, 0);
             } else {
-                assert!(cuts > 10, "{family:?}: {cuts} texts cut, the test tests little");
+                assert!(
+                    cuts > 10,
+                    "{family:?}: {cuts} texts cut, the test tests little"
+                );
             }
         }
     }
