@@ -28,8 +28,10 @@ const CHUNK: usize = 1 << 16;
 
 /// Tokenizes `text` onto `out`, one word at a time (the words are never
 /// all held as text at once), a long text in pieces: the pre-tokenizer
-/// holds a few words per byte of what it splits, so memory is bounded by
-/// the piece, not the fragment.
+/// holds several bytes per byte of what it splits, so memory is bounded by
+/// the piece, not the fragment. Spaces become `▁` first when the
+/// vocabulary escapes them (piece by piece too: a space is never next to a
+/// cut, so the places are the same in the escaped text).
 pub(crate) fn tokenize(tok: &Tokenizer, text: &str, out: &mut Vec<u32>) -> Result<()> {
     tokenize_in_pieces(tok, text, CHUNK, out)
 }
@@ -38,7 +40,12 @@ fn tokenize_in_pieces(tok: &Tokenizer, text: &str, chunk: usize, out: &mut Vec<u
     let mut pos = 0;
     loop {
         let end = next_cut(tok.family, text, pos, chunk);
-        tokenize_piece(tok, &text[pos..end], out)?;
+        let piece = &text[pos..end];
+        if tok.flags.escape_whitespaces {
+            tokenize_piece(tok, &piece.replace(' ', "\u{2581}"), out)?;
+        } else {
+            tokenize_piece(tok, piece, out)?;
+        }
         pos = end;
         if pos >= text.len() {
             return Ok(());
@@ -256,6 +263,7 @@ mod tests {
                 .map(|p| Step::new(p).unwrap())
                 .collect();
             tok.byte_encode = pre::byte_encode(family);
+            tok.flags.escape_whitespaces = matches!(family, Family::Gemma4 | Family::SarvamMoe);
             let mut cuts = 0;
             for _ in 0..40 {
                 let len = 20 + next(200) as usize;
