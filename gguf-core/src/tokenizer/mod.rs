@@ -320,9 +320,6 @@ impl Tokenizer {
                     self.flags.add_space_prefix && prev_special,
                     &mut out,
                 )?,
-                VocabType::Bpe if self.flags.escape_whitespaces => {
-                    bpe::tokenize(self, &t.replace(' ', "\u{2581}"), &mut out)?
-                }
                 VocabType::Bpe => bpe::tokenize(self, t, &mut out)?,
                 VocabType::Wpm => wpm::tokenize(self, t, &mut out),
                 VocabType::Ugm => {

@@ -371,10 +371,10 @@ impl Step {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    pub(super) const ALL: &[Family] = &[
+    pub(crate) const ALL: &[Family] = &[
         Family::Default,
         Family::Llama3,
         Family::Jais2,
