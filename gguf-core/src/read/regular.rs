@@ -56,6 +56,18 @@ fn refuse_irregular(path: &Path, meta: &Metadata) -> Result<()> {
     if meta.is_file() {
         return Ok(());
     }
+    if meta.is_dir() {
+        // An I/O error of its kind, as the OS gives for reading a
+        // directory: callers (the Python package's `IsADirectoryError`)
+        // tell it apart by kind.
+        return Err(Error::io(
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                "is a directory, not a regular file",
+            ),
+        ));
+    }
     Err(Error::Source(SourceError::NotRegularFile {
         path: path.to_owned(),
         kind: kind(&meta.file_type()),
@@ -64,8 +76,9 @@ fn refuse_irregular(path: &Path, meta: &Metadata) -> Result<()> {
 
 /// Opens `path` for reading if it is a regular file (after following
 /// symlinks), and refuses anything else with
-/// [`SourceError::NotRegularFile`], without blocking on a FIFO. Errors
-/// name `path`.
+/// [`SourceError::NotRegularFile`] (a directory: an I/O error of kind
+/// [`IsADirectory`](std::io::ErrorKind::IsADirectory)), without blocking
+/// on a FIFO. Errors name `path`.
 ///
 /// ```
 /// # #[cfg(unix)] {
