@@ -124,6 +124,31 @@ pub fn tiny_file() -> Vec<u8> {
 
 pub use crate::write::temp::{PAUSE_AFTER_RENAME, PAUSE_BEFORE_RENAME};
 
+/// A deterministic xorshift64 generator from `seed` (non-zero): each call
+/// gives a number below `n`. Random test inputs that repeat run to run,
+/// without an RNG crate.
+pub fn random_below(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut state = seed;
+    move |n| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    }
+}
+
+/// Makes a FIFO at `path` (with the system's `mkfifo`), for tests of
+/// inputs and outputs that are not regular files.
+#[cfg(unix)]
+pub fn mkfifo(path: &std::path::Path) {
+    let status = std::process::Command::new("mkfifo").arg(path).status();
+    assert!(
+        status.is_ok_and(|s| s.success()),
+        "mkfifo {}",
+        path.display()
+    );
+}
+
 #[cfg(test)]
 mod tests {
     /// The doc examples' copy of the tiny file is the same file.

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use gguf::error::{BuildError, SourceError};
 use gguf::import::{import_model, ImportOptions, OutType, Target};
 use gguf::Error;
+use gguf_core::testing::mkfifo;
 
 use super::util::gguf;
 
@@ -40,11 +41,6 @@ fn checkpoint(name: &str) -> (tempfile::TempDir, PathBuf) {
         std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
     }
     (dir, to)
-}
-
-fn mkfifo(path: &Path) {
-    let ok = Command::new("mkfifo").arg(path).status().unwrap().success();
-    assert!(ok, "mkfifo {}", path.display());
 }
 
 fn is_fifo(path: &Path) -> bool {

@@ -158,14 +158,7 @@ pub fn read_text_capped(path: &Path, limit: u64) -> Result<String> {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
-
-    fn mkfifo(path: &Path) {
-        let status = std::process::Command::new("mkfifo")
-            .arg(path)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
+    use crate::testing::mkfifo;
 
     #[test]
     fn a_fifo_or_a_link_to_one_is_refused_without_blocking() {

@@ -242,13 +242,7 @@ mod tests {
     /// the words and ids of the whole text.
     #[test]
     fn pieces_give_the_words_and_ids_of_the_whole() {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = crate::testing::random_below(0x9E37_79B9_7F4A_7C15u64);
         let alphabet: Vec<&str> = vec![
             "a", "b", "Z", "s", "t", "x", " ", "  ", "\n", "\n", "\n", "\r\n", "\r", "\t", "1",
             "2", "345", "'", "'s", "'LL", ".", "/", ",", "!", "-", "_", "(", "é", "e\u{301}", "中",

@@ -606,13 +606,7 @@ mod tests {
     /// texts: the same fragments as the old loop.
     #[test]
     fn random_vocabularies_match_the_old_loop() {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = crate::testing::random_below(0x9E37_79B9_7F4A_7C15u64);
         let alphabet = ['a', 'b', ' ', '<', '\n', 'é'];
         for _ in 0..400 {
             let mut owned = Vec::new();

@@ -234,13 +234,7 @@ mod tests {
     /// whole text tokenized at once.
     #[test]
     fn pieces_give_the_ids_of_the_whole() {
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = crate::testing::random_below(0x2545_F491_4F6C_DD1Du64);
         let alphabet = ['a', 'b', 'c', ' ', 'é', 'x'];
         let mut cut_somewhere = false;
         for _ in 0..60 {

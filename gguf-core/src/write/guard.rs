@@ -187,15 +187,7 @@ pub(crate) fn may_be_shard_of(output: &Path, candidate: &Path) -> bool {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
-
-    fn mkfifo(path: &Path) {
-        let ok = std::process::Command::new("mkfifo")
-            .arg(path)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-    }
+    use crate::testing::mkfifo;
 
     #[test]
     fn a_fifo_or_a_link_to_one_is_refused_as_output() {
