@@ -171,16 +171,7 @@ pub(crate) fn may_be_shard_of(output: &Path, candidate: &Path) -> bool {
         return false;
     };
     let stem = out.strip_suffix(".gguf").unwrap_or(out);
-    let shard = name
-        .strip_prefix(stem)
-        .and_then(|r| r.strip_prefix('-'))
-        .and_then(|r| r.strip_suffix(".gguf"))
-        .and_then(|r| r.split_once("-of-"))
-        .is_some_and(|(k, n)| {
-            [k, n]
-                .iter()
-                .all(|d| d.len() == 5 && d.bytes().all(|b| b.is_ascii_digit()))
-        });
+    let shard = crate::naming::parse_shard_name(name).is_some_and(|(s, _)| s == stem);
     (shard || name == out) && same_dir(output, candidate)
 }
 
