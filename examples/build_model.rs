@@ -12,7 +12,7 @@
 //! (CI checks it).
 
 use gguf::write::Builder;
-use gguf::{GgmlType, LlamaHyperParams, Tokenizer};
+use gguf::{GgmlType, LlamaHyperParams, TokenizerMetadata};
 use half::f16;
 
 const N_EMBD: u32 = 64;
@@ -160,7 +160,7 @@ fn main() -> gguf::Result<()> {
 
 /// A byte-pair vocabulary: 3 control tokens, the 94 printable ASCII
 /// characters, and one merged token per merge rule.
-fn vocabulary() -> Tokenizer {
+fn vocabulary() -> TokenizerMetadata {
     let mut tokens: Vec<String> = ["<unk>", "<s>", "</s>"].map(String::from).to_vec();
     let mut token_type = vec![2, 3, 3]; // unknown, control, control
     tokens.extend((b'!'..=b'~').map(|c| char::from(c).to_string()));
@@ -179,7 +179,7 @@ fn vocabulary() -> Tokenizer {
     token_type.resize(tokens.len(), 1); // normal
                                         // Earlier merges rank higher, as in a SentencePiece score table.
     let scores = (0..tokens.len()).map(|i| 0.0 - i as f32).collect();
-    Tokenizer {
+    TokenizerMetadata {
         model: "gpt2".into(),
         pre: Some("default".into()),
         tokens,
@@ -194,7 +194,7 @@ fn vocabulary() -> Tokenizer {
         chat_template: Some(
             "{% for m in messages %}<s>{{ m['role'] }}: {{ m['content'] }}</s>{% endfor %}".into(),
         ),
-        ..Tokenizer::default()
+        ..TokenizerMetadata::default()
     }
 }
 

@@ -13,7 +13,7 @@
 use gguf::estimate::{Estimate, Settings};
 use gguf::Model;
 
-fn main() -> gguf::Result<()> {
+fn main() -> gguf::llama::Result<()> {
     let mut args = std::env::args().skip(1);
     let path = args
         .next()

@@ -9,7 +9,7 @@
 use gguf::summary::ModelSummary;
 use gguf::Model;
 
-fn main() -> gguf::Result<()> {
+fn main() -> gguf::llama::Result<()> {
     let path = std::env::args()
         .nth(1)
         .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/samples/tiny-llama.gguf").into());

@@ -26,17 +26,16 @@
 //!   store (`ollama:NAME[:TAG]`, which needs no feature);
 //! - [`write`](mod@write): [`write::Builder`] and [`write::Layout`], three write modes;
 //! - [`metadata`]: typed metadata structs, `#[derive(Metadata)]` and the
-//!   shipped [`General`], [`LlamaHyperParams`] and [`Tokenizer`];
+//!   shipped [`General`], [`LlamaHyperParams`] and [`TokenizerMetadata`];
 //! - [`edit`]: [`edit::Editor`], metadata edits in place or by atomic
 //!   rewrite, and [`edit::ModelEditor`] for split models (Unix only: it
 //!   writes at file offsets and tells a replaced file by its device and
 //!   inode);
-//! - [`summary`]: what a model is, from its header ([`summary::ModelSummary`]);
-//! - [`estimate`]: the memory llama.cpp allocates to run a model,
-//!   [`llama_load`]: whether llama.cpp's model loader would load a model
-//!   ([`llama_load::LoadReport`]), and [`quantize`]: llama-quantize's
-//!   choices of which tensors to convert and to what type
-//!   ([`quantize::plan`]) and its whole run ([`quantize::quantize_model`]).
+//!
+//! What llama.cpp does with a model lives in crates above this one, which
+//! depend on it and never the reverse: `gguf-tokenizer` (llama.cpp's
+//! tokenizer), `gguf-llama` (its summary, memory estimate, loader rules and
+//! llama-quantize) and `gguf-import` (Hugging Face checkpoints to GGUF).
 //!
 //! Each public item has one path: the handful every user needs at the
 //! crate root ([`Model`], [`GgufFile`], [`Tensor`], [`Gguf`], [`Source`],
@@ -79,26 +78,19 @@ pub mod codec;
 #[cfg(unix)]
 pub mod edit;
 pub mod error;
-pub mod estimate;
 pub mod format;
-#[cfg(feature = "import")]
-pub mod import;
 // The in-place edit journal's on-disk format: a leaf that the reader and
 // the editor both use.
 #[cfg(unix)]
 mod journal;
-pub mod llama_load;
 pub mod metadata;
 pub mod model;
 pub mod naming;
-pub mod quantize;
 pub mod read;
 #[cfg(feature = "remote")]
 pub mod remote;
-pub mod summary;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
-pub mod tokenizer;
 pub mod write;
 
 // Each public item has one public path: the handful every user needs at
@@ -112,7 +104,7 @@ pub use format::wire_format::Endian;
 pub use gguf_derive::Metadata;
 pub use metadata::general::General;
 pub use metadata::llama::LlamaHyperParams;
-pub use metadata::tokenizer::Tokenizer;
+pub use metadata::tokenizer::TokenizerMetadata;
 pub use metadata::traits::{FromMetadata, ToMetadata};
 pub use model::Model;
 pub use read::options::OpenOptions;

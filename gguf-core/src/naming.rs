@@ -367,7 +367,13 @@ use crate::format::file_type_encoding;
 /// Parameter counts as gguf-py's `GGUFWriter.get_total_parameter_count`
 /// computes them from tensor shapes: (total, shared, expert, expert count);
 /// the total is negative for a LoRA adapter.
-pub(crate) fn parameter_counts<'s>(
+///
+/// ```
+/// let shapes = [("blk.0.ffn_up.weight", &[8u64, 4][..]), ("output_norm.weight", &[8][..])];
+/// let (total, shared, expert, experts) = gguf_core::naming::parameter_counts(shapes.into_iter());
+/// assert_eq!((total, shared, expert, experts), (40, 40, 0, 0));
+/// ```
+pub fn parameter_counts<'s>(
     tensors: impl Iterator<Item = (&'s str, &'s [u64])>,
 ) -> (i128, i128, i128, i128) {
     let (mut total, mut shared, mut expert) = (0i128, 0i128, 0i128);
@@ -441,8 +447,12 @@ fn rounded_count(n: i128) -> String {
     format!("{scaled:.fix$}{suffix}")
 }
 
-/// gguf-py's `size_label` from parameter counts.
-pub(crate) fn size_label_of(total: i128, shared: i128, expert: i128, expert_count: i128) -> String {
+/// gguf-py's `size_label` from parameter counts (see [`parameter_counts`]).
+///
+/// ```
+/// assert_eq!(gguf_core::naming::size_label_of(268_098_176, 268_098_176, 0, 0), "268M");
+/// ```
+pub fn size_label_of(total: i128, shared: i128, expert: i128, expert_count: i128) -> String {
     if expert_count > 0 {
         format!(
             "{expert_count}x{}",

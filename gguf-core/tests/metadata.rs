@@ -1,5 +1,5 @@
 //! Typed metadata: `#[derive(Metadata)]`, `Builder::set_all`, the shipped
-//! `General` / `LlamaHyperParams` / `Tokenizer`, and a file written by gguf-py.
+//! `General` / `LlamaHyperParams` / `TokenizerMetadata`, and a file written by gguf-py.
 
 use gguf_core::error::{BuildError, LookupError};
 use gguf_core::format::{OwnedArray, OwnedValue};
@@ -7,7 +7,7 @@ use gguf_core::write::Builder;
 use gguf_core::Gguf;
 use gguf_core::{
     Error, FromMetadata, General, GgmlType, GgufFile, LlamaHyperParams, Metadata, ToMetadata,
-    Tokenizer,
+    TokenizerMetadata,
 };
 
 /// Writes the builder and returns the file's bytes.
@@ -67,8 +67,8 @@ fn full_hyper() -> LlamaHyperParams {
     }
 }
 
-fn full_tokenizer() -> Tokenizer {
-    Tokenizer {
+fn full_tokenizer() -> TokenizerMetadata {
+    TokenizerMetadata {
         model: "gpt2".into(),
         pre: Some("default".into()),
         tokens: ["<unk>", "<s>", "</s>", "a", "ab"]
@@ -102,7 +102,7 @@ fn shipped_structs_round_trip_with_every_field_set() {
     assert_eq!(file.alignment(), 64);
     assert_eq!(General::from_gguf(&file).unwrap(), general);
     assert_eq!(LlamaHyperParams::from_gguf(&file).unwrap(), hyper);
-    assert_eq!(Tokenizer::from_gguf(&file).unwrap(), tok);
+    assert_eq!(TokenizerMetadata::from_gguf(&file).unwrap(), tok);
     // Keys follow the spec, with the architecture filled in.
     for key in [
         "general.source.url",
@@ -226,7 +226,7 @@ fn mistyped_keys_name_the_key_and_both_types() {
         ("tokenizer.ggml.scores", vec![0.0f64, 1.0].into()),
     ]);
     let file = GgufFile::open(&bytes).unwrap();
-    let err = Tokenizer::from_gguf(&file).unwrap_err();
+    let err = TokenizerMetadata::from_gguf(&file).unwrap_err();
     assert_eq!(
         err.to_string(),
         r#"metadata key "tokenizer.ggml.scores" has type array of f64, expected array of f32"#
@@ -238,7 +238,7 @@ fn mistyped_keys_name_the_key_and_both_types() {
         ("tokenizer.ggml.tokens", "a".into()),
     ]);
     let file = GgufFile::open(&bytes).unwrap();
-    let err = Tokenizer::from_gguf(&file).unwrap_err();
+    let err = TokenizerMetadata::from_gguf(&file).unwrap_err();
     assert_eq!(
         err.to_string(),
         r#"metadata key "tokenizer.ggml.model" has type array of string, expected string"#
@@ -495,10 +495,10 @@ fn reads_a_file_written_by_gguf_py() {
         }
     );
 
-    let tok = Tokenizer::from_gguf(&file).unwrap();
+    let tok = TokenizerMetadata::from_gguf(&file).unwrap();
     assert_eq!(
         tok,
-        Tokenizer {
+        TokenizerMetadata {
             model: "llama".into(),
             pre: None,
             tokens: ["<unk>", "<s>", "</s>", "a", "b", "ab"]
@@ -536,7 +536,7 @@ fn bundled_sample_reads_into_the_typed_structs() {
         (hyper.embedding_length, hyper.block_count, hyper.head_count),
         (64, 2, 4)
     );
-    let tok = Tokenizer::from_gguf(&file).unwrap();
+    let tok = TokenizerMetadata::from_gguf(&file).unwrap();
     assert_eq!(Some(tok.tokens.len() as u32), hyper.vocab_size);
     assert_eq!(tok.token_type.map(|t| t.len()), Some(tok.tokens.len()));
     let n_vocab = tok.tokens.len() as u64;

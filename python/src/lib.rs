@@ -50,6 +50,26 @@ pub(crate) fn to_py(py: Python<'_>, err: gguf::Error) -> PyErr {
     to_py_at(py, err, None)
 }
 
+/// [`to_py`] for gguf-llama's error (a summary, an estimate): gguf-core's
+/// errors inside as [`to_py`] raises them, its own as a [`GGUFError`].
+pub(crate) fn llama_to_py(py: Python<'_>, err: gguf::llama::Error) -> PyErr {
+    match err {
+        gguf::llama::Error::Gguf(e) => to_py(py, e),
+        other => to_py_message(py, other.to_string()),
+    }
+}
+
+/// A [`GGUFError`] with `message`, and the offset it names as its
+/// `offset` attribute.
+fn to_py_message(py: Python<'_>, message: String) -> PyErr {
+    let py_err = GGUFError::new_err(message.clone());
+    let offset = offset_in(&message);
+    // Setting an attribute on a fresh exception instance cannot fail short
+    // of memory exhaustion, which Python reports on its own.
+    let _ = py_err.value(py).setattr("offset", offset);
+    py_err
+}
+
 /// [`to_py`] for an error about the file at `path`: a [`GGUFError`] whose
 /// message does not name the file yet is prefixed with it (a file's
 /// parser reports offsets, not the file, which only its caller knows).
@@ -64,12 +84,7 @@ pub(crate) fn to_py_at(py: Python<'_>, err: gguf::Error, path: Option<&Path>) ->
             message = format!("{shown}: {message}");
         }
     }
-    let py_err = GGUFError::new_err(message.clone());
-    let offset = offset_in(&message);
-    // Setting an attribute on a fresh exception instance cannot fail short
-    // of memory exhaustion, which Python reports on its own.
-    let _ = py_err.value(py).setattr("offset", offset);
-    py_err
+    to_py_message(py, message)
 }
 
 /// The I/O failure inside `err`, with the file it concerns: a file's own,

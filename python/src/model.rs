@@ -9,7 +9,7 @@ use pyo3::types::{PyBytes, PyDict};
 
 use crate::buffer::F32Buffer;
 use crate::summary::{estimate_dict, fit_dict, settings, summary_dict, EstimateArgs};
-use crate::{to_py, to_python};
+use crate::{llama_to_py, to_py, to_python};
 
 /// A model opened by the library: metadata and tensors across its shards.
 #[pyclass(frozen, module = "gguf_rs._native", name = "Model")]
@@ -70,7 +70,7 @@ impl PyModel {
     /// The library's `ModelSummary::of`: architecture, parameters, bits
     /// per weight, quantization label, tensor types, hyper-parameters.
     fn summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = ModelSummary::of(&self.model).map_err(|e| to_py(py, e))?;
+        let s = ModelSummary::of(&self.model).map_err(|e| llama_to_py(py, e))?;
         summary_dict(py, &s)
     }
 
@@ -120,11 +120,11 @@ impl PyModel {
         let model = &self.model;
         let e = py
             .detach(|| Estimate::of(model, &s))
-            .map_err(|e| to_py(py, e))?;
+            .map_err(|e| llama_to_py(py, e))?;
         let d = estimate_dict(py, &e)?;
         if let Some(budget) = fit {
             let (f, smallest) = py
-                .detach(|| -> gguf::Result<_> {
+                .detach(|| -> gguf::llama::Result<_> {
                     let f = gguf::estimate::fit(model, &s, budget)?;
                     // When nothing fits, what the smallest context needs.
                     let smallest = match f.max_ctx {
@@ -133,7 +133,7 @@ impl PyModel {
                     };
                     Ok((f, smallest))
                 })
-                .map_err(|e| to_py(py, e))?;
+                .map_err(|e| llama_to_py(py, e))?;
             d.set_item("fit", fit_dict(py, &f, &s, smallest.as_ref())?)?;
         }
         Ok(d)

@@ -123,7 +123,11 @@ fn import_refuses_to_write_over_a_file_of_the_checkpoint() {
     )
     .unwrap_err();
     match err {
-        Error::Build(BuildError::OutputIsInput { output, input, .. }) => {
+        gguf::import::Error::Gguf(Error::Build(BuildError::OutputIsInput {
+            output,
+            input,
+            ..
+        })) => {
             assert_eq!(output, spelled);
             assert_eq!(input, dir.join("config.json"));
         }
@@ -407,7 +411,7 @@ fn a_json_input_above_the_cap_is_refused_naming_it() {
     )
     .unwrap_err();
     assert!(
-        matches!(&err, Error::Source(SourceError::TooLarge { path: p, .. }) if *p == path),
+        matches!(&err, gguf::import::Error::Gguf(Error::Source(SourceError::TooLarge { path: p, .. })) if *p == path),
         "{err}"
     );
     assert!(

@@ -7,11 +7,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use gguf::llama::Error;
 use gguf::quantize::{
     self, plan, Imatrix, ImatrixEntry, ImatrixFormat, QuantizeJob, QuantizeOptions,
 };
 use gguf::write::{Builder, SplitOptions};
-use gguf::{codec, Endian, Error, GgmlType as T, Gguf, Model};
+use gguf::{codec, Endian, GgmlType as T, Gguf, Model};
 
 use super::tensor_api::{encode, randoms};
 use super::util::gguf;

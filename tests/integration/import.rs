@@ -10,10 +10,11 @@
 
 use std::path::{Path, PathBuf};
 
+use gguf::import::Error;
 use gguf::import::{import_model, ImportOptions, OutType, Target};
 use gguf::quantize::{quantize_model, QuantizeJob, QuantizeOptions};
 use gguf::write::{Builder, SplitOptions};
-use gguf::{Error, Gguf, GgufFile, Model};
+use gguf::{Gguf, GgufFile, Model};
 
 use super::util::gguf;
 
@@ -45,7 +46,11 @@ fn options(dir: &Path, target: Target) -> ImportOptions<'static> {
     o
 }
 
-fn import_to(dir: &Path, out: &Path, target: Target) -> gguf::Result<gguf::import::ImportReport> {
+fn import_to(
+    dir: &Path,
+    out: &Path,
+    target: Target,
+) -> gguf::import::Result<gguf::import::ImportReport> {
     import_model(dir, out, &options(dir, target), |_, _, _| {})
 }
 
@@ -407,7 +412,7 @@ fn an_unsupported_architecture_is_refused() {
     .unwrap();
     let err = import_error(&dir);
     assert!(
-        matches!(&err, Error::Import(gguf::error::ImportError::UnsupportedArchitecture { arch, .. }) if arch == "BertModel"),
+        matches!(&err, Error::Import(gguf::import::ImportError::UnsupportedArchitecture { arch, .. }) if arch == "BertModel"),
         "{err}"
     );
     assert!(err.to_string().contains("Qwen2ForCausalLM"), "{err}");

@@ -70,7 +70,7 @@ mod x86;
 pub(crate) use endian::StreamSwapper;
 pub use endian::{swap_byte_order, with_byte_order};
 pub use float::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
-pub(crate) use weighted::ignores_weights;
+pub use weighted::ignores_weights;
 pub use weighted::{quantize_rows_into, quantize_weighted};
 
 use crate::error::{CodecError, Error, Result};
@@ -327,7 +327,7 @@ pub fn can_dequantize(ty: GgmlType) -> bool {
 /// with them as the weight (the CPU backend has no dot product for them),
 /// llama-quantize has no file type for them, and a model whose tensors
 /// have one of them loads but cannot run
-/// ([`LoadProblem::ActivationType`](crate::llama_load::LoadProblem::ActivationType)).
+/// (gguf-llama's `llama_load::LoadProblem::ActivationType`).
 ///
 /// ```
 /// use gguf_core::{codec::is_activation_type, GgmlType};
@@ -358,8 +358,16 @@ fn refuse_without_weights(ty: GgmlType) -> Result<()> {
     Ok(())
 }
 
-/// Block geometry of a sized type, or `UnsupportedType`.
-pub(crate) fn geometry(ty: GgmlType, operation: &'static str) -> Result<(usize, usize)> {
+/// The block size and the bytes of one block of `ty`, or
+/// [`CodecError::UnsupportedType`] naming `operation` for a type without a
+/// fixed block (a removed or unknown type).
+///
+/// ```
+/// use gguf_core::{codec, GgmlType};
+/// assert_eq!(codec::geometry(GgmlType::Q4_K, "quantize")?, (256, 144));
+/// # Ok::<(), gguf_core::Error>(())
+/// ```
+pub fn geometry(ty: GgmlType, operation: &'static str) -> Result<(usize, usize)> {
     match (ty.block_size(), ty.type_size()) {
         (Some(bs), Some(ts)) => Ok((bs as usize, ts as usize)),
         _ => Err(Error::Codec(CodecError::UnsupportedType { ty, operation })),

@@ -23,33 +23,21 @@ mod build;
 mod codec;
 mod edit;
 mod format;
-#[cfg(feature = "import")]
-mod import;
 mod lookup;
-mod quantize;
 #[cfg(feature = "remote")]
 mod remote;
 mod source;
 mod split;
-mod tokenizer;
-#[cfg(feature = "import")]
-mod vocab;
 
 pub use build::BuildError;
 pub use codec::CodecError;
 pub use edit::EditError;
 pub use format::FormatError;
-#[cfg(feature = "import")]
-pub use import::ImportError;
 pub use lookup::LookupError;
-pub use quantize::QuantizeError;
 #[cfg(feature = "remote")]
 pub use remote::RemoteError;
 pub use source::SourceError;
 pub use split::SplitError;
-pub use tokenizer::TokenizerError;
-#[cfg(feature = "import")]
-pub use vocab::VocabError;
 
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -96,36 +84,10 @@ pub enum Error {
     /// A URL, store entry or source that cannot be read as asked.
     #[error(transparent)]
     Source(#[from] SourceError),
-    /// A quantization preset, override, model or importance matrix that
-    /// llama-quantize's policy cannot work with.
-    #[error(transparent)]
-    Quantize(#[from] QuantizeError),
-    /// Settings llama.cpp would refuse for this model (a quantized V cache
-    /// without flash attention, a cache type whose blocks do not divide
-    /// the row).
-    #[error("estimate: {reason}")]
-    Estimate {
-        /// Why.
-        reason: String,
-    },
     /// Reading over HTTP or from an object store failed.
     #[cfg(feature = "remote")]
     #[error(transparent)]
     Remote(#[from] RemoteError),
-    /// A model's tokenizer cannot be built from its metadata, or a token
-    /// id is not in it.
-    #[error(transparent)]
-    Tokenizer(#[from] TokenizerError),
-    /// A Hugging Face checkpoint that cannot be imported: its config, its
-    /// safetensors files or one of their tensors.
-    #[cfg(feature = "import")]
-    #[error(transparent)]
-    Import(#[from] ImportError),
-    /// A Hugging Face checkpoint's tokenizer files cannot become the
-    /// `tokenizer.*` metadata llama.cpp's converter writes.
-    #[cfg(feature = "import")]
-    #[error(transparent)]
-    Vocab(#[from] VocabError),
 }
 
 impl From<std::io::Error> for Error {

@@ -10,7 +10,7 @@
 //! that may be absent.
 //!
 //! The crate ships three such structs, [`General`](crate::General), [`LlamaHyperParams`](crate::LlamaHyperParams)
-//! and [`Tokenizer`](crate::Tokenizer), for the keys of the GGUF specification.
+//! and [`TokenizerMetadata`](crate::TokenizerMetadata), for the keys of the GGUF specification.
 //!
 //! Attributes:
 //! - `#[gguf(prefix = "general")]` on the struct: a field `name` maps to
@@ -64,7 +64,7 @@ pub(crate) mod tokenizer;
 pub(crate) mod traits;
 
 pub use field::{MetaElem, MetaField};
-pub(crate) use traits::{FromMetadata, ToMetadata};
+pub(crate) use traits::ToMetadata;
 
 // The derive macro, for the shipped structs (users name it at the crate root).
 pub(crate) use gguf_derive::Metadata;

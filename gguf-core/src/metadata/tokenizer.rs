@@ -12,17 +12,17 @@ use crate::metadata::Metadata;
 /// use gguf_core::Gguf;
 /// # fn main() -> gguf_core::Result<()> {
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-/// use gguf_core::{write::Builder, FromMetadata, GgufFile, Tokenizer};
+/// use gguf_core::{write::Builder, FromMetadata, GgufFile, TokenizerMetadata};
 /// // The tiny test file has tokens and scores but no tokenizer.ggml.model.
-/// let err = Tokenizer::from_gguf(&GgufFile::open(&bytes)?).unwrap_err();
+/// let err = TokenizerMetadata::from_gguf(&GgufFile::open(&bytes)?).unwrap_err();
 /// assert_eq!(err.to_string(), r#"metadata key "tokenizer.ggml.model" not found"#);
 ///
-/// let tok = Tokenizer {
+/// let tok = TokenizerMetadata {
 ///     model: "gpt2".into(),
 ///     tokens: vec!["a".into(), "b".into(), "ab".into()],
 ///     merges: Some(vec!["a b".into()]),
 ///     chat_template: Some("{{ messages }}".into()),
-///     ..Tokenizer::default()
+///     ..TokenizerMetadata::default()
 /// };
 /// let mut b = Builder::new();
 /// b.set_all(&tok)?;
@@ -30,12 +30,12 @@ use crate::metadata::Metadata;
 /// b.write(&mut out)?;
 /// let file = GgufFile::open(&out)?;
 /// assert_eq!(file.get_str("tokenizer.chat_template")?, "{{ messages }}");
-/// assert_eq!(Tokenizer::from_gguf(&file)?, tok);
+/// assert_eq!(TokenizerMetadata::from_gguf(&file)?, tok);
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Metadata)]
 #[gguf(prefix = "tokenizer.ggml", crate = "crate")]
-pub struct Tokenizer {
+pub struct TokenizerMetadata {
     /// `tokenizer.ggml.model`: `llama` (SentencePiece), `gpt2` (BPE), ...
     pub model: String,
     /// `tokenizer.ggml.pre`: the pre-tokenizer of BPE vocabularies.

@@ -49,7 +49,7 @@ fn f16_scales(ty: GgmlType) -> Option<&'static [usize]> {
 /// `endian`) whose f16 scales are infinite or NaN: how many and the index
 /// of the first (`(0, 0)` when none is). `None` when `ty` has no plain f16
 /// scales to check.
-pub(crate) fn non_finite_scales(ty: GgmlType, endian: Endian, data: &[u8]) -> Option<(u64, u64)> {
+pub fn non_finite_scales(ty: GgmlType, endian: Endian, data: &[u8]) -> Option<(u64, u64)> {
     let offsets = f16_scales(ty)?;
     let ts = ty.type_size().unwrap_or(1) as usize;
     let (mut count, mut first) = (0u64, None);

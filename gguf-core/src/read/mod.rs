@@ -38,7 +38,7 @@ use crate::format::array::{read_value, Walk};
 use crate::format::cursor::Cursor;
 use crate::format::{align_up, ArrayView, Value, WireFormat};
 
-pub(crate) use finite::non_finite_scales;
+pub use finite::non_finite_scales;
 pub use finite::{FiniteUnit, NonFinite};
 pub use incremental::{
     read_header, HeaderParser, ParseStep, ReadAt, ReadOptions, SeekReader, DEFAULT_CHUNK,

@@ -88,7 +88,7 @@ fn keep_owner(file: &File, old: &std::fs::Metadata) {
 }
 
 /// Makes a rename durable: fsync of the directory holding the entry.
-pub(crate) fn sync_dir(dir: &Path) -> std::io::Result<()> {
+pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         File::open(dir)?.sync_all()

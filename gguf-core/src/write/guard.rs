@@ -152,8 +152,7 @@ pub fn check_replacing_model(outputs: &[&Path], model: &[&Path], others: &[&Path
 /// True when `candidate` is named as a shard of the split output `output`
 /// would be (`NAME-00001-of-00003.gguf` for `NAME.gguf`, in the same
 /// directory), or is `output` itself.
-#[cfg(any(test, feature = "import"))]
-pub(crate) fn may_be_shard_of(output: &Path, candidate: &Path) -> bool {
+pub fn may_be_shard_of(output: &Path, candidate: &Path) -> bool {
     let same_dir = |a: &Path, b: &Path| {
         let dir = |p: &Path| match p.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_owned(),

@@ -19,6 +19,7 @@ pub(crate) mod slack;
 mod source;
 mod split;
 pub(crate) mod temp;
+mod together;
 mod value;
 mod writeback;
 
@@ -30,12 +31,11 @@ pub use modes::{MetadataFirst, Output, WriteMode, WriteOptions};
 pub use slack::{MAX_SLACK, SLACK_KEY};
 pub use source::{TensorData, WriteFn};
 pub use split::{ShardPlan, SplitOptions};
-pub use temp::{exit_removing_temp_files, stale_temp_files};
+pub use temp::{exit_removing_temp_files, stale_temp_files, TempFile};
+pub use together::write_all_or_none;
 pub use value::MetaValue;
 
-#[allow(unused_imports)] // used by the editor
-pub(crate) use atomic::sync_dir;
-#[cfg(feature = "import")]
-pub(crate) use guard::may_be_shard_of;
+pub use atomic::sync_dir;
+pub use guard::may_be_shard_of;
 #[allow(unused_imports)]
 pub(crate) use modes::write_zeros;

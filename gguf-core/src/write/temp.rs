@@ -32,9 +32,25 @@ fn live() -> MutexGuard<'static, Vec<PathBuf>> {
     LIVE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A temporary file of a write under way: removed when dropped, unless
-/// [`persist_all`] renamed it.
-pub(crate) struct TempFile {
+/// A temporary file of a write under way, `.gguf-XXXXXX.tmp` beside the
+/// output: removed when dropped (or by [`exit_removing_temp_files`] when
+/// the process is interrupted), unless a write renamed it into place. For
+/// intermediate files a caller writes and reads back before the final
+/// output (gguf-import's F16 stage before quantizing).
+///
+/// ```
+/// # fn main() -> gguf_core::Result<()> {
+/// use gguf_core::write::TempFile;
+/// let dir = tempfile::tempdir()?;
+/// let tmp = TempFile::new_in(dir.path())?;
+/// let path = tmp.path().to_owned();
+/// assert!(path.exists());
+/// drop(tmp);
+/// assert!(!path.exists());
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct TempFile {
     /// Its automatic removal is off: [`Drop`] removes it under the lock.
     file: tempfile::NamedTempFile,
     renamed: bool,
@@ -44,7 +60,7 @@ impl TempFile {
     /// Creates `.gguf-XXXXXX.tmp` in `dir` with mode 0666 minus the umask,
     /// as a new file would get. The error names `dir`, never the temporary
     /// name, which means nothing to the user.
-    pub(crate) fn new_in(dir: &Path) -> Result<TempFile> {
+    pub fn new_in(dir: &Path) -> Result<TempFile> {
         let mut live = live();
         let mut tmp = tempfile::Builder::new()
             .prefix(PREFIX)
@@ -76,16 +92,17 @@ impl TempFile {
     }
 
     /// The open file.
-    pub(crate) fn file(&self) -> &File {
+    pub fn file(&self) -> &File {
         self.file.as_file()
     }
 
     /// The open file, to write.
-    pub(crate) fn file_mut(&mut self) -> &mut File {
+    pub fn file_mut(&mut self) -> &mut File {
         self.file.as_file_mut()
     }
 
-    pub(crate) fn path(&self) -> &Path {
+    /// Where it is (it means nothing to a user: errors name the output).
+    pub fn path(&self) -> &Path {
         self.file.path()
     }
 }

@@ -156,7 +156,7 @@ fn mib(b: u64) -> String {
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let file = crate::open::open_model(&args.model, &args.source)?;
     let s = settings(&args);
-    let named = |e: gguf::Error| format!("{}: {e}", crate::open::shown(&args.model));
+    let named = |e: gguf::llama::Error| format!("{}: {e}", crate::open::shown(&args.model));
     let est = Estimate::of(&file, &s).map_err(named)?;
     if est.exceeds_training_context() {
         crate::message(&format!(

@@ -217,9 +217,9 @@ impl std::error::Error for Lines {}
 /// command's input), unless the error is an I/O error that names a file
 /// itself (the output, a temporary file beside it, a shard): that file is
 /// the one to name, once.
-fn about(shown: &str, e: gguf::Error) -> String {
+fn about(shown: &str, e: gguf::llama::Error) -> String {
     match &e {
-        gguf::Error::Io { path: Some(_), .. } => e.to_string(),
+        gguf::llama::Error::Gguf(gguf::Error::Io { path: Some(_), .. }) => e.to_string(),
         _ => format!("{shown}: {e}"),
     }
 }

@@ -119,7 +119,7 @@ pub fn quantize_rows_into(
 
 /// The types `ggml_quantize_chunk` quantizes the same with importance
 /// weights as without (its quantizer for them takes no weights).
-pub(crate) fn ignores_weights(ty: GgmlType) -> bool {
+pub fn ignores_weights(ty: GgmlType) -> bool {
     use GgmlType as T;
     matches!(
         ty,

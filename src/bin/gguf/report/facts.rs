@@ -227,14 +227,14 @@ fn memory(model: &Model<'_>) -> Result<Memory, String> {
     let mut left_out = Vec::new();
     for ty in CACHE_TYPES {
         let s = base.clone().type_k(ty).type_v(ty);
-        let points: Result<Vec<(u32, u64)>, gguf::Error> = contexts(est.n_ctx_train)
+        let points: Result<Vec<(u32, u64)>, gguf::llama::Error> = contexts(est.n_ctx_train)
             .into_iter()
             .map(|c| {
                 let e = Estimate::with_shape(model, summary.clone(), &shape, &s.clone().n_ctx(c))?;
                 Ok((c, e.total_bytes()))
             })
             .collect();
-        let fits: Result<Vec<(u64, Option<u32>)>, gguf::Error> = DEVICE_GIB
+        let fits: Result<Vec<(u64, Option<u32>)>, gguf::llama::Error> = DEVICE_GIB
             .iter()
             .map(|&gib| Ok((gib, fit(model, &s, gib << 30)?.max_ctx)))
             .collect();

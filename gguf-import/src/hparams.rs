@@ -1,0 +1,317 @@
+//! The architecture's hyper-parameter keys, as the converter's
+//! `set_gguf_parameters` writes them: in its order, with its types.
+
+use serde_json::{Map, Value};
+
+use crate::error::Result;
+use gguf_core::write::MetaValue;
+
+use super::arch::{Architecture, Step};
+use super::config::{config_error, Config};
+
+/// Keys in write order; setting a key again keeps its place and takes the
+/// new value, as gguf-py's writer does.
+#[derive(Debug, Default)]
+pub(crate) struct Keys(pub indexmap::IndexMap<String, MetaValue<'static>>);
+
+impl Keys {
+    /// Sets `key` (a new key goes last).
+    pub fn set(&mut self, key: impl Into<String>, value: impl Into<MetaValue<'static>>) {
+        self.0.insert(key.into(), value.into());
+    }
+}
+
+/// The converter's `rope_parameters` (from `rope_parameters` or
+/// `rope_scaling`, with the global and sliding-window thetas mirrored in).
+fn rope_parameters(config: &Config) -> Map<String, Value> {
+    let h = &config.hparams;
+    let mut rp = match h.get("rope_parameters").or_else(|| h.get("rope_scaling")) {
+        Some(Value::Object(m)) => m.clone(),
+        _ => Map::new(),
+    };
+    let theta = config
+        .find(&[
+            "global_rope_theta",
+            "rope_global_theta",
+            "rope_theta_global",
+            "rope_theta",
+            "rotary_emb_base",
+        ])
+        .cloned();
+    let local = config
+        .find(&[
+            "local_rope_theta",
+            "rope_local_theta",
+            "rope_theta_local",
+            "swa_rope_theta",
+            "rope_local_base_freq",
+        ])
+        .cloned();
+    let partial = config
+        .find(&["partial_rotary_factor", "rope_pct", "rope_percent"])
+        .cloned();
+    let orig = config.find(&["original_max_position_embeddings"]).cloned();
+    if !rp.contains_key("full_attention") && !rp.contains_key("sliding_attention") {
+        if let Some(local) = local {
+            let mut m = Map::new();
+            m.insert("rope_theta".into(), local);
+            rp.insert("sliding_attention".into(), Value::Object(m));
+        }
+        if !rp.contains_key("rope_theta") {
+            if let Some(t) = theta {
+                rp.insert("rope_theta".into(), t);
+            }
+        }
+        if !rp.contains_key("rope_type") {
+            if let Some(t) = rp.get("type").filter(|t| !t.is_null()).cloned() {
+                rp.insert("rope_type".into(), t);
+            }
+        }
+        if !rp.contains_key("partial_rotary_factor") {
+            if let Some(p) = partial {
+                rp.insert("partial_rotary_factor".into(), p);
+            }
+        }
+        if !rp.contains_key("original_max_position_embeddings") {
+            if let Some(o) = orig {
+                rp.insert("original_max_position_embeddings".into(), o);
+            }
+        }
+    }
+    rp
+}
+
+/// The full-attention part of the RoPE parameters.
+fn full_attention(rp: &Map<String, Value>) -> &Map<String, Value> {
+    match rp.get("full_attention") {
+        Some(Value::Object(m)) => m,
+        _ => rp,
+    }
+}
+
+/// Writes the architecture's hyper-parameter keys into `keys`, and
+/// `general.file_type` where the converter writes it.
+pub(crate) fn write(
+    arch: &Architecture,
+    config: &Config,
+    dir: &std::path::Path,
+    file_type: u32,
+    keys: &mut Keys,
+) -> Result<()> {
+    let a = arch.gguf;
+    let k = |suffix: &str| format!("{a}.{suffix}");
+    let rp = rope_parameters(config);
+    let num = |m: &Map<String, Value>, key: &str| -> Result<Option<f32>> {
+        match m.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v.as_f64().map(|f| Some(f as f32)).ok_or_else(|| {
+                config_error(
+                    &config.file,
+                    format!("RoPE parameter {key:?} is {v}, not a number"),
+                )
+            }),
+        }
+    };
+    for step in arch.steps {
+        match *step {
+            Step::Common => {
+                let blocks = config.require_u32(&[
+                    "n_layers",
+                    "num_hidden_layers",
+                    "n_layer",
+                    "num_layers",
+                ])?;
+                keys.set(k("block_count"), blocks);
+                let n_ctx = config.find_u32(&[
+                    "max_position_embeddings",
+                    "n_ctx",
+                    "n_positions",
+                    "max_length",
+                    "max_sequence_length",
+                    "model_max_length",
+                ])?;
+                if let Some(n) = n_ctx {
+                    keys.set(k("context_length"), n);
+                }
+                if let Some(n) = config.find_u32(&["hidden_size", "n_embd", "dim"])? {
+                    keys.set(k("embedding_length"), n);
+                }
+                let n_ff = config.find_u32(&[
+                    "prefix_dense_intermediate_size",
+                    "dense_intermediate_size",
+                    "intermediate_size",
+                    "n_inner",
+                    "hidden_dim",
+                ])?;
+                if let Some(n) = n_ff {
+                    keys.set(k("feed_forward_length"), n);
+                }
+                if let Some(n) = config.find_u32(&["num_attention_heads", "n_head", "n_heads"])? {
+                    keys.set(k("attention.head_count"), n);
+                }
+                if let Some(n) = config.find_u32(&["num_key_value_heads", "n_kv_heads"])? {
+                    keys.set(k("attention.head_count_kv"), n);
+                }
+                if config.hparams.get("is_causal") == Some(&Value::Bool(false)) {
+                    keys.set(k("attention.causal"), false);
+                }
+                let full = full_attention(&rp);
+                if let Some(rope_type) = full.get("rope_type").and_then(Value::as_str) {
+                    let factor = num(full, "factor")?;
+                    match (rope_type, factor) {
+                        ("linear", Some(f)) => {
+                            keys.set(k("rope.scaling.type"), "linear");
+                            keys.set(k("rope.scaling.factor"), f);
+                        }
+                        ("yarn", Some(f)) => {
+                            keys.set(k("rope.scaling.type"), "yarn");
+                            keys.set(k("rope.scaling.factor"), f);
+                            let orig = full
+                                .get("original_max_position_embeddings")
+                                .and_then(Value::as_u64)
+                                .and_then(|n| u32::try_from(n).ok())
+                                .ok_or_else(|| {
+                                    config_error(
+                                        &config.file,
+                                        "yarn RoPE scaling without original_max_position_embeddings".into(),
+                                    )
+                                })?;
+                            keys.set(k("rope.scaling.original_context_length"), orig);
+                            if let Some(v) = num(full, "extrapolation_factor")? {
+                                keys.set(k("rope.scaling.yarn_ext_factor"), v);
+                            }
+                            let attn = match num(full, "attention_factor")? {
+                                Some(v) => Some(v),
+                                None => num(full, "attn_factor")?,
+                            };
+                            if let Some(v) = attn {
+                                keys.set(k("rope.scaling.yarn_attn_factor"), v);
+                            }
+                            if let Some(v) = num(full, "beta_fast")? {
+                                keys.set(k("rope.scaling.yarn_beta_fast"), v);
+                            }
+                            if let Some(v) = num(full, "beta_slow")? {
+                                keys.set(k("rope.scaling.yarn_beta_slow"), v);
+                            }
+                        }
+                        ("su" | "longrope", _) => {
+                            keys.set(k("rope.scaling.type"), "longrope");
+                        }
+                        _ => {}
+                    }
+                }
+                if rp.contains_key("mrope_section") {
+                    return Err(config_error(
+                        &config.file,
+                        "multimodal RoPE sections (mrope_section) are not supported".into(),
+                    ));
+                }
+                if let Some(theta) = num(full, "rope_theta")? {
+                    keys.set(k("rope.freq_base"), theta);
+                }
+                if let Some(Value::Object(swa)) = rp.get("sliding_attention") {
+                    if let Some(theta) = num(swa, "rope_theta")? {
+                        keys.set(k("rope.freq_base_swa"), theta);
+                    }
+                }
+                if let Some(eps) = config.find_f32(&["rms_norm_eps", "norm_eps"])? {
+                    keys.set(k("attention.layer_norm_rms_epsilon"), eps);
+                }
+                let eps =
+                    config.find_f32(&["layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"])?;
+                if let Some(eps) = eps {
+                    keys.set(k("attention.layer_norm_epsilon"), eps);
+                }
+                let experts =
+                    config.find_u32(&["num_local_experts", "num_experts", "n_routed_experts"])?;
+                if let Some(n) = experts {
+                    keys.set(k("expert_count"), n);
+                }
+                let used = config.find_u32(&[
+                    "num_experts_per_tok",
+                    "num_experts_per_token",
+                    "top_k_experts",
+                ])?;
+                if let Some(n) = used {
+                    keys.set(k("expert_used_count"), n);
+                }
+                if let Some(n) = config.find_u32(&["head_dim"])? {
+                    keys.set(k("attention.key_length"), n);
+                    keys.set(k("attention.value_length"), n);
+                }
+                keys.set("general.file_type", file_type);
+            }
+            Step::U32 {
+                key,
+                config: names,
+                default,
+            } => {
+                if let Some(n) = config.find_u32(names)?.or(default) {
+                    keys.set(k(key), n);
+                } else {
+                    return Err(config_error(
+                        &config.file,
+                        format!("none of {names:?} is set (the converter needs one for {a}.{key})"),
+                    ));
+                }
+            }
+            Step::F32 {
+                key,
+                config: names,
+                default,
+            } => {
+                if let Some(x) = config.find_f32(names)?.or(default) {
+                    keys.set(k(key), x);
+                }
+            }
+            Step::F32IfSet { key, config: name } => {
+                if let Some(x) = config.find_f32(&[name])?.filter(|x| *x != 0.0) {
+                    keys.set(k(key), x);
+                }
+            }
+            Step::RopeDimensionCount => {
+                let dim = match config.find_u32(&["head_dim"])? {
+                    Some(d) => d,
+                    None => {
+                        let hidden = config.require_u32(&["hidden_size"])?;
+                        let heads = config.require_u32(&["num_attention_heads"])?;
+                        if heads == 0 {
+                            return Err(config_error(
+                                &config.file,
+                                "num_attention_heads is 0".into(),
+                            ));
+                        }
+                        hidden / heads
+                    }
+                };
+                keys.set(k("rope.dimension_count"), dim);
+            }
+            Step::RopeFreqBase { default } => {
+                let theta = num(full_attention(&rp), "rope_theta")?.unwrap_or(default);
+                keys.set(k("rope.freq_base"), theta);
+            }
+            Step::SlidingWindow => {
+                let pattern = config.hparams.get("sliding_window_pattern");
+                if pattern.and_then(Value::as_i64) != Some(1) {
+                    let window = config.require_u32(&["sliding_window"])?;
+                    keys.set(k("attention.sliding_window"), window);
+                }
+            }
+            Step::Pooling => {
+                if dir.join("modules.json").is_file() {
+                    return Err(config_error(
+                        &dir.join("modules.json"),
+                        "a sentence-transformers model (pooling layers): only causal language models are imported".into(),
+                    ));
+                }
+                if config.hparams.contains_key("classifier_pooling") {
+                    return Err(config_error(
+                        &config.file,
+                        "a classification model (classifier_pooling): only causal language models are imported".into(),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}

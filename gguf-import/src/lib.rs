@@ -1,0 +1,542 @@
+//! Import of Hugging Face checkpoints (feature `import`): a directory with
+//! `config.json`, `*.safetensors` and the tokenizer files becomes the GGUF
+//! file llama.cpp's `convert_hf_to_gguf.py` writes from it, without Python.
+//!
+//! [`import_model`] reads `config.json` ([`config`](self) defaults as
+//! `transformers` fills them), maps every safetensors file (single, or
+//! sharded with `model.safetensors.index.json`), and writes, in the
+//! converter's order and with its types: `general.*` (its name heuristics,
+//! size label, file type, quantization version), the architecture's
+//! hyper-parameters (one table per architecture: `LlamaForCausalLM`,
+//! `MistralForCausalLM`, `Qwen2ForCausalLM`, `Gemma3ForCausalLM`), the
+//! `tokenizer.*` keys, then the tensors renamed (`model.layers.N.self_attn.q_proj.weight`
+//! -> `blk.N.attn_q.weight`), transformed (llama's Q/K row permutation,
+//! Gemma's norm + 1, its embedding rows cut to the vocabulary) and
+//! converted to the output type ([`OutType`]: the converter's `--outtype`;
+//! 1-D tensors and norms stay F32).
+//!
+//! A quantization preset ([`Target::Preset`], any of `gguf quantize`'s)
+//! gives the bytes of the converter's F16 output quantized by
+//! llama-quantize: the F16 file is written to a temporary file beside the
+//! output, then [`quantize_model`] runs
+//! on it, and the temporary file is removed.
+//!
+//! Tensors are converted while the file is written, a slab of rows at a
+//! time on every core (feature `parallel`): memory stays bounded by a slab
+//! and the mapped input, whatever the model's size. The output appears
+//! under its name only once complete (an error leaves nothing; an
+//! interrupted process leaves `.gguf-XXXXXX.tmp` files beside it, see
+//! [`exit_removing_temp_files`](gguf_core::write::exit_removing_temp_files)).
+//!
+//! ```no_run
+//! # fn main() -> gguf_core::Result<()> {
+//! use gguf_import::{import_model, ImportOptions, Target};
+//! let options = ImportOptions::new(Target::parse("q4_k_m")?);
+//! let report = import_model("Qwen2.5-0.5B-Instruct", "qwen.gguf", &options, |_, _, _| {})?;
+//! println!("{} tensors, {} bytes", report.tensors, report.bytes);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+#![deny(unsafe_code)]
+
+mod error;
+
+pub use error::{Error, ImportError, Result, VocabError};
+
+mod arch;
+mod card;
+mod checkpoint;
+mod config;
+mod general;
+mod hparams;
+mod rope;
+mod tensors;
+mod vocab;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use gguf_core::model::Model;
+use gguf_core::read::GgufFile;
+use gguf_core::write::TempFile;
+use gguf_core::write::{Builder, SplitOptions, WriteMode, WriteOptions};
+use gguf_core::GgmlType;
+use gguf_core::Source;
+use gguf_llama::quantize::{
+    quantize_model, Imatrix, Preset, QuantizeJob, QuantizeOptions, PRESETS,
+};
+
+use checkpoint::Checkpoint;
+use config::Config;
+use hparams::Keys;
+
+/// gguf-py's `GGML_QUANT_VERSION`, written as `general.quantization_version`.
+const QUANTIZATION_VERSION: u32 = 2;
+
+/// The converter's `--outtype` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OutType {
+    /// `f32`: every tensor F32.
+    F32,
+    /// `f16`: weight matrices F16.
+    F16,
+    /// `bf16`: weight matrices BF16.
+    BF16,
+    /// `q8_0`: weight matrices Q8_0 (F16 where a row is not whole blocks).
+    Q8_0,
+}
+
+impl OutType {
+    /// The type of the weight matrices.
+    pub fn ggml_type(self) -> GgmlType {
+        match self {
+            OutType::F32 => GgmlType::F32,
+            OutType::F16 => GgmlType::F16,
+            OutType::BF16 => GgmlType::BF16,
+            OutType::Q8_0 => GgmlType::Q8_0,
+        }
+    }
+
+    /// `general.file_type` (llama.cpp's `LLAMA_FTYPE_*`).
+    pub fn file_type(self) -> u32 {
+        match self {
+            OutType::F32 => 0,
+            OutType::F16 => 1,
+            OutType::Q8_0 => 7,
+            OutType::BF16 => 32,
+        }
+    }
+}
+
+/// What to write: one of the converter's output types, or a quantization
+/// preset (the converter's F16 output quantized by llama-quantize).
+#[derive(Clone, Copy, Debug)]
+pub enum Target {
+    /// `f32`, `f16`, `bf16` or `q8_0`, as the converter writes them.
+    Float(OutType),
+    /// A `gguf quantize` / llama-quantize preset (`Q4_K_M`, `IQ4_XS`, ...).
+    Preset(&'static Preset),
+}
+
+impl Target {
+    /// `f32`, `f16`, `bf16`, `q8_0` (the converter's names, which win over
+    /// the presets of the same names), or a preset name; any case.
+    ///
+    /// ```
+    /// use gguf_import::{OutType, Target};
+    /// assert!(matches!(Target::parse("F16")?, Target::Float(OutType::F16)));
+    /// assert!(matches!(Target::parse("q4_k_m")?, Target::Preset(p) if p.name == "Q4_K_M"));
+    /// assert!(Target::parse("q9").is_err());
+    /// # Ok::<(), gguf_core::Error>(())
+    /// ```
+    pub fn parse(name: &str) -> Result<Target> {
+        let float = match name.to_ascii_lowercase().as_str() {
+            "f32" => Some(OutType::F32),
+            "f16" => Some(OutType::F16),
+            "bf16" => Some(OutType::BF16),
+            "q8_0" => Some(OutType::Q8_0),
+            _ => None,
+        };
+        if let Some(t) = float {
+            return Ok(Target::Float(t));
+        }
+        PRESETS
+            .iter()
+            .find(|p| p.name.eq_ignore_ascii_case(name) && !p.is_copy())
+            .map(Target::Preset)
+            .ok_or_else(|| {
+                Error::Import(ImportError::UnknownType {
+                    name: name.to_owned(),
+                })
+            })
+    }
+}
+
+/// An import's settings.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ImportOptions<'i> {
+    /// The output type.
+    pub target: Target,
+    /// The BPE pre-tokenizer's name, for a tokenizer whose hash is not in
+    /// the converter's list (its `--pre-tokenizer` is a patch of its list).
+    pub pre_tokenizer: Option<String>,
+    /// Shards out (`--split-max-size`, `--split-max-tensors`), by gguf-py's
+    /// rules; `None` for one file.
+    pub split: Option<SplitOptions>,
+    /// The importance matrix for a preset (llama-quantize's `--imatrix`).
+    pub imatrix: Option<&'i Imatrix>,
+    /// The importance matrix's path as given, recorded in
+    /// `quantize.imatrix.file`.
+    pub imatrix_file: String,
+    /// Threads for a preset's quantization; 0 for every core; more than
+    /// [`max_threads`](gguf_llama::quantize::max_threads) are that many.
+    pub threads: usize,
+}
+
+impl<'i> ImportOptions<'i> {
+    /// An import to `target`, one file, no importance matrix.
+    pub fn new(target: Target) -> Self {
+        ImportOptions {
+            target,
+            pre_tokenizer: None,
+            split: None,
+            imatrix: None,
+            imatrix_file: String::new(),
+            threads: 0,
+        }
+    }
+}
+
+/// What an import is doing, for progress reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Stage {
+    /// Converting the checkpoint's tensors and writing them.
+    Convert,
+    /// Quantizing the converted file to a preset.
+    Quantize,
+}
+
+/// What an import wrote.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ImportReport {
+    /// `config.json`'s architecture.
+    pub hf_architecture: String,
+    /// The GGUF architecture.
+    pub architecture: String,
+    /// The files written (one, or the shards).
+    pub files: Vec<PathBuf>,
+    /// Metadata entries of the (first) file.
+    pub metadata: usize,
+    /// Tensors written.
+    pub tensors: usize,
+    /// Parameters (elements of every tensor).
+    pub parameters: u64,
+    /// Bytes written, all files.
+    pub bytes: u64,
+    /// How long it took.
+    pub elapsed: Duration,
+    /// What the import knowingly did not do as the converter would
+    /// (e.g. a model card whose front matter is not a mapping).
+    pub notes: Vec<String>,
+}
+
+/// The number of tokens gemma3's embedding rows are cut to, as the
+/// converter counts them: the SentencePiece vocabulary's size, or
+/// `tokenizer.json`'s vocabulary plus its added tokens.
+fn vocab_rows(dir: &Path, vocab: &Keys) -> Result<Option<u64>> {
+    if dir.join("tokenizer.model").is_file() {
+        let n = match vocab.0.get("tokenizer.ggml.tokens") {
+            Some(v) => match v.to_owned_value() {
+                gguf_core::format::OwnedValue::Array(a) => Some(a.len() as u64),
+                _ => None,
+            },
+            None => None,
+        };
+        return Ok(n);
+    }
+    let file = dir.join("tokenizer.json");
+    if !file.is_file() {
+        return Ok(None);
+    }
+    let json = config::read_json(&file)?;
+    let vocab = json
+        .get("model")
+        .and_then(|m| m.get("vocab"))
+        .and_then(|v| {
+            v.as_object()
+                .map(|o| o.len())
+                .or_else(|| v.as_array().map(Vec::len))
+        });
+    let added = json
+        .get("added_tokens")
+        .and_then(|a| a.as_array())
+        .map_or(0, Vec::len);
+    Ok(vocab.map(|v| (v + added) as u64))
+}
+
+/// The files of a checkpoint directory an import may read, besides every
+/// `*.safetensors` file and the `additional_chat_templates` directory.
+const READ_FILES: &[&str] = &[
+    "config.json",
+    "generation_config.json",
+    "model.safetensors.index.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "tokenizer.model",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "merges.txt",
+    "vocab.txt",
+    "modules.json",
+    "README.md",
+    "chat_template.jinja",
+    "chat_template.json",
+];
+
+/// The files of `dir` that an import reads and that exist, with the
+/// importance matrix: what its output must never replace.
+fn input_files(dir: &Path, imatrix_file: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    if !imatrix_file.is_empty() {
+        files.push(PathBuf::from(imatrix_file));
+    }
+    let mut list = |dir: &Path, all: bool| {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if all || name.ends_with(".safetensors") || READ_FILES.contains(&&*name) {
+                files.push(entry.path());
+            }
+        }
+    };
+    list(dir, false);
+    list(&dir.join("additional_chat_templates"), true);
+    files
+}
+
+/// Refuses, before anything is read, an output that would replace one of
+/// the import's inputs (a file of the checkpoint, the importance matrix),
+/// and one that is not a regular file. A split output's shards are its
+/// outputs too: an input named as one of them is refused.
+fn check_output_paths(dir: &Path, output: &Path, options: &ImportOptions<'_>) -> Result<()> {
+    let inputs = input_files(dir, &options.imatrix_file);
+    if options.split.is_some() {
+        if let Some(input) = inputs
+            .iter()
+            .find(|i| gguf_core::write::may_be_shard_of(output, i))
+        {
+            return Err(Error::Gguf(gguf_core::Error::Build(
+                gguf_core::error::BuildError::OutputIsInput {
+                    output: output.to_owned(),
+                    input: input.clone(),
+                    reason: " (named as a shard of the split output)".into(),
+                },
+            )));
+        }
+    }
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    gguf_core::write::check_not_inputs(&[output], &inputs)?;
+    Ok(gguf_core::write::check_output(output)?)
+}
+
+/// Imports the Hugging Face checkpoint in `dir` to `output` (see the
+/// [module docs](self)). `progress(stage, done, total)` counts bytes of
+/// the files being written, and in the [`Stage::Quantize`] stage the work
+/// of [`quantize_model`]'s progress.
+///
+/// Errors name the file, and the key or tensor: a missing or malformed
+/// `config.json`, an architecture without a table
+/// ([`ImportError::UnsupportedArchitecture`]), a missing shard, a tensor
+/// of another data type or of a shape the config does not allow. Nothing
+/// appears under `output`'s name unless the whole file was written.
+///
+/// Before anything is read, an `output` (or a shard of it) that is one of
+/// the files the import reads (`config.json`, a safetensors file, a
+/// tokenizer file, the importance matrix...) is refused
+/// ([`BuildError::OutputIsInput`](gguf_core::error::BuildError::OutputIsInput)),
+/// as is one that is not a regular file. Every file read must be a
+/// regular file (symlinks are followed, as the Hugging Face cache links
+/// to blobs), and JSON and text files are read up to
+/// [`MAX_TEXT_INPUT`](gguf_core::read::MAX_TEXT_INPUT) bytes.
+pub fn import_model(
+    dir: impl AsRef<Path>,
+    output: impl AsRef<Path>,
+    options: &ImportOptions<'_>,
+    mut progress: impl FnMut(Stage, u64, u64),
+) -> Result<ImportReport> {
+    let start = Instant::now();
+    let dir = dir.as_ref();
+    let output = output.as_ref();
+    check_output_paths(dir, output, options)?;
+    let mut config = Config::read(dir)?;
+    let hf_arch = config.architecture()?.to_owned();
+    let arch = arch::find(&hf_arch).ok_or_else(|| {
+        Error::Import(ImportError::UnsupportedArchitecture {
+            file: config.file.clone(),
+            arch: hf_arch.clone(),
+            supported: arch::supported(),
+        })
+    })?;
+    config.apply_defaults(arch.defaults);
+    let checkpoint = Checkpoint::open(dir)?;
+    let sources = checkpoint.tensors()?;
+    // Before anything is built from the hyper-parameters (the vocabulary's
+    // padding, Llama 3's RoPE factors): they must fit the tensors.
+    tensors::check_hparams(arch, &config, &sources)?;
+    let out = match options.target {
+        Target::Float(t) => t,
+        Target::Preset(_) => OutType::F16,
+    };
+
+    let vocab = Keys(
+        vocab::vocab_metadata(
+            dir,
+            arch.gguf,
+            &config.raw,
+            options.pre_tokenizer.as_deref(),
+        )?
+        .into_iter()
+        .collect(),
+    );
+    let mut planned = Vec::new();
+    if arch.llama3_rope {
+        if let Some(factors) = rope::llama3_rope_freqs(&config)? {
+            planned.push(tensors::generated("rope_freqs.weight", factors));
+        }
+    }
+    let taken: Vec<&str> = planned.iter().map(|t| t.name.as_str()).collect();
+    let read = tensors::plan(
+        arch,
+        &config,
+        sources,
+        out,
+        vocab_rows(dir, &vocab)?,
+        &taken,
+    )?;
+    planned.extend(read);
+
+    let mut keys = Keys::default();
+    keys.set("general.architecture", arch.gguf);
+    let shapes: Vec<(&str, &[u64])> = planned
+        .iter()
+        .map(|t| (t.name.as_str(), t.shape.as_slice()))
+        .collect();
+    let card_note = general::write(dir, &config.raw, &shapes, &mut keys)?;
+    hparams::write(arch, &config, dir, out.file_type(), &mut keys)?;
+    keys.set("general.quantization_version", QUANTIZATION_VERSION);
+    for (k, v) in vocab.0 {
+        keys.set(k, v);
+    }
+    let parameters = planned
+        .iter()
+        .map(|t| t.shape.iter().product::<u64>())
+        .sum();
+    let notes: Vec<String> = card_note.into_iter().collect();
+
+    // A conversion's error, kept whole (the writer sees an io::Error).
+    let failure: Mutex<Option<Error>> = Mutex::new(None);
+    let mut b = Builder::new();
+    for (k, v) in keys.0 {
+        b.set(k, v)?;
+    }
+    let metadata = b.keys().count();
+    for t in &planned {
+        let failure = &failure;
+        b.add_tensor_fn(t.name.clone(), t.ty, &t.shape, move |w| {
+            tensors::write_tensor(t, w).map_err(|e| {
+                let io = std::io::Error::other(e.to_string());
+                *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                io
+            })
+        })?;
+    }
+    let kept = |e: gguf_core::Error| {
+        failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .unwrap_or(e.into())
+    };
+
+    let (files, bytes) = match options.target {
+        Target::Float(_) => {
+            let write = WriteOptions::new()
+                .mode(WriteMode::Single)
+                .progress(|d, t| progress(Stage::Convert, d, t));
+            match &options.split {
+                Some(split) => {
+                    let shards = b.write_split_with(output, split, write).map_err(kept)?;
+                    let bytes = shards.iter().map(|s| s.layout.file_len()).sum();
+                    (shards.into_iter().map(|s| s.path).collect(), bytes)
+                }
+                None => {
+                    let layout = b.write_to_path_with(output, write).map_err(kept)?;
+                    (vec![output.to_owned()], layout.file_len())
+                }
+            }
+        }
+        Target::Preset(preset) => {
+            let dir_out = match output.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            let mut f16 = TempFile::new_in(dir_out).map_err(|e| e.with_path(output))?;
+            b.write_with(
+                f16.file_mut(),
+                WriteOptions::new().progress(|d, t| progress(Stage::Convert, d, t)),
+            )
+            .map_err(kept)?;
+            drop(b);
+            quantize(preset, options, f16.file(), output, dir_out, &mut progress)?
+        }
+    };
+    Ok(ImportReport {
+        hf_architecture: hf_arch,
+        architecture: arch.gguf.to_owned(),
+        files,
+        metadata,
+        tensors: planned.len(),
+        parameters,
+        bytes,
+        elapsed: start.elapsed(),
+        notes,
+    })
+}
+
+/// Quantizes the converted F16 file `f16` to `preset` as llama-quantize
+/// does, into `output` (or, when splitting, into a temporary file then
+/// split as `gguf split` splits). Returns the files and their bytes.
+fn quantize(
+    preset: &'static Preset,
+    options: &ImportOptions<'_>,
+    f16: &std::fs::File,
+    output: &Path,
+    dir_out: &Path,
+    progress: &mut dyn FnMut(Stage, u64, u64),
+) -> Result<(Vec<PathBuf>, u64)> {
+    // Read through our own descriptor (a duplicate shares its lock):
+    // opening the temporary file by its path would wait for the lock it
+    // holds, which tells other processes it is in use. As a stream, each
+    // tensor is one read, so memory stays at a tensor.
+    let mut stream = f16.try_clone().map_err(|e| Error::io(output, e))?;
+    // The duplicate shares the file position, left at the end by the write.
+    std::io::Seek::rewind(&mut stream).map_err(|e| Error::io(output, e))?;
+    let model = GgufFile::open(Source::reader(stream))?;
+    let mut q = QuantizeOptions::new(preset.name)?;
+    q.preset = preset;
+    let mut job = QuantizeJob::new(q);
+    job.imatrix = options.imatrix;
+    job.imatrix_file = options.imatrix_file.clone();
+    job.threads = options.threads;
+    let Some(split) = &options.split else {
+        let report = quantize_model(&model, output, &job, |d, t| progress(Stage::Quantize, d, t))?;
+        return Ok((report.files, report.file_bytes));
+    };
+    // The quantized file under a temporary name (removed when dropped),
+    // then split into the output's shards.
+    let whole = TempFile::new_in(dir_out).map_err(|e| e.with_path(output))?;
+    quantize_model(&model, whole.path(), &job, |d, t| {
+        progress(Stage::Quantize, d, t)
+    })?;
+    drop(model);
+    let quantized = Model::open(whole.path())?;
+    let mut b = Builder::from_model(&quantized)?;
+    let shards = b.write_split_with(
+        output,
+        split,
+        WriteOptions::new().progress(|d, t| progress(Stage::Quantize, d, t)),
+    )?;
+    let bytes = shards.iter().map(|s| s.layout.file_len()).sum();
+    Ok((shards.into_iter().map(|s| s.path).collect(), bytes))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,684 @@
+//! The output tensors: which checkpoint tensors become which GGUF tensors,
+//! with which type and shape (the converter's `prepare_tensors`), and
+//! their conversion, a slab of rows at a time, while the file is written.
+
+use std::collections::{BTreeSet, HashSet};
+use std::io::Write;
+
+use crate::error::{Error, ImportError, Result};
+use gguf_core::codec;
+use gguf_core::GgmlType;
+
+use super::arch::{Architecture, Transform};
+use super::checkpoint::{SourceTensor, SourceType};
+use super::config::{config_error, Config};
+use super::OutType;
+
+/// A tensor of the output and where it comes from.
+#[derive(Clone, Debug)]
+pub(crate) struct Planned<'a> {
+    /// Where its values come from.
+    pub origin: Origin<'a>,
+    /// The GGUF name.
+    pub name: String,
+    /// The output shape in ggml order (innermost first).
+    pub shape: Vec<u64>,
+    /// The output type.
+    pub ty: GgmlType,
+    /// llama's Q/K permutation: the head count to permute by.
+    pub permute_heads: Option<u64>,
+    /// Gemma's norm shift.
+    pub add_one: bool,
+    /// Outer rows kept (all of them unless cut to the vocabulary).
+    pub rows: u64,
+}
+
+/// Where an output tensor's values come from.
+#[derive(Clone, Debug)]
+pub(crate) enum Origin<'a> {
+    /// A tensor of the checkpoint.
+    Checkpoint(SourceTensor<'a>),
+    /// Values the converter computes (Llama 3's RoPE factors), F32.
+    Generated(Vec<f32>),
+}
+
+/// A generated 1-D F32 tensor, placed before the checkpoint's tensors as
+/// the converter's `generate_extra_tensors` places it.
+pub(crate) fn generated(name: &str, values: Vec<f32>) -> Planned<'static> {
+    Planned {
+        name: name.to_owned(),
+        shape: vec![values.len() as u64],
+        ty: GgmlType::F32,
+        permute_heads: None,
+        add_one: false,
+        rows: 1,
+        origin: Origin::Generated(values),
+    }
+}
+
+/// The names the converter's `filter_tensors` drops: the multimodal parts
+/// of a checkpoint (a text model is converted alone).
+fn multimodal(name: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "mlp",
+        "vit.",
+        "vpm.",
+        "siglip2.",
+        "conformer.",
+        "merger.",
+        "resampler.",
+        "sound_encoder.",
+        "sound_projection.",
+        "speech_embeddings.",
+    ];
+    const PARTS: &[&str] = &[
+        "visual.",
+        "vision.",
+        "audio.",
+        "talker.",
+        "vision_",
+        "audio_",
+        "token2wav.",
+        "code2wav.",
+        "projector.",
+        "pre_mm_projector_norm",
+        "image_newline",
+        "view_seperator",
+        "patch_embed",
+        "patch_embedding",
+        "patch_merger.",
+        "patch_merge_mlp.",
+        "model.connector.",
+    ];
+    PREFIXES.iter().any(|p| name.starts_with(p)) || PARTS.iter().any(|p| name.contains(p))
+}
+
+/// The name the converter maps: multimodal tensors dropped,
+/// `language_model.` and (llama) `text_model.` removed, the tensors it
+/// never writes skipped.
+fn converter_name(arch: &Architecture, name: &str) -> Option<String> {
+    let mut name = name.to_owned();
+    if arch.gguf == "llama" && name.contains("text_model.") {
+        name = name.replace("text_model.", "");
+    }
+    if multimodal(&name) {
+        return None;
+    }
+    if name.ends_with("e_score_correction_bias") {
+        name = name.replace("e_score_correction_bias", "e_score_correction.bias");
+    }
+    if name.contains("language_model.") {
+        name = name.replace("language_model.", "");
+    }
+    if name.ends_with(".attention.masked_bias")
+        || name.ends_with(".attention.bias")
+        || name.ends_with(".rotary_emb.inv_freq")
+    {
+        return None;
+    }
+    Some(name)
+}
+
+fn tensor_error(t: &SourceTensor<'_>, reason: String) -> Error {
+    Error::Import(ImportError::Tensor {
+        file: t.file.to_owned(),
+        tensor: t.name.clone(),
+        reason,
+    })
+}
+
+/// The config keys of the block count, in the converter's order.
+const BLOCK_COUNT: &[&str] = &["n_layers", "num_hidden_layers", "n_layer", "num_layers"];
+
+/// The GGUF name of `source` and its transforms, `None` for a tensor the
+/// converter drops; an error for one it cannot map (a block at or past
+/// `blocks` included).
+fn map_source(
+    arch: &Architecture,
+    source: &SourceTensor<'_>,
+    blocks: u32,
+) -> Result<Option<(String, &'static [Transform])>> {
+    let Some(name) = converter_name(arch, &source.name) else {
+        return Ok(None);
+    };
+    let (stem, suffix) = if let Some(s) = name.strip_suffix(".weight") {
+        (s, ".weight")
+    } else if let Some(s) = name.strip_suffix(".bias") {
+        (s, ".bias")
+    } else {
+        (name.as_str(), "")
+    };
+    let Some((gguf, transforms)) = arch.map(stem, blocks) else {
+        return Err(tensor_error(
+            source,
+            format!(
+                "no GGUF name for it in the {} table (the converter cannot map it either)",
+                arch.gguf
+            ),
+        ));
+    };
+    Ok(Some((format!("{gguf}{suffix}"), transforms)))
+}
+
+/// The first of `keys` that `config` sets, to name in an error.
+fn key_of<'k>(config: &Config, keys: &[&'k str]) -> &'k str {
+    keys.iter()
+        .copied()
+        .find(|k| config.hparams.get(*k).is_some_and(|v| !v.is_null()))
+        .unwrap_or(keys[0])
+}
+
+/// `config.json`'s value for `key` as the tokenizer part reads it
+/// (`text_config`'s over the top level's, without `transformers`'
+/// defaults).
+fn raw_u64(config: &Config, key: &str) -> Option<u64> {
+    let text = config.raw.get("text_config").and_then(|t| t.get(key));
+    text.filter(|v| !v.is_null())
+        .or_else(|| config.raw.get(key).filter(|v| !v.is_null()))
+        .and_then(serde_json::Value::as_u64)
+}
+
+/// Layer numbers as ranges (`0-3, 5`), at most a few of them.
+fn ranges(layers: &BTreeSet<u32>) -> String {
+    let mut spans: Vec<(u32, u32)> = Vec::new();
+    for &n in layers {
+        match spans.last_mut() {
+            Some((_, end)) if end.checked_add(1) == Some(n) => *end = n,
+            _ => spans.push((n, n)),
+        }
+    }
+    const SHOWN: usize = 8;
+    let mut parts: Vec<String> = spans
+        .iter()
+        .take(SHOWN)
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect();
+    if spans.len() > SHOWN {
+        parts.push("...".into());
+    }
+    parts.join(", ")
+}
+
+/// Checks the hyper-parameters that size what the import computes or
+/// builds before it reaches the tensors (the block count, Llama 3's RoPE
+/// factors from the head dimension, the tokenizer's padding to
+/// `vocab_size`) against the checkpoint's tensors, so that a value far
+/// beyond them is refused by name instead of being computed with: every
+/// block below the block count has tensors (llama.cpp's loader would stop
+/// at the first missing one; the converter writes the count it is given),
+/// the token embedding is there and not empty, `hidden_size` is its width,
+/// `vocab_size` is not above its rows, and the heads times the head
+/// dimension are the rows of every attention query weight. The shapes are
+/// checked whole later ([`plan`]).
+pub(crate) fn check_hparams(
+    arch: &Architecture,
+    config: &Config,
+    sources: &[SourceTensor<'_>],
+) -> Result<()> {
+    let file = &config.file;
+    let blocks = config.require_u32(BLOCK_COUNT)?;
+    let mut layers = BTreeSet::new();
+    let mut embedding = None;
+    let mut queries = Vec::new();
+    for source in sources {
+        let Some((name, _)) = map_source(arch, source, blocks)? else {
+            continue;
+        };
+        if name == "token_embd.weight" {
+            embedding = Some(source);
+        }
+        let block = name
+            .strip_prefix("blk.")
+            .and_then(|rest| rest.split_once('.'))
+            .and_then(|(n, local)| Some((n.parse::<u32>().ok()?, local)));
+        if let Some((n, local)) = block {
+            layers.insert(n);
+            if local == "attn_q.weight" {
+                queries.push(source);
+            }
+        }
+    }
+    if (layers.len() as u64) < u64::from(blocks) {
+        let found = if layers.is_empty() {
+            "no block tensors".to_owned()
+        } else {
+            format!("tensors of {} block(s): {}", layers.len(), ranges(&layers))
+        };
+        return Err(config_error(
+            file,
+            format!(
+                "{:?} is {blocks}, but the checkpoint has {found} (llama.cpp cannot load a \
+                 model with a block missing)",
+                key_of(config, BLOCK_COUNT)
+            ),
+        ));
+    }
+
+    let embd_name = arch
+        .globals
+        .iter()
+        .find(|r| r.gguf == "token_embd")
+        .map_or("the token embedding", |r| r.hf);
+    let Some(embd) = embedding else {
+        return Err(config_error(
+            file,
+            format!(
+                "the checkpoint has no token embedding ({embd_name}.weight), which llama.cpp \
+                 needs and vocab_size and hidden_size are checked against"
+            ),
+        ));
+    };
+    let (rows, width) = match embd.shape[..] {
+        [rows, width] if rows > 0 && width > 0 => (rows, width),
+        _ => {
+            return Err(tensor_error(
+                embd,
+                format!(
+                    "shape {:?}: a token embedding is a matrix of one row per token",
+                    embd.shape
+                ),
+            ))
+        }
+    };
+    let embd_desc = format!(
+        "the token embedding {:?} ({}) of shape {:?}",
+        embd.name,
+        embd.file.display(),
+        embd.shape
+    );
+    let hidden_keys = ["hidden_size", "n_embd", "dim"];
+    if let Some(hidden) = config.find_u32(&hidden_keys)? {
+        if u64::from(hidden) != width {
+            return Err(config_error(
+                file,
+                format!(
+                    "{:?} is {hidden}, but {embd_desc} is {width} wide",
+                    key_of(config, &hidden_keys)
+                ),
+            ));
+        }
+    }
+    // The tokenizer part pads the vocabulary to these counts.
+    for key in ["vocab_size", "vocab_size_per_layer_input"] {
+        if let Some(n) = raw_u64(config, key).filter(|&n| n > rows) {
+            return Err(config_error(
+                file,
+                format!(
+                    "{key:?} is {n}, but {embd_desc} has {rows} rows (one per token): tokens \
+                     past them would have no embedding"
+                ),
+            ));
+        }
+    }
+
+    let heads = config.find_u32(&["num_attention_heads"])?;
+    let (head_dim, how) = match config.find_u32(&["head_dim"])? {
+        Some(d) => (Some(u64::from(d)), format!("\"head_dim\" is {d}")),
+        None => match (config.find_u32(&hidden_keys)?, heads) {
+            (Some(h), Some(n)) if n > 0 => (
+                Some(u64::from(h / n)),
+                format!(
+                    "the head dimension is {} (hidden_size {h} / num_attention_heads {n})",
+                    h / n
+                ),
+            ),
+            _ => (None, String::new()),
+        },
+    };
+    let (Some(heads), Some(head_dim)) = (heads, head_dim) else {
+        return Ok(());
+    };
+    let want = u64::from(heads) * head_dim;
+    // The width too: a query of no columns could claim any row count.
+    if let Some(q) = queries.iter().find(|q| q.shape[..] != [want, width]) {
+        return Err(config_error(
+            file,
+            format!(
+                "{how} and \"num_attention_heads\" {heads}: a query weight of shape \
+                 [{want}, {width}], but {:?} ({}) has shape {:?}",
+                q.name,
+                q.file.display(),
+                q.shape
+            ),
+        ));
+    }
+    if queries.is_empty() && arch.blocks.iter().any(|r| r.gguf == "attn_q") {
+        return Err(config_error(
+            file,
+            format!(
+                "{how}, but the checkpoint has no attention query weight to check it against \
+                 (llama.cpp needs one in every block)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The output tensors, in the converter's order. `vocab_rows` is the
+/// token count the embedding rows are cut to (gemma3), when known.
+pub(crate) fn plan<'a>(
+    arch: &Architecture,
+    config: &Config,
+    sources: Vec<SourceTensor<'a>>,
+    out: OutType,
+    vocab_rows: Option<u64>,
+    taken: &[&str],
+) -> Result<Vec<Planned<'a>>> {
+    let blocks = config.require_u32(BLOCK_COUNT)?;
+    let mut planned: Vec<Planned<'a>> = Vec::with_capacity(sources.len());
+    let mut names: HashSet<String> = taken.iter().map(|&t| t.to_owned()).collect();
+    for source in sources {
+        let Some((new_name, transforms)) = map_source(arch, &source, blocks)? else {
+            continue;
+        };
+        if !names.insert(new_name.clone()) {
+            return Err(tensor_error(
+                &source,
+                format!("maps to {new_name:?}, which another tensor already became"),
+            ));
+        }
+        let mut np_shape = source.shape.clone();
+        let mut permute_heads = None;
+        let mut add_one = false;
+        let mut rows = np_shape.first().copied().unwrap_or(1);
+        for t in transforms {
+            match t {
+                Transform::Permute { heads } => {
+                    let n = config.find_u32(heads)?.ok_or_else(|| {
+                        tensor_error(
+                            &source,
+                            format!("needs {heads:?} in config.json to permute"),
+                        )
+                    })? as u64;
+                    let outer = np_shape.first().copied().unwrap_or(0);
+                    if n == 0 || np_shape.is_empty() || outer % (2 * n) != 0 {
+                        return Err(tensor_error(
+                            &source,
+                            format!(
+                                "shape {:?}: {outer} rows do not split into {n} heads of row pairs",
+                                source.shape
+                            ),
+                        ));
+                    }
+                    permute_heads = Some(n);
+                }
+                Transform::AddOne => add_one = true,
+                Transform::TrimToVocab => {
+                    if let (Some(v), Some(first)) = (vocab_rows, np_shape.first_mut()) {
+                        if v < *first {
+                            *first = v;
+                            rows = v;
+                        }
+                    }
+                }
+            }
+        }
+        check_shape(arch, config, &source, &new_name, &np_shape, vocab_rows)?;
+        let n_dims = np_shape.len();
+        let mut ty = if n_dims <= 1
+            || new_name.ends_with("_norm.weight")
+            || !new_name.ends_with(".weight")
+        {
+            GgmlType::F32
+        } else {
+            out.ggml_type()
+        };
+        let row = np_shape.last().copied().unwrap_or(1);
+        if ty == GgmlType::Q8_0 && row % 32 != 0 {
+            // The converter's fallback when a row is not whole blocks.
+            ty = GgmlType::F16;
+        }
+        let shape: Vec<u64> = np_shape.iter().rev().copied().collect();
+        planned.push(Planned {
+            origin: Origin::Checkpoint(source),
+            name: new_name,
+            shape,
+            ty,
+            permute_heads,
+            add_one,
+            rows,
+        });
+    }
+    Ok(planned)
+}
+
+/// The shape the architecture's config implies for a tensor, checked when
+/// there is one (numpy order: outermost first). The converter checks none
+/// and writes a file llama.cpp then refuses; an error naming the tensor is
+/// more use.
+fn check_shape(
+    arch: &Architecture,
+    config: &Config,
+    source: &SourceTensor<'_>,
+    name: &str,
+    np_shape: &[u64],
+    vocab_rows: Option<u64>,
+) -> Result<()> {
+    let get = |k: &[&str]| -> Result<Option<u64>> { Ok(config.find_u32(k)?.map(u64::from)) };
+    let hidden = get(&["hidden_size", "n_embd", "dim"])?;
+    let ff = get(&["intermediate_size"])?;
+    let heads = get(&["num_attention_heads"])?;
+    let kv_heads = get(&["num_key_value_heads"])?.or(heads);
+    let head_dim = match get(&["head_dim"])? {
+        Some(d) => Some(d),
+        None => match (hidden, heads) {
+            (Some(h), Some(n)) if n > 0 => Some(h / n),
+            _ => None,
+        },
+    };
+    let vocab = get(&["vocab_size"])?;
+    let mul = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| a * b);
+    let local = name.split_once('.').map_or(name, |(first, rest)| {
+        if first == "blk" {
+            rest.split_once('.').map_or(rest, |(_, r)| r)
+        } else {
+            name
+        }
+    });
+    let embd_rows = if arch.gguf == "gemma3" {
+        vocab_rows.map_or(vocab, |v| vocab.map(|n| n.min(v)))
+    } else {
+        vocab
+    };
+    let expected: Option<Vec<Option<u64>>> = match local {
+        "token_embd.weight" => Some(vec![embd_rows, hidden]),
+        "output.weight" => Some(vec![vocab, hidden]),
+        "output_norm.weight"
+        | "attn_norm.weight"
+        | "ffn_norm.weight"
+        | "post_attention_norm.weight"
+        | "post_ffw_norm.weight" => Some(vec![hidden]),
+        "attn_q_norm.weight" | "attn_k_norm.weight" => Some(vec![head_dim]),
+        "attn_q.weight" => Some(vec![mul(heads, head_dim), hidden]),
+        "attn_k.weight" | "attn_v.weight" => Some(vec![mul(kv_heads, head_dim), hidden]),
+        "attn_output.weight" => Some(vec![hidden, mul(heads, head_dim)]),
+        "attn_q.bias" => Some(vec![mul(heads, head_dim)]),
+        "attn_k.bias" | "attn_v.bias" => Some(vec![mul(kv_heads, head_dim)]),
+        "ffn_gate.weight" | "ffn_up.weight" => Some(vec![ff, hidden]),
+        "ffn_down.weight" => Some(vec![hidden, ff]),
+        _ => None,
+    };
+    let Some(expected) = expected else {
+        return Ok(());
+    };
+    let fits = expected.len() == np_shape.len()
+        && expected
+            .iter()
+            .zip(np_shape)
+            .all(|(e, &d)| e.is_none_or(|e| e == d));
+    if fits {
+        return Ok(());
+    }
+    let want: Vec<String> = expected
+        .iter()
+        .map(|e| e.map_or("?".into(), |e| e.to_string()))
+        .collect();
+    Err(tensor_error(
+        source,
+        format!(
+            "shape {:?} does not fit config.json (expected [{}] for {name})",
+            source.shape,
+            want.join(", ")
+        ),
+    ))
+}
+
+/// Elements per slab of rows converted at once.
+const SLAB: usize = 1 << 20;
+
+/// Writes `t`'s output bytes to `w`: each slab of outer rows decoded to
+/// `f32`, transformed (permuted, shifted, cut) and encoded to the output
+/// type, as the converter's numpy code computes it.
+pub(crate) fn write_tensor(t: &Planned<'_>, w: &mut dyn Write) -> Result<()> {
+    let src = match &t.origin {
+        Origin::Checkpoint(src) => src,
+        Origin::Generated(values) => {
+            for v in values {
+                w.write_all(&v.to_le_bytes())?;
+            }
+            return Ok(());
+        }
+    };
+    let np = &src.shape;
+    let outer_total = np.first().copied().unwrap_or(1);
+    let inner: usize = np
+        .iter()
+        .skip(1)
+        .product::<u64>()
+        .try_into()
+        .unwrap_or(usize::MAX);
+    let inner = inner.max(1);
+    let elem = src.dtype.size();
+    let row_bytes = inner * elem;
+    let expected = outer_total as usize * row_bytes;
+    if src.data.len() != expected {
+        return Err(tensor_error(
+            src,
+            format!(
+                "{} bytes of data, its shape needs {expected}",
+                src.data.len()
+            ),
+        ));
+    }
+    let (block, type_size) = codec::geometry(t.ty, "quantize")?;
+    let rows_per_slab = (SLAB / inner).max(1);
+    let mut buf: Vec<f32> = Vec::new();
+    let mut out: Vec<u8> = Vec::new();
+    let mut start = 0u64;
+    while start < t.rows {
+        let end = (start + rows_per_slab as u64).min(t.rows);
+        let n = (end - start) as usize;
+        buf.resize(n * inner, 0.0);
+        decode_rows(t, src, start, &mut buf, inner, row_bytes)?;
+        out.resize(n * inner / block * type_size, 0);
+        encode(t.ty, &buf, &mut out, block, type_size)?;
+        w.write_all(&out)?;
+        start = end;
+    }
+    src.release();
+    Ok(())
+}
+
+/// The source row that output row `o` comes from: llama's permutation
+/// reads row `h*2*half + j*half + i` for output row `h*2*half + 2*i + j`.
+fn source_row(o: u64, permute: Option<u64>, outer: u64) -> u64 {
+    match permute {
+        Some(heads) => {
+            let per_head = outer / heads;
+            let half = per_head / 2;
+            let (h, rem) = (o / per_head, o % per_head);
+            h * per_head + (rem % 2) * half + rem / 2
+        }
+        None => o,
+    }
+}
+
+/// Decodes output rows `start..` into `buf` (`inner` values each).
+fn decode_rows(
+    t: &Planned<'_>,
+    src: &SourceTensor<'_>,
+    start: u64,
+    buf: &mut [f32],
+    inner: usize,
+    row_bytes: usize,
+) -> Result<()> {
+    let outer = src.shape.first().copied().unwrap_or(1);
+    let dtype = src.dtype;
+    let data = src.data;
+    let one_row = |(k, dst): (usize, &mut [f32])| {
+        let r = source_row(start + k as u64, t.permute_heads, outer) as usize;
+        let bytes = &data[r * row_bytes..(r + 1) * row_bytes];
+        decode(dtype, bytes, dst, t.add_one);
+    };
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        buf.par_chunks_mut(inner).enumerate().for_each(one_row);
+    }
+    #[cfg(not(feature = "parallel"))]
+    buf.chunks_mut(inner).enumerate().for_each(one_row);
+    Ok(())
+}
+
+/// One row of source values as `f32`, plus one when `add_one`: in the
+/// source's own precision for F16 (the converter adds in torch's float16),
+/// in `f32` otherwise (BF16 is widened first).
+fn decode(dtype: SourceType, bytes: &[u8], dst: &mut [f32], add_one: bool) {
+    match dtype {
+        SourceType::F32 => {
+            for (d, b) in dst.iter_mut().zip(bytes.chunks_exact(4)) {
+                *d = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            }
+            if add_one {
+                dst.iter_mut().for_each(|d| *d += 1.0);
+            }
+        }
+        SourceType::F16 => {
+            for (d, b) in dst.iter_mut().zip(bytes.chunks_exact(2)) {
+                let x = half::f16::from_le_bytes([b[0], b[1]]).to_f32();
+                *d = if add_one {
+                    half::f16::from_f32(x + 1.0).to_f32()
+                } else {
+                    x
+                };
+            }
+        }
+        SourceType::BF16 => {
+            for (d, b) in dst.iter_mut().zip(bytes.chunks_exact(2)) {
+                *d = half::bf16::from_le_bytes([b[0], b[1]]).to_f32();
+            }
+            if add_one {
+                dst.iter_mut().for_each(|d| *d += 1.0);
+            }
+        }
+    }
+}
+
+/// Encodes `buf` to `ty` into `out`, on every core.
+fn encode(ty: GgmlType, buf: &[f32], out: &mut [u8], block: usize, type_size: usize) -> Result<()> {
+    // Pieces of whole blocks, large enough to amortise the scheduling.
+    let piece_blocks = (65536 / block).max(1);
+    let piece = piece_blocks * block;
+    let piece_out = piece_blocks * type_size;
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        buf.par_chunks(piece)
+            .zip(out.par_chunks_mut(piece_out))
+            .try_for_each(|(s, o)| codec::quantize_into(ty, s, o))?;
+        Ok(())
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        buf.chunks(piece)
+            .zip(out.chunks_mut(piece_out))
+            .try_for_each(|(s, o)| codec::quantize_into(ty, s, o))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,341 @@
+//! The checks in llama.cpp's loading order: architecture, hyper-parameter
+//! keys, tokenizer, tensors.
+
+use std::collections::HashMap;
+
+use gguf_core::Gguf;
+use gguf_core::Value;
+
+use super::arch::{is_model_architecture, PROJECTOR};
+use super::hparams::{HParams, Swa};
+use super::keys::{self, first_of_layers, str_of, u32_of, KeyRule, MAX_LAYERS};
+use super::layouts::{layout, Check, Layout};
+use super::tensors::{self, TensorSet};
+use super::{vocab, Coverage, LoadProblem, LoadReport};
+
+/// `LLAMA_MAX_EXPERTS`.
+const MAX_EXPERTS: u64 = 1024;
+
+/// Rope scaling types llama.cpp knows; any other aborts it.
+const ROPE_SCALING_TYPES: &[&str] = &["none", "linear", "yarn", "longrope"];
+
+pub(super) fn check(model: &(impl Gguf + ?Sized)) -> LoadReport {
+    let mut report = check_loading(model);
+    if !matches!(report.coverage, Coverage::NotAModel { .. }) {
+        report.problems.extend(activation_types(model));
+    }
+    report
+}
+
+/// The tensors llama.cpp loads but cannot compute with, by type, after
+/// everything its loader checks: it meets them at the first matrix
+/// multiplication.
+fn activation_types(model: &(impl Gguf + ?Sized)) -> Vec<LoadProblem> {
+    let mut out: Vec<LoadProblem> = Vec::new();
+    for t in model.tensors() {
+        let ty = t.ggml_type();
+        if !gguf_core::codec::is_activation_type(ty) {
+            continue;
+        }
+        let name = t.name().to_owned();
+        match out
+            .iter_mut()
+            .find(|p| matches!(p, LoadProblem::ActivationType { ty: t, .. } if *t == ty))
+        {
+            Some(LoadProblem::ActivationType { tensors, .. }) => tensors.push(name),
+            _ => out.push(LoadProblem::ActivationType {
+                ty,
+                tensors: vec![name],
+            }),
+        }
+    }
+    out
+}
+
+/// What llama.cpp's loader refuses, in its order.
+fn check_loading(model: &(impl Gguf + ?Sized)) -> LoadReport {
+    let meta = model;
+    let architecture = str_of(meta, "general.architecture").map(String::from);
+    let report = |problems, coverage| LoadReport {
+        architecture: architecture.clone(),
+        problems,
+        coverage,
+    };
+    // Adapters, imatrix files and the like are read by other code.
+    if let Some(kind) = str_of(meta, "general.type").filter(|t| *t != "model") {
+        let kind = format!("general.type {kind:?}");
+        return report(Vec::new(), Coverage::NotAModel { kind });
+    }
+    let mut out = Vec::new();
+    let arch = match (meta.value("general.architecture"), architecture.as_deref()) {
+        (_, Some(PROJECTOR)) => {
+            let kind = format!("architecture {PROJECTOR:?} (a vision projector)");
+            return report(Vec::new(), Coverage::NotAModel { kind });
+        }
+        (_, Some(a)) if is_model_architecture(a) => Some(a),
+        (_, Some(a)) => {
+            out.push(LoadProblem::UnknownArchitecture { name: a.into() });
+            None
+        }
+        (None, None) => {
+            out.push(LoadProblem::NoArchitecture);
+            None
+        }
+        (Some(v), None) => {
+            out.push(LoadProblem::WrongType {
+                key: "general.architecture".into(),
+                expected: "string",
+                found: v.value_type().name().into(),
+            });
+            None
+        }
+    };
+    let Some(arch) = arch else {
+        // Without an architecture only its keys that name none apply.
+        for rule in keys::BASE_KEYS.iter().filter(|r| !r.key.contains("{arch}")) {
+            keys::check(meta, rule, "", None, &mut out);
+        }
+        tokenizer_keys(meta, "", &mut out);
+        vocab::check(meta, &mut out);
+        return report(out, Coverage::CommonKeysOnly);
+    };
+    let layout = layout(arch);
+    let n_layer = u32_of(meta, &format!("{arch}.block_count")).map(u64::from);
+    check_keys(meta, keys::BASE_KEYS, arch, n_layer, &mut out);
+    base_values(meta, arch, &mut out);
+    if let Some(l) = layout {
+        check_keys(meta, l.keys, arch, n_layer, &mut out);
+    }
+    tokenizer_keys(meta, arch, &mut out);
+    let n_tokens = vocab::check(meta, &mut out);
+    let swa = layout.map_or(Swa::None, |l| l.swa);
+    let hp = HParams::read(meta, arch, swa, n_tokens);
+    let Some(layout) = layout else {
+        return report(out, Coverage::CommonKeysOnly);
+    };
+    arch_values(meta, arch, layout, &hp, &mut out);
+    // Some keys have two readers (llama's vocabulary size): one problem each.
+    let mut unique: Vec<LoadProblem> = Vec::with_capacity(out.len());
+    for p in out {
+        if !unique.contains(&p) {
+            unique.push(p);
+        }
+    }
+    let mut out = unique;
+    // Tensor shapes come from the keys: checked once those are right (as
+    // llama.cpp, which stops at the first problem, would reach them).
+    if out.is_empty() {
+        out.extend(tensors::check(layout.tensors, &hp, &tensor_set(model)));
+    }
+    report(out, Coverage::Full)
+}
+
+fn check_keys(
+    meta: &(impl Gguf + ?Sized),
+    rules: &[KeyRule],
+    arch: &str,
+    n_layer: Option<u64>,
+    out: &mut Vec<LoadProblem>,
+) {
+    for rule in rules {
+        keys::check(meta, rule, arch, n_layer, out);
+    }
+}
+
+/// The tokenizer's scalar keys: all of them, or the vocabulary size
+/// alone for a model without a vocabulary (llama.cpp reads no more).
+fn tokenizer_keys(meta: &(impl Gguf + ?Sized), arch: &str, out: &mut Vec<LoadProblem>) {
+    check_keys(meta, keys::VOCAB_TYPE_KEYS, arch, None, out);
+    if !vocab::is_vocabless(str_of(meta, "tokenizer.ggml.model")) {
+        check_keys(meta, keys::VOCAB_KEYS, arch, None, out);
+    } else if !arch.is_empty() {
+        check_keys(meta, keys::VOCABLESS_KEYS, arch, None, out);
+    }
+}
+
+fn bad(key: impl Into<String>, reason: String) -> LoadProblem {
+    LoadProblem::BadValue {
+        key: key.into(),
+        reason,
+    }
+}
+
+/// Values `load_hparams` asserts on, for every architecture.
+fn base_values(meta: &(impl Gguf + ?Sized), arch: &str, out: &mut Vec<LoadProblem>) {
+    let key = |k: &str| format!("{arch}.{k}");
+    let get = |k: &str| u32_of(meta, &key(k)).map(u64::from);
+    if let Some(n) = get("block_count") {
+        if n == 0 || n > MAX_LAYERS {
+            out.push(bad(
+                key("block_count"),
+                format!("is {n}; llama.cpp takes 1 to {MAX_LAYERS} layers"),
+            ));
+        }
+        if let Some(nextn) = get("nextn_predict_layers").filter(|&m| m > n) {
+            out.push(bad(
+                key("nextn_predict_layers"),
+                format!("is {nextn}, more than the {n} layers"),
+            ));
+        }
+    }
+    if let Some(t) = str_of(meta, &key("rope.scaling.type")) {
+        if !ROPE_SCALING_TYPES.contains(&t) {
+            out.push(bad(
+                key("rope.scaling.type"),
+                format!("is {t:?}, not one of {ROPE_SCALING_TYPES:?}"),
+            ));
+        }
+    }
+    experts(meta, arch, out);
+    tensor_extra(meta, out);
+}
+
+/// The expert counts' consistency, as `load_hparams` asserts it.
+fn experts(meta: &(impl Gguf + ?Sized), arch: &str, out: &mut Vec<LoadProblem>) {
+    let key = |k: &str| format!("{arch}.{k}");
+    let get = |k: &str| u32_of(meta, &key(k)).map_or(0, u64::from);
+    let mut n_expert = get("expert_count");
+    let mut used = max_of_layers(meta, &key("expert_used_count"));
+    if matches!(arch, "hunyuan_vl" | "hunyuan-dense") && n_expert <= 1 {
+        (n_expert, used) = (0, 0);
+    }
+    let (groups, group_used) = (get("expert_group_count"), get("expert_group_used_count"));
+    let mut refuse = |k: &str, reason: String| out.push(bad(key(k), reason));
+    if n_expert > MAX_EXPERTS {
+        refuse(
+            "expert_count",
+            format!("is {n_expert}, more than llama.cpp's {MAX_EXPERTS}"),
+        );
+    }
+    if used > n_expert {
+        refuse(
+            "expert_used_count",
+            format!("is {used}, more than the {n_expert} experts"),
+        );
+    }
+    if n_expert > 0 && used == 0 {
+        refuse(
+            "expert_used_count",
+            "must be above 0 when there are experts".into(),
+        );
+    }
+    if n_expert > 0 && groups >= n_expert {
+        refuse(
+            "expert_group_count",
+            format!("is {groups}, not fewer than the {n_expert} experts"),
+        );
+    }
+    if n_expert > 0
+        && groups > 1
+        && (n_expert % groups != 0 || group_used == 0 || group_used >= groups)
+    {
+        refuse(
+            "expert_group_count",
+            format!("{groups} groups with {group_used} used do not divide {n_expert} experts"),
+        );
+    }
+    if n_expert == 0 && groups != 0 {
+        refuse("expert_group_count", "is set without experts".into());
+    }
+}
+
+/// The largest entry of a per-layer `u32` key (0 when absent).
+fn max_of_layers(meta: &(impl Gguf + ?Sized), key: &str) -> u64 {
+    match meta.value(key) {
+        Some(Value::Array(a)) => a
+            .typed::<u32>()
+            .map(|it| it.max().unwrap_or(0))
+            .or_else(|| {
+                a.typed::<i32>()
+                    .map(|it| it.map(|v| v as u32).max().unwrap_or(0))
+            })
+            .or_else(|| {
+                a.typed::<bool>()
+                    .map(|it| it.map(u32::from).max().unwrap_or(0))
+            })
+            .map_or(0, u64::from),
+        _ => first_of_layers(meta, key).map_or(0, u64::from),
+    }
+}
+
+/// Per-tensor precision hints: names, then as many `bool` flags.
+fn tensor_extra(meta: &(impl Gguf + ?Sized), out: &mut Vec<LoadProblem>) {
+    let Some(Value::Array(names)) = meta.value("general.tensor_extra.name") else {
+        return;
+    };
+    let key = "general.tensor_extra.prec_a4";
+    match meta.value(key) {
+        Some(Value::Array(a)) if a.element_type() == gguf_core::ValueType::Bool => {
+            if a.len() != names.len() {
+                out.push(bad(
+                    key,
+                    format!("has {} flags for {} names", a.len(), names.len()),
+                ));
+            }
+        }
+        _ => out.push(bad(
+            key,
+            "must be an array of bool when tensor_extra.name is set".into(),
+        )),
+    }
+}
+
+/// The checks an architecture adds beyond key types.
+fn arch_values(
+    meta: &(impl Gguf + ?Sized),
+    arch: &str,
+    layout: &Layout,
+    hp: &HParams,
+    out: &mut Vec<LoadProblem>,
+) {
+    let key = |k: &str| format!("{arch}.{k}");
+    for check in layout.checks {
+        match check {
+            Check::RotIsHeadWidth if hp.n_head > 0 && hp.n_rot_full != hp.head_k_full => {
+                out.push(bad(
+                    key("rope.dimension_count"),
+                    format!(
+                        "is {}; llama.cpp requires the head width, {}, for this architecture",
+                        hp.n_rot_full, hp.head_k_full
+                    ),
+                ))
+            }
+            Check::NeedsExperts if hp.n_layer > 0 && hp.n_expert == 0 => out.push(bad(
+                key("expert_count"),
+                "must be above 0 for this architecture".into(),
+            )),
+            Check::NeedsExperts if hp.n_layer > 0 && hp.n_expert_used == 0 => out.push(bad(
+                key("expert_used_count"),
+                "must be above 0 for this architecture".into(),
+            )),
+            Check::TemperatureNeedsContext => {
+                let scale = match meta.value(&key("attention.temperature_scale")) {
+                    Some(Value::F32(s)) => s,
+                    _ => 0.0,
+                };
+                let orig = u32_of(meta, &key("rope.scaling.original_context_length"))
+                    .map_or(hp.n_ctx_train, u64::from);
+                if scale != 0.0 && orig == 0 {
+                    out.push(bad(
+                        key("attention.temperature_scale"),
+                        "is set but the original context length is 0".into(),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The model's tensors, by name and in order.
+fn tensor_set<'m>(model: &'m (impl Gguf + ?Sized)) -> TensorSet<'m> {
+    let mut set = TensorSet {
+        by_name: HashMap::new(),
+        order: Vec::new(),
+    };
+    for t in model.tensors() {
+        set.by_name.insert(t.name(), (t.shape(), t.ggml_type()));
+        set.order.push(t.name());
+    }
+    set
+}
