@@ -18,7 +18,7 @@ use gguf_core::write::MetaValue;
 
 fn testdata(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("src/import/vocab/testdata")
+        .join("src/vocab/testdata")
         .join(name)
 }
 
