@@ -29,7 +29,7 @@
 //! [`exit_removing_temp_files`](gguf_core::write::exit_removing_temp_files)).
 //!
 //! ```no_run
-//! # fn main() -> gguf_core::Result<()> {
+//! # fn main() -> gguf_import::Result<()> {
 //! use gguf_import::{import_model, ImportOptions, Target};
 //! let options = ImportOptions::new(Target::parse("q4_k_m")?);
 //! let report = import_model("Qwen2.5-0.5B-Instruct", "qwen.gguf", &options, |_, _, _| {})?;
@@ -129,7 +129,7 @@ impl Target {
     /// assert!(matches!(Target::parse("F16")?, Target::Float(OutType::F16)));
     /// assert!(matches!(Target::parse("q4_k_m")?, Target::Preset(p) if p.name == "Q4_K_M"));
     /// assert!(Target::parse("q9").is_err());
-    /// # Ok::<(), gguf_core::Error>(())
+    /// # Ok::<(), gguf_import::Error>(())
     /// ```
     pub fn parse(name: &str) -> Result<Target> {
         let float = match name.to_ascii_lowercase().as_str() {

@@ -16,7 +16,7 @@ impl Tokenizer {
     /// so a piece need not be valid UTF-8 alone.
     ///
     /// ```
-    /// # fn main() -> gguf_core::Result<()> {
+    /// # fn main() -> gguf_tokenizer::Result<()> {
     /// # let mut b = gguf_core::write::Builder::new();
     /// # use gguf_core::format::OwnedValue;
     /// # b.set("tokenizer.ggml.model", "llama")?;

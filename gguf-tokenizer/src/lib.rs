@@ -16,7 +16,7 @@
 //! leading space, and byte-level ones their hand-written splitters.
 //!
 //! ```
-//! # fn main() -> gguf_core::Result<()> {
+//! # fn main() -> gguf_tokenizer::Result<()> {
 //! # let mut b = gguf_core::write::Builder::new();
 //! # use gguf_core::format::OwnedValue;
 //! # b.set("tokenizer.ggml.model", "llama")?;

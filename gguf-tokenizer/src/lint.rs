@@ -85,7 +85,7 @@ const FINGERPRINTS: &[(&str, &[&str], std::ops::RangeInclusive<usize>)] = &[
 /// token lists we do not recognize.
 ///
 /// ```
-/// # fn main() -> gguf_core::Result<()> {
+/// # fn main() -> gguf_tokenizer::Result<()> {
 /// use gguf_tokenizer::pre_tokenizer_hint;
 /// let mut b = gguf_core::write::Builder::new();
 /// b.set("tokenizer.ggml.model", "gpt2")?;

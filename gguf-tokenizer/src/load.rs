@@ -94,7 +94,7 @@ impl Tokenizer {
     /// one. Errors name the key or the unsupported type.
     ///
     /// ```
-    /// # fn main() -> gguf_core::Result<()> {
+    /// # fn main() -> gguf_tokenizer::Result<()> {
     /// # let mut b = gguf_core::write::Builder::new();
     /// # use gguf_core::format::OwnedValue;
     /// # b.set("tokenizer.ggml.model", "llama")?;

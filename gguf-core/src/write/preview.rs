@@ -22,7 +22,7 @@ impl Builder<'_> {
     ///
     /// ```
     /// # fn main() -> gguf_core::Result<()> {
-    /// use gguf_core::{summary::ModelSummary, write::Builder, GgmlType, Gguf};
+    /// use gguf_core::{write::Builder, GgmlType, Gguf};
     /// let mut b = Builder::new();
     /// b.set("general.architecture", "llama")?;
     /// b.set("llama.context_length", 4096u32)?;
@@ -34,7 +34,7 @@ impl Builder<'_> {
     /// assert_eq!(preview.get_strings("tokenizer.ggml.tokens")?.count(), 2);
     /// assert_eq!(preview.tensor("output.weight")?.shape(), &[16, 4]);
     /// assert!(preview.tensor("output.weight")?.data().is_err());
-    /// assert_eq!(ModelSummary::of(&preview)?.parameters, 64);
+    /// assert_eq!(preview.tensors().map(|t| t.element_count()).sum::<u64>(), 64);
     /// # Ok(()) }
     /// ```
     pub fn preview(&self) -> Result<GgufFile<'static>> {

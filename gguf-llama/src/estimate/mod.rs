@@ -10,8 +10,9 @@
 //! [summary](crate::summary), everything is computed from the header.
 //!
 //! ```
-//! # fn main() -> gguf_core::Result<()> {
-//! use gguf_core::{estimate::{Estimate, Settings}, write::Builder, GgmlType, GgufFile};
+//! # fn main() -> gguf_llama::Result<()> {
+//! use gguf_core::{write::Builder, GgmlType, GgufFile};
+//! use gguf_llama::estimate::{Estimate, Settings};
 //! // A llama-shaped header: 2 layers, 64 wide, 4 query heads, 2 KV heads.
 //! let mut b = Builder::new();
 //! b.set("general.architecture", "llama")?;

@@ -7,7 +7,8 @@ use gguf_core::GgmlType;
 /// as llama.cpp's tools do.
 ///
 /// ```
-/// use gguf_core::{estimate::KV_CACHE_TYPES, GgmlType};
+/// use gguf_core::GgmlType;
+/// use gguf_llama::estimate::KV_CACHE_TYPES;
 /// assert!(KV_CACHE_TYPES.contains(&GgmlType::Q8_0));
 /// assert!(!KV_CACHE_TYPES.contains(&GgmlType::Q4_K));
 /// ```

@@ -119,7 +119,7 @@ fn integer(value: &Value<'_>) -> Option<i128> {
 /// [`LoadReport`](super::LoadReport)'s problems.
 ///
 /// ```
-/// # fn main() -> gguf_core::Result<()> {
+/// # fn main() -> gguf_llama::Result<()> {
 /// use gguf_llama::llama_load::{metadata_problems, MetadataProblem};
 /// use gguf_core::{write::Builder, GgufFile};
 /// let mut b = Builder::new();

@@ -28,7 +28,7 @@
 //! ([`Coverage::CommonKeysOnly`]): such a file is never called loadable.
 //!
 //! ```
-//! # fn main() -> gguf_core::Result<()> {
+//! # fn main() -> gguf_llama::Result<()> {
 //! use gguf_llama::llama_load::{LoadProblem, LoadReport};
 //! use gguf_core::{write::Builder, GgufFile};
 //! let mut b = Builder::new();
@@ -118,8 +118,9 @@ impl LoadReport {
     /// with it; `None` when it is loadable or something is wrong.
     ///
     /// ```
-    /// # fn main() -> gguf_core::Result<()> {
-    /// use gguf_core::{llama_load::LoadReport, write::Builder, GgufFile};
+    /// # fn main() -> gguf_llama::Result<()> {
+    /// use gguf_core::{write::Builder, GgufFile};
+    /// use gguf_llama::llama_load::LoadReport;
     /// let mut b = Builder::new();
     /// b.set("general.type", "adapter")?;
     /// let bytes = b.to_vec()?;

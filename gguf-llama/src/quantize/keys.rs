@@ -155,7 +155,7 @@ fn cut_127(s: &str) -> String {
 /// importance matrix used.
 ///
 /// ```
-/// # fn main() -> gguf_core::Result<()> {
+/// # fn main() -> gguf_llama::Result<()> {
 /// use gguf_llama::quantize::keys::output_metadata;
 /// let mut b = gguf_core::write::Builder::new();
 /// b.set("general.architecture", "llama")?.set("general.file_type", 1u32)?.set("llama.block_count", 2u32)?;

@@ -9,7 +9,8 @@ use gguf_core::GgmlType;
 /// these few bits per weight the result without one is garbage).
 ///
 /// ```
-/// use gguf_core::{quantize, GgmlType};
+/// use gguf_core::GgmlType;
+/// use gguf_llama::quantize;
 /// assert!(quantize::type_requires_imatrix(GgmlType::IQ2_XXS));
 /// assert!(!quantize::type_requires_imatrix(GgmlType::IQ3_S));
 /// ```

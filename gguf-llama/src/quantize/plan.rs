@@ -421,7 +421,7 @@ pub fn requires_imatrix(name: &str, ty: GgmlType, ftype: Ftype) -> bool {
 /// matrix is the caller's (see [`Plan::needing_imatrix`]).
 ///
 /// ```
-/// # fn main() -> gguf_core::Result<()> {
+/// # fn main() -> gguf_llama::Result<()> {
 /// use gguf_llama::quantize::{plan, QuantizeOptions};
 /// use gguf_core::{GgmlType as T, GgufFile};
 /// let mut b = gguf_core::write::Builder::new();

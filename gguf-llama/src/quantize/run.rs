@@ -31,7 +31,7 @@ use super::work::{TensorWork, WorkMeter};
 /// let mut job = QuantizeJob::new(QuantizeOptions::new("Q4_K_M")?);
 /// job.allow_requantize = true;
 /// job.threads = 4;
-/// # Ok::<(), gguf_core::Error>(())
+/// # Ok::<(), gguf_llama::Error>(())
 /// ```
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -249,7 +249,7 @@ fn refuse_conversion(
 /// [`QuantizeReport::requantized`]), as llama-quantize's dry run says.
 ///
 /// ```
-/// # fn main() -> gguf_core::Result<()> {
+/// # fn main() -> gguf_llama::Result<()> {
 /// use gguf_llama::quantize::{dry_run, QuantizeJob, QuantizeOptions};
 /// use gguf_core::{GgmlType as T, GgufFile};
 /// let mut b = gguf_core::write::Builder::new();
@@ -318,7 +318,7 @@ pub fn output_files(path: &Path, count: usize, keep_split: bool) -> Vec<PathBuf>
 /// [`exit_removing_temp_files`](gguf_core::write::exit_removing_temp_files)).
 ///
 /// ```
-/// # fn main() -> gguf_core::Result<()> {
+/// # fn main() -> gguf_llama::Result<()> {
 /// use gguf_llama::quantize::{quantize_model, QuantizeJob, QuantizeOptions};
 /// use gguf_core::{GgmlType as T, Gguf, Model};
 /// let x: Vec<f32> = (0..1024).map(|i| (i as f32 * 0.1).sin()).collect();

@@ -14,9 +14,10 @@ use super::PerLayer;
 /// value per layer.
 ///
 /// ```
-/// # fn main() -> gguf_core::Result<()> {
+/// # fn main() -> gguf_llama::Result<()> {
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-/// use gguf_core::{summary::ArchParams, FromMetadata, GgufFile};
+/// use gguf_core::{FromMetadata, GgufFile};
+/// use gguf_llama::summary::ArchParams;
 /// let file = GgufFile::open(&bytes)?;
 /// let hp = ArchParams::from_gguf(&file)?;
 /// assert_eq!(hp.context_length, Some(4096));

@@ -6,9 +6,10 @@
 //! header.
 //!
 //! ```
-//! # fn main() -> gguf_core::Result<()> {
+//! # fn main() -> gguf_llama::Result<()> {
 //! # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
-//! use gguf_core::{summary::ModelSummary, GgufFile};
+//! use gguf_core::GgufFile;
+//! use gguf_llama::summary::ModelSummary;
 //! let file = GgufFile::open(&bytes)?;
 //! let s = ModelSummary::of(&file)?;
 //! assert_eq!(s.architecture.as_deref(), Some("llama"));
