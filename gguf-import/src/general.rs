@@ -640,7 +640,7 @@ fn sampling(dir: &Path, keys: &mut Keys) -> Result<()> {
         Err(e @ gguf_core::Error::Source(_)) => return Err(e.into()),
         Err(_) => return Ok(()),
     };
-    let Ok(Value::Object(gen)) = serde_json::from_slice::<Value>(&text) else {
+    let Ok(Value::Object(generation)) = serde_json::from_slice::<Value>(&text) else {
         return Ok(());
     };
     enum Kind {
@@ -669,7 +669,7 @@ fn sampling(dir: &Path, keys: &mut Keys) -> Result<()> {
     for (suffix, names, kind) in fields {
         // `gen.get(a, gen.get(b, None))`: the first name present wins,
         // even when its value is null.
-        let Some(v) = names.iter().find_map(|n| gen.get(*n)) else {
+        let Some(v) = names.iter().find_map(|n| generation.get(*n)) else {
             continue;
         };
         if v.is_null() {
