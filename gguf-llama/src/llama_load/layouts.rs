@@ -4,8 +4,8 @@
 //! every architecture reads, but its tensors are not.
 
 use super::keys::{self, Expect::*, KeyRule};
-use crate::summary::{key, loader_key};
 use super::tensors::{opt, req, Dim, Dim::*, TensorRule, When::*};
+use crate::summary::{key, loader_key};
 
 /// What llama.cpp checks beyond key types for an architecture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

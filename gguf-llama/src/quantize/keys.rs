@@ -207,7 +207,11 @@ pub fn output_metadata(
     if let Some(n) = plan.block_count {
         let arch = model.value("general.architecture");
         let arch = arch.as_ref().and_then(|v| v.as_str()).unwrap_or_default();
-        set(&mut out, &arch_key(key::block_count, arch), OwnedValue::U32(n));
+        set(
+            &mut out,
+            &arch_key(key::block_count, arch),
+            OwnedValue::U32(n),
+        );
     }
     out
 }

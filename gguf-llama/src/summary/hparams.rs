@@ -410,7 +410,10 @@ mod tests {
         assert_eq!(hp.block_count, Some(2));
         assert_eq!(hp.head_count, Some(PerLayer::Layers(vec![u32::MAX, 8])));
         assert_eq!(key::head_count, "{arch}.attention.head_count");
-        assert_eq!(loader_key::rope_dimension_count, "{arch}.rope.dimension_count");
+        assert_eq!(
+            loader_key::rope_dimension_count,
+            "{arch}.rope.dimension_count"
+        );
     }
 
     #[test]
