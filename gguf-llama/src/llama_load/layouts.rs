@@ -512,3 +512,44 @@ static LAYOUTS: &[Layout] = &[
 pub(super) fn modelled() -> impl Iterator<Item = &'static str> {
     LAYOUTS.iter().map(|l| l.arch)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn every_rule() -> impl Iterator<Item = &'static KeyRule> {
+        keys::BASE_KEYS
+            .iter()
+            .chain(keys::VOCABLESS_KEYS)
+            .chain(LAYOUTS.iter().flat_map(|l| l.keys))
+    }
+
+    /// The hyper-parameter reader's tables and these rules state each
+    /// key's type once each: they must agree.
+    #[test]
+    fn the_rules_check_each_key_of_the_readers_tables_as_its_type() {
+        let table = || key::ALL.iter().chain(loader_key::ALL);
+        let mut checked = 0;
+        for rule in every_rule() {
+            let Some((_, ty)) = table().find(|(k, _)| *k == rule.key) else {
+                continue;
+            };
+            let expect = match *ty {
+                "u32" => U32,
+                "f32" => F32,
+                "String" => Str,
+                "PerLayer" => U32PerLayer,
+                "SwaPattern" => U32OrLayerFlags,
+                "ArrayLen" => StrArray,
+                other => panic!("{}: no rule type for {other}", rule.key),
+            };
+            assert_eq!(rule.expect, expect, "{}", rule.key);
+            checked += 1;
+        }
+        assert!(checked > 20, "{checked}");
+        // The loader reads no key that its rules do not check.
+        for (k, _) in loader_key::ALL {
+            assert!(every_rule().any(|r| r.key == *k), "{k}");
+        }
+    }
+}

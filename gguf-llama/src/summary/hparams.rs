@@ -142,7 +142,7 @@ macro_rules! hparams_table {
         $vis struct $name {
             $( $(#[$attr])* #[gguf(rename = $key)] $vis $field: Option<$ty>, )*
         }
-        hparams_table!(@read $name $keys $( $field $key )*);
+        hparams_table!(@read $name $keys $( $field $ty = $key )*);
     };
     (
         $(#[$struct_attr:meta])*
@@ -154,13 +154,18 @@ macro_rules! hparams_table {
         $vis struct $name {
             $( $(#[$attr])* $vis $field: Option<$ty>, )*
         }
-        hparams_table!(@read $name $keys $( $field $key )*);
+        hparams_table!(@read $name $keys $( $field $ty = $key )*);
     };
-    (@read $name:ident $keys:ident $( $field:ident $key:tt )*) => {
+    (@read $name:ident $keys:ident $( $field:ident $ty:ty = $key:tt )*) => {
         /// The keys of the table, `{arch}` standing for the architecture.
         #[allow(non_upper_case_globals, dead_code)]
         pub(crate) mod $keys {
             $( pub(crate) const $field: &str = concat!("{arch}.", $key); )*
+
+            /// Every key with the name of its field's type, for the test
+            /// that the loader's rules read each key as this type.
+            #[cfg(test)]
+            pub(crate) const ALL: &[(&str, &str)] = &[ $( ($field, stringify!($ty)), )* ];
         }
 
         impl $name {
