@@ -4,12 +4,13 @@
 //! once in the tables below, and the defaults llama.cpp's `load_hparams`
 //! fills in for the absent ones.
 //!
-//! Two ways to read the same table: strictly, through [`FromMetadata`]
+//! [`ArchParams`] is read two ways: strictly, through [`FromMetadata`]
 //! (the summary and the estimate: a key of another type is an error), or
 //! as llama.cpp's typed getters do ([`ArchParams::as_llama_cpp_reads`]:
 //! a key of another type reads as absent, and the loader's rules, which
 //! name each key's type, report it; the quantizer reads what it needs
-//! the same way).
+//! the same way). [`LoaderParams`] is read the second way only, so that
+//! the keys only the loader checks never fail a summary.
 
 use gguf_core::Gguf;
 use gguf_core::Metadata;
