@@ -1,7 +1,7 @@
 //! [`ModelShape`]: the hyper-parameters llama.cpp derives for memory, per layer.
 
 use crate::error::{Error, LookupError, Result};
-use crate::summary::{ArchParams, ModelSummary, PerLayer};
+use crate::summary::{arch_key, key, loader_key, swa_layout, ArchParams, ModelSummary, PerLayer};
 use gguf_core::Gguf;
 
 /// How a model keeps its per-sequence state.
@@ -111,23 +111,6 @@ const NO_MEMORY: &[&str] = &[
     "rnd1",
 ];
 
-/// The sliding-window layout an architecture's `load_arch_hparams`
-/// hard-codes: (pattern period, default window, dense layer first).
-/// `n_pattern` 0 would mean every layer slides; with period `p`, layer `il`
-/// slides unless it is the last of each group of `p` (llama.cpp's
-/// `set_swa_pattern`).
-fn swa_layout(arch: &str) -> Option<(u32, u32, bool)> {
-    Some(match arch {
-        "gemma2" => (2, 4096, false),
-        "gemma3" => (6, 0, false),
-        "gemma3n" => (5, 0, false),
-        "cohere2" => (4, 0, false),
-        "exaone4" => (4, 4096, false),
-        "llama4" => (4, 0, false),
-        _ => return None,
-    })
-}
-
 impl ModelShape {
     /// Reads the shape from a model's header, as llama.cpp's
     /// `llama_model_base::load_hparams` and the architecture's
@@ -140,44 +123,35 @@ impl ModelShape {
             }))
         })?;
         let hp: &ArchParams = &summary.params;
-        let need = |v: Option<u32>, key: &str| {
+        let need = |v: Option<u32>, name: &str| {
             v.ok_or_else(|| {
                 Error::Gguf(gguf_core::Error::Lookup(LookupError::KeyNotFound {
-                    key: format!("{arch}.{key}"),
+                    key: arch_key(name, &arch),
                 }))
             })
         };
-        let n_layer_all = need(hp.block_count, "block_count")?;
-        let n_embd = need(hp.embedding_length, "embedding_length")?;
-        let n_ctx_train = need(hp.context_length, "context_length")?;
+        let n_layer_all = need(hp.block_count, key::block_count)?;
+        let n_embd = need(hp.embedding_length, key::embedding_length)?;
+        let n_ctx_train = need(hp.context_length, key::context_length)?;
         let n_head = hp.head_count.clone().unwrap_or(PerLayer::Scalar(0));
-        // `n_head_kv_arr = n_head_arr` before the optional key is read.
-        let n_head_kv = hp.head_count_kv.clone().unwrap_or_else(|| n_head.clone());
-        let head0 = n_head.first();
-        let default_head = n_embd.checked_div(head0).unwrap_or(0);
-        let hk = if head0 > 0 {
-            hp.key_length.unwrap_or(default_head)
-        } else {
-            0
-        };
-        let hv = if head0 > 0 {
-            hp.value_length.unwrap_or(default_head)
-        } else {
-            0
-        };
-        let head_k = (hk, hp.key_length_swa.unwrap_or(hk));
-        let head_v = (hv, hp.value_length_swa.unwrap_or(hv));
+        let n_head_kv = hp.n_head_kv();
+        let (hk, hv) = hp.head_widths();
+        let (hk_swa, hv_swa) = hp.head_widths_swa();
+        let head_k = (hk, hk_swa);
+        let head_v = (hv, hv_swa);
 
         let n_layer_nextn = hp.nextn_predict_layers.unwrap_or(0).min(n_layer_all);
-        let n_layer = (n_layer_all - n_layer_nextn) as usize;
+        let n_layer = hp.n_layer() as usize;
         let mut is_swa = vec![false; n_layer_all as usize];
         let mut n_swa = 0;
-        if let Some((period, default_window, dense_first)) = swa_layout(&arch) {
-            let window = hp.sliding_window.unwrap_or(default_window);
+        if let Some(layout) = swa_layout(&arch) {
+            let window = hp.sliding_window.unwrap_or(layout.default_window);
             // Gemma 3 turns the window off when the key is absent or 0.
             if window > 0 {
                 n_swa = window;
-                let pattern_key = format!("{arch}.attention.sliding_window_pattern");
+                let pattern_key = arch_key(loader_key::sliding_window_pattern, &arch);
+                // Only boolean flags are taken from an array here; the
+                // loader's rules read layer 0 of any per-layer array.
                 if let Ok(arr) = meta.get_array(&pattern_key) {
                     if let Some(flags) = arr.typed::<bool>() {
                         for (slot, f) in is_swa.iter_mut().zip(flags) {
@@ -185,15 +159,9 @@ impl ModelShape {
                         }
                     }
                 } else {
-                    let p = meta.get::<u32>(&pattern_key).unwrap_or(period);
+                    let p = meta.get::<u32>(&pattern_key).unwrap_or(layout.period);
                     for (il, slot) in is_swa.iter_mut().enumerate().take(n_layer) {
-                        let il = il as u32;
-                        *slot = p == 0
-                            || if dense_first {
-                                !il.is_multiple_of(p)
-                            } else {
-                                il % p < p - 1
-                            };
+                        *slot = layout.slides(p, il as u32);
                     }
                 }
             }
@@ -215,7 +183,7 @@ impl ModelShape {
         } else {
             MemoryKind::Kv
         };
-        let recurrent = recurrent_widths(hp, n_embd, head0);
+        let recurrent = recurrent_widths(hp, n_embd);
         let tied_output = duplicated_output(model, &arch, memory);
         let experts = (
             hp.expert_count.unwrap_or(0),
@@ -305,13 +273,12 @@ impl ModelShape {
 /// `n_embd_r()` and `n_embd_s()` of llama.cpp's hparams: the widths of a
 /// recurrent layer's two state tensors (token-shift/conv state and the
 /// WKV/SSM state) per cell.
-fn recurrent_widths(hp: &ArchParams, n_embd: u32, n_head: u32) -> (u64, u64) {
+fn recurrent_widths(hp: &ArchParams, n_embd: u32) -> (u64, u64) {
     let n_embd = u64::from(n_embd);
     if let Some(head_size) = hp.wkv_head_size.filter(|&h| h != 0) {
         let shift = u64::from(hp.token_shift_count.unwrap_or(2));
         return (shift * n_embd, n_embd * u64::from(head_size));
     }
-    let _ = n_head;
     let d_conv = u64::from(hp.ssm_conv_kernel.unwrap_or(0));
     let d_inner = u64::from(hp.ssm_inner_size.unwrap_or(0));
     let d_state = u64::from(hp.ssm_state_size.unwrap_or(0));

@@ -6,6 +6,8 @@ use std::fmt;
 use gguf_core::Gguf;
 use gguf_core::Value;
 
+use crate::summary::{arch_key, key};
+
 /// One inconsistency in the metadata llama.cpp relies on. llama.cpp's
 /// loader does not refuse these; the model then misbehaves (a token id
 /// past the vocabulary, a layer count that disagrees with the tensors).
@@ -180,7 +182,7 @@ fn token_problems(file: &(impl Gguf + ?Sized), tokens: usize, out: &mut Vec<Meta
 }
 
 fn block_count_problem(file: &(impl Gguf + ?Sized), arch: &str) -> Option<MetadataProblem> {
-    let key = format!("{arch}.block_count");
+    let key = arch_key(key::block_count, arch);
     let layers: BTreeSet<u64> = file
         .tensors()
         .filter_map(|t| {

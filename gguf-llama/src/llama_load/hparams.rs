@@ -1,24 +1,11 @@
 //! The hyper-parameters llama.cpp derives before creating tensors, as its
 //! `load_hparams` and `LLAMA_LOAD_LOCALS` compute them: the widths every
-//! expected tensor shape is built from.
+//! expected tensor shape is built from. The keys are read, and their
+//! defaults filled in, by the summary's one reader
+//! ([`ArchParams`], [`LoaderParams`]); this adds what only the tensor
+//! shapes need.
 
-use gguf_core::Gguf;
-use gguf_core::Value;
-
-use super::keys::{first_of_layers, str_of, u32_of};
-
-/// How an architecture marks its sliding-window layers
-/// (`load_swa_pattern`): only layer 0 matters here, because llama.cpp
-/// sizes most tensors with layer 0's head widths.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Swa {
-    /// No sliding-window layers.
-    None,
-    /// Every `period`-th layer is dense, the others slide, unless
-    /// `{arch}.attention.sliding_window_pattern` says otherwise; when
-    /// `needs_window`, only if `{arch}.attention.sliding_window` is above 0.
-    Pattern { period: u32, needs_window: bool },
-}
+use crate::summary::{swa_layout, ArchParams, LoaderParams, PerLayer, SwaPattern};
 
 /// Hyper-parameters, with 0 for what the file does not say (llama.cpp's
 /// zero-initialised fields).
@@ -48,88 +35,72 @@ pub(super) struct HParams {
 }
 
 impl HParams {
-    /// Reads them for architecture `arch`, whose vocabulary has `n_vocab`
-    /// tokens (`None` when it has none: `{arch}.vocab_size` then).
-    pub(super) fn read(
-        meta: &(impl Gguf + ?Sized),
+    /// Derives them for architecture `arch` from its keys as llama.cpp's
+    /// getters read them; its vocabulary has `n_vocab` tokens (`None` when
+    /// it has none: `{arch}.vocab_size` then).
+    pub(super) fn of(
+        hp: &ArchParams,
+        more: &LoaderParams,
         arch: &str,
-        swa: Swa,
         n_vocab: Option<u64>,
     ) -> Self {
-        let key = |k: &str| format!("{arch}.{k}");
-        let u32_key = |k: &str| u32_of(meta, &key(k)).map(u64::from);
-        let layer0 = |k: &str| first_of_layers(meta, &key(k)).map(u64::from);
-
-        let n_layer_all = u32_key("block_count").unwrap_or(0);
-        let nextn = u32_key("nextn_predict_layers").unwrap_or(0);
-        let n_embd = u32_key("embedding_length").unwrap_or(0);
-        let n_head = layer0("attention.head_count").unwrap_or(0);
-        // `n_head_kv_arr = n_head_arr` before the optional key is read.
-        let n_head_kv = layer0("attention.head_count_kv").unwrap_or(n_head);
+        let layer0 = |v: &Option<PerLayer>| v.as_ref().map_or(0, |p| u64::from(p.first()));
+        let n_head = u64::from(hp.n_head0());
+        let (head_k_full, head_v_full) = hp.head_widths();
         // Without heads (recurrent models) llama.cpp zeroes the widths.
-        let (head_k_full, head_v_full, n_rot_full) = match n_embd.checked_div(n_head) {
-            Some(width) => {
-                let k = u32_key("attention.key_length").unwrap_or(width);
-                let v = u32_key("attention.value_length").unwrap_or(width);
-                (k, v, u32_key("rope.dimension_count").unwrap_or(k))
-            }
-            None => (0, 0, 0),
+        let n_rot_full = if n_head > 0 {
+            more.rope_dimension_count.unwrap_or(head_k_full)
+        } else {
+            0
         };
-        let (head_k, head_v, n_rot) = if layer0_slides(meta, arch, swa) {
-            (
-                u32_key("attention.key_length_swa").unwrap_or(head_k_full),
-                u32_key("attention.value_length_swa").unwrap_or(head_v_full),
-                u32_key("rope.dimension_count_swa").unwrap_or(n_rot_full),
-            )
+        let (head_k, head_v, n_rot) = if layer0_slides(hp, more, arch) {
+            let (k, v) = hp.head_widths_swa();
+            (k, v, more.rope_dimension_count_swa.unwrap_or(n_rot_full))
         } else {
             (head_k_full, head_v_full, n_rot_full)
         };
-        let n_cls_out = match meta.value(&key("classifier.output_labels")) {
-            Some(Value::Array(a)) if !a.is_empty() => a.len() as u64,
+        let n_cls_out = match more.classifier_output_labels {
+            Some(labels) if labels.0 > 0 => labels.0,
             _ => 1,
         };
         HParams {
-            n_layer: n_layer_all.saturating_sub(nextn),
-            n_embd,
-            n_ctx_train: u32_key("context_length").unwrap_or(0),
+            n_layer: u64::from(hp.n_layer()),
+            n_embd: u64::from(hp.embedding_length.unwrap_or(0)),
+            n_ctx_train: u64::from(hp.context_length.unwrap_or(0)),
             n_head,
-            n_head_kv,
-            n_ff: layer0("feed_forward_length").unwrap_or(0),
-            head_k,
-            head_v,
-            n_rot,
-            head_k_full,
-            n_rot_full,
-            n_vocab: n_vocab.unwrap_or_else(|| u32_key("vocab_size").unwrap_or(0)),
-            n_expert: u32_key("expert_count").unwrap_or(0),
-            n_expert_used: layer0("expert_used_count").unwrap_or(0),
-            n_ff_exp: layer0("expert_feed_forward_length").unwrap_or(0),
-            n_ff_shexp: u32_key("expert_shared_feed_forward_length").unwrap_or(0),
+            n_head_kv: u64::from(hp.n_head_kv0()),
+            n_ff: layer0(&hp.feed_forward_length),
+            head_k: u64::from(head_k),
+            head_v: u64::from(head_v),
+            n_rot: u64::from(n_rot),
+            head_k_full: u64::from(head_k_full),
+            n_rot_full: u64::from(n_rot_full),
+            n_vocab: n_vocab.unwrap_or_else(|| u64::from(hp.vocab_size.unwrap_or(0))),
+            n_expert: u64::from(hp.expert_count.unwrap_or(0)),
+            n_expert_used: layer0(&hp.expert_used_count),
+            n_ff_exp: layer0(&more.expert_feed_forward_length),
+            n_ff_shexp: u64::from(more.expert_shared_feed_forward_length.unwrap_or(0)),
             n_cls_out,
-            longrope: str_of(meta, &key("rope.scaling.type")) == Some("longrope"),
+            longrope: more.rope_scaling_type.as_deref() == Some("longrope"),
         }
     }
 }
 
-/// Whether layer 0 is a sliding-window layer (`is_swa(0)`).
-fn layer0_slides(meta: &(impl Gguf + ?Sized), arch: &str, swa: Swa) -> bool {
-    let Swa::Pattern {
-        period,
-        needs_window,
-    } = swa
-    else {
+/// Whether layer 0 is a sliding-window layer (`is_swa(0)`): only layer 0
+/// matters here, because llama.cpp sizes most tensors with layer 0's head
+/// widths. An architecture whose window defaults to 0 slides only when
+/// `{arch}.attention.sliding_window` is above 0.
+fn layer0_slides(hp: &ArchParams, more: &LoaderParams, arch: &str) -> bool {
+    let Some(layout) = swa_layout(arch) else {
         return false;
     };
-    if needs_window && u32_of(meta, &format!("{arch}.attention.sliding_window")).unwrap_or(0) == 0 {
+    if layout.default_window == 0 && hp.sliding_window.unwrap_or(0) == 0 {
         return false;
     }
-    let key = format!("{arch}.attention.sliding_window_pattern");
-    let period = match meta.value(&key) {
-        // Per-layer flags: layer 0's (zero-filled when the array is empty).
-        Some(Value::Array(_)) => return first_of_layers(meta, &key).unwrap_or(0) != 0,
-        Some(Value::U32(p)) => p,
-        _ => period,
+    let period = match more.sliding_window_pattern {
+        Some(SwaPattern::Layer0(slides)) => return slides,
+        Some(SwaPattern::Period(p)) => p,
+        None => layout.period,
     };
-    // `set_swa_pattern(p)`: layer `il` slides when `il % p < p - 1`.
-    period == 0 || period >= 2
+    layout.slides(period, 0)
 }

@@ -12,6 +12,7 @@ use gguf_core::Gguf;
 use gguf_core::{Value, ValueType};
 
 use super::LoadProblem;
+use crate::summary::{arch_key, key, loader_key};
 
 /// `LLAMA_MAX_LAYERS`: the longest per-layer array llama.cpp holds.
 pub(super) const MAX_LAYERS: u64 = 512;
@@ -93,36 +94,36 @@ pub(super) const BASE_KEYS: &[KeyRule] = &[
     opt("general.file_type", U32),
     opt("split.count", U16),
     opt("general.tensor_extra.name", StrArray),
-    req("{arch}.context_length", U32),
-    req("{arch}.embedding_length", U32),
-    opt("{arch}.embedding_length_out", U32),
+    req(key::context_length, U32),
+    req(key::embedding_length, U32),
+    opt(key::embedding_length_out, U32),
     opt("{arch}.attention.causal", Bool),
     opt("{arch}.pooling_type", U32),
     opt("{arch}.classifier.pooling_type", U32),
-    req("{arch}.block_count", U32),
-    opt("{arch}.nextn_predict_layers", U32),
-    opt("{arch}.expert_count", U32),
-    opt("{arch}.expert_used_count", U32PerLayer),
-    opt("{arch}.expert_group_count", U32),
-    opt("{arch}.expert_group_used_count", U32),
-    opt("{arch}.feed_forward_length", U32PerLayer),
-    opt("{arch}.attention.head_count", U32PerLayer),
-    opt("{arch}.attention.head_count_kv", U32PerLayer),
+    req(key::block_count, U32),
+    opt(key::nextn_predict_layers, U32),
+    opt(key::expert_count, U32),
+    opt(key::expert_used_count, U32PerLayer),
+    opt(loader_key::expert_group_count, U32),
+    opt(loader_key::expert_group_used_count, U32),
+    opt(key::feed_forward_length, U32PerLayer),
+    opt(key::head_count, U32PerLayer),
+    opt(key::head_count_kv, U32PerLayer),
     opt("{arch}.rope.scaling.finetuned", Bool),
-    opt("{arch}.rope.scaling.original_context_length", U32),
+    opt(loader_key::rope_scaling_original_context_length, U32),
     opt("{arch}.rope.freq_base", F32),
-    opt("{arch}.rope.scaling.type", Str),
+    opt(loader_key::rope_scaling_type, Str),
     opt("{arch}.rope.scaling.factor", F32),
     opt("{arch}.rope.scale_linear", F32),
     opt("{arch}.rope.scaling.attn_factor", F32),
     opt("{arch}.rope.scaling.alpha", F32),
-    opt("{arch}.attention.key_length", U32),
-    opt("{arch}.attention.value_length", U32),
-    opt("{arch}.rope.dimension_count", U32),
-    opt("{arch}.attention.key_length_swa", U32),
-    opt("{arch}.attention.value_length_swa", U32),
-    opt("{arch}.rope.dimension_count_swa", U32),
-    opt("{arch}.classifier.output_labels", StrArray),
+    opt(key::key_length, U32),
+    opt(key::value_length, U32),
+    opt(loader_key::rope_dimension_count, U32),
+    opt(key::key_length_swa, U32),
+    opt(key::value_length_swa, U32),
+    opt(loader_key::rope_dimension_count_swa, U32),
+    opt(loader_key::classifier_output_labels, StrArray),
 ];
 
 /// The tokenizer's kind (`llama_vocab::load`), read for every model.
@@ -133,7 +134,7 @@ pub(super) const VOCAB_TYPE_KEYS: &[KeyRule] = &[
 ];
 
 /// A model without a vocabulary (`no_vocab`, `none`) reads its size only.
-pub(super) const VOCABLESS_KEYS: &[KeyRule] = &[opt("{arch}.vocab_size", U32)];
+pub(super) const VOCABLESS_KEYS: &[KeyRule] = &[opt(key::vocab_size, U32)];
 
 /// The tokenizer's other scalar keys; its arrays are checked in `vocab`.
 pub(super) const VOCAB_KEYS: &[KeyRule] = &[
@@ -165,7 +166,7 @@ pub(super) const VOCAB_KEYS: &[KeyRule] = &[
 
 /// The key's name for architecture `arch`.
 pub(super) fn key_name(rule: &KeyRule, arch: &str) -> String {
-    rule.key.replace("{arch}", arch)
+    arch_key(rule.key, arch)
 }
 
 /// Checks one key against its rule; `n_layer` is `{arch}.block_count`,
@@ -224,34 +225,4 @@ pub(super) fn check(
         (StrArray, _) => None,
     };
     out.extend(problem);
-}
-
-/// The `u32` value of `key`, if it is one (llama.cpp refuses any other
-/// type, which [`check`] reports).
-pub(crate) fn u32_of(meta: &(impl Gguf + ?Sized), key: &str) -> Option<u32> {
-    match meta.value(key)? {
-        Value::U32(v) => Some(v),
-        _ => None,
-    }
-}
-
-/// The string value of `key`, if it is one.
-pub(crate) fn str_of<'a>(meta: &'a (impl Gguf + ?Sized), key: &str) -> Option<&'a str> {
-    meta.value(key)?.as_str()
-}
-
-/// Layer 0's value of a per-layer key read with `get_key_or_arr`: the
-/// scalar, or the array's first entry (`i32` entries reinterpreted as
-/// `u32`, as llama.cpp copies them, and `bool` as 0 or 1).
-pub(crate) fn first_of_layers(meta: &(impl Gguf + ?Sized), key: &str) -> Option<u32> {
-    match meta.value(key)? {
-        Value::U32(v) => Some(v),
-        Value::Array(a) => match a.element_type() {
-            ValueType::U32 => a.typed::<u32>()?.next(),
-            ValueType::I32 => a.typed::<i32>()?.next().map(|v| v as u32),
-            ValueType::Bool => a.typed::<bool>()?.next().map(u32::from),
-            _ => None,
-        },
-        _ => None,
-    }
 }

@@ -3,9 +3,9 @@
 //! creates. An architecture missing here is still checked for the keys
 //! every architecture reads, but its tensors are not.
 
-use super::hparams::Swa;
 use super::keys::{self, Expect::*, KeyRule};
 use super::tensors::{opt, req, Dim, Dim::*, TensorRule, When::*};
+use crate::summary::{key, loader_key};
 
 /// What llama.cpp checks beyond key types for an architecture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,7 +23,6 @@ pub(super) struct Layout {
     pub arch: &'static str,
     pub keys: &'static [KeyRule],
     pub tensors: &'static [&'static [TensorRule]],
-    pub swa: Swa,
     pub checks: &'static [Check],
 }
 
@@ -210,29 +209,26 @@ const NO_CHECKS: &[Check] = &[];
 static LAYOUTS: &[Layout] = &[
     Layout {
         arch: "llama",
-        keys: &[keys::opt("{arch}.vocab_size", U32), RMS_EPS],
+        keys: &[keys::opt(key::vocab_size, U32), RMS_EPS],
         tensors: LLAMA_TENSORS,
-        swa: Swa::None,
         checks: &[Check::RotIsHeadWidth],
     },
     Layout {
         arch: "refact",
         keys: &[RMS_EPS],
         tensors: LLAMA_TENSORS,
-        swa: Swa::None,
         checks: NO_CHECKS,
     },
     Layout {
         arch: "mistral3",
         keys: &[
             RMS_EPS,
-            keys::opt("{arch}.attention.temperature_scale", F32),
+            keys::opt(loader_key::attention_temperature_scale, F32),
             keys::opt("{arch}.rope.scaling.yarn_beta_fast", F32),
             keys::opt("{arch}.rope.scaling.yarn_beta_slow", F32),
             keys::opt("{arch}.rope.scaling.yarn_log_multiplier", F32),
         ],
         tensors: LLAMA_TENSORS,
-        swa: Swa::None,
         checks: &[Check::TemperatureNeedsContext],
     },
     Layout {
@@ -245,15 +241,14 @@ static LAYOUTS: &[Layout] = &[
             GEMMA_LAYER,
             &FFN_GATED,
         ],
-        swa: Swa::None,
         checks: NO_CHECKS,
     },
     Layout {
         arch: "gemma2",
         keys: &[
-            keys::opt("{arch}.attention.sliding_window_pattern", U32OrLayerFlags),
+            keys::opt(loader_key::sliding_window_pattern, U32OrLayerFlags),
             keys::opt("{arch}.rope.freq_base_swa", F32),
-            keys::opt("{arch}.attention.sliding_window", U32),
+            keys::opt(key::sliding_window, U32),
             RMS_EPS,
             keys::opt("{arch}.attn_logit_softcapping", F32),
             keys::opt("{arch}.final_logit_softcapping", F32),
@@ -265,17 +260,13 @@ static LAYOUTS: &[Layout] = &[
             &FFN_GATED,
             GEMMA2_NORMS,
         ],
-        swa: Swa::Pattern {
-            period: 2,
-            needs_window: false,
-        },
         checks: NO_CHECKS,
     },
     Layout {
         arch: "gemma3",
         keys: &[
-            keys::opt("{arch}.attention.sliding_window", U32),
-            keys::opt("{arch}.attention.sliding_window_pattern", U32OrLayerFlags),
+            keys::opt(key::sliding_window, U32),
+            keys::opt(loader_key::sliding_window_pattern, U32OrLayerFlags),
             keys::opt("{arch}.rope.freq_base_swa", F32),
             keys::opt("{arch}.final_logit_softcapping", F32),
             RMS_EPS,
@@ -288,10 +279,6 @@ static LAYOUTS: &[Layout] = &[
             GEMMA2_NORMS,
             QK_NORMS,
         ],
-        swa: Swa::Pattern {
-            period: 6,
-            needs_window: true,
-        },
         checks: NO_CHECKS,
     },
     Layout {
@@ -308,14 +295,13 @@ static LAYOUTS: &[Layout] = &[
             QWEN2_LAYER,
             &FFN_GATED,
         ],
-        swa: Swa::None,
         checks: NO_CHECKS,
     },
     Layout {
         arch: "qwen2moe",
         keys: &[
-            keys::opt("{arch}.expert_feed_forward_length", U32PerLayer),
-            keys::opt("{arch}.expert_shared_feed_forward_length", U32),
+            keys::opt(loader_key::expert_feed_forward_length, U32PerLayer),
+            keys::opt(loader_key::expert_shared_feed_forward_length, U32),
             RMS_EPS,
         ],
         tensors: &[
@@ -325,7 +311,6 @@ static LAYOUTS: &[Layout] = &[
             EXPERTS,
             SHARED_EXPERT,
         ],
-        swa: Swa::None,
         checks: &[Check::NeedsExperts],
     },
     Layout {
@@ -343,13 +328,12 @@ static LAYOUTS: &[Layout] = &[
             QK_NORMS,
             &FFN_GATED,
         ],
-        swa: Swa::None,
         checks: NO_CHECKS,
     },
     Layout {
         arch: "qwen3moe",
         keys: &[
-            keys::opt("{arch}.expert_feed_forward_length", U32PerLayer),
+            keys::opt(loader_key::expert_feed_forward_length, U32PerLayer),
             RMS_EPS,
         ],
         tensors: &[
@@ -359,12 +343,11 @@ static LAYOUTS: &[Layout] = &[
             QK_NORMS,
             EXPERTS,
         ],
-        swa: Swa::None,
         checks: &[Check::NeedsExperts],
     },
     Layout {
         arch: "phi3",
-        keys: &[RMS_EPS, keys::opt("{arch}.attention.sliding_window", U32)],
+        keys: &[RMS_EPS, keys::opt(key::sliding_window, U32)],
         tensors: &[
             &[
                 TOKEN_EMBD,
@@ -383,7 +366,6 @@ static LAYOUTS: &[Layout] = &[
                 req("blk.#.ffn_up.weight", &[Embd, Ff2]),
             ],
         ],
-        swa: Swa::None,
         checks: NO_CHECKS,
     },
     Layout {
@@ -402,7 +384,6 @@ static LAYOUTS: &[Layout] = &[
                 req("blk.#.ffn_up.weight", &[Embd, Ff]),
             ],
         ],
-        swa: Swa::None,
         checks: &[Check::RotIsHeadWidth],
     },
     Layout {
@@ -421,7 +402,6 @@ static LAYOUTS: &[Layout] = &[
                 req("blk.#.ffn_up.bias", &[Ff]),
             ],
         ],
-        swa: Swa::None,
         checks: NO_CHECKS,
     },
     Layout {
@@ -433,7 +413,6 @@ static LAYOUTS: &[Layout] = &[
             QWEN2_LAYER,
             &FFN_GATED,
         ],
-        swa: Swa::None,
         checks: NO_CHECKS,
     },
     Layout {
@@ -445,7 +424,6 @@ static LAYOUTS: &[Layout] = &[
             QWEN2_LAYER,
             &FFN_GATED,
         ],
-        swa: Swa::None,
         checks: NO_CHECKS,
     },
     Layout {
@@ -458,7 +436,6 @@ static LAYOUTS: &[Layout] = &[
             &[req("blk.#.attn_output.weight", &[Embd, Embd])],
             &FFN_GATED,
         ],
-        swa: Swa::None,
         checks: NO_CHECKS,
     },
     Layout {
@@ -478,7 +455,6 @@ static LAYOUTS: &[Layout] = &[
             ],
             &FFN_GATED,
         ],
-        swa: Swa::None,
         checks: NO_CHECKS,
     },
     Layout {
@@ -495,7 +471,6 @@ static LAYOUTS: &[Layout] = &[
             LAYER_NORMS_BIASED,
             GPT2_LAYER,
         ],
-        swa: Swa::None,
         checks: NO_CHECKS,
     },
     Layout {
@@ -512,7 +487,6 @@ static LAYOUTS: &[Layout] = &[
             LAYER_NORMS_BIASED,
             GPT2_LAYER,
         ],
-        swa: Swa::None,
         checks: NO_CHECKS,
     },
     Layout {
@@ -530,7 +504,6 @@ static LAYOUTS: &[Layout] = &[
             LAYER_NORMS_BIASED,
             GPT2_LAYER,
         ],
-        swa: Swa::None,
         checks: NO_CHECKS,
     },
 ];
@@ -538,4 +511,45 @@ static LAYOUTS: &[Layout] = &[
 /// Architectures with rules here.
 pub(super) fn modelled() -> impl Iterator<Item = &'static str> {
     LAYOUTS.iter().map(|l| l.arch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn every_rule() -> impl Iterator<Item = &'static KeyRule> {
+        keys::BASE_KEYS
+            .iter()
+            .chain(keys::VOCABLESS_KEYS)
+            .chain(LAYOUTS.iter().flat_map(|l| l.keys))
+    }
+
+    /// The hyper-parameter reader's tables and these rules state each
+    /// key's type once each: they must agree.
+    #[test]
+    fn the_rules_check_each_key_of_the_readers_tables_as_its_type() {
+        let table = || key::ALL.iter().chain(loader_key::ALL);
+        let mut checked = 0;
+        for rule in every_rule() {
+            let Some((_, ty)) = table().find(|(k, _)| *k == rule.key) else {
+                continue;
+            };
+            let expect = match *ty {
+                "u32" => U32,
+                "f32" => F32,
+                "String" => Str,
+                "PerLayer" => U32PerLayer,
+                "SwaPattern" => U32OrLayerFlags,
+                "ArrayLen" => StrArray,
+                other => panic!("{}: no rule type for {other}", rule.key),
+            };
+            assert_eq!(rule.expect, expect, "{}", rule.key);
+            checked += 1;
+        }
+        assert!(checked > 20, "{checked}");
+        // The loader reads no key that its rules do not check.
+        for (k, _) in loader_key::ALL {
+            assert!(every_rule().any(|r| r.key == *k), "{k}");
+        }
+    }
 }

@@ -48,7 +48,7 @@
 mod arch;
 mod consistency;
 mod hparams;
-pub(crate) mod keys;
+mod keys;
 mod layouts;
 mod problem;
 mod rules;

@@ -7,11 +7,12 @@ use gguf_core::Gguf;
 use gguf_core::Value;
 
 use super::arch::{is_model_architecture, PROJECTOR};
-use super::hparams::{HParams, Swa};
-use super::keys::{self, first_of_layers, str_of, u32_of, KeyRule, MAX_LAYERS};
+use super::hparams::HParams;
+use super::keys::{self, KeyRule, MAX_LAYERS};
 use super::layouts::{layout, Check, Layout};
 use super::tensors::{self, TensorSet};
 use super::{vocab, Coverage, LoadProblem, LoadReport};
+use crate::summary::{arch_key, key, loader_key, str_of, ArchParams, LoaderParams};
 
 /// `LLAMA_MAX_EXPERTS`.
 const MAX_EXPERTS: u64 = 1024;
@@ -100,20 +101,21 @@ fn check_loading(model: &(impl Gguf + ?Sized)) -> LoadReport {
         return report(out, Coverage::CommonKeysOnly);
     };
     let layout = layout(arch);
-    let n_layer = u32_of(meta, &format!("{arch}.block_count")).map(u64::from);
+    let params = ArchParams::as_llama_cpp_reads(meta, arch);
+    let more = LoaderParams::as_llama_cpp_reads(meta, arch);
+    let n_layer = params.block_count.map(u64::from);
     check_keys(meta, keys::BASE_KEYS, arch, n_layer, &mut out);
-    base_values(meta, arch, &mut out);
+    base_values(meta, arch, &params, &more, &mut out);
     if let Some(l) = layout {
         check_keys(meta, l.keys, arch, n_layer, &mut out);
     }
     tokenizer_keys(meta, arch, &mut out);
     let n_tokens = vocab::check(meta, &mut out);
-    let swa = layout.map_or(Swa::None, |l| l.swa);
-    let hp = HParams::read(meta, arch, swa, n_tokens);
     let Some(layout) = layout else {
         return report(out, Coverage::CommonKeysOnly);
     };
-    arch_values(meta, arch, layout, &hp, &mut out);
+    let hp = HParams::of(&params, &more, arch, n_tokens);
+    arch_values(arch, layout, &hp, &more, &mut out);
     // Some keys have two readers (llama's vocabulary size): one problem each.
     let mut unique: Vec<LoadProblem> = Vec::with_capacity(out.len());
     for p in out {
@@ -161,67 +163,76 @@ fn bad(key: impl Into<String>, reason: String) -> LoadProblem {
 }
 
 /// Values `load_hparams` asserts on, for every architecture.
-fn base_values(meta: &(impl Gguf + ?Sized), arch: &str, out: &mut Vec<LoadProblem>) {
-    let key = |k: &str| format!("{arch}.{k}");
-    let get = |k: &str| u32_of(meta, &key(k)).map(u64::from);
-    if let Some(n) = get("block_count") {
+fn base_values(
+    meta: &(impl Gguf + ?Sized),
+    arch: &str,
+    params: &ArchParams,
+    more: &LoaderParams,
+    out: &mut Vec<LoadProblem>,
+) {
+    let name = |k: &str| arch_key(k, arch);
+    if let Some(n) = params.block_count.map(u64::from) {
         if n == 0 || n > MAX_LAYERS {
             out.push(bad(
-                key("block_count"),
+                name(key::block_count),
                 format!("is {n}; llama.cpp takes 1 to {MAX_LAYERS} layers"),
             ));
         }
-        if let Some(nextn) = get("nextn_predict_layers").filter(|&m| m > n) {
+        let nextn = params.nextn_predict_layers.map(u64::from);
+        if let Some(nextn) = nextn.filter(|&m| m > n) {
             out.push(bad(
-                key("nextn_predict_layers"),
+                name(key::nextn_predict_layers),
                 format!("is {nextn}, more than the {n} layers"),
             ));
         }
     }
-    if let Some(t) = str_of(meta, &key("rope.scaling.type")) {
+    if let Some(t) = more.rope_scaling_type.as_deref() {
         if !ROPE_SCALING_TYPES.contains(&t) {
             out.push(bad(
-                key("rope.scaling.type"),
+                name(loader_key::rope_scaling_type),
                 format!("is {t:?}, not one of {ROPE_SCALING_TYPES:?}"),
             ));
         }
     }
-    experts(meta, arch, out);
+    experts(arch, params, more, out);
     tensor_extra(meta, out);
 }
 
 /// The expert counts' consistency, as `load_hparams` asserts it.
-fn experts(meta: &(impl Gguf + ?Sized), arch: &str, out: &mut Vec<LoadProblem>) {
-    let key = |k: &str| format!("{arch}.{k}");
-    let get = |k: &str| u32_of(meta, &key(k)).map_or(0, u64::from);
-    let mut n_expert = get("expert_count");
-    let mut used = max_of_layers(meta, &key("expert_used_count"));
+fn experts(arch: &str, params: &ArchParams, more: &LoaderParams, out: &mut Vec<LoadProblem>) {
+    let count = |v: Option<u32>| v.map_or(0, u64::from);
+    let mut n_expert = count(params.expert_count);
+    let mut used = params
+        .expert_used_count
+        .as_ref()
+        .map_or(0, |p| u64::from(p.max()));
     if matches!(arch, "hunyuan_vl" | "hunyuan-dense") && n_expert <= 1 {
         (n_expert, used) = (0, 0);
     }
-    let (groups, group_used) = (get("expert_group_count"), get("expert_group_used_count"));
-    let mut refuse = |k: &str, reason: String| out.push(bad(key(k), reason));
+    let groups = count(more.expert_group_count);
+    let group_used = count(more.expert_group_used_count);
+    let mut refuse = |k: &str, reason: String| out.push(bad(arch_key(k, arch), reason));
     if n_expert > MAX_EXPERTS {
         refuse(
-            "expert_count",
+            key::expert_count,
             format!("is {n_expert}, more than llama.cpp's {MAX_EXPERTS}"),
         );
     }
     if used > n_expert {
         refuse(
-            "expert_used_count",
+            key::expert_used_count,
             format!("is {used}, more than the {n_expert} experts"),
         );
     }
     if n_expert > 0 && used == 0 {
         refuse(
-            "expert_used_count",
+            key::expert_used_count,
             "must be above 0 when there are experts".into(),
         );
     }
     if n_expert > 0 && groups >= n_expert {
         refuse(
-            "expert_group_count",
+            loader_key::expert_group_count,
             format!("is {groups}, not fewer than the {n_expert} experts"),
         );
     }
@@ -230,31 +241,15 @@ fn experts(meta: &(impl Gguf + ?Sized), arch: &str, out: &mut Vec<LoadProblem>) 
         && (n_expert % groups != 0 || group_used == 0 || group_used >= groups)
     {
         refuse(
-            "expert_group_count",
+            loader_key::expert_group_count,
             format!("{groups} groups with {group_used} used do not divide {n_expert} experts"),
         );
     }
     if n_expert == 0 && groups != 0 {
-        refuse("expert_group_count", "is set without experts".into());
-    }
-}
-
-/// The largest entry of a per-layer `u32` key (0 when absent).
-fn max_of_layers(meta: &(impl Gguf + ?Sized), key: &str) -> u64 {
-    match meta.value(key) {
-        Some(Value::Array(a)) => a
-            .typed::<u32>()
-            .map(|it| it.max().unwrap_or(0))
-            .or_else(|| {
-                a.typed::<i32>()
-                    .map(|it| it.map(|v| v as u32).max().unwrap_or(0))
-            })
-            .or_else(|| {
-                a.typed::<bool>()
-                    .map(|it| it.map(u32::from).max().unwrap_or(0))
-            })
-            .map_or(0, u64::from),
-        _ => first_of_layers(meta, key).map_or(0, u64::from),
+        refuse(
+            loader_key::expert_group_count,
+            "is set without experts".into(),
+        );
     }
 }
 
@@ -282,18 +277,18 @@ fn tensor_extra(meta: &(impl Gguf + ?Sized), out: &mut Vec<LoadProblem>) {
 
 /// The checks an architecture adds beyond key types.
 fn arch_values(
-    meta: &(impl Gguf + ?Sized),
     arch: &str,
     layout: &Layout,
     hp: &HParams,
+    more: &LoaderParams,
     out: &mut Vec<LoadProblem>,
 ) {
-    let key = |k: &str| format!("{arch}.{k}");
+    let name = |k: &str| arch_key(k, arch);
     for check in layout.checks {
         match check {
             Check::RotIsHeadWidth if hp.n_head > 0 && hp.n_rot_full != hp.head_k_full => {
                 out.push(bad(
-                    key("rope.dimension_count"),
+                    name(loader_key::rope_dimension_count),
                     format!(
                         "is {}; llama.cpp requires the head width, {}, for this architecture",
                         hp.n_rot_full, hp.head_k_full
@@ -301,23 +296,21 @@ fn arch_values(
                 ))
             }
             Check::NeedsExperts if hp.n_layer > 0 && hp.n_expert == 0 => out.push(bad(
-                key("expert_count"),
+                name(key::expert_count),
                 "must be above 0 for this architecture".into(),
             )),
             Check::NeedsExperts if hp.n_layer > 0 && hp.n_expert_used == 0 => out.push(bad(
-                key("expert_used_count"),
+                name(key::expert_used_count),
                 "must be above 0 for this architecture".into(),
             )),
             Check::TemperatureNeedsContext => {
-                let scale = match meta.value(&key("attention.temperature_scale")) {
-                    Some(Value::F32(s)) => s,
-                    _ => 0.0,
-                };
-                let orig = u32_of(meta, &key("rope.scaling.original_context_length"))
+                let scale = more.attention_temperature_scale.unwrap_or(0.0);
+                let orig = more
+                    .rope_scaling_original_context_length
                     .map_or(hp.n_ctx_train, u64::from);
                 if scale != 0.0 && orig == 0 {
                     out.push(bad(
-                        key("attention.temperature_scale"),
+                        name(loader_key::attention_temperature_scale),
                         "is set but the original context length is 0".into(),
                     ));
                 }

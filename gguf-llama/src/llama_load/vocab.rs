@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use gguf_core::Gguf;
 use gguf_core::{ArrayView, Value, ValueType};
 
-use super::keys::str_of;
 use super::LoadProblem;
+use crate::summary::str_of;
 
 /// Tokenizer models llama.cpp knows (`tokenizer.ggml.model`); any other
 /// is "unknown tokenizer".

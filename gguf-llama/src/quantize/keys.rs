@@ -31,6 +31,7 @@ pub const OVERRIDE_STR_MAX: usize = 127;
 
 use crate::error::Result;
 use crate::error::{Error, QuantizeError};
+use crate::summary::{arch_key, key};
 use gguf_core::format::OwnedValue;
 use gguf_core::Gguf;
 
@@ -206,7 +207,11 @@ pub fn output_metadata(
     if let Some(n) = plan.block_count {
         let arch = model.value("general.architecture");
         let arch = arch.as_ref().and_then(|v| v.as_str()).unwrap_or_default();
-        set(&mut out, &format!("{arch}.block_count"), OwnedValue::U32(n));
+        set(
+            &mut out,
+            &arch_key(key::block_count, arch),
+            OwnedValue::U32(n),
+        );
     }
     out
 }

@@ -44,7 +44,7 @@ pub use plan::{
     model_facts, parse_ggml_type, plan, requires_imatrix, Plan, PlannedTensor, QuantizeOptions,
     TensorTypeOverride,
 };
-pub use preset::{parse_preset, presets_help, Ftype, Preset, PRESETS};
+pub use preset::{parse_preset, Ftype, Preset, PRESETS};
 pub use pure::{choose_pure, fallback, is_weight_matrix, Kept};
 pub use report::{QuantizeReport, TensorReport};
 pub use rules::{

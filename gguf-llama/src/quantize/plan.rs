@@ -5,7 +5,7 @@ use regex::bytes::{Regex, RegexBuilder};
 
 use crate::error::Result;
 use crate::error::{Error, QuantizeError};
-use crate::llama_load::keys::{first_of_layers, str_of, u32_of};
+use crate::summary::{arch_key, key, str_of, u32_of, ArchParams};
 use gguf_core::GgmlType;
 use gguf_core::Gguf;
 
@@ -314,18 +314,16 @@ pub fn model_facts(model: &impl Gguf) -> Result<ModelFacts> {
     let arch = str_of(model, "general.architecture")
         .ok_or_else(|| missing("the model has no string general.architecture".into()))?
         .to_owned();
-    let key = |k: &str| format!("{arch}.{k}");
-    let n_layer = u32_of(model, &key("block_count"))
-        .filter(|&n| n > 0)
-        .ok_or_else(|| {
-            missing(format!(
-                "the model has no u32 {} above 0",
-                key("block_count")
-            ))
-        })?;
-    let n_head = first_of_layers(model, &key("attention.head_count")).unwrap_or(0);
-    let n_head_kv = first_of_layers(model, &key("attention.head_count_kv")).unwrap_or(n_head);
-    let n_expert = u32_of(model, &key("expert_count")).unwrap_or(0);
+    let hp = ArchParams::as_llama_cpp_reads(model, &arch);
+    let n_layer = hp.block_count.filter(|&n| n > 0).ok_or_else(|| {
+        missing(format!(
+            "the model has no u32 {} above 0",
+            arch_key(key::block_count, &arch)
+        ))
+    })?;
+    let n_head = hp.n_head0();
+    let n_head_kv = hp.n_head_kv0();
+    let n_expert = hp.expert_count.unwrap_or(0);
     Ok(ModelFacts {
         is_70b: is_70b(&arch, n_layer, n_head, n_head_kv),
         arch,

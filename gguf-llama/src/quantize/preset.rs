@@ -170,8 +170,6 @@ pub struct Preset {
     pub name: &'static str,
     /// The file type it produces.
     pub ftype: Ftype,
-    /// What `--help` says of it.
-    pub description: &'static str,
 }
 
 impl Preset {
@@ -186,53 +184,49 @@ impl Preset {
 /// first preset of that file type, so `0` is `F32`, never `COPY`.
 pub const PRESETS: &[Preset] = {
     use Ftype as F;
-    const fn p(name: &'static str, ftype: Ftype, description: &'static str) -> Preset {
-        Preset {
-            name,
-            ftype,
-            description,
-        }
+    const fn p(name: &'static str, ftype: Ftype) -> Preset {
+        Preset { name, ftype }
     }
     &[
-        p("Q1_0", F::Q1_0, " 1.125 bpw quantization"),
-        p("Q2_0", F::Q2_0, " 2.25 bpw quantization (group 64)"),
-        p("Q4_0", F::Q4_0, " 4.34G, +0.4685 ppl @ Llama-3-8B"),
-        p("Q4_1", F::Q4_1, " 4.78G, +0.4511 ppl @ Llama-3-8B"),
-        p("MXFP4_MOE", F::MXFP4_MOE, " MXFP4 MoE"),
-        p("Q5_0", F::Q5_0, " 5.21G, +0.1316 ppl @ Llama-3-8B"),
-        p("Q5_1", F::Q5_1, " 5.65G, +0.1062 ppl @ Llama-3-8B"),
-        p("IQ2_XXS", F::IQ2_XXS, " 2.06 bpw quantization"),
-        p("IQ2_XS", F::IQ2_XS, " 2.31 bpw quantization"),
-        p("IQ2_S", F::IQ2_S, " 2.5  bpw quantization"),
-        p("IQ2_M", F::IQ2_M, " 2.7  bpw quantization"),
-        p("IQ1_S", F::IQ1_S, " 1.56 bpw quantization"),
-        p("IQ1_M", F::IQ1_M, " 1.75 bpw quantization"),
-        p("TQ1_0", F::TQ1_0, " 1.69 bpw ternarization"),
-        p("TQ2_0", F::TQ2_0, " 2.06 bpw ternarization"),
-        p("Q2_K", F::Q2_K, " 2.96G, +3.5199 ppl @ Llama-3-8B"),
-        p("Q2_K_S", F::Q2_K_S, " 2.96G, +3.1836 ppl @ Llama-3-8B"),
-        p("IQ3_XXS", F::IQ3_XXS, " 3.06 bpw quantization"),
-        p("IQ3_S", F::IQ3_S, " 3.44 bpw quantization"),
-        p("IQ3_M", F::IQ3_M, " 3.66 bpw quantization mix"),
-        p("Q3_K", F::Q3_K_M, "alias for Q3_K_M"),
-        p("IQ3_XS", F::IQ3_XS, " 3.3 bpw quantization"),
-        p("Q3_K_S", F::Q3_K_S, " 3.41G, +1.6321 ppl @ Llama-3-8B"),
-        p("Q3_K_M", F::Q3_K_M, " 3.74G, +0.6569 ppl @ Llama-3-8B"),
-        p("Q3_K_L", F::Q3_K_L, " 4.03G, +0.5562 ppl @ Llama-3-8B"),
-        p("IQ4_NL", F::IQ4_NL, " 4.50 bpw non-linear quantization"),
-        p("IQ4_XS", F::IQ4_XS, " 4.25 bpw non-linear quantization"),
-        p("Q4_K", F::Q4_K_M, "alias for Q4_K_M"),
-        p("Q4_K_S", F::Q4_K_S, " 4.37G, +0.2689 ppl @ Llama-3-8B"),
-        p("Q4_K_M", F::Q4_K_M, " 4.58G, +0.1754 ppl @ Llama-3-8B"),
-        p("Q5_K", F::Q5_K_M, "alias for Q5_K_M"),
-        p("Q5_K_S", F::Q5_K_S, " 5.21G, +0.1049 ppl @ Llama-3-8B"),
-        p("Q5_K_M", F::Q5_K_M, " 5.33G, +0.0569 ppl @ Llama-3-8B"),
-        p("Q6_K", F::Q6_K, " 6.14G, +0.0217 ppl @ Llama-3-8B"),
-        p("Q8_0", F::Q8_0, " 7.96G, +0.0026 ppl @ Llama-3-8B"),
-        p("F16", F::F16, "14.00G, +0.0020 ppl @ Mistral-7B"),
-        p("BF16", F::BF16, "14.00G, -0.0050 ppl @ Mistral-7B"),
-        p("F32", F::F32, "26.00G              @ 7B"),
-        p("COPY", F::F32, "only copy tensors, no quantizing"),
+        p("Q1_0", F::Q1_0),
+        p("Q2_0", F::Q2_0),
+        p("Q4_0", F::Q4_0),
+        p("Q4_1", F::Q4_1),
+        p("MXFP4_MOE", F::MXFP4_MOE),
+        p("Q5_0", F::Q5_0),
+        p("Q5_1", F::Q5_1),
+        p("IQ2_XXS", F::IQ2_XXS),
+        p("IQ2_XS", F::IQ2_XS),
+        p("IQ2_S", F::IQ2_S),
+        p("IQ2_M", F::IQ2_M),
+        p("IQ1_S", F::IQ1_S),
+        p("IQ1_M", F::IQ1_M),
+        p("TQ1_0", F::TQ1_0),
+        p("TQ2_0", F::TQ2_0),
+        p("Q2_K", F::Q2_K),
+        p("Q2_K_S", F::Q2_K_S),
+        p("IQ3_XXS", F::IQ3_XXS),
+        p("IQ3_S", F::IQ3_S),
+        p("IQ3_M", F::IQ3_M),
+        p("Q3_K", F::Q3_K_M),
+        p("IQ3_XS", F::IQ3_XS),
+        p("Q3_K_S", F::Q3_K_S),
+        p("Q3_K_M", F::Q3_K_M),
+        p("Q3_K_L", F::Q3_K_L),
+        p("IQ4_NL", F::IQ4_NL),
+        p("IQ4_XS", F::IQ4_XS),
+        p("Q4_K", F::Q4_K_M),
+        p("Q4_K_S", F::Q4_K_S),
+        p("Q4_K_M", F::Q4_K_M),
+        p("Q5_K", F::Q5_K_M),
+        p("Q5_K_S", F::Q5_K_S),
+        p("Q5_K_M", F::Q5_K_M),
+        p("Q6_K", F::Q6_K),
+        p("Q8_0", F::Q8_0),
+        p("F16", F::F16),
+        p("BF16", F::BF16),
+        p("F32", F::F32),
+        p("COPY", F::F32),
     ]
 };
 
@@ -266,27 +260,6 @@ pub fn parse_preset(text: &str) -> Option<&'static Preset> {
         return None;
     }
     PRESETS.iter().find(|p| i64::from(p.ftype.id()) == n)
-}
-
-/// The `--help` list of allowed types, one line per preset, as
-/// llama-quantize prints it.
-///
-/// ```
-/// let help = gguf_llama::quantize::presets_help();
-/// assert!(help.contains("  15  or  Q4_K_M  :  4.58G, +0.1754 ppl @ Llama-3-8B\n"));
-/// assert!(help.ends_with("          COPY    : only copy tensors, no quantizing\n"));
-/// ```
-pub fn presets_help() -> String {
-    let mut out = String::new();
-    for p in PRESETS {
-        if p.is_copy() {
-            out.push_str("          ");
-        } else {
-            out.push_str(&format!("  {:2}  or  ", p.ftype.id()));
-        }
-        out.push_str(&format!("{:<7} : {}\n", p.name, p.description));
-    }
-    out
 }
 
 #[cfg(test)]

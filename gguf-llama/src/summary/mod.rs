@@ -23,6 +23,9 @@ mod hparams;
 mod per_layer;
 
 pub use hparams::ArchParams;
+pub(crate) use hparams::{
+    arch_key, key, loader_key, str_of, swa_layout, u32_of, LoaderParams, SwaPattern,
+};
 pub use per_layer::PerLayer;
 
 use crate::error::Result;

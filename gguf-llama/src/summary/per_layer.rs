@@ -49,6 +49,15 @@ impl PerLayer {
     pub fn first(&self) -> u32 {
         self.get(0)
     }
+
+    /// Layer 0's value as llama.cpp's loader reads it; `None` for an empty
+    /// array, which the loader's getters treat as no value.
+    pub(crate) fn layer0(&self) -> Option<u32> {
+        match self {
+            PerLayer::Scalar(v) => Some(*v),
+            PerLayer::Layers(v) => v.first().copied(),
+        }
+    }
 }
 
 impl std::fmt::Display for PerLayer {

@@ -99,10 +99,71 @@ pub struct Args {
 }
 
 fn quantize_after_help() -> String {
-    format!(
-        "Allowed quantization types (TYPE):\n{}",
-        quantize::presets_help()
-    )
+    format!("Allowed quantization types (TYPE):\n{}", presets_help())
+}
+
+/// What llama-quantize's `--help` says of each preset (the `desc` of its
+/// `QUANT_OPTIONS`), by name: wording for the list, kept beside the
+/// command that prints it; the library has the presets' facts.
+const PRESET_DESCRIPTIONS: &[(&str, &str)] = &[
+    ("Q1_0", " 1.125 bpw quantization"),
+    ("Q2_0", " 2.25 bpw quantization (group 64)"),
+    ("Q4_0", " 4.34G, +0.4685 ppl @ Llama-3-8B"),
+    ("Q4_1", " 4.78G, +0.4511 ppl @ Llama-3-8B"),
+    ("MXFP4_MOE", " MXFP4 MoE"),
+    ("Q5_0", " 5.21G, +0.1316 ppl @ Llama-3-8B"),
+    ("Q5_1", " 5.65G, +0.1062 ppl @ Llama-3-8B"),
+    ("IQ2_XXS", " 2.06 bpw quantization"),
+    ("IQ2_XS", " 2.31 bpw quantization"),
+    ("IQ2_S", " 2.5  bpw quantization"),
+    ("IQ2_M", " 2.7  bpw quantization"),
+    ("IQ1_S", " 1.56 bpw quantization"),
+    ("IQ1_M", " 1.75 bpw quantization"),
+    ("TQ1_0", " 1.69 bpw ternarization"),
+    ("TQ2_0", " 2.06 bpw ternarization"),
+    ("Q2_K", " 2.96G, +3.5199 ppl @ Llama-3-8B"),
+    ("Q2_K_S", " 2.96G, +3.1836 ppl @ Llama-3-8B"),
+    ("IQ3_XXS", " 3.06 bpw quantization"),
+    ("IQ3_S", " 3.44 bpw quantization"),
+    ("IQ3_M", " 3.66 bpw quantization mix"),
+    ("Q3_K", "alias for Q3_K_M"),
+    ("IQ3_XS", " 3.3 bpw quantization"),
+    ("Q3_K_S", " 3.41G, +1.6321 ppl @ Llama-3-8B"),
+    ("Q3_K_M", " 3.74G, +0.6569 ppl @ Llama-3-8B"),
+    ("Q3_K_L", " 4.03G, +0.5562 ppl @ Llama-3-8B"),
+    ("IQ4_NL", " 4.50 bpw non-linear quantization"),
+    ("IQ4_XS", " 4.25 bpw non-linear quantization"),
+    ("Q4_K", "alias for Q4_K_M"),
+    ("Q4_K_S", " 4.37G, +0.2689 ppl @ Llama-3-8B"),
+    ("Q4_K_M", " 4.58G, +0.1754 ppl @ Llama-3-8B"),
+    ("Q5_K", "alias for Q5_K_M"),
+    ("Q5_K_S", " 5.21G, +0.1049 ppl @ Llama-3-8B"),
+    ("Q5_K_M", " 5.33G, +0.0569 ppl @ Llama-3-8B"),
+    ("Q6_K", " 6.14G, +0.0217 ppl @ Llama-3-8B"),
+    ("Q8_0", " 7.96G, +0.0026 ppl @ Llama-3-8B"),
+    ("F16", "14.00G, +0.0020 ppl @ Mistral-7B"),
+    ("BF16", "14.00G, -0.0050 ppl @ Mistral-7B"),
+    ("F32", "26.00G              @ 7B"),
+    ("COPY", "only copy tensors, no quantizing"),
+];
+
+/// The `--help` list of allowed types, one line per preset in the
+/// library's order, as llama-quantize prints it.
+fn presets_help() -> String {
+    let mut out = String::new();
+    for p in quantize::PRESETS {
+        if p.is_copy() {
+            out.push_str("          ");
+        } else {
+            out.push_str(&format!("  {:2}  or  ", p.ftype.id()));
+        }
+        let description = PRESET_DESCRIPTIONS
+            .iter()
+            .find(|(name, _)| *name == p.name)
+            .map_or("", |(_, d)| d);
+        out.push_str(&format!("{:<7} : {description}\n", p.name));
+    }
+    out
 }
 
 fn ggml_type(s: &str) -> Result<GgmlType, String> {
@@ -158,7 +219,7 @@ fn positionals(args: &Args) -> Result<Positionals, Box<dyn std::error::Error>> {
     let preset = parse_preset(&ty).ok_or_else(|| {
         usage(format!(
             "invalid quantization type {ty:?}; allowed types:\n{}",
-            quantize::presets_help()
+            presets_help()
         ))
     })?;
     let threads = match threads {
@@ -465,4 +526,28 @@ pub(crate) fn threads_clamped(threads: usize, flag: &str, file: &str) -> usize {
         max / 4
     ));
     max
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_has_one_description_and_no_other_is_listed() {
+        for p in quantize::PRESETS {
+            let n = PRESET_DESCRIPTIONS
+                .iter()
+                .filter(|(name, _)| *name == p.name)
+                .count();
+            assert_eq!(n, 1, "{}", p.name);
+        }
+        assert_eq!(PRESET_DESCRIPTIONS.len(), quantize::PRESETS.len());
+    }
+
+    #[test]
+    fn the_list_reads_as_llama_quantize_prints_it() {
+        let help = presets_help();
+        assert!(help.contains("  15  or  Q4_K_M  :  4.58G, +0.1754 ppl @ Llama-3-8B\n"));
+        assert!(help.ends_with("          COPY    : only copy tensors, no quantizing\n"));
+    }
 }
