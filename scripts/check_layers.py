@@ -118,7 +118,7 @@ CRATES = {
         [
             ["error", "attr", "unicode"],  # token attributes and vocabulary types; code-point classes
             ["split_custom", "split_regex"],  # llama.cpp's hand-written splitters; its regex path
-            ["pre", "merge"],  # pre-tokenizer names -> patterns; BPE merges and symbol lists
+            ["pre", "merge"],  # pre-tokenizer names -> patterns; the merge loop spm and bpe share
             ["lib"],  # Tokenizer, TokenData, Flags, Specials: the type every algorithm extends
             ["bpe", "spm", "wpm", "ugm", "special", "decode"],  # the algorithms, special-token splitting, decoding
             ["load"],  # the metadata -> a Tokenizer (types, defaults, special ids, attribute fixes)

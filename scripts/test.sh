@@ -74,6 +74,29 @@ fi
 # and on a module importing upward.
 python3 scripts/check_layers.py --self-test
 python3 scripts/check_layers.py
+# Every published crate packages (the manifests are valid for crates.io,
+# path dependencies carry versions), and each package holds its licences,
+# its README and the files its doc examples and build read. Not built
+# here: the tests above build the same sources; CI's `cargo publish
+# --dry-run --workspace --exclude gguf-rs-python` builds each package.
+cargo package --workspace --exclude gguf-rs-python --no-verify --allow-dirty --quiet
+check_package() {
+    local package=$1 listing file
+    shift
+    listing=$(cargo package -p "$package" --list --allow-dirty --quiet)
+    for file in LICENSE-MIT LICENSE-APACHE README.md "$@"; do
+        if ! grep -qxF "$file" <<<"$listing"; then
+            echo "error: the $package package lacks $file (its Cargo.toml's include list)" >&2
+            exit 1
+        fi
+    done
+}
+check_package gguf-derive
+check_package gguf-core tests/data/tiny.gguf
+check_package gguf-tokenizer
+check_package gguf-llama tests/data/tiny.gguf
+check_package gguf-import src/vocab/pre_hashes.tsv src/vocab/chktxt.txt
+check_package gguf-kit samples/tiny-llama.gguf ARCHITECTURE.md CHANGELOG.md
 cargo test --workspace --all-targets
 cargo test --workspace --doc
 # gguf-core without `simd` and `parallel` (portable codecs, one thread):
