@@ -77,8 +77,8 @@ python3 scripts/check_layers.py
 # Every published crate packages (the manifests are valid for crates.io,
 # path dependencies carry versions), and each package holds its licences,
 # its README and the files its doc examples and build read. Not built
-# here: the tests above build the same sources; CI's `cargo publish
-# --dry-run --workspace --exclude gguf-rs-python` builds each package.
+# here (the tests build the same sources); .ci/run's `cargo publish
+# --dry-run --workspace` builds each package.
 cargo package --workspace --exclude gguf-rs-python --no-verify --allow-dirty --quiet
 check_package() {
     local package=$1 listing file
