@@ -103,7 +103,7 @@ impl Default for Limits {
 ///
 /// To open a model, use [`Model::open`](crate::Model::open): it takes the
 /// same sources, opens every shard of a split model, and answers the same
-/// getters ([`Gguf`](crate::Gguf)). A `Model` is made of `GgufFile`s, one
+/// getters ([`Gguf`]). A `Model` is made of `GgufFile`s, one
 /// per shard ([`Model::shards`](crate::Model::shards)); use a `GgufFile`
 /// directly when you have exactly one file, or its bytes, and want that
 /// file's own layout (its `split.*` keys, alignment, data offset).
