@@ -31,9 +31,10 @@ of lower ones. The rules:
   gguf-import's `OutType`) belongs to the pseudo-module `lib`, which then
   needs a layer; `lib.rs`'s own imports are not checked (it declares and
   re-exports every module);
-- test code (files named `tests.rs` or `*_tests.rs`, and everything after a
-  file's first `#[cfg(test)]` or `#[cfg(all(test, ...))]`) is exempt from
-  the layer rules, since tests may build fixtures with any layer.
+- test code (files named `tests.rs`, and everything after a file's first
+  `#[cfg(test)]` or `#[cfg(all(test, ...))]`) is exempt from the layer
+  rules, since tests may build fixtures with any layer; a crate's root
+  `tests.rs` needs no layer.
 
 Usage: python3 scripts/check_layers.py [WORKSPACE_ROOT]
        python3 scripts/check_layers.py --self-test
@@ -140,7 +141,8 @@ CRATES = {
         [
             ["error"],
             ["config"],  # config.json with the transformers defaults
-            ["arch", "card", "checkpoint", "rope", "vocab"],  # per-architecture tables, the model card, safetensors, rope_freqs, tokenizer.*
+            # per-architecture tables, the model card, safetensors, rope_freqs, tokenizer.*
+            ["arch", "card", "checkpoint", "rope", "vocab"],
             ["hparams"],
             ["general"],  # general.* heuristics
             ["lib"],  # ImportOptions, Target, OutType: what the rooms below are told
@@ -149,6 +151,10 @@ CRATES = {
     ),
 }
 
+# An item defined at a module's top level: `pub struct Name`, `fn name`.
+ITEM = re.compile(
+    r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|trait|type|fn|const|static|union)\s+([A-Za-z_]\w*)", re.M
+)
 USE = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+([^;]*);", re.S | re.M)
 # A path written inline: `crate::a::b`, `gguf_core::a`, `super::super::a`.
 QUALIFIED = re.compile(r"(?<![\w:])((?:crate|self|super|gguf_\w+)(?:::(?:[A-Za-z_][A-Za-z0-9_]*|\*))+)")
@@ -271,9 +277,7 @@ def root_reexports(src: Path) -> tuple[dict[str, str], set[str]]:
                 path = path[1:]
             if path:
                 exported[path[-1]] = path[0] if path[0] in modules else ""
-    defined = set(
-        re.findall(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|trait|type|fn|const|static|union)\s+([A-Za-z_]\w*)", text, re.M)
-    )
+    defined = set(ITEM.findall(text))
     return exported, defined - set(exported)
 
 
@@ -409,7 +413,8 @@ def check_modules(src: Path, crate: Crate) -> list[str]:
             if target != top:
                 if layer_of.get(target, -1) > layer_of.get(top, -1):
                     report(
-                        f"{where}: {top} (layer {layer_of[top]}) imports {target} (layer {layer_of[target]}), a higher layer"
+                        f"{where}: {top} (layer {layer_of[top]}) imports {target} "
+                        f"(layer {layer_of[target]}), a higher layer"
                     )
                 continue
             if top not in crate.sublayers:
@@ -461,7 +466,9 @@ def check_crates(root: Path) -> list[str]:
     found = manifests(root)
     unknown = sorted(set(found) - set(layer_of))
     if unknown:
-        problems.append(f"{root}: packages without a layer in scripts/check_layers.py (CRATE_LAYERS): {', '.join(unknown)}")
+        problems.append(
+            f"{root}: packages without a layer in scripts/check_layers.py (CRATE_LAYERS): {', '.join(unknown)}"
+        )
     for package, (d, manifest) in sorted(found.items()):
         if package not in layer_of:
             continue
@@ -602,7 +609,10 @@ def main() -> int:
     for p in problems:
         print(p)
     if problems:
-        print(f"check_layers: {len(problems)} dependency(ies) or import(s) run the wrong way (orders: scripts/check_layers.py)")
+        print(
+            f"check_layers: {len(problems)} dependency(ies) or import(s) run the wrong way "
+            "(orders: scripts/check_layers.py)"
+        )
         return 1
     crates = [c for c in CRATES.values() if (root / c.src).is_dir()]
     modules = sum(len(root_modules(root / c.src)) for c in crates)
