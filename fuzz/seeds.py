@@ -13,7 +13,7 @@ Seeds, each a few KiB at most:
     installed (skipped with a message otherwise).
 The `edit` target reads an edit script first: its seeds are prefixed with
 one; `codecs` gets blocks of every type. The plain files also go to
-CORPUS_DIR/base, from which fuzz/src/bin/split_seeds.rs makes the `split`
+CORPUS_DIR/base, from which fuzz/src/split_seeds.rs makes the `split`
 target's seeds with the library's own split writer.
 Deterministic: two runs write identical files.
 """

@@ -1,69 +1,163 @@
 #!/usr/bin/env python3
-"""Fails when a module of gguf-core imports a module of a higher layer.
+"""Fails when a crate of the workspace depends on a higher crate, or a
+module of a library crate imports a module of a higher layer.
 
-The layer order below (LAYERS, and SUBLAYERS for the files inside a module)
-is written here once; ARCHITECTURE.md draws it and points here. A module may
-use modules of its own layer or of lower ones. The rules:
+Both orders are written here once; ARCHITECTURE.md draws them and points
+here.
+
+Crates (CRATE_LAYERS): each package's path dependencies ([dependencies],
+[dev-dependencies], [build-dependencies], also per target) must be crates
+of a lower layer; crates on one line are independent of each other. The
+only exceptions are the dev-dependencies in UPWARD_DEV_DEPENDENCIES, each
+with its reason (a dev-dependency without a version is dropped from the
+published manifest, so it cannot form a cycle on crates.io).
+
+Modules (CRATES[...].layers): a module may use modules of its own layer or
+of lower ones. The rules:
 
 - an import (`use crate::...`, `use super::...`, or a path written inline,
   `crate::x::f()`, `super::x::f()`) may not name a module of a higher layer;
-- inside a module listed in SUBLAYERS, the same holds between its files:
-  `mod.rs` (named `mod` there) counts as one file, so `super::Name` for an
-  item that `mod.rs` defines or re-exports is an import of `mod`;
+  paths into other crates (`gguf_core::...` in the crates above gguf-core)
+  are the crate-level check's business and always run downward;
+- inside a module listed in the crate's sublayers, the same holds between
+  its files: `mod.rs` (named `mod` there) counts as one file, so
+  `super::Name` for an item that `mod.rs` defines or re-exports is an
+  import of `mod`;
 - no import through the crate root's re-exports (`use crate::GgufFile`):
   code names the module that defines an item. This rule holds in test code
-  too;
+  too. A module naming its own item that way (`super::Error` in
+  `error.rs`) crosses no boundary and is not counted;
+- an item that `lib.rs` itself defines (gguf-tokenizer's `Tokenizer`,
+  gguf-import's `OutType`) belongs to the pseudo-module `lib`, which then
+  needs a layer; `lib.rs`'s own imports are not checked (it declares and
+  re-exports every module);
 - test code (files named `tests.rs`, and everything after a file's first
   `#[cfg(test)]` or `#[cfg(all(test, ...))]`) is exempt from the layer
-  rules, since tests may build fixtures with any layer.
+  rules, since tests may build fixtures with any layer; a crate's root
+  `tests.rs` needs no layer.
 
-Usage: python3 scripts/check_layers.py [gguf-core/src]
+Usage: python3 scripts/check_layers.py [WORKSPACE_ROOT]
        python3 scripts/check_layers.py --self-test
 """
 
 import re
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
-# Lowest first. Modules on one line form one layer.
-LAYERS = [
-    ["error", "format"],  # the error names format types; format returns errors
-    ["journal"],  # the in-place edit journal's on-disk format
-    ["codec"],  # the codecs
-    ["read"],
-    ["naming"],
-    ["remote"],  # the transport behind URLs: reads headers with read/, opened by model/'s door
-    ["model"],
-    ["write"],
-    ["metadata"],
-    ["edit"],
-    ["summary"],
-    ["estimate", "llama_load", "quantize", "tokenizer"],  # llama.cpp policies over the summary's header view; its tokenizer
-    ["import"],  # Hugging Face checkpoints -> the converter's GGUF (quantized through quantize)
-    ["testing"],  # fixtures for tests, never used by the library
+# The workspace's packages, lowest first. Packages on one line form one
+# layer and do not depend on each other.
+CRATE_LAYERS = [
+    ["gguf-derive"],  # proc macros: wire codecs, typed metadata
+    ["gguf-core"],  # the format: read, write, edit, codecs, the model door
+    ["gguf-tokenizer", "gguf-llama"],  # llama.cpp's tokenizer; its policies (summary, estimate, loader, quantize)
+    ["gguf-import"],  # Hugging Face checkpoints -> GGUF (quantized through gguf-llama)
+    ["gguf-kit"],  # the facade (`gguf`) and the CLI
+    ["gguf-rs-python"],  # the Python package's extension module
 ]
 
-# The files of a module, lowest first, for the modules whose files are
-# ordered too. `mod` is the module's mod.rs.
-SUBLAYERS = {
-    "edit": [["journal"], ["editor"], ["model_editor"], ["mod"]],
-    "remote": [
-        ["redact", "redirect"],  # URL helpers: redaction, redirects, error chains
-        ["backend"],  # the range-source trait and the identity check
-        ["http", "store_http"],
-        ["store"],
-        ["ollama"],
-        ["location"],  # pure location parsing
-        ["split", "mod"],  # the dispatcher
-    ],
+# (package, dependency) -> why a dev-dependency may run upward.
+UPWARD_DEV_DEPENDENCIES = {
+    ("gguf-derive", "gguf-core"): "the derives' tests expand into code that names gguf-core; "
+    "without a version, the published manifest drops it",
 }
 
+
+class Crate:
+    """A library crate's module order."""
+
+    def __init__(self, src: str, name: str, layers: list[list[str]], sublayers: dict | None = None):
+        self.src = src  # relative to the workspace root
+        self.name = name  # the crate's own name in paths (`gguf_core::...` inside gguf-core)
+        self.layers = layers  # modules, lowest first; modules on one line form one layer
+        self.sublayers = sublayers or {}  # module -> its files, lowest first (`mod` is mod.rs)
+
+
+CRATES = {
+    "gguf-derive": Crate(
+        "gguf-derive/src",
+        "gguf_derive",
+        [["codec", "metadata"]],  # two derives, independent of each other
+        {
+            "codec": [["parse"], ["codegen"], ["mod"]],
+            "metadata": [["parse"], ["codegen"], ["mod"]],
+        },
+    ),
+    "gguf-core": Crate(
+        "gguf-core/src",
+        "gguf_core",
+        [
+            ["error", "format"],  # the error names format types; format returns errors
+            ["journal"],  # the in-place edit journal's on-disk format
+            ["codec"],  # the codecs
+            ["read"],
+            ["naming"],
+            ["remote"],  # the transport behind URLs: reads headers with read/, opened by model/'s door
+            ["model"],
+            ["write"],
+            ["metadata"],
+            ["edit"],
+            ["testing"],  # fixtures for tests, never used by the library
+        ],
+        {
+            "edit": [["journal"], ["editor"], ["model_editor"], ["mod"]],
+            "remote": [
+                ["redact", "redirect"],  # URL helpers: redaction, redirects, error chains
+                ["backend"],  # the range-source trait and the identity check
+                ["http", "store_http"],
+                ["store"],
+                ["ollama"],
+                ["location"],  # pure location parsing
+                ["split", "mod"],  # the dispatcher
+            ],
+        },
+    ),
+    "gguf-tokenizer": Crate(
+        "gguf-tokenizer/src",
+        "gguf_tokenizer",
+        [
+            ["error", "attr", "unicode"],  # token attributes and vocabulary types; code-point classes
+            ["split_custom", "split_regex"],  # llama.cpp's hand-written splitters; its regex path
+            ["pre", "merge"],  # pre-tokenizer names -> patterns; the merge loop spm and bpe share
+            ["lib"],  # Tokenizer, TokenData, Flags, Specials: the type every algorithm extends
+            ["bpe", "spm", "wpm", "ugm", "special", "decode"],  # the algorithms, special-token splitting, decoding
+            ["load"],  # the metadata -> a Tokenizer (types, defaults, special ids, attribute fixes)
+            ["lint"],  # a missing pre-tokenizer, for `gguf check`
+        ],
+    ),
+    "gguf-llama": Crate(
+        "gguf-llama/src",
+        "gguf_llama",
+        [
+            ["error"],
+            ["summary", "llama_load"],  # what a model is; what llama.cpp's loader refuses
+            ["estimate", "quantize"],  # memory (over the summary); llama-quantize (its key rules from llama_load)
+        ],
+    ),
+    "gguf-import": Crate(
+        "gguf-import/src",
+        "gguf_import",
+        [
+            ["error"],
+            ["config"],  # config.json with the transformers defaults
+            # per-architecture tables, the model card, safetensors, rope_freqs, tokenizer.*
+            ["arch", "card", "checkpoint", "rope", "vocab"],
+            ["hparams"],
+            ["general"],  # general.* heuristics
+            ["lib"],  # ImportOptions, Target, OutType: what the rooms below are told
+            ["tensors"],  # plan and convert while writing
+        ],
+    ),
+}
+
+# An item defined at a module's top level: `pub struct Name`, `fn name`.
+ITEM = re.compile(
+    r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|trait|type|fn|const|static|union)\s+([A-Za-z_]\w*)", re.M
+)
 USE = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+([^;]*);", re.S | re.M)
 # A path written inline: `crate::a::b`, `gguf_core::a`, `super::super::a`.
-QUALIFIED = re.compile(
-    r"(?<![\w:])((?:crate|gguf_core|self|super)(?:::(?:[A-Za-z_][A-Za-z0-9_]*|\*))+)"
-)
+QUALIFIED = re.compile(r"(?<![\w:])((?:crate|self|super|gguf_\w+)(?:::(?:[A-Za-z_][A-Za-z0-9_]*|\*))+)")
 TEST_CUT = re.compile(r"#\[cfg\((?:all\()?test\b")
 
 
@@ -112,11 +206,12 @@ def module_path(src: Path, file: Path) -> list[str]:
     return parts
 
 
-def resolve(path: list[str], here: list[str]) -> list[str] | None:
-    """The absolute module path (below the crate root) that `path` names."""
+def resolve(path: list[str], here: list[str], name: str) -> list[str] | None:
+    """The absolute module path (below the crate root) that `path` names,
+    or None for a path into another crate; `name` is the crate's own."""
     if not path:
         return None
-    if path[0] in ("crate", "gguf_core"):
+    if path[0] in ("crate", name):
         return path[1:]
     if path[0] in ("super", "self"):
         base, q = list(here), list(path)
@@ -127,7 +222,7 @@ def resolve(path: list[str], here: list[str]) -> list[str] | None:
     return None
 
 
-def targets_of_use(tree: str, here: list[str]) -> list[list[str]]:
+def targets_of_use(tree: str, here: list[str], name: str) -> list[list[str]]:
     """The absolute paths a `use` tree names."""
     tree = re.sub(r"\s+", "", re.sub(r"\s+as\s+", "@", tree))
     paths = []
@@ -155,7 +250,7 @@ def targets_of_use(tree: str, here: list[str]) -> list[list[str]]:
             paths.append(prefix + [head])
 
     walk([], tree)
-    return [r for r in (resolve(p, here) for p in paths) if r is not None]
+    return [r for r in (resolve(p, here, name) for p in paths) if r is not None]
 
 
 def root_modules(src: Path) -> set[str]:
@@ -167,6 +262,55 @@ def children(src: Path, module: str) -> set[str]:
     if not d.is_dir():
         return set()
     return {p.stem if p.is_file() else p.name for p in d.iterdir() if p.suffix == ".rs" or p.is_dir()} - {"mod"}
+
+
+def root_reexports(src: Path) -> tuple[dict[str, str], set[str]]:
+    """The names lib.rs re-exports (name -> the module they come from, or
+    "" for another crate's), and the names of the items lib.rs defines."""
+    lib = src / "lib.rs"
+    text = strip_comments(lib.read_text()) if lib.exists() else ""
+    modules = root_modules(src)
+    exported = {}
+    for m in USE.finditer(text):
+        for path in _relative_paths(m.group(1)):
+            while path and path[0] in ("crate", "self"):
+                path = path[1:]
+            if path:
+                exported[path[-1]] = path[0] if path[0] in modules else ""
+    defined = set(ITEM.findall(text))
+    return exported, defined - set(exported)
+
+
+def _relative_paths(tree: str) -> list[list[str]]:
+    """The paths of a `use` tree as written (lib.rs names its modules
+    without `crate::`), with `as` renames taken as the name."""
+    tree = re.sub(r"\s+", "", re.sub(r"\s+as\s+", "@", tree))
+    paths = []
+
+    def walk(prefix: list[str], t: str):
+        if t.startswith("{") and t.endswith("}"):
+            depth, start = 0, 1
+            for k in range(1, len(t) - 1):
+                if t[k] == "{":
+                    depth += 1
+                elif t[k] == "}":
+                    depth -= 1
+                elif t[k] == "," and depth == 0:
+                    walk(prefix, t[start:k])
+                    start = k + 1
+            walk(prefix, t[start:-1])
+            return
+        if not t:
+            return
+        head, sep, rest = t.partition("::")
+        if sep:
+            walk(prefix + [head.split("@")[0]], rest)
+        else:
+            name, _, alias = head.partition("@")
+            paths.append(prefix + [alias or name])
+
+    walk([], tree)
+    return paths
 
 
 INLINE_MOD = re.compile(r"\bmod\s+([A-Za-z_][A-Za-z0-9_]*)\s*\{")
@@ -189,37 +333,39 @@ def inline_modules(text: str) -> list[tuple[int, int, str]]:
     return spans
 
 
-def imports(text: str, here: list[str]) -> list[tuple[int, list[str]]]:
+def imports(text: str, here: list[str], name: str) -> list[tuple[int, list[str]]]:
     """(line, absolute path) of every import and inline path in `text`,
     in line order; `super` inside an inline `mod x { }` starts from x."""
     spans = inline_modules(text)
 
     def module_at(pos: int) -> list[str]:
-        return here + [name for start, end, name in spans if start < pos < end]
+        return here + [inner for start, end, inner in spans if start < pos < end]
 
     found = []
     for m in USE.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
-        for path in targets_of_use(m.group(1), module_at(m.start())):
+        for path in targets_of_use(m.group(1), module_at(m.start()), name):
             found.append((line, path))
     for m in QUALIFIED.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
-        path = resolve(m.group(1).split("::"), module_at(m.start()))
+        path = resolve(m.group(1).split("::"), module_at(m.start()), name)
         if path is not None:
             found.append((line, path))
     return sorted(found, key=lambda f: f[0])
 
 
-def check(src: Path) -> list[str]:
-    """Every import of the tree at `src` that runs the wrong way."""
+def check_modules(src: Path, crate: Crate) -> list[str]:
+    """Every import of the crate at `src` that runs the wrong way."""
     modules = root_modules(src)
-    layer_of = {m: i for i, names in enumerate(LAYERS) for m in names}
+    exported, defined = root_reexports(src)
+    layer_of = {m: i for i, names in enumerate(crate.layers) for m in names}
     problems = []
-    unknown = sorted(modules - set(layer_of))
+    # A root `tests.rs` is test code, which has no layer.
+    unknown = sorted(modules - set(layer_of) - {"tests"})
     if unknown:
         problems.append(f"{src}: modules without a layer in scripts/check_layers.py: {', '.join(unknown)}")
     sublayer_of, files_of = {}, {}
-    for module, order in SUBLAYERS.items():
+    for module, order in crate.sublayers.items():
         sublayer_of[module] = {f: i for i, names in enumerate(order) for f in names}
         files_of[module] = children(src, module)
         if module not in modules:
@@ -227,7 +373,7 @@ def check(src: Path) -> list[str]:
         missing = sorted(files_of[module] - set(sublayer_of[module]))
         if missing:
             problems.append(
-                f"{src / module}: files without a layer in scripts/check_layers.py (SUBLAYERS): {', '.join(missing)}"
+                f"{src / module}: files without a layer in scripts/check_layers.py (sublayers): {', '.join(missing)}"
             )
     for file in sorted(src.rglob("*.rs")):
         if file == src / "lib.rs":
@@ -245,24 +391,33 @@ def check(src: Path) -> list[str]:
                 reported.add(problem)
                 problems.append(problem)
 
-        for line, path in imports(text, here):
+        for line, path in imports(text, here, crate.name):
             if not path:
                 continue
             where = f"{file}:{line}"
             target = path[0]
             if target not in modules:
-                if target not in ("self", "*"):
-                    report(f"{where}: {top} imports `{target}` through the crate root; name its module")
-                continue
+                if target in ("self", "*"):
+                    continue
+                if target in defined:
+                    target = "lib"
+                    if "lib" not in layer_of:
+                        report(f"{where}: {top} imports `{path[0]}`, which lib.rs defines; give `lib` a layer")
+                        continue
+                else:
+                    if exported.get(target) != top:
+                        report(f"{where}: {top} imports `{target}` through the crate root; name its module")
+                    continue
             if line >= test_line:
                 continue
             if target != top:
                 if layer_of.get(target, -1) > layer_of.get(top, -1):
                     report(
-                        f"{where}: {top} (layer {layer_of[top]}) imports {target} (layer {layer_of[target]}), a higher layer"
+                        f"{where}: {top} (layer {layer_of[top]}) imports {target} "
+                        f"(layer {layer_of[target]}), a higher layer"
                     )
                 continue
-            if top not in SUBLAYERS:
+            if top not in crate.sublayers:
                 continue
             order = sublayer_of[top]
             own = here[1] if len(here) > 1 else "mod"
@@ -277,68 +432,194 @@ def check(src: Path) -> list[str]:
     return problems
 
 
+def manifests(root: Path) -> dict[str, tuple[Path, dict]]:
+    """package name -> (directory, parsed Cargo.toml) of the workspace at
+    `root`: the root package and every member."""
+    top = tomllib.loads((root / "Cargo.toml").read_text())
+    dirs = [root] + [root / m for m in top.get("workspace", {}).get("members", [])]
+    found = {}
+    for d in dirs:
+        manifest = tomllib.loads((d / "Cargo.toml").read_text())
+        if "package" in manifest:
+            found[manifest["package"]["name"]] = (d, manifest)
+    return found
+
+
+def path_dependencies(d: Path, manifest: dict) -> list[tuple[str, str]]:
+    """(table, package name) of each path dependency of a manifest."""
+    tables = [("", manifest)] + [(f"target.{t}.", v) for t, v in manifest.get("target", {}).items()]
+    deps = []
+    for prefix, holder in tables:
+        for kind in ("dependencies", "dev-dependencies", "build-dependencies"):
+            for key, spec in holder.get(kind, {}).items():
+                if isinstance(spec, dict) and "path" in spec:
+                    target = tomllib.loads((d / spec["path"] / "Cargo.toml").read_text())
+                    deps.append((prefix + kind, target["package"]["name"]))
+    return deps
+
+
+def check_crates(root: Path) -> list[str]:
+    """Every path dependency between the workspace's packages that runs
+    upward or sideways."""
+    layer_of = {c: i for i, names in enumerate(CRATE_LAYERS) for c in names}
+    problems = []
+    found = manifests(root)
+    unknown = sorted(set(found) - set(layer_of))
+    if unknown:
+        problems.append(
+            f"{root}: packages without a layer in scripts/check_layers.py (CRATE_LAYERS): {', '.join(unknown)}"
+        )
+    for package, (d, manifest) in sorted(found.items()):
+        if package not in layer_of:
+            continue
+        for table, dep in path_dependencies(d, manifest):
+            if dep not in layer_of or layer_of[dep] < layer_of[package]:
+                continue
+            if table.endswith("dev-dependencies") and (package, dep) in UPWARD_DEV_DEPENDENCIES:
+                continue
+            where = "a higher" if layer_of[dep] > layer_of[package] else "the same"
+            problems.append(
+                f"{d / 'Cargo.toml'}: [{table}] {package} (crate layer {layer_of[package]}) depends on "
+                f"{dep} (crate layer {layer_of[dep]}), {where} layer"
+            )
+    return problems
+
+
+def check(root: Path) -> list[str]:
+    """Both levels: the crates, then the modules inside each library crate."""
+    problems = check_crates(root)
+    for crate in CRATES.values():
+        src = root / crate.src
+        if src.is_dir():
+            problems += check_modules(src, crate)
+    return problems
+
+
 def self_test() -> int:
-    """Runs the check on small trees with one import each, good or bad."""
-    cases = [
-        # (file, line of Rust, problems expected)
-        ("read/mod.rs", "use crate::error::Error;", 0),
-        ("read/mod.rs", "use crate::edit::Editor;", 1),
-        ("read/mod.rs", "use crate::{error::Error, write::Builder};", 1),
-        ("read/mod.rs", "fn f() { crate::write::sync_dir(); }", 1),
-        ("read/mod.rs", "use super::edit::Editor;", 1),
-        ("read/tensor.rs", "use super::super::edit::Editor;", 1),
-        ("read/tensor.rs", "use super::GgufFile;", 0),
-        ("read/mod.rs", "use crate::GgufFile;", 1),
-        ("read/mod.rs", "// use crate::edit::Editor;", 0),
-        ("read/mod.rs", 'const S: &str = "use crate::edit::Editor;";', 0),
-        ("read/mod.rs", "#[cfg(test)]\nmod tests { use crate::edit::Editor; }", 0),
-        ("read/mod.rs", "#[cfg(test)]\nmod tests { use crate::GgufFile; }", 1),
-        ("read/tests.rs", "use crate::write::Builder;", 0),
-        ("edit/editor.rs", "use crate::read::GgufFile;", 0),
-        ("edit/editor.rs", "use super::journal::write;", 0),
-        ("edit/journal.rs", "use super::editor::Editor;", 1),
-        ("edit/journal.rs", "use super::Editor;", 1),  # through mod.rs, the top file
-        ("edit/journal.rs", "fn f() { super::editor::open(); }", 1),
-        ("edit/mod.rs", "pub use editor::Editor; use self::journal::recover;", 0),
-        ("nothing/mod.rs", "", 1),  # a module without a layer
-        ("journal.rs", "fn f() {}\n#[cfg(test)]\nmod tests { use super::f; }", 0),
-        ("journal.rs", "mod inner { fn g() { super::super::edit::f(); } }", 1),
-        ("read/tensor.rs", "mod a { mod b { use super::super::GgufFile; } }", 0),
+    """Runs the checks on small trees with one import or dependency each,
+    good or bad."""
+    core = CRATES["gguf-core"]
+    upper = Crate("", "gguf_upper", [["error"], ["lower"], ["lib"], ["higher"]])
+    module_cases = [
+        # (crate, file, line of Rust, problems expected)
+        (core, "read/mod.rs", "use crate::error::Error;", 0),
+        (core, "read/mod.rs", "use crate::edit::Editor;", 1),
+        (core, "read/mod.rs", "use crate::{error::Error, write::Builder};", 1),
+        (core, "read/mod.rs", "fn f() { crate::write::sync_dir(); }", 1),
+        (core, "read/mod.rs", "fn f() { gguf_core::write::sync_dir(); }", 1),
+        (core, "read/mod.rs", "use super::edit::Editor;", 1),
+        (core, "read/tensor.rs", "use super::super::edit::Editor;", 1),
+        (core, "read/tensor.rs", "use super::GgufFile;", 0),
+        (core, "write/mod.rs", "use crate::GgufFile;", 1),
+        (core, "read/tensor.rs", "use crate::GgufFile;", 0),  # read's own item: no boundary crossed
+        (core, "read/mod.rs", "// use crate::edit::Editor;", 0),
+        (core, "read/mod.rs", 'const S: &str = "use crate::edit::Editor;";', 0),
+        (core, "read/mod.rs", "#[cfg(test)]\nmod tests { use crate::edit::Editor; }", 0),
+        (core, "write/mod.rs", "#[cfg(test)]\nmod tests { use crate::GgufFile; }", 1),
+        (core, "read/tests.rs", "use crate::write::Builder;", 0),
+        (core, "edit/editor.rs", "use crate::read::GgufFile;", 0),
+        (core, "edit/editor.rs", "use super::journal::write;", 0),
+        (core, "edit/journal.rs", "use super::editor::Editor;", 1),
+        (core, "edit/journal.rs", "use super::Editor;", 1),  # through mod.rs, the top file
+        (core, "edit/journal.rs", "fn f() { super::editor::open(); }", 1),
+        (core, "edit/mod.rs", "pub use editor::Editor; use self::journal::recover;", 0),
+        (core, "nothing/mod.rs", "", 1),  # a module without a layer
+        (core, "tests.rs", "use crate::edit::Editor;", 0),
+        (core, "journal.rs", "fn f() {}\n#[cfg(test)]\nmod tests { use super::f; }", 0),
+        (core, "journal.rs", "mod inner { fn g() { super::super::edit::f(); } }", 1),
+        (core, "read/tensor.rs", "mod a { mod b { use super::super::GgufFile; } }", 0),
+        # A crate above gguf-core: its paths into gguf-core run downward
+        # whatever they name; its own follow its order, and lib.rs's items
+        # are the module `lib`.
+        (upper, "lower.rs", "use gguf_core::edit::Editor;", 0),
+        (upper, "lower.rs", "use crate::higher::f;", 1),
+        (upper, "lower.rs", "fn f() { gguf_upper::higher::f(); }", 1),
+        (upper, "higher.rs", "use crate::lower::f;", 0),
+        (upper, "lower.rs", "use crate::Root;", 1),  # lib.rs's own item, a higher layer
+        (upper, "higher.rs", "use crate::Root;", 0),
+        (upper, "higher.rs", "use crate::Error;", 1),  # a re-export of error's
+        (upper, "error.rs", "fn f(e: super::Error) {}", 0),  # error's own item
     ]
     failures = 0
-    for file, line, expected in cases:
+    for crate, file, line, expected in module_cases:
         with tempfile.TemporaryDirectory() as tmp:
             src = Path(tmp)
-            for m in ("error.rs", "read/mod.rs", "read/tensor.rs", "write/mod.rs", "edit/mod.rs"):
-                (src / m).parent.mkdir(parents=True, exist_ok=True)
-                (src / m).write_text("")
-            for f in ("journal", "editor", "model_editor"):
-                (src / "edit" / f"{f}.rs").write_text("")
-            (src / "lib.rs").write_text("pub use read::GgufFile;\n")
+            if crate is core:
+                for m in ("error.rs", "read/mod.rs", "read/tensor.rs", "write/mod.rs", "edit/mod.rs"):
+                    (src / m).parent.mkdir(parents=True, exist_ok=True)
+                    (src / m).write_text("")
+                for f in ("journal", "editor", "model_editor"):
+                    (src / "edit" / f"{f}.rs").write_text("")
+                (src / "lib.rs").write_text("pub use read::GgufFile;\n")
+            else:
+                for m in ("error.rs", "lower.rs", "higher.rs"):
+                    (src / m).write_text("")
+                (src / "lib.rs").write_text("pub use error::Error;\npub struct Root;\n")
             (src / file).parent.mkdir(parents=True, exist_ok=True)
             (src / file).write_text(line + "\n")
-            problems = check(src)
+            problems = check_modules(src, crate)
         if len(problems) != expected:
             failures += 1
             print(f"self-test: {file}: {line!r}: expected {expected} problem(s), got {problems}")
+    # (package, table, dependency, problems expected) on a workspace of the
+    # crates in CRATE_LAYERS, each depending on nothing else.
+    crate_cases = [
+        ("gguf-llama", "dependencies", "gguf-core", 0),
+        ("gguf-import", "dependencies", "gguf-llama", 0),
+        ("gguf-core", "dependencies", "gguf-llama", 1),
+        ("gguf-core", "dev-dependencies", "gguf-import", 1),
+        ("gguf-tokenizer", "dependencies", "gguf-llama", 1),  # the same layer
+        ("gguf-core", 'target."cfg(unix)".dependencies', "gguf-kit", 1),
+        ("gguf-derive", "dev-dependencies", "gguf-core", 0),  # UPWARD_DEV_DEPENDENCIES
+        ("gguf-derive", "dependencies", "gguf-core", 1),
+        ("gguf-kit", "dependencies", "gguf-unplaced", 1),  # a package without a layer
+    ]
+    for package, table, dep, expected in crate_cases:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            names = [c for layer in CRATE_LAYERS for c in layer if c != "gguf-kit"] + [dep]
+            members = []
+            for name in dict.fromkeys(names):
+                (root / name).mkdir(exist_ok=True)
+                (root / name / "Cargo.toml").write_text(f'[package]\nname = "{name}"\n')
+                members.append(name)
+            (root / "Cargo.toml").write_text(
+                f'[workspace]\nmembers = {members!r}\n\n[package]\nname = "gguf-kit"\n'.replace("'", '"')
+            )
+            manifest = root / (package if package != "gguf-kit" else "") / "Cargo.toml"
+            path = f"../{dep}" if package != "gguf-kit" else dep
+            manifest.write_text(manifest.read_text() + f'\n[{table}]\n{dep} = {{ path = "{path}" }}\n')
+            problems = check_crates(root)
+        if len(problems) != expected:
+            failures += 1
+            print(f"self-test: {package} [{table}] {dep}: expected {expected} problem(s), got {problems}")
+    cases = len(module_cases) + len(crate_cases)
     if failures:
-        print(f"check_layers self-test: {failures} of {len(cases)} cases failed")
+        print(f"check_layers self-test: {failures} of {cases} cases failed")
         return 1
-    print(f"check_layers self-test: {len(cases)} cases pass")
+    print(f"check_layers self-test: {cases} cases pass ({len(crate_cases)} of crates, {len(module_cases)} of modules)")
     return 0
 
 
 def main() -> int:
     if sys.argv[1:] == ["--self-test"]:
         return self_test()
-    src = Path(sys.argv[1] if len(sys.argv) > 1 else "gguf-core/src")
-    problems = check(src)
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent)
+    problems = check(root)
     for p in problems:
         print(p)
     if problems:
-        print(f"check_layers: {len(problems)} import(s) run the wrong way (layer order: scripts/check_layers.py)")
+        print(
+            f"check_layers: {len(problems)} dependency(ies) or import(s) run the wrong way "
+            "(orders: scripts/check_layers.py)"
+        )
         return 1
-    print(f"check_layers: {len(root_modules(src))} modules, every import runs downward")
+    crates = [c for c in CRATES.values() if (root / c.src).is_dir()]
+    modules = sum(len(root_modules(root / c.src)) for c in crates)
+    print(
+        f"check_layers: {len(manifests(root))} packages, every dependency runs downward; "
+        f"{modules} modules in {len(crates)} library crates, every import runs downward"
+    )
     return 0
 
 

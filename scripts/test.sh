@@ -26,6 +26,33 @@ for package in gguf-kit gguf-core; do
         exit 1
     fi
 done
+# A lean core: gguf-core with default features off depends on exactly
+# these packages (on Linux, the platform CI runs on): the six it was
+# designed on (binrw, half, indexmap, memmap2, tempfile, thiserror), its
+# derive crate (gguf-derive), the four small crates README's "What
+# gguf-core depends on" justifies (bytemuck, crc32fast, libc, simdutf8),
+# and what those bring. A package outside the list fails here by name:
+# justify it in README and add it, or do without it. Sorted; computed with
+# `cargo tree -p gguf-core --no-default-features -e normal --prefix none`.
+core_allowed=(
+    array-init binrw binrw_derive bitflags bytemuck bytemuck_derive cfg-if
+    crc32fast either equivalent fastrand getrandom gguf-derive half
+    hashbrown indexmap libc linux-raw-sys memmap2 once_cell owo-colors
+    proc-macro-crate proc-macro2 quote rustix simdutf8 syn tempfile
+    thiserror thiserror-impl toml_datetime toml_edit toml_parser
+    unicode-ident winnow zerocopy zerocopy-derive
+)
+core_deps=$(cargo tree -p gguf-core --no-default-features -e normal --prefix none | awk '$1 != "gguf-core" { print $1 }' | sort -u)
+core_extra=$(comm -23 <(echo "$core_deps") <(printf '%s\n' "${core_allowed[@]}" | sort -u))
+core_gone=$(comm -13 <(echo "$core_deps") <(printf '%s\n' "${core_allowed[@]}" | sort -u))
+if [ -n "$core_extra" ]; then
+    echo "error: gguf-core without default features depends on packages outside its allowed list (scripts/test.sh, core_allowed): $(echo $core_extra)" >&2
+    exit 1
+fi
+if [ -n "$core_gone" ]; then
+    echo "error: gguf-core without default features no longer depends on $(echo $core_gone): take them out of core_allowed in scripts/test.sh" >&2
+    exit 1
+fi
 # The local-only tool (README, "The first build": `--no-default-features
 # --features cli`) compiles without warnings and with no HTTP, TLS or
 # async-runtime crate; a URL given to it is refused, saying why (a unit
@@ -40,11 +67,36 @@ if cargo clippy --version >/dev/null 2>&1; then
 else
     cargo check -p gguf-kit --no-default-features --features cli --bin gguf
 fi
-# The module graph: every import in gguf-core runs down the layer order
-# written once in scripts/check_layers.py (ARCHITECTURE.md draws it). The
-# self-test first shows that the check fails on an import running upward.
+# The layers: every path dependency between the workspace's crates, and
+# every import inside each library crate, runs down the orders written
+# once in scripts/check_layers.py (ARCHITECTURE.md draws them). The
+# self-test first shows that the check fails on a crate depending upward
+# and on a module importing upward.
 python3 scripts/check_layers.py --self-test
 python3 scripts/check_layers.py
+# Every published crate packages (the manifests are valid for crates.io,
+# path dependencies carry versions), and each package holds its licences,
+# its README and the files its doc examples and build read. Not built
+# here (the tests build the same sources); .ci/run's `cargo publish
+# --dry-run --workspace` builds each package.
+cargo package --workspace --exclude gguf-rs-python --no-verify --allow-dirty --quiet
+check_package() {
+    local package=$1 listing file
+    shift
+    listing=$(cargo package -p "$package" --list --allow-dirty --quiet)
+    for file in LICENSE-MIT LICENSE-APACHE README.md "$@"; do
+        if ! grep -qxF "$file" <<<"$listing"; then
+            echo "error: the $package package lacks $file (its Cargo.toml's include list)" >&2
+            exit 1
+        fi
+    done
+}
+check_package gguf-derive
+check_package gguf-core tests/data/tiny.gguf
+check_package gguf-tokenizer
+check_package gguf-llama tests/data/tiny.gguf
+check_package gguf-import src/vocab/pre_hashes.tsv src/vocab/chktxt.txt
+check_package gguf-kit samples/tiny-llama.gguf ARCHITECTURE.md CHANGELOG.md
 cargo test --workspace --all-targets
 cargo test --workspace --doc
 # gguf-core without `simd` and `parallel` (portable codecs, one thread):

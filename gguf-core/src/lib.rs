@@ -1,8 +1,29 @@
 //! GGUF format types, reader, writer, editor and tensor codecs.
 //!
+//! Open a model through the one door, [`Model::open`]: a path (any shard
+//! of a split model opens them all), the bytes of a file, a stream, a URL
+//! or an Ollama entry. Its getters are the [`Gguf`] trait's:
+//!
+//! ```
+//! use gguf_core::{Gguf, Model};
+//! # fn main() -> gguf_core::Result<()> {
+//! # let dir = tempfile::tempdir()?;
+//! # let path = dir.path().join("model.gguf");
+//! # std::fs::write(&path, include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")))?;
+//! let model = Model::open(&path)?;
+//! assert_eq!(model.get_str("general.architecture")?, "llama");
+//! for tensor in model.tensors() {
+//!     println!("{} {:?} {}", tensor.name(), tensor.shape(), tensor.ggml_type());
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! [`GgufFile`] is the one-file view a `Model` is made of: use it when you
+//! have exactly one file, or its bytes, and want that file's own layout.
+//!
 //! The crate is layered, lowest first; a module uses only the modules
 //! listed before it (`scripts/check_layers.py` holds the order and checks
-//! it):
+//! it; `testing`, fixtures for this workspace's tests, comes last):
 //! - [`format`](mod@format) and [`Error`]: the wire types, the codecs that
 //!   parse and write each of them, and the size arithmetic shared by every
 //!   part ([`GgmlType`], [`Value`], [`format::align_up`], ...);

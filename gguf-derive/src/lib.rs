@@ -9,9 +9,11 @@
 //!   (`gguf_core::metadata::{FromMetadata, ToMetadata}`), one field per
 //!   key, `{arch}` templated keys, `Option` for optional entries.
 //!
-//! Each derive is split like binrw's own: `parse` turns the input and its
-//! `#[gguf(...)]` attributes into a small typed IR, `codegen` emits code
-//! from the IR.
+//! The two derives (`codec`, `metadata`) are independent of each other, and
+//! each is layered like binrw's own: `parse` turns the input and its
+//! `#[gguf(...)]` attributes into a small typed IR, `codegen` (above it)
+//! emits code from the IR, and the module's `mod.rs` (above both) joins
+//! them (`scripts/check_layers.py` holds the order and checks it).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

@@ -36,6 +36,23 @@
 //! println!("{} tensors, {} bytes", report.tensors, report.bytes);
 //! # Ok(()) }
 //! ```
+//!
+//! # Layers
+//!
+//! The files are layered, lowest first; a file uses only the layers before
+//! it, [`gguf_core`] and [`gguf_llama`] (`scripts/check_layers.py` holds
+//! the order and checks it):
+//! - `error`;
+//! - `config`: `config.json` with the `transformers` defaults;
+//! - `arch` (one table per architecture), `card` (the model card),
+//!   `checkpoint` (the safetensors files, mapped), `rope` (generated
+//!   `rope_freqs`), `vocab` (the tokenizer files to `tokenizer.*`);
+//! - `hparams`: the architecture's hyper-parameter keys;
+//! - `general`: the `general.*` keys;
+//! - this file: [`import_model`] and its options ([`ImportOptions`],
+//!   [`Target`], [`OutType`]); the crate root declares every file, so its
+//!   own imports are not checked;
+//! - `tensors`: which tensors, with which types, converted while written.
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 

@@ -63,6 +63,25 @@
 //! unstable sort, we pick one order: special tokens of equal length are
 //! matched in id order, and a control-looking token detected by text (FIM
 //! markers) is the first of llama.cpp's list the vocabulary has.
+//!
+//! # Layers
+//!
+//! The files are layered, lowest first; a file uses only the layers before
+//! it and [`gguf_core`] (`scripts/check_layers.py` holds the order and
+//! checks it):
+//! - `error`, `attr` (token attributes, vocabulary types), `unicode` (code
+//!   points as llama.cpp classifies them);
+//! - `split_custom`, `split_regex`: llama.cpp's hand-written splitters and
+//!   its regex path;
+//! - `pre` (every pre-tokenizer name and its patterns), `merge` (the merge
+//!   loop spm and bpe share);
+//! - this file: [`Tokenizer`] and its public methods, which call the files
+//!   below (the crate root declares every file, so its own imports are not
+//!   checked);
+//! - `bpe`, `spm`, `wpm`, `ugm` (the algorithms), `special` (splitting at
+//!   special tokens), `decode`: each adds its part of `Tokenizer`;
+//! - `load`: the metadata to a `Tokenizer`;
+//! - `lint`: a missing pre-tokenizer, for `gguf check`.
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 

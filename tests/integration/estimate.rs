@@ -1,4 +1,4 @@
-//! `gguf_core::summary` and `gguf_core::estimate` on models built with our
+//! `gguf_llama::summary` and `gguf_llama::estimate` on models built with our
 //! Builder (GQA with per-layer KV heads, sliding window, MoE, recurrent)
 //! and against figures recorded from llama.cpp (tests/data/estimate_reference.json).
 

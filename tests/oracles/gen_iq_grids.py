@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Regenerate gguf-core/src/tensor/iq_grids.rs from ggml's ggml-common.h.
+"""Regenerate gguf-core/src/codec/iq_grids.rs from ggml's ggml-common.h.
 
 The i-quant lookup grids are part of the GGUF/ggml format (data, not code).
 ggml stores each grid entry as a little-endian uint64/uint32 whose bytes are
 the decoded values; we emit the bytes directly so decoding needs no shifts.
 
-usage: gen_iq_grids.py path/to/ggml-common.h > gguf-core/src/tensor/iq_grids.rs
+usage: gen_iq_grids.py path/to/ggml-common.h > gguf-core/src/codec/iq_grids.rs
 """
 import re
 import sys

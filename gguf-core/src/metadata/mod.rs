@@ -1,7 +1,8 @@
 //! Typed metadata: plain Rust structs mapped to and from metadata entries.
 //!
-//! `#[derive(Metadata)]` implements [`FromMetadata`] (read a struct from a
-//! [`GgufFile`](crate::GgufFile), a [`Model`](crate::Model) or any
+//! `#[derive(Metadata)]` implements [`FromMetadata`](crate::FromMetadata)
+//! (read a struct from a [`GgufFile`](crate::GgufFile), a
+//! [`Model`](crate::Model) or any
 //! [`Gguf`](crate::Gguf)) and [`ToMetadata`] (turn it into entries for
 //! [`Builder::set_all`](crate::write::Builder::set_all)). Each field's
 //! type says how its value is stored, through [`MetaField`]: numbers and

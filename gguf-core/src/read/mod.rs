@@ -99,15 +99,21 @@ impl Default for Limits {
     }
 }
 
-/// A parsed, validated GGUF file.
+/// A parsed, validated GGUF file: the one-file view.
+///
+/// To open a model, use [`Model::open`](crate::Model::open): it takes the
+/// same sources, opens every shard of a split model, and answers the same
+/// getters ([`Gguf`]). A `Model` is made of `GgufFile`s, one
+/// per shard ([`Model::shards`](crate::Model::shards)); use a `GgufFile`
+/// directly when you have exactly one file, or its bytes, and want that
+/// file's own layout (its `split.*` keys, alignment, data offset).
 ///
 /// One file, as [`GgufFile::open`] reads it from a [`Source`]: the
 /// caller's bytes borrowed; or, for a path, the header region copied and
 /// the data section memory-mapped; or, for a stream or a URL, the header
 /// region held and each tensor's data read on request
 /// ([`Tensor::read`]). Everything handed out (`&str`, arrays, held tensor
-/// data) borrows from these without copying. A [`Model`](crate::Model)
-/// is what users open; a `GgufFile` is one of its shards.
+/// data) borrows from these without copying.
 ///
 /// ```
 /// use gguf_core::Gguf;
