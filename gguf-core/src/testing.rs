@@ -149,16 +149,6 @@ pub fn mkfifo(path: &std::path::Path) {
     );
 }
 
-#[cfg(test)]
-mod tests {
-    /// The doc examples' copy of the tiny file is the same file.
-    #[test]
-    fn tiny_fixture_matches() {
-        let fixture = include_bytes!("../tests/data/tiny.gguf");
-        assert_eq!(&fixture[..], &super::tiny_file()[..]);
-    }
-}
-
 /// The string array whose elements start at `body` in `bytes`, read with
 /// the derived binrw codecs of the array header and of a string: the
 /// reference the reader's hand-written hot path is compared with. The wire
@@ -173,6 +163,20 @@ pub fn wire_strings(bytes: &[u8], ctx: WireFormat, body: u64) -> Vec<String> {
     let header = ArrayHeaderWire::read_options(&mut cur, endian, ctx).expect("an array header");
     assert_eq!(header.element_type, ValueType::String.id());
     (0..header.len.0)
-        .map(|_| GgufString::read_options(&mut cur, endian, ctx).expect("a string").0)
+        .map(|_| {
+            GgufString::read_options(&mut cur, endian, ctx)
+                .expect("a string")
+                .0
+        })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    /// The doc examples' copy of the tiny file is the same file.
+    #[test]
+    fn tiny_fixture_matches() {
+        let fixture = include_bytes!("../tests/data/tiny.gguf");
+        assert_eq!(&fixture[..], &super::tiny_file()[..]);
+    }
 }

@@ -700,7 +700,10 @@ fn check_strings(strings: &[Vec<u8>], version: u32, endian: Endian) {
             assert_eq!(got, want);
             // The hot path agrees with the binrw reference codec.
             let body = f.get_array("s").unwrap().offset();
-            assert_eq!(got, gguf::testing::wire_strings(&bytes, f.wire_format(), body));
+            assert_eq!(
+                got,
+                gguf::testing::wire_strings(&bytes, f.wire_format(), body)
+            );
         }
         (Err(Error::Format(FormatError::InvalidUtf8 { offset, .. })), Some(i)) => {
             assert_eq!(offset, offsets[i], "string {i} of {strings:?}")

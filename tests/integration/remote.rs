@@ -14,10 +14,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
 use gguf::write::Builder;
-use gguf::{
-    read::DEFAULT_CHUNK,
-    OpenOptions, Source,
-};
+use gguf::{read::DEFAULT_CHUNK, OpenOptions, Source};
 use gguf::{Error, GgmlType, Gguf, GgufFile, Model};
 
 use super::util::{assert_same_index, raw, tiny_file};

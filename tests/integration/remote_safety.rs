@@ -17,8 +17,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use gguf::read::DEFAULT_CHUNK;
-use gguf::OpenOptions;
 use gguf::write::Builder;
+use gguf::OpenOptions;
 use gguf::{Error, GgmlType, Gguf, Model};
 
 use super::remote::{gguf, open_remote, open_remote_with, run, Server};

@@ -61,8 +61,8 @@ fn derived_codecs_agree_with_the_reader() {
         for t in file.tensors() {
             c.set_position(t.info_offset());
             let start = c.position() as usize;
-            let info =
-                TensorInfoWire::<GgufString>::read_options(&mut c, ctx.endian.binrw(), ctx).unwrap();
+            let info = TensorInfoWire::<GgufString>::read_options(&mut c, ctx.endian.binrw(), ctx)
+                .unwrap();
             let end = c.position() as usize;
             assert_eq!(info.name.0, t.name());
             assert_eq!(info.dims.as_slice(), t.shape());

@@ -7,9 +7,9 @@
 #[cfg(feature = "remote")]
 use std::time::Duration;
 
+use super::incremental::ReadOptions;
 #[cfg(feature = "remote")]
 use super::incremental::{DEFAULT_CHUNK, DEFAULT_MAX_HEADER_LEN};
-use super::incremental::ReadOptions;
 use super::Limits;
 
 /// How [`Model::open_with`](crate::model::Model::open_with) and
@@ -70,6 +70,9 @@ pub struct OpenOptions {
     pub hf_token: Option<String>,
 }
 
+// Without `remote` only `limits` is left, and a derive would do; with it,
+// the remote defaults are not the types' own.
+#[cfg_attr(not(feature = "remote"), allow(clippy::derivable_impls))]
 impl Default for OpenOptions {
     fn default() -> Self {
         OpenOptions {

@@ -377,11 +377,8 @@ mod tests {
 
     #[test]
     fn sibling_names() {
-        let l = Location::parse(
-            "s3://b/dir/m-00001-of-00002.gguf",
-            &OpenOptions::default(),
-        )
-        .unwrap();
+        let l =
+            Location::parse("s3://b/dir/m-00001-of-00002.gguf", &OpenOptions::default()).unwrap();
         assert_eq!(l.file_name(), "m-00001-of-00002.gguf");
         assert_eq!(
             l.with_file_name("m-00002-of-00002.gguf").unwrap().display(),

@@ -44,11 +44,7 @@ pub(crate) fn registry_location(s: &str) -> Result<(Url, String)> {
 
 /// The blob URL of the model layer of the manifest at `repo`'s tag `tag`
 /// (one GET).
-pub(crate) async fn resolve_registry(
-    repo: &Url,
-    tag: &str,
-    options: &OpenOptions,
-) -> Result<Url> {
+pub(crate) async fn resolve_registry(repo: &Url, tag: &str, options: &OpenOptions) -> Result<Url> {
     let manifest_url = repo
         .join(&format!("manifests/{tag}"))
         .map_err(|e| bad(repo.as_str(), e.to_string()))?;

@@ -140,8 +140,8 @@ fn a_corrupt_entry_past_the_first_read_fails_as_locally() {
 /// caller's mistake: a usage error, not an I/O error.
 #[test]
 fn misuse_is_a_usage_error() {
-    use crate::error::UsageError;
     use super::{HeaderParser, ParseStep};
+    use crate::error::UsageError;
     let bytes = vocab_file(10, 64);
     let mut parser = HeaderParser::new(&ReadOptions::default());
     let err = parser.push(bytes.clone(), bytes.len() as u64).unwrap_err();
@@ -158,13 +158,10 @@ fn misuse_is_a_usage_error() {
         err.to_string(),
         "HeaderParser::push called without a pending read"
     );
-    loop {
-        match parser.step().unwrap() {
-            ParseStep::Read { offset, len } => parser
-                .push(bytes[..].read_at(offset, len).unwrap(), bytes.len() as u64)
-                .unwrap(),
-            ParseStep::Done(_) => break,
-        }
+    while let ParseStep::Read { offset, len } = parser.step().unwrap() {
+        parser
+            .push(bytes[..].read_at(offset, len).unwrap(), bytes.len() as u64)
+            .unwrap();
     }
     let err = parser.step().unwrap_err();
     assert!(
@@ -176,5 +173,8 @@ fn misuse_is_a_usage_error() {
         ),
         "{err:?}"
     );
-    assert_eq!(err.to_string(), "HeaderParser::step called after it finished");
+    assert_eq!(
+        err.to_string(),
+        "HeaderParser::step called after it finished"
+    );
 }

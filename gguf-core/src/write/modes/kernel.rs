@@ -3,9 +3,9 @@
 //! through memory.
 
 use std::fs::File;
-use std::io::{Seek, SeekFrom};
 #[cfg(not(unix))]
 use std::io::Write;
+use std::io::{Seek, SeekFrom};
 
 use indexmap::IndexMap;
 
