@@ -1,6 +1,6 @@
 //! Typed metadata: plain Rust structs mapped to and from metadata entries.
 //!
-//! `#[derive(Metadata)]` implements [`FromMetadata`] (read a struct from a
+//! `#[derive(Metadata)]` implements [`FromMetadata`](traits::FromMetadata) (read a struct from a
 //! [`GgufFile`](crate::GgufFile), a [`Model`](crate::Model) or any
 //! [`Gguf`](crate::Gguf)) and [`ToMetadata`] (turn it into entries for
 //! [`Builder::set_all`](crate::write::Builder::set_all)). Each field's

@@ -95,16 +95,18 @@ use super::url::{is_known_url, looks_like_url, redact_url};
 /// headers, `Accept` and `User-Agent` (no `Authorization`,
 /// `x-amz-security-token`, `x-ms-*`, cookie or token). An `ollama://`
 /// registry's redirect to plain HTTP on a host other than loopback is
-/// refused ([`RemoteError::RedirectRefused`](crate::error::RemoteError::RedirectRefused)).
+/// refused (`RemoteError::RedirectRefused`).
 ///
 /// Timeouts ([`OpenOptions`](crate::read::OpenOptions)): 10 s to connect, 30 s of silence while
 /// waiting for a response or between two pieces of a body; a stalled
-/// server is a [`RemoteError::Timeout`](crate::error::RemoteError::Timeout), not a hang. A whole header read has a
+/// server is a `RemoteError::Timeout`, not a hang. A whole header read has a
 /// deadline (600 s by default): a server trickling bytes is an
-/// [`RemoteError::Deadline`](crate::error::RemoteError::Deadline) saying how many arrived.
+/// `RemoteError::Deadline` saying how many arrived.
 ///
 /// ```no_run
 /// use gguf_core::Gguf;
+/// # #[cfg(not(feature = "remote"))] fn main() {}
+/// # #[cfg(feature = "remote")]
 /// # fn main() -> gguf_core::Result<()> {
 /// use gguf_core::Model;
 /// let model = Model::open("hf://Qwen/Qwen3-0.6B-GGUF/Qwen3-0.6B-Q8_0.gguf")?;
@@ -117,7 +119,7 @@ use super::url::{is_known_url, looks_like_url, redact_url};
 ///
 /// [`Model::open`]: crate::model::Model::open
 /// [`GgufFile::open`]: crate::read::GgufFile::open
-///  [`Tensor::read`]: crate::read::Tensor::read
+/// [`Tensor::read`]: crate::read::Tensor::read
 #[non_exhaustive]
 pub enum Source<'a> {
     /// A local file (any shard of a split model, for
