@@ -37,8 +37,8 @@
 //! - [`naming`]: the GGUF file-name convention and shard names;
 //! - `remote` (cargo feature `remote`): the transport behind URLs
 //!   (`http(s)://`, `hf://`, `ms://`, `ollama://`, `s3://`, `gs://`,
-//!   `az://`), read at the cost of their header; users open URLs through
-//!   [`Model::open`];
+//!   `az://`), read at the cost of their header; a private module: users
+//!   open URLs through [`Model::open`], and [`Source`] describes them;
 //! - [`model`]: [`Model`], what users open: one model in one file or split
 //!   into shards, seen as one. The one door, [`Model::open`], takes any
 //!   source: a local path, any shard of a split model, the bytes of a file, a
@@ -75,7 +75,7 @@
 //!   x86-64, picked at run time when the CPU has them. Off: the portable
 //!   code only, with the same output, compiled once. A user who only reads
 //!   metadata needs neither (`default-features = false`).
-//! - `remote` (off): the `remote` module, reading headers and tensors of
+//! - `remote` (off): reading headers and tensors of
 //!   files behind `http(s)://`, `hf://`, `ms://`, `ollama://`, `s3://`,
 //!   `gs://` and `az://` URLs by range requests (without it, opening a URL
 //!   is an error saying so). Pulls in
@@ -109,7 +109,7 @@ pub mod model;
 pub mod naming;
 pub mod read;
 #[cfg(feature = "remote")]
-pub mod remote;
+mod remote;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod write;

@@ -29,7 +29,8 @@ mod metadata;
 /// (`read_options`' `endian`, or `read_le`/`read_be`); every other field
 /// type must itself implement `BinRead`/`BinWrite` with `Args = WireFormat` and
 /// gets the same byte order. The `endian` of the `WireFormat` passed is not
-/// consulted: callers that keep one in a `WireFormat` pass `ctx.endian.into()`.
+/// consulted: gguf-core's reader and writer pass binrw's name for
+/// `ctx.endian`.
 ///
 /// `#[gguf(count = expr)]`, where `expr` may name earlier fields, marks a
 /// field whose element count is stored elsewhere: a `Vec<T>` is read
@@ -42,42 +43,35 @@ mod metadata;
 /// zero-copy string span and write a borrowed `&str`.
 ///
 /// The generated code names `::binrw` and `::gguf_core::format::WireFormat`, so
-/// the crate using the derive depends on both (it is meant for gguf-core's
-/// own wire structs and for crates extending the format).
+/// the crate using the derive depends on both. It is meant for gguf-core's
+/// own wire structs, which are private to gguf-core together with the
+/// version-dependent primitives they are made of (counts, strings,
+/// dimensions): no public item of gguf-core names a binrw type. Outside
+/// gguf-core, fields of binrw's own types work:
 ///
 /// ```
 /// use binrw::{BinRead, BinWrite};
-/// use gguf_core::format::{WireFormat, Dims, GgufStr, GgufString};
+/// use gguf_core::format::WireFormat;
 /// use gguf_core::Endian;
 /// use gguf_derive::GgufCodec;
 ///
 /// #[derive(Debug, PartialEq, GgufCodec)]
-/// struct TensorInfoWire<S> {
-///     name: S,
+/// struct Shape {
 ///     n_dims: u32,
 ///     #[gguf(count = n_dims)]
-///     dims: Dims,
+///     dims: Vec<u64>,
 ///     ggml_type: u32,
-///     offset: u64,
 /// }
 ///
 /// # fn main() -> binrw::BinResult<()> {
-/// let dims = Dims::new(&[4, 8]).expect("at most 4 dimensions");
-/// let info = TensorInfoWire { name: GgufStr("w"), n_dims: 2, dims, ggml_type: 0, offset: 64 };
-/// // Version 1 stores the string length and the dimensions as u32.
-/// for (version, len) in [(1, 4 + 1 + 4 + 2 * 4 + 4 + 8), (3, 8 + 1 + 4 + 2 * 8 + 4 + 8)] {
-///     let ctx = WireFormat { version, endian: Endian::Big };
-///     let mut out = std::io::Cursor::new(Vec::new());
-///     info.write_options(&mut out, binrw::Endian::Big, ctx)?;
-///     let bytes = out.into_inner();
-///     assert_eq!(bytes.len(), len);
-///     let back = TensorInfoWire::<GgufString>::read_options(
-///         &mut std::io::Cursor::new(&bytes),
-///         binrw::Endian::Big,
-///         ctx,
-///     )?;
-///     assert_eq!((back.name.0.as_str(), back.dims.as_slice()), ("w", &[4u64, 8][..]));
-/// }
+/// let shape = Shape { n_dims: 2, dims: vec![4, 8], ggml_type: 0 };
+/// let ctx = WireFormat { version: 3, endian: Endian::Big };
+/// let mut out = std::io::Cursor::new(Vec::new());
+/// shape.write_options(&mut out, binrw::Endian::Big, ctx)?;
+/// let bytes = out.into_inner();
+/// assert_eq!(bytes.len(), 4 + 2 * 8 + 4);
+/// let back = Shape::read_options(&mut std::io::Cursor::new(&bytes), binrw::Endian::Big, ctx)?;
+/// assert_eq!(back, shape);
 /// # Ok(()) }
 /// ```
 #[proc_macro_derive(GgufCodec, attributes(gguf))]

@@ -700,31 +700,16 @@ fn check_strings(strings: &[Vec<u8>], version: u32, endian: Endian) {
             assert_eq!(got, want);
             // The hot path agrees with the binrw reference codec.
             let body = f.get_array("s").unwrap().offset();
-            assert_eq!(got, binrw_strings(&bytes, f.wire_format(), body));
+            assert_eq!(
+                got,
+                gguf::testing::wire_strings(&bytes, f.wire_format(), body)
+            );
         }
         (Err(Error::Format(FormatError::InvalidUtf8 { offset, .. })), Some(i)) => {
             assert_eq!(offset, offsets[i], "string {i} of {strings:?}")
         }
         (r, bad) => panic!("expected first invalid string {bad:?}, got {r:?} for {strings:?}"),
     }
-}
-
-/// The array whose elements start at `body`, read with the derive-generated
-/// binrw codecs: the reference for the reader's hand-written hot path.
-fn binrw_strings(bytes: &[u8], ctx: gguf::format::WireFormat, body: u64) -> Vec<String> {
-    use binrw::BinRead;
-    use gguf::format::{ArrayHeaderWire, GgufString};
-    let mut cur = std::io::Cursor::new(bytes);
-    cur.set_position(body - 4 - ctx.count_width() as u64);
-    let endian = match ctx.endian {
-        Endian::Little => binrw::Endian::Little,
-        Endian::Big => binrw::Endian::Big,
-    };
-    let header = ArrayHeaderWire::read_options(&mut cur, endian, ctx).unwrap();
-    assert_eq!(header.element_type, ValueType::String.id());
-    (0..header.len.0)
-        .map(|_| GgufString::read_options(&mut cur, endian, ctx).unwrap().0)
-        .collect()
 }
 
 #[test]

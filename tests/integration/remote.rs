@@ -14,10 +14,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
 use gguf::write::Builder;
-use gguf::{
-    read::{ReadOptions, RemoteOptions, DEFAULT_CHUNK},
-    OpenOptions, Source,
-};
+use gguf::{read::DEFAULT_CHUNK, OpenOptions, Source};
 use gguf::{Error, GgmlType, Gguf, GgufFile, Model};
 
 use super::util::{assert_same_index, raw, tiny_file};
@@ -186,12 +183,9 @@ pub(super) fn open_remote(url: &str) -> gguf::Result<GgufFile<'static>> {
 /// [`open_remote`] with `options`.
 pub(super) fn open_remote_with(
     url: &str,
-    options: &RemoteOptions,
+    options: &OpenOptions,
 ) -> gguf::Result<GgufFile<'static>> {
-    GgufFile::open_with(
-        Source::url(url),
-        &OpenOptions::default().remote(options.clone()),
-    )
+    GgufFile::open_with(Source::url(url), options)
 }
 
 /// Remote header and tensors equal the local ones, at the promised cost.
@@ -248,7 +242,7 @@ fn http_reads_every_test_file_as_local() {
         // The same with small chunks: more reads, the same result, and
         // never more than the header plus one chunk.
         let chunk = 4096;
-        let options = RemoteOptions::default().read(ReadOptions::default().chunk(chunk));
+        let options = OpenOptions::default().chunk(chunk);
         let remote = open_remote_with(&server.url(name), &options).unwrap();
         assert_same_index(&local, &remote);
         let (_, bytes) = server.take_stats();
@@ -277,7 +271,7 @@ fn a_six_and_a_half_mb_header_costs_three_reads() {
 }
 
 /// The error of opening `path` on `server` with `options`.
-fn open_err(server: &Server, path: &str, options: &RemoteOptions) -> Error {
+fn open_err(server: &Server, path: &str, options: &OpenOptions) -> Error {
     open_remote_with(&server.url(path), options).expect_err("a fault went unnoticed")
 }
 
@@ -288,7 +282,7 @@ fn bad_servers_are_precise_errors() {
     std::fs::write(dir.path().join("m.gguf"), &bytes).unwrap();
     std::fs::write(dir.path().join("tiny.gguf"), tiny_file()).unwrap();
     let server = Server::http(dir.path());
-    let default = RemoteOptions::default();
+    let default = OpenOptions::default();
 
     // A server ignoring Range: stop at once, never download the file.
     let e = open_err(&server, "fault/ignore-range/m.gguf", &default);
@@ -348,7 +342,7 @@ fn bad_servers_are_precise_errors() {
     );
 
     // A stalled server: the read timeout, not a hang.
-    let quick = RemoteOptions::default().read_timeout(Duration::from_millis(500));
+    let quick = OpenOptions::default().read_timeout(Duration::from_millis(500));
     let e = open_err(&server, "fault/stall/m.gguf", &quick);
     assert!(
         matches!(e, Error::Remote(RemoteError::Timeout { .. })),

@@ -16,8 +16,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use gguf::read::{RemoteOptions, DEFAULT_CHUNK};
+use gguf::read::DEFAULT_CHUNK;
 use gguf::write::Builder;
+use gguf::OpenOptions;
 use gguf::{Error, GgmlType, Gguf, Model};
 
 use super::remote::{gguf, open_remote, open_remote_with, run, Server};
@@ -168,7 +169,7 @@ fn library_errors_and_debug_never_show_credentials() {
             server.port
         )
     };
-    let quick = RemoteOptions::default()
+    let quick = OpenOptions::default()
         .read_timeout(Duration::from_millis(300))
         .header_deadline(Duration::from_secs(20));
     for fault in [
@@ -362,7 +363,7 @@ fn a_trickling_header_meets_the_deadline() {
     let server = Server::http(dir.path());
     let url = server.url("fault/trickle/tiny-llama.gguf");
     let started = Instant::now();
-    let options = RemoteOptions::default().header_deadline(Duration::from_millis(1500));
+    let options = OpenOptions::default().header_deadline(Duration::from_millis(1500));
     let e = open_remote_with(&url, &options).unwrap_err();
     assert!(
         matches!(e, Error::Remote(RemoteError::Deadline { received, elapsed, .. })

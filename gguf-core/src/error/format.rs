@@ -213,7 +213,8 @@ pub enum FormatError {
         second_start: u64,
     },
     /// The header region would need more bytes than the reader allows
-    /// (`ReadOptions::max_header_len`), so it was not read.
+    /// (`OpenOptions::max_header_len`, or
+    /// `ReadOptions::max_header_len` of a `HeaderParser`), so it was not read.
     #[error("reading header: the header region needs at least {needed} bytes, more than the limit of {limit}")]
     HeaderTooLarge {
         /// Lower bound of the bytes the header region needs.

@@ -28,6 +28,7 @@ mod lookup;
 mod remote;
 mod source;
 mod split;
+mod usage;
 
 pub use build::BuildError;
 pub use codec::CodecError;
@@ -38,6 +39,7 @@ pub use lookup::LookupError;
 pub use remote::RemoteError;
 pub use source::SourceError;
 pub use split::SplitError;
+pub use usage::UsageError;
 
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -88,6 +90,10 @@ pub enum Error {
     #[cfg(feature = "remote")]
     #[error(transparent)]
     Remote(#[from] RemoteError),
+    /// The API was used out of order (a parser stepped after it finished):
+    /// a mistake of the calling code, not of the file.
+    #[error(transparent)]
+    Usage(#[from] UsageError),
 }
 
 impl From<std::io::Error> for Error {

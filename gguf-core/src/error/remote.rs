@@ -76,7 +76,7 @@ pub enum RemoteError {
         after: String,
     },
     /// Reading a remote file's header took longer than
-    /// `RemoteOptions::header_deadline` (a slow or trickling server).
+    /// `OpenOptions::header_deadline` (a slow or trickling server).
     #[error("{url}: the header was not read within the deadline of {} s: {received} bytes arrived in {:.1} s", deadline.as_secs_f64(), elapsed.as_secs_f64())]
     Deadline {
         /// The URL.

@@ -94,7 +94,7 @@ impl<'a> Cursor<'a> {
     /// buffer) is a truncation rather than [`FormatError::CountTooLarge`].
     #[inline]
     pub(crate) fn wire<T: BinRead>(&mut self, args: T::Args<'_>) -> Result<T> {
-        T::read_options(self, self.ctx.endian.into(), args).map_err(|e| self.wire_error(e))
+        T::read_options(self, self.ctx.endian.binrw(), args).map_err(|e| self.wire_error(e))
     }
 
     #[cold]

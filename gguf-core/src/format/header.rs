@@ -8,7 +8,7 @@ use crate::format::wire::Count;
 /// order; detecting that order is the reader's job (see
 /// [`Endian`](crate::format::Endian)).
 #[derive(Debug, Clone, PartialEq, Eq, GgufCodec)]
-pub struct HeaderWire {
+pub(crate) struct HeaderWire {
     /// `b"GGUF"`, never byte-swapped.
     pub magic: [u8; 4],
     /// 1, 2 or 3.

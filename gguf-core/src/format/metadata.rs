@@ -13,7 +13,7 @@ use crate::format::wire::Count;
 /// reading, [`GgufStr`](crate::format::GgufStr) when writing,
 /// [`GgufString`](crate::format::GgufString) to decode on its own.
 #[derive(Debug, Clone, PartialEq, Eq, GgufCodec)]
-pub struct KvHeaderWire<S> {
+pub(crate) struct KvHeaderWire<S> {
     /// The key, e.g. `general.architecture`.
     pub key: S,
     /// A [`ValueType`](crate::format::ValueType) id.
@@ -22,7 +22,7 @@ pub struct KvHeaderWire<S> {
 
 /// What precedes an array's elements.
 #[derive(Debug, Clone, PartialEq, Eq, GgufCodec)]
-pub struct ArrayHeaderWire {
+pub(crate) struct ArrayHeaderWire {
     /// A [`ValueType`](crate::format::ValueType) id for every element.
     pub element_type: u32,
     /// Number of elements.

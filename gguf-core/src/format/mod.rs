@@ -1,9 +1,13 @@
 //! Wire types of the GGUF format: what the bytes mean, not how we use them.
 //!
-//! A GGUF file is, in order: a header ([`HeaderWire`]: magic, version,
-//! counts), the metadata key-value pairs ([`Value`], each
-//! behind a [`KvHeaderWire`]), the tensor infos ([`TensorInfoWire`]),
-//! padding to the alignment, and the tensor data.
+//! A GGUF file is, in order: a header (magic, version, counts), the
+//! metadata key-value pairs ([`Value`], each behind a key and a type tag),
+//! the tensor infos, padding to the alignment, and the tensor data. The
+//! wire structs of the header, a key-value header, an array header and a
+//! tensor info, with their derived binrw codecs, are private to the crate:
+//! binrw's types appear in no public item, so a binrw release is not a
+//! breaking change of ours. [`WireFormat`] (version and byte order) is
+//! what the reader and writer carry for them.
 //!
 //! The items every user needs ([`Value`],
 //! [`ValueType`], [`ArrayView`],
@@ -29,15 +33,17 @@ pub use array::{ArrayIter, Scalar, StrIter, TypedIter};
 pub use element::TensorElement;
 pub use file_type::{file_type_encoding, file_type_name, file_type_of};
 pub(crate) use ggml_type::GgmlType;
-pub use header::HeaderWire;
+pub(crate) use header::HeaderWire;
 pub use layout::{
     align_up, element_count, tensor_nbytes, SizeError, DEFAULT_ALIGNMENT, MAX_DIMS, MAX_TENSOR_NAME,
 };
-pub use metadata::{ArrayHeaderWire, KvHeaderWire};
+pub(crate) use metadata::{ArrayHeaderWire, KvHeaderWire};
 pub use owned::{OwnedArray, OwnedValue};
-pub use tensor_info::TensorInfoWire;
+pub(crate) use tensor_info::TensorInfoWire;
 pub(crate) use value::{Value, ValueType};
-pub use wire::{Count, Dims, GgufStr, GgufString, StrSpan};
+#[cfg(any(test, feature = "testing"))]
+pub(crate) use wire::GgufString;
+pub(crate) use wire::{Count, Dims, GgufStr, StrSpan};
 pub(crate) use wire_format::Endian;
 pub use wire_format::WireFormat;
 

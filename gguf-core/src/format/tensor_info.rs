@@ -7,7 +7,7 @@ use crate::format::wire::Dims;
 /// A tensor info as stored. `S` is the string form of the name, as for
 /// [`KvHeaderWire`](crate::format::KvHeaderWire).
 #[derive(Debug, Clone, PartialEq, Eq, GgufCodec)]
-pub struct TensorInfoWire<S> {
+pub(crate) struct TensorInfoWire<S> {
     /// Tensor name (llama.cpp limits it to 63 bytes).
     pub name: S,
     /// Number of dimensions, at most 4.

@@ -7,7 +7,7 @@ use std::io::Cursor;
 use binrw::{BinRead, BinWrite};
 
 use crate::format::{
-    Endian, GgufString, HeaderWire, KvHeaderWire, StrSpan, TensorInfoWire, WireFormat,
+    Count, Endian, GgufString, HeaderWire, KvHeaderWire, StrSpan, TensorInfoWire, WireFormat,
 };
 use crate::read::{Gguf, GgufFile};
 use crate::testing::Raw;
@@ -43,7 +43,7 @@ fn derived_codecs_agree_with_the_reader() {
         assert_eq!(file.wire_format(), ctx);
 
         let mut c = Cursor::new(&bytes[..]);
-        let header = HeaderWire::read_options(&mut c, ctx.endian.into(), ctx).unwrap();
+        let header = HeaderWire::read_options(&mut c, ctx.endian.binrw(), ctx).unwrap();
         assert_eq!(
             (header.version, header.tensor_count.0, header.kv_count.0),
             (ctx.version, 3, 2)
@@ -53,7 +53,7 @@ fn derived_codecs_agree_with_the_reader() {
             let range = file.entry_range(key).unwrap();
             c.set_position(range.start);
             let kv =
-                KvHeaderWire::<GgufString>::read_options(&mut c, ctx.endian.into(), ctx).unwrap();
+                KvHeaderWire::<GgufString>::read_options(&mut c, ctx.endian.binrw(), ctx).unwrap();
             assert_eq!(kv.key.0, key);
             assert_eq!(kv.value_type, file.value_type(key).unwrap().id());
         }
@@ -61,8 +61,8 @@ fn derived_codecs_agree_with_the_reader() {
         for t in file.tensors() {
             c.set_position(t.info_offset());
             let start = c.position() as usize;
-            let info =
-                TensorInfoWire::<GgufString>::read_options(&mut c, ctx.endian.into(), ctx).unwrap();
+            let info = TensorInfoWire::<GgufString>::read_options(&mut c, ctx.endian.binrw(), ctx)
+                .unwrap();
             let end = c.position() as usize;
             assert_eq!(info.name.0, t.name());
             assert_eq!(info.dims.as_slice(), t.shape());
@@ -70,7 +70,7 @@ fn derived_codecs_agree_with_the_reader() {
             assert_eq!(info.offset, t.offset());
 
             let mut out = Cursor::new(Vec::new());
-            info.write_options(&mut out, ctx.endian.into(), ctx)
+            info.write_options(&mut out, ctx.endian.binrw(), ctx)
                 .unwrap();
             assert_eq!(out.into_inner(), &bytes[start..end], "{ctx:?} {}", t.name());
         }
@@ -215,11 +215,11 @@ fn derived_strings(bytes: &[u8], ctx: WireFormat, body: u64) -> Vec<&str> {
     let mut c = Cursor::new(bytes);
     c.set_position(body - 4 - ctx.count_width() as u64);
     let header =
-        crate::format::ArrayHeaderWire::read_options(&mut c, ctx.endian.into(), ctx).unwrap();
+        crate::format::ArrayHeaderWire::read_options(&mut c, ctx.endian.binrw(), ctx).unwrap();
     assert_eq!(header.element_type, crate::format::ValueType::String.id());
     (0..header.len.0)
         .map(|_| {
-            let span = StrSpan::read_options(&mut c, ctx.endian.into(), ctx).unwrap();
+            let span = StrSpan::read_options(&mut c, ctx.endian.binrw(), ctx).unwrap();
             span.get(bytes).unwrap()
         })
         .collect()
@@ -314,4 +314,60 @@ fn array_views_compare_by_content_not_offset() {
             same.get_array("s").unwrap()
         );
     }
+}
+
+/// The derive over the crate's own version-dependent primitives: a string
+/// and a `Vec` of counts take the version's width, a fixed-count `Vec` and
+/// plain numbers do not (moved here from gguf-derive's UI test when these
+/// primitives became private to the crate).
+#[test]
+fn derived_codec_over_private_primitives_follows_the_version() {
+    #[derive(Debug, PartialEq, gguf_derive::GgufCodec)]
+    struct Entry {
+        tag: [u8; 2],
+        name: GgufString,
+        n: u32,
+        #[gguf(count = n)]
+        items: Vec<Count>,
+        #[gguf(count = 2)]
+        pair: Vec<u16>,
+    }
+    let e = Entry {
+        tag: *b"ok",
+        name: GgufString("x".into()),
+        n: 2,
+        items: vec![Count(1), Count(2)],
+        pair: vec![3, 4],
+    };
+    for version in [1, 3] {
+        let ctx = WireFormat {
+            version,
+            endian: Endian::Big,
+        };
+        let mut out = Cursor::new(Vec::new());
+        e.write_options(&mut out, binrw::Endian::Big, ctx).unwrap();
+        let bytes = out.into_inner();
+        let width = if version == 1 { 4 } else { 8 };
+        assert_eq!(bytes.len(), 2 + width + 1 + 4 + 2 * width + 4);
+        let back = Entry::read_options(&mut Cursor::new(bytes), binrw::Endian::Big, ctx).unwrap();
+        assert_eq!(back, e);
+    }
+}
+
+/// A span borrows its text from the stream's bytes, or nothing when it
+/// lies outside them (a doc example until the type became crate-private).
+#[test]
+fn str_span_gets_its_text_or_none() {
+    let span = StrSpan { offset: 8, len: 3 };
+    assert_eq!(span.get(b"\x03\0\0\0\0\0\0\0abc"), Some("abc"));
+    assert_eq!(span.get(b"short"), None);
+}
+
+/// Dimensions hold at most four entries (a doc example until the type
+/// became crate-private).
+#[test]
+fn dims_hold_at_most_four() {
+    let d = crate::format::Dims::new(&[4096, 32000]).unwrap();
+    assert_eq!(d.as_slice(), &[4096, 32000]);
+    assert!(crate::format::Dims::new(&[1; 5]).is_none());
 }

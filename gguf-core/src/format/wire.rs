@@ -20,7 +20,7 @@ use crate::format::{WireFormat, MAX_DIMS};
 
 /// A length, count or dimension: `u32` in version 1, `u64` after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Count(pub u64);
+pub(crate) struct Count(pub u64);
 
 impl BinRead for Count {
     type Args<'a> = WireFormat;
@@ -68,7 +68,7 @@ impl BinWrite for Count {
 /// [`FormatError::InvalidUtf8`] for bad text (their `what` left empty for the
 /// caller to name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct StrSpan {
+pub(crate) struct StrSpan {
     /// Stream offset of the first byte of text (after the length field).
     pub offset: u64,
     /// Length in bytes.
@@ -78,13 +78,6 @@ pub struct StrSpan {
 impl StrSpan {
     /// The text in `buf`, the bytes of the stream the span was read from;
     /// `None` if the span is not inside `buf` or not UTF-8.
-    ///
-    /// ```
-    /// use gguf_core::format::StrSpan;
-    /// let span = StrSpan { offset: 8, len: 3 };
-    /// assert_eq!(span.get(b"\x03\0\0\0\0\0\0\0abc"), Some("abc"));
-    /// assert_eq!(span.get(b"short"), None);
-    /// ```
     pub fn get(self, buf: &[u8]) -> Option<&str> {
         let start = usize::try_from(self.offset).ok()?;
         let end = start.checked_add(usize::try_from(self.len).ok()?)?;
@@ -162,7 +155,7 @@ fn custom(pos: u64, err: Error) -> binrw::Error {
 
 /// A borrowed string to encode: the writer's side of a wire string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct GgufStr<'a>(pub &'a str);
+pub(crate) struct GgufStr<'a>(pub &'a str);
 
 impl BinWrite for GgufStr<'_> {
     type Args<'a> = WireFormat;
@@ -179,10 +172,12 @@ impl BinWrite for GgufStr<'_> {
 }
 
 /// An owned length-prefixed UTF-8 string, for decoding wire structs on
-/// their own (tests, tools); the reader uses [`StrSpan`] instead.
+/// their own (tests); the reader uses [`StrSpan`] instead.
+#[cfg(any(test, feature = "testing"))]
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-pub struct GgufString(pub String);
+pub(crate) struct GgufString(pub String);
 
+#[cfg(any(test, feature = "testing"))]
 impl BinRead for GgufString {
     type Args<'a> = WireFormat;
     fn read_options<R: Read + Seek>(
@@ -208,6 +203,7 @@ impl BinRead for GgufString {
     }
 }
 
+#[cfg(any(test, feature = "testing"))]
 impl BinWrite for GgufString {
     type Args<'a> = WireFormat;
     fn write_options<W: Write + Seek>(
@@ -228,15 +224,8 @@ impl BinWrite for GgufString {
 /// empty, `offset` the position of the first dimension) before reading
 /// anything when the count exceeds [`MAX_DIMS`]; writing writes only the
 /// dimensions.
-///
-/// ```
-/// use gguf_core::format::Dims;
-/// let d = Dims::new(&[4096, 32000]).unwrap();
-/// assert_eq!(d.as_slice(), &[4096, 32000]);
-/// assert!(Dims::new(&[1; 5]).is_none());
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Dims {
+pub(crate) struct Dims {
     len: u8,
     dims: [u64; MAX_DIMS],
 }

@@ -31,9 +31,13 @@ impl fmt::Display for Endian {
     }
 }
 
-impl From<Endian> for binrw::Endian {
-    fn from(e: Endian) -> Self {
-        match e {
+impl Endian {
+    /// binrw's name for this byte order, the `endian` argument of the wire
+    /// codecs. A method of the crate, not a `From` impl, so that no public
+    /// item names a binrw type and a binrw release is not a breaking change
+    /// of ours.
+    pub(crate) fn binrw(self) -> binrw::Endian {
+        match self {
             Endian::Little => binrw::Endian::Little,
             Endian::Big => binrw::Endian::Big,
         }
@@ -46,7 +50,7 @@ impl From<Endian> for binrw::Endian {
 /// dimensions as `u32`; versions 2 and 3 store them as `u64`. The wire
 /// codecs take a `WireFormat` as their binrw arguments for its version, and their
 /// byte order from binrw's own `endian` argument, to which the reader and
-/// writer pass `ctx.endian.into()`.
+/// writer pass `ctx.endian.binrw()`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct WireFormat {
     /// GGUF version: 1, 2 or 3.

@@ -184,6 +184,8 @@ impl Model<'_> {
 
 /// The model's metadata (the first file's, without the split keys) and
 /// every tensor of every shard, in order.
+impl crate::read::view::sealed::Sealed for Model<'_> {}
+
 impl Gguf for Model<'_> {
     fn wire_format(&self) -> WireFormat {
         self.metadata_file().wire_format()

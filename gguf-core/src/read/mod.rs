@@ -48,7 +48,7 @@ pub use lint::LintIssue;
 pub use ollama_store::{is_ollama_store, ollama_model_path, MODEL_MEDIA_TYPE};
 pub(crate) use options::OpenOptions;
 #[cfg(feature = "remote")]
-pub use options::{RemoteOptions, DEFAULT_HEADER_DEADLINE};
+pub use options::DEFAULT_HEADER_DEADLINE;
 #[cfg(feature = "remote")]
 pub use range::RemoteStats;
 pub(crate) use regular::kind as file_kind;

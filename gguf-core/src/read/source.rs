@@ -37,6 +37,89 @@ use super::url::{is_known_url, looks_like_url, redact_url};
 ///     "https://host/m.gguf?sig=REDACTED"
 /// );
 /// ```
+///
+/// # URLs (cargo feature `remote`)
+///
+/// Where a file can be:
+/// - `http://…`, `https://…`: HTTP range requests;
+/// - `hf://OWNER/REPO/PATH.gguf[@REVISION]`: a file of a Hugging Face Hub
+///   repository (`https://huggingface.co/OWNER/REPO/resolve/REVISION/PATH`,
+///   revision `main` by default; the host can be changed with
+///   `HF_ENDPOINT`), with the token of `HF_TOKEN` when set;
+/// - `s3://BUCKET/KEY`, `gs://BUCKET/KEY`, `az://CONTAINER/KEY` (also
+///   `abfs://`, `adl://`, `azure://`): object stores through the
+///   `object_store` crate, configured from the environment as its
+///   `from_env` builders read it (for S3: `AWS_ENDPOINT` or
+///   `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, `AWS_REGION`,
+///   `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, ...);
+/// - `ms://OWNER/REPO/PATH[@REVISION]`: a file of a ModelScope repository
+///   (`https://modelscope.cn/models/OWNER/REPO/resolve/REVISION/PATH`,
+///   revision `master` by default; the host can be changed with
+///   `MODELSCOPE_ENDPOINT`);
+/// - `ollama://HOST/[NAMESPACE/]MODEL[:TAG]`: a model in an Ollama (OCI
+///   distribution) registry, e.g.
+///   `ollama://registry.ollama.ai/library/gemma3:270m` (namespace
+///   `library` and tag `latest` by default): one GET of its manifest, then
+///   range reads of its model blob; HTTPS, plain HTTP only to a loopback
+///   host; anonymous access only.
+///
+/// A model pulled into the local Ollama store is a local file:
+/// [`ollama_model_path`](crate::read::ollama_model_path) finds it
+/// (`ollama:NAME[:TAG]`), without this feature.
+///
+/// Opening a URL needs nothing else: [`Model::open`] and
+/// [`GgufFile::open`] take one like any other source, and
+/// [`Tensor::read`] fetches a tensor's bytes.
+///
+/// What it costs: the header is parsed by [`HeaderParser`](crate::read::HeaderParser)
+/// from range reads, the first one [`OpenOptions::chunk`](crate::read::OpenOptions) bytes (2 MiB),
+/// later ones only as the header needs them; a tensor (or a byte range of
+/// it, or some of its rows) is one more range read. Object stores add one
+/// `HEAD` request first, for the object's size and ETag.
+///
+/// What is checked on every response: the status (206; a `200` carrying
+/// the whole body is refused after reading no more than was asked), the
+/// `Content-Range` against the range asked, the body's length, and the
+/// file's identity (ETag, Last-Modified and size equal to the first
+/// response's, so a file replaced between two reads is an error, not a
+/// mix of two files).
+///
+/// Credentials are never printed: every URL shown (messages, `Debug`,
+/// [`Origin`](crate::model::Origin)) goes through [`redact_url`](crate::read::redact_url) (user info
+/// dropped, query values replaced), and text from a server in an error
+/// (an object store's error body) is stripped of anything that looks
+/// like a credential, its control characters escaped, and cut to a few
+/// hundred bytes. Nor are they sent to another origin: redirects are
+/// followed here, no request carries `Referer`, and a redirect that
+/// changes scheme, host or port keeps only `Range`, the conditional
+/// headers, `Accept` and `User-Agent` (no `Authorization`,
+/// `x-amz-security-token`, `x-ms-*`, cookie or token). An `ollama://`
+/// registry's redirect to plain HTTP on a host other than loopback is
+/// refused (`RemoteError::RedirectRefused`).
+///
+/// Timeouts ([`OpenOptions`](crate::read::OpenOptions)): 10 s to connect, 30 s of silence while
+/// waiting for a response or between two pieces of a body; a stalled
+/// server is a `RemoteError::Timeout`, not a hang. A whole header read has a
+/// deadline (600 s by default): a server trickling bytes is an
+/// `RemoteError::Deadline` saying how many arrived.
+///
+/// ```no_run
+/// use gguf_core::Gguf;
+/// # #[cfg(not(feature = "remote"))] fn main() {}
+/// # #[cfg(feature = "remote")]
+/// # fn main() -> gguf_core::Result<()> {
+/// use gguf_core::Model;
+/// let model = Model::open("hf://Qwen/Qwen3-0.6B-GGUF/Qwen3-0.6B-Q8_0.gguf")?;
+/// println!("{}", model.get_str("general.architecture")?);
+/// let first_rows = model.tensor("token_embd.weight")?.read_rows_f32(0..2)?;
+/// let stats = model.shards()[0].file().remote_stats().unwrap_or_default();
+/// eprintln!("{} requests, {} bytes", stats.requests, stats.bytes);
+/// # Ok(()) }
+/// ```
+///
+/// [`Model::open`]: crate::model::Model::open
+/// [`GgufFile::open`]: crate::read::GgufFile::open
+/// [`Tensor::read`]: crate::read::Tensor::read
 #[non_exhaustive]
 pub enum Source<'a> {
     /// A local file (any shard of a split model, for

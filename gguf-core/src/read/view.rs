@@ -7,6 +7,13 @@ use crate::format::{
 
 use super::{GgufFile, Tensor};
 
+pub(crate) mod sealed {
+    /// Closes [`Gguf`](super::Gguf) to the crate's own views.
+    pub trait Sealed {}
+}
+
+impl sealed::Sealed for GgufFile<'_> {}
+
 /// What every GGUF header shows: metadata in file order and tensor infos,
 /// with the same getters and the same errors for a single file
 /// ([`GgufFile`]), a model split into shards ([`Model`](crate::Model)) or
@@ -27,6 +34,15 @@ use super::{GgufFile, Tensor};
 /// [`Editor::preview`](crate::edit::Editor::preview)) is the header they
 /// would write, read back as a header-only [`GgufFile`], which does.
 ///
+/// Sealed: only this crate's views ([`GgufFile`] and
+/// [`Model`](crate::Model)) implement it. A view hands out [`Tensor`]s and
+/// [`Value`]s that borrow a file's bytes, which only a `GgufFile` holds, so
+/// an outside implementation could only wrap one of these; and the
+/// provided getters rely on what the required methods promise (positions
+/// and names that agree, lookups in O(1)). Sealing keeps both ours to
+/// change: a new required method, or a provided one made required, is not
+/// a breaking change for users, who call the trait and take `impl Gguf`.
+///
 /// ```
 /// # fn main() -> gguf_core::Result<()> {
 /// # let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny.gguf")).to_vec();
@@ -43,7 +59,7 @@ use super::{GgufFile, Tensor};
 /// assert_eq!(describe(&file), "llama: 4 keys, 48 parameters");
 /// # Ok(()) }
 /// ```
-pub trait Gguf {
+pub trait Gguf: sealed::Sealed {
     // ---- required ----
 
     /// Version and byte order of the file (of the first file of a split

@@ -15,7 +15,7 @@ use crate::error::{Error, FormatError, RemoteError, Result, SourceError};
 use super::backend::{Counters, Identity, RangeSource};
 use super::redact::{redact, server_text, Secrets};
 use super::redirect::{keep_for_other_origin, next_hop, same_origin, Policy, Refused};
-use crate::read::RemoteOptions;
+use crate::read::OpenOptions;
 
 pub(crate) struct HttpSource {
     client: reqwest::Client,
@@ -40,7 +40,7 @@ impl HttpSource {
         url: Url,
         token: Option<String>,
         redirects: Policy,
-        options: &RemoteOptions,
+        options: &OpenOptions,
     ) -> Result<Self> {
         let secrets = Secrets::new(&url, token.as_deref());
         let client = reqwest::Client::builder()
@@ -325,7 +325,7 @@ pub(crate) async fn get_small(
     accept: &str,
     limit: u64,
     redirects: Policy,
-    options: &RemoteOptions,
+    options: &OpenOptions,
 ) -> Result<Vec<u8>> {
     let display = redact(url);
     let started = std::time::Instant::now();

@@ -10,7 +10,7 @@ use super::http::HttpSource;
 use super::redact::redact;
 use super::redirect::Policy;
 use super::store::StoreSource;
-use crate::read::RemoteOptions;
+use crate::read::OpenOptions;
 use crate::read::STORE_SCHEMES;
 
 /// A parsed remote location. Its `Debug` shows the redacted URL only:
@@ -46,7 +46,7 @@ fn bad(url: &str, reason: impl Into<String>) -> Error {
 }
 
 impl Location {
-    pub(crate) fn parse(s: &str, options: &RemoteOptions) -> Result<Self> {
+    pub(crate) fn parse(s: &str, options: &OpenOptions) -> Result<Self> {
         let url = Url::parse(s).map_err(|e| bad(s, format!("not a URL: {e}")))?;
         match url.scheme() {
             "http" | "https" => Ok(Location::Http {
@@ -73,7 +73,7 @@ impl Location {
     /// The location files can be read from: an Ollama model becomes its
     /// blob's URL, by reading its manifest. Also returns the number of
     /// requests that took (0 or 1).
-    pub(crate) async fn resolve(self, options: &RemoteOptions) -> Result<(Self, u64)> {
+    pub(crate) async fn resolve(self, options: &OpenOptions) -> Result<(Self, u64)> {
         match self {
             Location::Ollama { repo, tag } => {
                 let url = super::ollama::resolve_registry(&repo, &tag, options).await?;
@@ -93,7 +93,7 @@ impl Location {
 
     /// A connection to the file at this location (an Ollama model must be
     /// resolved first, [`resolve`](Self::resolve)).
-    pub(crate) fn connect(&self, options: &RemoteOptions) -> Result<Backend> {
+    pub(crate) fn connect(&self, options: &OpenOptions) -> Result<Backend> {
         let source: Box<dyn super::backend::RangeSource> = match self {
             Location::Http {
                 url,
@@ -217,7 +217,7 @@ const MODELSCOPE: Hub = Hub {
 
 /// `hf://OWNER/REPO/PATH[@REVISION]` to
 /// `{HF_ENDPOINT or https://huggingface.co}/OWNER/REPO/resolve/REVISION/PATH`.
-fn hf(s: &str, options: &RemoteOptions) -> Result<Location> {
+fn hf(s: &str, options: &OpenOptions) -> Result<Location> {
     Ok(Location::Http {
         url: HF.resolve(s)?,
         token: options.hf_token.clone(),
@@ -301,7 +301,7 @@ mod tests {
 
     fn resolve(s: &str) -> String {
         let Location::Http { url, .. } =
-            Location::parse(s, &RemoteOptions::default().hf_token(None)).unwrap()
+            Location::parse(s, &OpenOptions::default().hf_token(None)).unwrap()
         else {
             panic!("not http")
         };
@@ -322,7 +322,7 @@ mod tests {
             resolve("hf://o/r/sub/dir/m.gguf@v1.0"),
             "https://huggingface.co/o/r/resolve/v1.0/sub/dir/m.gguf"
         );
-        assert!(Location::parse("hf://o/m.gguf", &RemoteOptions::default()).is_err());
+        assert!(Location::parse("hf://o/m.gguf", &OpenOptions::default()).is_err());
     }
 
     #[test]
@@ -339,7 +339,7 @@ mod tests {
             resolve("ms://o/r/Q8_0/m.gguf@v2"),
             "https://modelscope.cn/models/o/r/resolve/v2/Q8_0/m.gguf"
         );
-        assert!(Location::parse("ms://o/m.gguf", &RemoteOptions::default()).is_err());
+        assert!(Location::parse("ms://o/m.gguf", &OpenOptions::default()).is_err());
     }
 
     #[test]
@@ -353,35 +353,32 @@ mod tests {
             ("hf://o/r/a/../../x.gguf", "path"),
             ("ms://o/%2e%2E/x.gguf", "repository"),
         ] {
-            let e = Location::parse(url, &RemoteOptions::default()).unwrap_err();
+            let e = Location::parse(url, &OpenOptions::default()).unwrap_err();
             assert!(
                 matches!(&e, Error::Source(SourceError::BadUrl { reason, .. }) if reason.contains(&format!("the {part} is"))),
                 "{url}: {e}"
             );
         }
-        assert!(Location::parse("hf://o/r/x..y.gguf@v.1", &RemoteOptions::default()).is_ok());
+        assert!(Location::parse("hf://o/r/x..y.gguf@v.1", &OpenOptions::default()).is_ok());
     }
 
     #[test]
     fn messages_never_show_credentials() {
         let l = Location::parse(
             "https://user:secret@h.example/a.gguf?sig=abc",
-            &RemoteOptions::default(),
+            &OpenOptions::default(),
         )
         .unwrap();
         assert!(!l.display().contains("secret"));
         assert!(!l.display().contains("abc"));
-        let e = Location::parse("ftp://user:secret@h/a", &RemoteOptions::default()).unwrap_err();
+        let e = Location::parse("ftp://user:secret@h/a", &OpenOptions::default()).unwrap_err();
         assert!(!e.to_string().contains("secret"), "{e}");
     }
 
     #[test]
     fn sibling_names() {
-        let l = Location::parse(
-            "s3://b/dir/m-00001-of-00002.gguf",
-            &RemoteOptions::default(),
-        )
-        .unwrap();
+        let l =
+            Location::parse("s3://b/dir/m-00001-of-00002.gguf", &OpenOptions::default()).unwrap();
         assert_eq!(l.file_name(), "m-00001-of-00002.gguf");
         assert_eq!(
             l.with_file_name("m-00002-of-00002.gguf").unwrap().display(),

@@ -2,85 +2,8 @@
 //! cost of their header, and single tensors at the cost of their bytes
 //! (cargo feature `remote`).
 //!
-//! Where a file can be:
-//! - `http://…`, `https://…`: HTTP range requests;
-//! - `hf://OWNER/REPO/PATH.gguf[@REVISION]`: a file of a Hugging Face Hub
-//!   repository (`https://huggingface.co/OWNER/REPO/resolve/REVISION/PATH`,
-//!   revision `main` by default; the host can be changed with
-//!   `HF_ENDPOINT`), with the token of `HF_TOKEN` when set;
-//! - `s3://BUCKET/KEY`, `gs://BUCKET/KEY`, `az://CONTAINER/KEY` (also
-//!   `abfs://`, `adl://`, `azure://`): object stores through the
-//!   `object_store` crate, configured from the environment as its
-//!   `from_env` builders read it (for S3: `AWS_ENDPOINT` or
-//!   `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, `AWS_REGION`,
-//!   `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, ...);
-//! - `ms://OWNER/REPO/PATH[@REVISION]`: a file of a ModelScope repository
-//!   (`https://modelscope.cn/models/OWNER/REPO/resolve/REVISION/PATH`,
-//!   revision `master` by default; the host can be changed with
-//!   `MODELSCOPE_ENDPOINT`);
-//! - `ollama://HOST/[NAMESPACE/]MODEL[:TAG]`: a model in an Ollama (OCI
-//!   distribution) registry, e.g.
-//!   `ollama://registry.ollama.ai/library/gemma3:270m` (namespace
-//!   `library` and tag `latest` by default): one GET of its manifest, then
-//!   range reads of its model blob; HTTPS, plain HTTP only to a loopback
-//!   host; anonymous access only.
-//!
-//! A model pulled into the local Ollama store is a local file:
-//! [`ollama_model_path`](crate::read::ollama_model_path) finds it
-//! (`ollama:NAME[:TAG]`), without this feature.
-//!
-//! Users do not call this module to open a file: [`Model::open`] and
-//! [`GgufFile::open`] take a URL like any other [`Source`], and
-//! [`Tensor::read`] fetches a tensor's bytes.
-//!
-//! What it costs: the header is parsed by [`HeaderParser`]
-//! from range reads, the first one [`ReadOptions::chunk`](crate::read::ReadOptions::chunk) bytes (2 MiB),
-//! later ones only as the header needs them; a tensor (or a byte range of
-//! it, or some of its rows) is one more range read. Object stores add one
-//! `HEAD` request first, for the object's size and ETag.
-//!
-//! What is checked on every response: the status (206; a `200` carrying
-//! the whole body is refused after reading no more than was asked), the
-//! `Content-Range` against the range asked, the body's length, and the
-//! file's identity (ETag, Last-Modified and size equal to the first
-//! response's, so a file replaced between two reads is an error, not a
-//! mix of two files).
-//!
-//! Credentials are never printed: every URL shown (messages, `Debug`,
-//! [`Origin`](crate::model::Origin)) goes through [`redact_url`](crate::read::redact_url) (user info
-//! dropped, query values replaced), and text from a server in an error
-//! (an object store's error body) is stripped of anything that looks
-//! like a credential, its control characters escaped, and cut to a few
-//! hundred bytes. Nor are they sent to another origin: redirects are
-//! followed here, no request carries `Referer`, and a redirect that
-//! changes scheme, host or port keeps only `Range`, the conditional
-//! headers, `Accept` and `User-Agent` (no `Authorization`,
-//! `x-amz-security-token`, `x-ms-*`, cookie or token). An `ollama://`
-//! registry's redirect to plain HTTP on a host other than loopback is
-//! refused ([`RemoteError::RedirectRefused`]).
-//!
-//! Timeouts ([`RemoteOptions`](crate::read::RemoteOptions)): 10 s to connect, 30 s of silence while
-//! waiting for a response or between two pieces of a body; a stalled
-//! server is a [`RemoteError::Timeout`], not a hang. A whole header read has a
-//! deadline (600 s by default): a server trickling bytes is an
-//! [`RemoteError::Deadline`] saying how many arrived.
-//!
-//! ```no_run
-//! use gguf_core::Gguf;
-//! # fn main() -> gguf_core::Result<()> {
-//! use gguf_core::Model;
-//! let model = Model::open("hf://Qwen/Qwen3-0.6B-GGUF/Qwen3-0.6B-Q8_0.gguf")?;
-//! println!("{}", model.get_str("general.architecture")?);
-//! let first_rows = model.tensor("token_embd.weight")?.read_rows_f32(0..2)?;
-//! let stats = model.shards()[0].file().remote_stats().unwrap_or_default();
-//! eprintln!("{} requests, {} bytes", stats.requests, stats.bytes);
-//! # Ok(()) }
-//! ```
-//!
-//! [`Model::open`]: crate::model::Model::open
-//! [`GgufFile::open`]: crate::read::GgufFile::open
-//! [`Source`]: crate::read::Source
-//! [`Tensor::read`]: crate::read::Tensor::read
+//! The URL forms, what is checked and what it costs are described where
+//! users meet them, on [`Source`](crate::read::Source).
 
 mod backend;
 mod http;
@@ -143,7 +66,7 @@ async fn open_async_in(
     shards: Option<FirstRead>,
     runtime: SharedRuntime,
 ) -> Result<Vec<(String, GgufFile<'static>)>> {
-    let remote = &options.remote;
+    let remote = options;
     let (first, lookups) = Location::parse(url, remote)?.resolve(remote).await?;
     let locations = match shards {
         Some(_) => split::shard_locations(first)?,
@@ -152,7 +75,7 @@ async fn open_async_in(
     let backend = Arc::new(locations[0].connect(remote)?);
     backend.count_metadata_requests(lookups);
     let first = open_backend(backend, options, None, runtime.clone()).await?;
-    let guess = shards.map_or(remote.read.chunk, |f| f(&first.1, remote.read.chunk));
+    let guess = shards.map_or(remote.chunk, |f| f(&first.1, remote.chunk));
     let rest = locations[1..].iter().map(|l| {
         let runtime = runtime.clone();
         async move {
@@ -174,7 +97,7 @@ async fn open_backend(
     runtime: SharedRuntime,
 ) -> Result<(String, GgufFile<'static>)> {
     let started = Instant::now();
-    let deadline = options.remote.header_deadline;
+    let deadline = options.header_deadline;
     let read = read_header(backend.clone(), options, first_read);
     let file = match tokio::time::timeout(deadline, read).await {
         Ok(r) => r?,

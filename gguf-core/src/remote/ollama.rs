@@ -13,7 +13,7 @@ use crate::read::ollama_store::{bad, model_digest, parse_name, MANIFEST_LIMIT};
 
 use super::redact::redact;
 use super::redirect::{is_loopback, Policy};
-use crate::read::RemoteOptions;
+use crate::read::OpenOptions;
 
 /// What a registry is asked for (Ollama's registries answer with this
 /// manifest schema).
@@ -44,11 +44,7 @@ pub(crate) fn registry_location(s: &str) -> Result<(Url, String)> {
 
 /// The blob URL of the model layer of the manifest at `repo`'s tag `tag`
 /// (one GET).
-pub(crate) async fn resolve_registry(
-    repo: &Url,
-    tag: &str,
-    options: &RemoteOptions,
-) -> Result<Url> {
+pub(crate) async fn resolve_registry(repo: &Url, tag: &str, options: &OpenOptions) -> Result<Url> {
     let manifest_url = repo
         .join(&format!("manifests/{tag}"))
         .map_err(|e| bad(repo.as_str(), e.to_string()))?;

@@ -16,7 +16,7 @@ use crate::error::{Error, RemoteError, Result, SourceError};
 use super::backend::{Counters, Identity, RangeSource};
 use super::redact::{redact, server_text, Secrets};
 use super::store_http::Connector;
-use crate::read::RemoteOptions;
+use crate::read::OpenOptions;
 
 pub(crate) struct StoreSource {
     store: Arc<dyn ObjectStore>,
@@ -37,7 +37,7 @@ fn retry() -> RetryConfig {
 }
 
 impl StoreSource {
-    pub(crate) fn new(url: &Url, options: &RemoteOptions) -> Result<Self> {
+    pub(crate) fn new(url: &Url, options: &OpenOptions) -> Result<Self> {
         let connect = format!("{}ms", options.connect_timeout.as_millis());
         let total = format!("{}ms", options.read_timeout.as_millis());
         let secrets = Secrets::new(url, None);

@@ -68,7 +68,7 @@ impl Encoder {
     }
 
     fn wire<T: for<'a> BinWrite<Args<'a> = WireFormat>>(&mut self, v: &T) -> Result<()> {
-        v.write_options(&mut self.out, self.ctx.endian.into(), self.ctx)
+        v.write_options(&mut self.out, self.ctx.endian.binrw(), self.ctx)
             .map_err(wire_err)
     }
 

@@ -14,7 +14,6 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 #[cfg(feature = "remote")]
-use gguf::read::RemoteOptions;
 use gguf::Model;
 use gguf::{read::redact_url, OpenOptions, Source};
 
@@ -22,7 +21,7 @@ type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 /// A file name or URL as every message, manifest and JSON document shows
 /// it: a URL without user info and with its query values replaced
-/// (`gguf::remote::redact_url`), a path as it is.
+/// (`gguf::read::redact_url`), a path as it is.
 pub fn shown(name: &Path) -> String {
     redact_url(&name.to_string_lossy())
 }
@@ -77,9 +76,7 @@ fn positive_seconds(s: &str) -> std::result::Result<f64, String> {
 impl SourceArgs {
     #[cfg(feature = "remote")]
     fn options(&self) -> OpenOptions {
-        OpenOptions::default().remote(
-            RemoteOptions::default().header_deadline(Duration::from_secs_f64(self.remote_deadline)),
-        )
+        OpenOptions::default().header_deadline(Duration::from_secs_f64(self.remote_deadline))
     }
 
     // The deadline only bounds remote reads, which this build has none of.
