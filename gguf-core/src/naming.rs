@@ -73,11 +73,9 @@ impl FileName {
         let stem = name.strip_suffix(EXTENSION)?;
         let tokens: Vec<&str> = stem.split('-').collect();
         let with_sidecar = matches!(tokens.first(), Some(&("mmproj" | "mtp")));
-        if with_sidecar {
-            if let Some(mut n) = parse_tokens(&tokens[1..]) {
-                n.sidecar = Some(tokens[0].to_owned());
-                return Some(n);
-            }
+        if with_sidecar && let Some(mut n) = parse_tokens(&tokens[1..]) {
+            n.sidecar = Some(tokens[0].to_owned());
+            return Some(n);
         }
         parse_tokens(&tokens)
     }
@@ -235,10 +233,10 @@ fn tail(t: &[&str]) -> Option<(Option<String>, Option<String>, Option<ShardNo>)>
             if rest.is_empty() {
                 return Some((enc, kind, None));
             }
-            if let [k, "of", n] = rest {
-                if let (Some(index), Some(count)) = (five_digits(k), five_digits(n)) {
-                    return Some((enc, kind, Some(ShardNo { index, count })));
-                }
+            if let [k, "of", n] = rest
+                && let (Some(index), Some(count)) = (five_digits(k), five_digits(n))
+            {
+                return Some((enc, kind, Some(ShardNo { index, count })));
             }
         }
     }
@@ -284,13 +282,13 @@ fn parse_tokens(t: &[&str]) -> Option<FileName> {
                 return Some(n);
             }
         }
-        if rest.first() == Some(&"") {
-            if let Some(n) = after_version(&base_name, rest, 1, 0).map(|mut n| {
+        if rest.first() == Some(&"")
+            && let Some(n) = after_version(&base_name, rest, 1, 0).map(|mut n| {
                 n.size_label = None;
                 n
-            }) {
-                return Some(n);
-            }
+            })
+        {
+            return Some(n);
         }
     }
     None

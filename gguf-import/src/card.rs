@@ -73,11 +73,11 @@ fn py_lines(text: &str) -> Vec<&str> {
         }
         lines.push(&text[start..i]);
         let mut end = i + c.len_utf8();
-        if c == '\r' {
-            if let Some(&(j, '\n')) = chars.peek() {
-                chars.next();
-                end = j + 1;
-            }
+        if c == '\r'
+            && let Some(&(j, '\n')) = chars.peek()
+        {
+            chars.next();
+            end = j + 1;
         }
         start = end;
     }

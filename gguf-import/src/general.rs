@@ -374,10 +374,10 @@ fn card_string(file: &Path, key: &str, v: &Value) -> Result<Option<String>> {
 /// with a non-null value.
 fn card_first(file: &Path, card: &Map<String, Value>, names: &[&str]) -> Result<Option<String>> {
     for name in names {
-        if let Some(v) = card.get(*name) {
-            if let Some(s) = card_string(file, name, v)? {
-                return Ok(Some(s));
-            }
+        if let Some(v) = card.get(*name)
+            && let Some(s) = card_string(file, name, v)?
+        {
+            return Ok(Some(s));
         }
     }
     Ok(None)
@@ -449,10 +449,8 @@ fn card_sources(
             if let Some(v) = c.version {
                 fields.push(("version", v));
             }
-            if with_repo_url {
-                if let (Some(o), Some(n)) = (&c.org, &c.full_name) {
-                    fields.push(("repo_url", format!("https://huggingface.co/{o}/{n}")));
-                }
+            if with_repo_url && let (Some(o), Some(n)) = (&c.org, &c.full_name) {
+                fields.push(("repo_url", format!("https://huggingface.co/{o}/{n}")));
             }
         };
         match entry {
@@ -462,14 +460,13 @@ fn card_sources(
                     .any(|p| id.starts_with(p))
                 {
                     fields.push(("repo_url", id.clone()));
-                    if id.contains("huggingface.co") {
-                        if let Some(m) = hub_url
+                    if id.contains("huggingface.co")
+                        && let Some(m) = hub_url
                             .as_ref()
                             .and_then(|r| r.captures(id))
                             .and_then(|c| c.get(1))
-                        {
-                            from_id(m.as_str(), false, &mut fields);
-                        }
+                    {
+                        from_id(m.as_str(), false, &mut fields);
                     }
                 } else {
                     from_id(id, true, &mut fields);
@@ -477,10 +474,10 @@ fn card_sources(
             }
             Value::Object(map) => {
                 for field in SOURCE_FIELDS {
-                    if let Some(v) = map.get(field) {
-                        if let Some(s) = card_string(file, field, v)? {
-                            fields.push((field, s));
-                        }
+                    if let Some(v) = map.get(field)
+                        && let Some(s) = card_string(file, field, v)?
+                    {
+                        fields.push((field, s));
                     }
                 }
             }
@@ -562,10 +559,10 @@ pub(crate) fn write(
     let (total, shared, expert, expert_count) = parameter_counts(tensors.iter().copied());
     let card = card::read(dir)?;
     let mut g = General::from_card(&dir.join("README.md"), &card.map, total)?;
-    if let Some(id) = raw_config.get("_name_or_path").and_then(Value::as_str) {
-        if id.matches('/').count() <= 1 {
-            g.fill(id_components(id, total));
-        }
+    if let Some(id) = raw_config.get("_name_or_path").and_then(Value::as_str)
+        && id.matches('/').count() <= 1
+    {
+        g.fill(id_components(id, total));
     }
     // The directory's own name, as the converter sees it (a trailing
     // slash or `.` resolved).

@@ -57,25 +57,25 @@ fn rope_parameters(config: &Config) -> Map<String, Value> {
             m.insert("rope_theta".into(), local);
             rp.insert("sliding_attention".into(), Value::Object(m));
         }
-        if !rp.contains_key("rope_theta") {
-            if let Some(t) = theta {
-                rp.insert("rope_theta".into(), t);
-            }
+        if !rp.contains_key("rope_theta")
+            && let Some(t) = theta
+        {
+            rp.insert("rope_theta".into(), t);
         }
-        if !rp.contains_key("rope_type") {
-            if let Some(t) = rp.get("type").filter(|t| !t.is_null()).cloned() {
-                rp.insert("rope_type".into(), t);
-            }
+        if !rp.contains_key("rope_type")
+            && let Some(t) = rp.get("type").filter(|t| !t.is_null()).cloned()
+        {
+            rp.insert("rope_type".into(), t);
         }
-        if !rp.contains_key("partial_rotary_factor") {
-            if let Some(p) = partial {
-                rp.insert("partial_rotary_factor".into(), p);
-            }
+        if !rp.contains_key("partial_rotary_factor")
+            && let Some(p) = partial
+        {
+            rp.insert("partial_rotary_factor".into(), p);
         }
-        if !rp.contains_key("original_max_position_embeddings") {
-            if let Some(o) = orig {
-                rp.insert("original_max_position_embeddings".into(), o);
-            }
+        if !rp.contains_key("original_max_position_embeddings")
+            && let Some(o) = orig
+        {
+            rp.insert("original_max_position_embeddings".into(), o);
         }
     }
     rp
@@ -209,10 +209,10 @@ pub(crate) fn write(
                 if let Some(theta) = num(full, "rope_theta")? {
                     keys.set(k("rope.freq_base"), theta);
                 }
-                if let Some(Value::Object(swa)) = rp.get("sliding_attention") {
-                    if let Some(theta) = num(swa, "rope_theta")? {
-                        keys.set(k("rope.freq_base_swa"), theta);
-                    }
+                if let Some(Value::Object(swa)) = rp.get("sliding_attention")
+                    && let Some(theta) = num(swa, "rope_theta")?
+                {
+                    keys.set(k("rope.freq_base_swa"), theta);
                 }
                 if let Some(eps) = config.find_f32(&["rms_norm_eps", "norm_eps"])? {
                     keys.set(k("attention.layer_norm_rms_epsilon"), eps);

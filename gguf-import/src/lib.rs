@@ -325,19 +325,18 @@ fn input_files(dir: &Path, imatrix_file: &str) -> Vec<PathBuf> {
 /// outputs too: an input named as one of them is refused.
 fn check_output_paths(dir: &Path, output: &Path, options: &ImportOptions<'_>) -> Result<()> {
     let inputs = input_files(dir, &options.imatrix_file);
-    if options.split.is_some() {
-        if let Some(input) = inputs
+    if options.split.is_some()
+        && let Some(input) = inputs
             .iter()
             .find(|i| gguf_core::write::may_be_shard_of(output, i))
-        {
-            return Err(Error::Gguf(gguf_core::Error::Build(
-                gguf_core::error::BuildError::OutputIsInput {
-                    output: output.to_owned(),
-                    input: input.clone(),
-                    reason: " (named as a shard of the split output)".into(),
-                },
-            )));
-        }
+    {
+        return Err(Error::Gguf(gguf_core::Error::Build(
+            gguf_core::error::BuildError::OutputIsInput {
+                output: output.to_owned(),
+                input: input.clone(),
+                reason: " (named as a shard of the split output)".into(),
+            },
+        )));
     }
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     gguf_core::write::check_not_inputs(&[output], &inputs)?;
@@ -404,10 +403,10 @@ pub fn import_model(
         .collect(),
     );
     let mut planned = Vec::new();
-    if arch.llama3_rope {
-        if let Some(factors) = rope::llama3_rope_freqs(&config)? {
-            planned.push(tensors::generated("rope_freqs.weight", factors));
-        }
+    if arch.llama3_rope
+        && let Some(factors) = rope::llama3_rope_freqs(&config)?
+    {
+        planned.push(tensors::generated("rope_freqs.weight", factors));
     }
     let taken: Vec<&str> = planned.iter().map(|t| t.name.as_str()).collect();
     let read = tensors::plan(

@@ -293,16 +293,16 @@ pub(crate) fn check_hparams(
         embd.shape
     );
     let hidden_keys = ["hidden_size", "n_embd", "dim"];
-    if let Some(hidden) = config.find_u32(&hidden_keys)? {
-        if u64::from(hidden) != width {
-            return Err(config_error(
-                file,
-                format!(
-                    "{:?} is {hidden}, but {embd_desc} is {width} wide",
-                    key_of(config, &hidden_keys)
-                ),
-            ));
-        }
+    if let Some(hidden) = config.find_u32(&hidden_keys)?
+        && u64::from(hidden) != width
+    {
+        return Err(config_error(
+            file,
+            format!(
+                "{:?} is {hidden}, but {embd_desc} is {width} wide",
+                key_of(config, &hidden_keys)
+            ),
+        ));
     }
     // The tokenizer part pads the vocabulary to these counts.
     for key in ["vocab_size", "vocab_size_per_layer_input"] {
@@ -410,11 +410,11 @@ pub(crate) fn plan<'a>(
                 }
                 Transform::AddOne => add_one = true,
                 Transform::TrimToVocab => {
-                    if let (Some(v), Some(first)) = (vocab_rows, np_shape.first_mut()) {
-                        if v < *first {
-                            *first = v;
-                            rows = v;
-                        }
+                    if let (Some(v), Some(first)) = (vocab_rows, np_shape.first_mut())
+                        && v < *first
+                    {
+                        *first = v;
+                        rows = v;
                     }
                 }
             }

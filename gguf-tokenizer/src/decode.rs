@@ -95,20 +95,20 @@ impl Tokenizer {
     ) -> Result<Vec<u8>> {
         let mut ids = ids;
         let mut remove_space = self.flags.add_space_prefix;
-        if remove_special && self.flags.add_bos {
-            if let (Some(&first), Some(bos)) = (ids.first(), self.specials.bos) {
-                if first == bos {
-                    remove_space = false;
-                    ids = &ids[1..];
-                }
-            }
+        if remove_special
+            && self.flags.add_bos
+            && let (Some(&first), Some(bos)) = (ids.first(), self.specials.bos)
+            && first == bos
+        {
+            remove_space = false;
+            ids = &ids[1..];
         }
-        if remove_special && self.flags.add_eos {
-            if let (Some(&last), Some(eos)) = (ids.last(), self.specials.eos) {
-                if last == eos {
-                    ids = &ids[..ids.len() - 1];
-                }
-            }
+        if remove_special
+            && self.flags.add_eos
+            && let (Some(&last), Some(eos)) = (ids.last(), self.specials.eos)
+            && last == eos
+        {
+            ids = &ids[..ids.len() - 1];
         }
         let mut text = Vec::new();
         for &id in ids {

@@ -388,10 +388,10 @@ impl Tokenizer {
         if let Some(id) = self.token_id(&hex) {
             return Ok(id);
         }
-        if b.is_ascii() {
-            if let Some(id) = self.token_id(std::str::from_utf8(&[b]).unwrap_or("")) {
-                return Ok(id);
-            }
+        if b.is_ascii()
+            && let Some(id) = self.token_id(std::str::from_utf8(&[b]).unwrap_or(""))
+        {
+            return Ok(id);
         }
         Err(TokenizerError::MissingToken {
             what: format!("byte token {hex}"),

@@ -274,10 +274,10 @@ impl Tokenizer {
             if slot.is_some_and(|id| u64::from(id) >= n) {
                 *slot = None;
             }
-            if let Some(id) = opt_u32(model, key)? {
-                if u64::from(id) < n {
-                    *slot = Some(id);
-                }
+            if let Some(id) = opt_u32(model, key)?
+                && u64::from(id) < n
+            {
+                *slot = Some(id);
             }
         }
         if let Some(v) = opt_bool(model, "tokenizer.ggml.add_bos_token")? {
@@ -460,10 +460,10 @@ impl Tokenizer {
                 self.tokens[end as usize].attr = TokenAttr::USER_DEFINED;
             }
         }
-        if has(self, "<|tool_response>") || has(self, "<|plamo:eos|>") {
-            if let Some(s) = in_eog(self, "</s>") {
-                self.tokens[s as usize].attr = TokenAttr::NORMAL;
-            }
+        if (has(self, "<|tool_response>") || has(self, "<|plamo:eos|>"))
+            && let Some(s) = in_eog(self, "</s>")
+        {
+            self.tokens[s as usize].attr = TokenAttr::NORMAL;
         }
 
         // Special tokens, longest first (a stable sort: llama.cpp's

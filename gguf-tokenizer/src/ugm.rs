@@ -253,10 +253,10 @@ fn normalize_prefix<'a>(ugm: &'a Ugm, input: &'a [u8]) -> Result<(&'a [u8], usiz
     if user > 0 {
         return Ok((&input[..user], user));
     }
-    if let Some(map) = &ugm.charsmap {
-        if let Some((len, replacement)) = map.longest_match(input)? {
-            return Ok((replacement, len));
-        }
+    if let Some(map) = &ugm.charsmap
+        && let Some((len, replacement)) = map.longest_match(input)?
+    {
+        return Ok((replacement, len));
     }
     Ok(match valid_cpt_len(input) {
         Some(n) => (&input[..n], n),

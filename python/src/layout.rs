@@ -98,10 +98,10 @@ fn value_parts(lay: &mut Layout, value: &Value<'_>, at: u64, width: usize) -> u6
 /// does not keep).
 pub(crate) fn value_types(value: &Value<'_>) -> Vec<u32> {
     let mut types = vec![value.value_type().id()];
-    if let Some(array) = value.as_array() {
-        if let Some(first) = array.iter().next() {
-            types.extend(value_types(&first));
-        }
+    if let Some(array) = value.as_array()
+        && let Some(first) = array.iter().next()
+    {
+        types.extend(value_types(&first));
     }
     types
 }

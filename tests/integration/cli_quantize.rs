@@ -580,8 +580,8 @@ fn tensor_types_from_flags_and_files_apply_in_command_line_order() {
         let o = gguf(&all);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let q = Model::open(&out).unwrap();
-        let ty = q.tensor("blk.0.attn_q.weight").unwrap().ggml_type();
-        ty
+
+        q.tensor("blk.0.attn_q.weight").unwrap().ggml_type()
     };
     // The first pattern that matches wins.
     assert_eq!(

@@ -30,10 +30,11 @@ fn gguf_py_cases() -> &'static (PathBuf, Vec<Json>) {
         // Directories of earlier runs whose process is gone.
         for entry in std::fs::read_dir(root).into_iter().flatten().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if let Some(pid) = name.strip_prefix("gguf-py-written-") {
-                if !Path::new("/proc").join(pid).exists() && Path::new("/proc/self").exists() {
-                    let _ = std::fs::remove_dir_all(entry.path());
-                }
+            if let Some(pid) = name.strip_prefix("gguf-py-written-")
+                && !Path::new("/proc").join(pid).exists()
+                && Path::new("/proc/self").exists()
+            {
+                let _ = std::fs::remove_dir_all(entry.path());
             }
         }
         let dir = root.join(format!("gguf-py-written-{}", std::process::id()));

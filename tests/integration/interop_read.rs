@@ -305,10 +305,10 @@ fn gguf_py_type(t: ValueType) -> &'static str {
 /// (what gguf-py records in `ReaderField.types`).
 fn type_chain(a: &ArrayView<'_>) -> Vec<&'static str> {
     let mut chain = vec![gguf_py_type(a.element_type())];
-    if a.element_type() == ValueType::Array {
-        if let Some(first) = a.iter().next() {
-            chain.extend(type_chain(&first.as_array().unwrap()));
-        }
+    if a.element_type() == ValueType::Array
+        && let Some(first) = a.iter().next()
+    {
+        chain.extend(type_chain(&first.as_array().unwrap()));
     }
     chain
 }

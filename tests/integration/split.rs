@@ -50,10 +50,10 @@ fn files_of(dir: &Path, case: &str) -> Vec<PathBuf> {
         let name = path.file_name().unwrap().to_str().unwrap().to_owned();
         if name == format!("{case}.gguf") {
             out.push((0, path));
-        } else if let Some((stem, no)) = parse_shard_name(&name) {
-            if stem == case {
-                out.push((no.index, path));
-            }
+        } else if let Some((stem, no)) = parse_shard_name(&name)
+            && stem == case
+        {
+            out.push((no.index, path));
         }
     }
     out.sort();

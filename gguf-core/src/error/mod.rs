@@ -148,10 +148,9 @@ impl Error {
             | FormatError::CountTooLarge { what, .. }
             | FormatError::InvalidUtf8 { what, .. },
         ) = &mut self
+            && what.is_empty()
         {
-            if what.is_empty() {
-                *what = name();
-            }
+            *what = name();
         }
         self
     }

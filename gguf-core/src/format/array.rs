@@ -416,14 +416,15 @@ fn read_array<'a>(
     match elem.fixed_size() {
         Some(size) => {
             let bytes = cur.take(len * size as u64, elements)?;
-            if elem == ValueType::Bool && walk.check_contents {
-                if let Some(i) = bytes.iter().position(|&b| b > 1) {
-                    return Err(Error::Format(FormatError::InvalidBool {
-                        offset: base + (start + i) as u64,
-                        key: key(),
-                        byte: bytes[i],
-                    }));
-                }
+            if elem == ValueType::Bool
+                && walk.check_contents
+                && let Some(i) = bytes.iter().position(|&b| b > 1)
+            {
+                return Err(Error::Format(FormatError::InvalidBool {
+                    offset: base + (start + i) as u64,
+                    key: key(),
+                    byte: bytes[i],
+                }));
             }
         }
         None if elem == ValueType::String => {

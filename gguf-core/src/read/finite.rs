@@ -147,8 +147,8 @@ mod tests {
         b.add_tensor("t", ty, shape, data).unwrap();
         let bytes = b.to_vec().unwrap();
         let file = GgufFile::open(&bytes).unwrap();
-        let found = file.tensor("t").unwrap().non_finite().unwrap();
-        found
+
+        file.tensor("t").unwrap().non_finite().unwrap()
     }
 
     #[test]

@@ -97,10 +97,10 @@ impl GgufFile<'_> {
             issues.push(LintIssue::BigEndian);
         }
         for (key, value) in self.metadata() {
-            if let Value::Array(a) = value {
-                if a.element_type() == ValueType::Array {
-                    issues.push(LintIssue::NestedArray { key: key.into() });
-                }
+            if let Value::Array(a) = value
+                && a.element_type() == ValueType::Array
+            {
+                issues.push(LintIssue::NestedArray { key: key.into() });
             }
         }
         let mut expected = 0u64;

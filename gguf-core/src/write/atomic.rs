@@ -72,13 +72,13 @@ fn keep_owner(file: &File, old: &std::fs::Metadata) {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        if let Ok(new) = file.metadata() {
-            if (new.uid(), new.gid()) != (old.uid(), old.gid()) {
-                // Failure is the expected case for non-root users; the
-                // permissions are still copied.
-                let _ = std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()))
-                    .or_else(|_| std::os::unix::fs::fchown(file, None, Some(old.gid())));
-            }
+        if let Ok(new) = file.metadata()
+            && (new.uid(), new.gid()) != (old.uid(), old.gid())
+        {
+            // Failure is the expected case for non-root users; the
+            // permissions are still copied.
+            let _ = std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()))
+                .or_else(|_| std::os::unix::fs::fchown(file, None, Some(old.gid())));
         }
     }
     #[cfg(not(unix))]

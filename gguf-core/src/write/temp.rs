@@ -160,15 +160,15 @@ pub(crate) fn persist_all(
     // Checked by the writers before they start; again here, as a FIFO or
     // device may have appeared at an output path during a long write.
     for (i, &path) in paths.iter().enumerate() {
-        if let Ok(meta) = std::fs::metadata(path) {
-            if !meta.is_file() {
-                let kind = crate::read::file_kind(&meta.file_type());
-                let e = std::io::Error::other(format!(
-                    "the output is {kind}, not a regular file: not replaced"
-                ));
-                drop(live);
-                return Err((i, e));
-            }
+        if let Ok(meta) = std::fs::metadata(path)
+            && !meta.is_file()
+        {
+            let kind = crate::read::file_kind(&meta.file_type());
+            let e = std::io::Error::other(format!(
+                "the output is {kind}, not a regular file: not replaced"
+            ));
+            drop(live);
+            return Err((i, e));
         }
     }
     let mut renamed: Vec<&Path> = Vec::with_capacity(paths.len());

@@ -61,13 +61,13 @@ fn vocab_base(dir: &Dir, hf: &HfTokenizer) -> Result<(Vec<String>, Vec<i32>)> {
         None => vocab.len(),
     };
     files::check_vocab_size(dir, vocab_size)?;
-    if let Some(max) = max_id {
-        if max as usize >= vocab_size {
-            return Err(bad(
-                &path,
-                format!("token id {max} is not below config.json's vocab_size {vocab_size}"),
-            ));
-        }
+    if let Some(max) = max_id
+        && max as usize >= vocab_size
+    {
+        return Err(bad(
+            &path,
+            format!("token id {max} is not below config.json's vocab_size {vocab_size}"),
+        ));
     }
     // Where two strings share an id, the added token's content wins.
     let mut by_id: HashMap<u32, &str> = HashMap::with_capacity(vocab.len());

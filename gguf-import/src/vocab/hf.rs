@@ -54,10 +54,9 @@ pub(super) fn load(dir: &Dir, json: Value) -> Result<HfTokenizer> {
     if let Some(pre) = adjusted
         .get_mut("pre_tokenizer")
         .and_then(Value::as_object_mut)
+        && pre.contains_key("add_prefix_space")
     {
-        if pre.contains_key("add_prefix_space") {
-            pre.insert("add_prefix_space".into(), Value::Bool(add_prefix_space));
-        }
+        pre.insert("add_prefix_space".into(), Value::Bool(add_prefix_space));
     }
     let tokenizer: Tokenizer = adjusted
         .to_string()

@@ -14,10 +14,10 @@ impl Keys {
     /// `add_key_value`: a new key goes last, a known one keeps its place.
     pub(super) fn set(&mut self, key: &str, value: impl Into<OwnedValue>) {
         let value = value.into();
-        if let OwnedValue::Array(a) = &value {
-            if a.is_empty() {
-                return;
-            }
+        if let OwnedValue::Array(a) = &value
+            && a.is_empty()
+        {
+            return;
         }
         match self.entries.iter_mut().find(|(k, _)| k == key) {
             Some((_, v)) => *v = value,

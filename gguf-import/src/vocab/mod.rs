@@ -111,10 +111,10 @@ pub(crate) fn vocab_metadata(
 /// `LlamaModel.set_vocab`: SentencePiece, else a Llama 2 style BPE
 /// `tokenizer.json`, else a byte-level BPE.
 fn llama(dir: &Dir, keys: &mut Keys, pre_tokenizer: Option<&str>) -> Result<()> {
-    if let Some(config) = dir.tokenizer_config()? {
-        if let Some(add) = config.get("add_prefix_space").and_then(|v| v.as_bool()) {
-            keys.set("tokenizer.ggml.add_space_prefix", add);
-        }
+    if let Some(config) = dir.tokenizer_config()?
+        && let Some(add) = config.get("add_prefix_space").and_then(|v| v.as_bool())
+    {
+        keys.set("tokenizer.ggml.add_space_prefix", add);
     }
     if dir.has("tokenizer.model") {
         spm::set_vocab(dir, keys)?;

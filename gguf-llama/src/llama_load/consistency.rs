@@ -140,10 +140,10 @@ pub fn metadata_problems(file: &(impl Gguf + ?Sized)) -> Vec<MetadataProblem> {
     if let Some(tokens) = array_len(file, "tokenizer.ggml.tokens") {
         token_problems(file, tokens, &mut out);
     }
-    if let Ok(arch) = file.get_str("general.architecture") {
-        if let Some(p) = block_count_problem(file, arch) {
-            out.push(p);
-        }
+    if let Ok(arch) = file.get_str("general.architecture")
+        && let Some(p) = block_count_problem(file, arch)
+    {
+        out.push(p);
     }
     out
 }

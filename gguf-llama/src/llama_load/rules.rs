@@ -186,13 +186,13 @@ fn base_values(
             ));
         }
     }
-    if let Some(t) = more.rope_scaling_type.as_deref() {
-        if !ROPE_SCALING_TYPES.contains(&t) {
-            out.push(bad(
-                name(loader_key::rope_scaling_type),
-                format!("is {t:?}, not one of {ROPE_SCALING_TYPES:?}"),
-            ));
-        }
+    if let Some(t) = more.rope_scaling_type.as_deref()
+        && !ROPE_SCALING_TYPES.contains(&t)
+    {
+        out.push(bad(
+            name(loader_key::rope_scaling_type),
+            format!("is {t:?}, not one of {ROPE_SCALING_TYPES:?}"),
+        ));
     }
     experts(arch, params, more, out);
     tensor_extra(meta, out);

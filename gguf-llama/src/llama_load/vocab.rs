@@ -65,14 +65,14 @@ const STRINGS: &[ValueType] = &[ValueType::String];
 /// (llama.cpp's `n_vocab`) when the token list is readable.
 pub(super) fn check(meta: &(impl Gguf + ?Sized), out: &mut Vec<LoadProblem>) -> Option<u64> {
     let model = str_of(meta, "tokenizer.ggml.model");
-    if let Some(m) = model {
-        if !TOKENIZER_MODELS.contains(&m) {
-            out.push(LoadProblem::BadValue {
-                key: "tokenizer.ggml.model".into(),
-                reason: format!("is {m:?}, not a tokenizer llama.cpp knows"),
-            });
-            return None;
-        }
+    if let Some(m) = model
+        && !TOKENIZER_MODELS.contains(&m)
+    {
+        out.push(LoadProblem::BadValue {
+            key: "tokenizer.ggml.model".into(),
+            reason: format!("is {m:?}, not a tokenizer llama.cpp knows"),
+        });
+        return None;
     }
     if is_vocabless(model) {
         return None;

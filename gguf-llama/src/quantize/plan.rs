@@ -290,10 +290,11 @@ fn block_digits(name: &str) -> Option<(usize, usize, i64)> {
         let len = name[start..]
             .find(|c: char| !c.is_ascii_digit())
             .unwrap_or(name.len() - start);
-        if len > 0 && name[start + len..].starts_with('.') {
-            if let Ok(n) = name[start..start + len].parse() {
-                return Some((start, start + len, n));
-            }
+        if len > 0
+            && name[start + len..].starts_with('.')
+            && let Ok(n) = name[start..start + len].parse()
+        {
+            return Some((start, start + len, n));
         }
         from += i + 1;
     }
@@ -553,10 +554,10 @@ fn target_type(
             return Ok((t, false));
         }
     }
-    if let Some(t) = opts.output_tensor_type {
-        if category == Category::Output {
-            return Ok((t, false));
-        }
+    if let Some(t) = opts.output_tensor_type
+        && category == Category::Output
+    {
+        return Ok((t, false));
     }
     if default.is_plain() {
         return Ok((default, false));

@@ -284,10 +284,10 @@ impl Manifest {
         for line in text.lines() {
             let mut words = line.split_whitespace();
             let Some(algo) = words.next() else { continue };
-            if let Some(a) = Algo::from_name(algo) {
-                if !algos.contains(&a) {
-                    algos.push(a);
-                }
+            if let Some(a) = Algo::from_name(algo)
+                && !algos.contains(&a)
+            {
+                algos.push(a);
             }
             if let (Some(hash), Some(name)) = (words.next(), words.next()) {
                 entries

@@ -303,11 +303,11 @@ impl Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse_from(estimate::normalize_args(std::env::args_os()));
-    if cli.command.writes() {
-        if let Err(e) = interrupt::install() {
-            eprintln!("gguf: cannot handle SIGINT and SIGTERM: {e}");
-            return ExitCode::FAILURE;
-        }
+    if cli.command.writes()
+        && let Err(e) = interrupt::install()
+    {
+        eprintln!("gguf: cannot handle SIGINT and SIGTERM: {e}");
+        return ExitCode::FAILURE;
     }
     let result = match cli.command {
         Command::Inspect(args) => inspect::run(args),

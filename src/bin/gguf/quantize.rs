@@ -365,10 +365,10 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         warnings(&report, &job);
         return Ok(());
     }
-    if let Some(m) = &imatrix {
-        if m.entries.is_empty() {
-            crate::message("gguf: warning: no importance matrix entry left after --include-weights/--exclude-weights: quantizing without one");
-        }
+    if let Some(m) = &imatrix
+        && m.entries.is_empty()
+    {
+        crate::message("gguf: warning: no importance matrix entry left after --include-weights/--exclude-weights: quantizing without one");
     }
     // The library counts work, not bytes: copies are quick, encoding slow.
     let bar = crate::progress::Bar::work();

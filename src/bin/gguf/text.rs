@@ -108,11 +108,10 @@ fn next_control(bytes: &[u8], from: usize, keep_lf: bool) -> Option<(usize, usiz
         if let Some(word) = bytes
             .get(i..i + 8)
             .and_then(|w| <[u8; 8]>::try_from(w).ok())
+            && !may_hold_control(u64::from_le_bytes(word))
         {
-            if !may_hold_control(u64::from_le_bytes(word)) {
-                i += 8;
-                continue;
-            }
+            i += 8;
+            continue;
         }
         if (b < 0x20 && !(keep_lf && b == b'\n')) || b == 0x7f {
             return Some((i, 1));

@@ -138,11 +138,11 @@ fn build<const D: usize, T: Copy + Into<i32>>(
         // cut-off first and sorting only those gives the same list.
         let mut nearest: Vec<i32> = Vec::with_capacity(nwant + 1);
         for &(d, _) in &dist {
-            if let Err(at) = nearest.binary_search(&d) {
-                if at < nwant {
-                    nearest.insert(at, d);
-                    nearest.truncate(nwant);
-                }
+            if let Err(at) = nearest.binary_search(&d)
+                && at < nwant
+            {
+                nearest.insert(at, d);
+                nearest.truncate(nwant);
             }
         }
         let cutoff = nearest.last().copied().unwrap_or(i32::MAX);

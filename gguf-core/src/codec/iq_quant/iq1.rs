@@ -233,10 +233,8 @@ pub(crate) fn quant_iq1_s(src: &[f32], out: &mut [u8], weights: Option<&[f32]>) 
             }
             let xx: &'static [f32; 3] = if shift == 1 { &X_P } else { &X_M };
             let (index, all_on) = snap_groups::<4>(g, xb, &w, scale, |_| xx, &mut l);
-            if !all_on {
-                if let Some(s) = refit(g, xb, &w, &index, |_| xx) {
-                    scale = s;
-                }
+            if !all_on && let Some(s) = refit(g, xb, &w, &index, |_| xx) {
+                scale = s;
             }
             let mut h = 0u16;
             for (k, &gi) in index.iter().enumerate() {
@@ -363,10 +361,8 @@ pub(crate) fn quant_iq1_m(src: &[f32], out: &mut [u8], weights: Option<&[f32]>) 
                 best_k = 3 - best_k;
             }
             let (index, all_on) = snap_groups::<2>(g, xb, &w, scale, |k| xx_m(best_k, k), &mut l);
-            if !all_on {
-                if let Some(s) = refit(g, xb, &w, &index, |k| xx_m(best_k, k)) {
-                    scale = s;
-                }
+            if !all_on && let Some(s) = refit(g, xb, &w, &index, |k| xx_m(best_k, k)) {
+                scale = s;
             }
             y[2 * ib] = (index[0] & 255) as u8;
             y[2 * ib + 1] = (index[1] & 255) as u8;

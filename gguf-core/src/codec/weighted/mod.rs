@@ -79,14 +79,14 @@ pub fn quantize_rows_into(
             actual: out.len() as u64,
         }));
     }
-    if let Some(w) = weights {
-        if w.len() != row_len {
-            return Err(Error::Codec(CodecError::LengthMismatch {
-                what: format!("importance weights for rows of {row_len} elements"),
-                expected: row_len as u64,
-                actual: w.len() as u64,
-            }));
-        }
+    if let Some(w) = weights
+        && w.len() != row_len
+    {
+        return Err(Error::Codec(CodecError::LengthMismatch {
+            what: format!("importance weights for rows of {row_len} elements"),
+            expected: row_len as u64,
+            actual: w.len() as u64,
+        }));
     }
     let Some(weights) = weights else {
         if needs_weights(ty) {
