@@ -13,9 +13,7 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-#[cfg(feature = "remote")]
-use gguf::Model;
-use gguf::{read::redact_url, OpenOptions, Source};
+use gguf::{read::redact_url, Model, OpenOptions, Source};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
