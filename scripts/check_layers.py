@@ -102,6 +102,27 @@ CRATES = {
         ],
         {
             "edit": [["journal"], ["editor"], ["model_editor"], ["mod"]],
+            # write/modes.rs and read/incremental.rs as rooms, lowest first
+            "write/modes": [
+                ["options"],  # WriteMode, WriteOptions, Progress
+                ["sink"],  # zeros, the data sinks
+                ["kernel"],  # kernel-side copies of mapped tensors
+                ["single"],  # the single pass: write, to_vec, the data
+                ["reserve"],  # header space first, header last
+                ["metadata_first"],  # the header now, tensors later
+                ["output"],  # Output, write_with, write_to_path
+                ["mod"],
+                ["tests"],
+            ],
+            "read/incremental": [
+                ["options"],  # ReadOptions and its defaults
+                ["read_at"],  # positioned reads over files and streams
+                ["walk"],  # the smallest header end
+                ["parser"],  # HeaderParser, the state machine
+                ["driver"],  # read_header: the parser over a source
+                ["mod"],
+                ["tests"],
+            ],
             "remote": [
                 ["redact", "redirect"],  # URL helpers: redaction, redirects, error chains
                 ["backend"],  # the range-source trait and the identity check
@@ -368,7 +389,7 @@ def check_modules(src: Path, crate: Crate) -> list[str]:
     for module, order in crate.sublayers.items():
         sublayer_of[module] = {f: i for i, names in enumerate(order) for f in names}
         files_of[module] = children(src, module)
-        if module not in modules:
+        if not (src / module).is_dir():
             continue
         missing = sorted(files_of[module] - set(sublayer_of[module]))
         if missing:
@@ -417,16 +438,25 @@ def check_modules(src: Path, crate: Crate) -> list[str]:
                         f"(layer {layer_of[target]}), a higher layer"
                     )
                 continue
-            if top not in crate.sublayers:
+            # The deepest module with ordered files that holds both this
+            # file and the import (`write/modes` before `write`).
+            inside = [
+                k for k in crate.sublayers
+                if here[: len(k.split("/"))] == k.split("/") and path[: len(k.split("/"))] == k.split("/")
+            ]
+            if not inside:
                 continue
-            order = sublayer_of[top]
-            own = here[1] if len(here) > 1 else "mod"
-            other = path[1] if len(path) > 1 and path[1] in files_of[top] else "mod"
+            module = max(inside, key=lambda k: len(k.split("/")))
+            depth = len(module.split("/"))
+            order = sublayer_of[module]
+            own = here[depth] if len(here) > depth else "mod"
+            named = path[depth] if len(path) > depth else "mod"
+            other = named if named in files_of[module] or named in order else "mod"
             if own == other or own not in order or other not in order:
                 continue
             if order[other] > order[own]:
                 report(
-                    f"{where}: {top}/{own} (file layer {order[own]}) imports {top}/{other} "
+                    f"{where}: {module}/{own} (file layer {order[own]}) imports {module}/{other} "
                     f"(file layer {order[other]}), a higher layer"
                 )
     return problems
@@ -523,6 +553,10 @@ def self_test() -> int:
         (core, "edit/journal.rs", "use super::Editor;", 1),  # through mod.rs, the top file
         (core, "edit/journal.rs", "fn f() { super::editor::open(); }", 1),
         (core, "edit/mod.rs", "pub use editor::Editor; use self::journal::recover;", 0),
+        # Files of a nested module with its own order (write/modes).
+        (core, "write/modes/single.rs", "use super::sink::AnySink;", 0),
+        (core, "write/modes/sink.rs", "use super::single::write_data;", 1),
+        (core, "write/modes/options.rs", "use crate::write::modes::output::Output;", 1),
         (core, "nothing/mod.rs", "", 1),  # a module without a layer
         (core, "tests.rs", "use crate::edit::Editor;", 0),
         (core, "journal.rs", "fn f() {}\n#[cfg(test)]\nmod tests { use super::f; }", 0),
