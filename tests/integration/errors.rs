@@ -123,7 +123,11 @@ fn groups_match_with_their_details() {
 fn same_at_both_doors(path: &Path) -> Error {
     let file = GgufFile::open(path).unwrap_err();
     let model = Model::open(path).unwrap_err();
-    assert_eq!(format!("{file:?}"), format!("{model:?}"), "the doors disagree");
+    assert_eq!(
+        format!("{file:?}"),
+        format!("{model:?}"),
+        "the doors disagree"
+    );
     assert_eq!(file.to_string(), model.to_string());
     assert_eq!(file.path(), Some(path), "{file}");
     assert_eq!(file.offset(), model.offset());
@@ -141,7 +145,10 @@ fn both_doors_give_the_same_error_for_a_bad_file() {
     // A missing file: an I/O error holding the path.
     let missing = dir.path().join("missing.gguf");
     let e = same_at_both_doors(&missing);
-    assert_eq!(io_parts(&e), (missing.as_path(), std::io::ErrorKind::NotFound));
+    assert_eq!(
+        io_parts(&e),
+        (missing.as_path(), std::io::ErrorKind::NotFound)
+    );
     assert_eq!(e.offset(), None);
 
     // A bad magic: the format error inside the file's context.
@@ -155,7 +162,10 @@ fn both_doors_give_the_same_error_for_a_bad_file() {
             && matches!(**source, Error::Format(FormatError::BadMagic { found }) if &found == b"GGUX")),
         "{e:?}"
     );
-    assert!(matches!(e.detail(), Error::Format(FormatError::BadMagic { .. })));
+    assert!(matches!(
+        e.detail(),
+        Error::Format(FormatError::BadMagic { .. })
+    ));
     assert_eq!(e.offset(), Some(0));
 
     // A file cut inside its header: the count that no longer fits, at
@@ -179,7 +189,14 @@ fn both_doors_give_the_same_error_for_a_bad_file() {
     std::fs::write(&short, &sample[..2]).unwrap();
     let e = same_at_both_doors(&short);
     assert!(
-        matches!(e.detail(), Error::Format(FormatError::Truncated { offset: 0, needed: 2, .. })),
+        matches!(
+            e.detail(),
+            Error::Format(FormatError::Truncated {
+                offset: 0,
+                needed: 2,
+                ..
+            })
+        ),
         "{e:?}"
     );
     assert_eq!(e.offset(), Some(0));

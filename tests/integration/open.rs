@@ -121,6 +121,10 @@ fn every_cut_fails_to_open_as_from_bytes_fails() {
         let parsed = GgufFile::open(input).unwrap_err();
         // Opened by path, the same error inside the file's context.
         assert_eq!(opened.path(), Some(path.as_path()), "cut {cut}");
-        assert_eq!(format!("{:?}", opened.detail()), format!("{parsed:?}"), "cut {cut}");
+        assert_eq!(
+            format!("{:?}", opened.detail()),
+            format!("{parsed:?}"),
+            "cut {cut}"
+        );
     }
 }

@@ -68,8 +68,16 @@ pub fn reject(bytes: &[u8]) -> Error {
     // same error.
     assert_eq!(c.path(), Some(path.as_path()), "{c}");
     assert_eq!(c.offset(), a.offset(), "{c}");
-    assert_eq!(c.to_string().matches(&*path.to_string_lossy()).count(), 1, "{c}");
-    let (da, db, dc) = (format!("{a:?}"), format!("{b:?}"), format!("{:?}", c.detail()));
+    assert_eq!(
+        c.to_string().matches(&*path.to_string_lossy()).count(),
+        1,
+        "{c}"
+    );
+    let (da, db, dc) = (
+        format!("{a:?}"),
+        format!("{b:?}"),
+        format!("{:?}", c.detail()),
+    );
     assert_eq!(da, db, "from_bytes and from_reader disagree");
     assert_eq!(da, dc, "from_bytes and open disagree");
     // Every message is one sentence that says what and where.

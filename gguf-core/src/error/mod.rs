@@ -204,6 +204,7 @@ impl Error {
         match self {
             Error::Io { path, .. } => path.as_deref(),
             Error::File { path, .. } => Some(path),
+            Error::Codec(CodecError::TensorCodec { source, .. }) => source.path(),
             Error::Format(_) | Error::Lookup(_) | Error::Codec(_) => None,
             Error::Build(e) => e.path(),
             Error::Edit(e) => Some(e.path()),

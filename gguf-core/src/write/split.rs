@@ -288,11 +288,9 @@ impl<'a> Builder<'a> {
         // Errors name the shard being written, never its temporary file.
         let named = |shard: &ShardPlan| {
             let path = shard.path.clone();
-            move |e: Error| {
-                Error::File {
-                    path,
-                    source: Box::new(e),
-                }
+            move |e: Error| Error::File {
+                path,
+                source: Box::new(e),
             }
         };
         for (k, shard) in plan.iter().enumerate() {
@@ -400,20 +398,16 @@ fn persist(temps: Vec<TempFile>, plan: &[ShardPlan]) -> Result<()> {
         if let Ok(meta) = std::fs::metadata(&shard.path) {
             tmp.file()
                 .set_permissions(meta.permissions())
-                .map_err(|e| {
-                    Error::File {
-                        path: shard.path.clone(),
-                        source: Box::new(e.into()),
-                    }
+                .map_err(|e| Error::File {
+                    path: shard.path.clone(),
+                    source: Box::new(e.into()),
                 })?;
         }
     }
     let paths: Vec<&Path> = plan.iter().map(|s| s.path.as_path()).collect();
-    persist_all(temps, &paths).map_err(|(i, e)| {
-        Error::File {
-            path: paths[i].to_owned(),
-            source: Box::new(e.into()),
-        }
+    persist_all(temps, &paths).map_err(|(i, e)| Error::File {
+        path: paths[i].to_owned(),
+        source: Box::new(e.into()),
     })
 }
 
