@@ -230,3 +230,29 @@ impl VocabError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    #[test]
+    fn gguf_llama_errors_are_kept_whole_and_core_errors_lifted() {
+        let e = Error::from(gguf_llama::Error::Estimate {
+            reason: "why".into(),
+        });
+        assert!(
+            matches!(&e, Error::Quantize(gguf_llama::Error::Estimate { reason }) if reason == "why"),
+            "{e:?}"
+        );
+        assert_eq!(e.to_string(), "estimate: why");
+        assert_eq!(
+            (e.path(), e.offset(), e.io_error().is_none()),
+            (None, None, true)
+        );
+
+        let core = gguf_core::GgufFile::open(&b"GGUF"[..]).unwrap_err();
+        let e = Error::from(gguf_llama::Error::Gguf(core));
+        assert!(matches!(e, Error::Gguf(_)), "{e:?}");
+        assert_eq!(e.offset(), Some(4));
+    }
+}
