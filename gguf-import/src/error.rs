@@ -24,9 +24,10 @@ pub enum Error {
     #[error(transparent)]
     Vocab(#[from] VocabError),
     /// Quantizing the imported model to a preset failed (an importance
-    /// matrix that does not fit the model, ...): gguf-llama's error.
+    /// matrix that does not fit the model, ...): gguf-llama's error, its
+    /// errors of the GGUF file below taken out as [`Error::Gguf`].
     #[error(transparent)]
-    Quantize(gguf_llama::QuantizeError),
+    Quantize(gguf_llama::Error),
 }
 
 impl From<std::io::Error> for Error {
@@ -37,15 +38,12 @@ impl From<std::io::Error> for Error {
 }
 
 impl From<gguf_llama::Error> for Error {
-    /// gguf-core's errors stay [`Error::Gguf`]; the quantizer's own are
-    /// [`Error::Quantize`].
+    /// gguf-core's errors stay [`Error::Gguf`]; gguf-llama's own are
+    /// [`Error::Quantize`], whole.
     fn from(e: gguf_llama::Error) -> Self {
         match e {
             gguf_llama::Error::Gguf(e) => Error::Gguf(e),
-            gguf_llama::Error::Quantize(e) => Error::Quantize(e),
-            other => Error::Gguf(gguf_core::Error::from(std::io::Error::other(
-                other.to_string(),
-            ))),
+            other => Error::Quantize(other),
         }
     }
 }
@@ -61,6 +59,45 @@ impl Error {
         match self {
             Error::Gguf(e) => e.io_error(),
             _ => None,
+        }
+    }
+
+    /// The file the error names: gguf-core's
+    /// [`path`](gguf_core::Error::path) for an error of a GGUF file, the
+    /// checkpoint's file (or directory) an import or tokenizer error
+    /// names, gguf-llama's [`path`](gguf_llama::Error::path) for a
+    /// quantization error; `None` when none is named.
+    ///
+    /// ```
+    /// use gguf_import::{import_model, ImportOptions, OutType, Target};
+    /// let options = ImportOptions::new(Target::Float(OutType::F16));
+    /// let err = import_model("no/such/checkpoint", "out.gguf", &options, |_, _, _| {}).unwrap_err();
+    /// assert!(err.path().is_some_and(|p| p.starts_with("no/such/checkpoint")), "{err}");
+    /// ```
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            Error::Gguf(e) => e.path(),
+            Error::Import(e) => e.path(),
+            Error::Vocab(e) => e.path(),
+            Error::Quantize(e) => e.path(),
+        }
+    }
+
+    /// The byte offset in a file the error names: gguf-core's
+    /// [`offset`](gguf_core::Error::offset) for an error of a GGUF file,
+    /// gguf-llama's [`offset`](gguf_llama::Error::offset) for a
+    /// quantization error; `None` otherwise (a checkpoint's errors say
+    /// where in their message: a key, a tensor).
+    ///
+    /// ```
+    /// let err = gguf_import::Error::from(gguf_core::GgufFile::open(&b"GGUF"[..]).unwrap_err());
+    /// assert_eq!(err.offset(), Some(4));
+    /// ```
+    pub fn offset(&self) -> Option<u64> {
+        match self {
+            Error::Gguf(e) => e.offset(),
+            Error::Quantize(e) => e.offset(),
+            Error::Import(_) | Error::Vocab(_) => None,
         }
     }
 }
@@ -119,6 +156,19 @@ pub enum ImportError {
     },
 }
 
+impl ImportError {
+    /// The file the error names (see [`Error::path`]).
+    fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            ImportError::Config { file, .. }
+            | ImportError::UnsupportedArchitecture { file, .. }
+            | ImportError::Checkpoint { file, .. }
+            | ImportError::Tensor { file, .. } => Some(file),
+            ImportError::UnknownType { .. } => None,
+        }
+    }
+}
+
 /// Why the tokenizer files of a Hugging Face checkpoint cannot be turned
 /// into the `tokenizer.*` keys llama.cpp's converter writes.
 #[derive(Debug, thiserror::Error)]
@@ -166,4 +216,43 @@ pub enum VocabError {
         /// The files looked for.
         expected: String,
     },
+}
+
+impl VocabError {
+    /// The file or directory the error names (see [`Error::path`]).
+    fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            VocabError::BadFile { file, .. } | VocabError::UnknownPreTokenizer { file, .. } => {
+                Some(file)
+            }
+            VocabError::NoTokenizer { dir, .. } => Some(dir),
+            VocabError::UnknownPreTokenizerName { .. } | VocabError::UnsupportedArch { .. } => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    #[test]
+    fn gguf_llama_errors_are_kept_whole_and_core_errors_lifted() {
+        let e = Error::from(gguf_llama::Error::Estimate {
+            reason: "why".into(),
+        });
+        assert!(
+            matches!(&e, Error::Quantize(gguf_llama::Error::Estimate { reason }) if reason == "why"),
+            "{e:?}"
+        );
+        assert_eq!(e.to_string(), "estimate: why");
+        assert_eq!(
+            (e.path(), e.offset(), e.io_error().is_none()),
+            (None, None, true)
+        );
+
+        let core = gguf_core::GgufFile::open(&b"GGUF"[..]).unwrap_err();
+        let e = Error::from(gguf_llama::Error::Gguf(core));
+        assert!(matches!(e, Error::Gguf(_)), "{e:?}");
+        assert_eq!(e.offset(), Some(4));
+    }
 }

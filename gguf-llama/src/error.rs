@@ -48,6 +48,38 @@ impl Error {
             _ => None,
         }
     }
+
+    /// The file the error names: gguf-core's [`path`](gguf_core::Error::path)
+    /// for an error of the file below, the importance matrix file of
+    /// [`QuantizeError::ImatrixFile`]; `None` otherwise.
+    ///
+    /// ```
+    /// let err = gguf_llama::quantize::Imatrix::read("no/such.imatrix").unwrap_err();
+    /// assert_eq!(err.path(), Some(std::path::Path::new("no/such.imatrix")));
+    /// ```
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            Error::Gguf(e) => e.path(),
+            Error::Quantize(QuantizeError::ImatrixFile { path, .. }) => Some(path),
+            Error::Quantize(_) | Error::Estimate { .. } => None,
+        }
+    }
+
+    /// The byte offset in the file the error names: gguf-core's
+    /// [`offset`](gguf_core::Error::offset) for an error of the file below
+    /// (an importance matrix in GGUF included); `None` otherwise.
+    ///
+    /// ```
+    /// let err = gguf_llama::Error::from(gguf_core::GgufFile::open(&b"GGUF"[..]).unwrap_err());
+    /// assert_eq!(err.offset(), Some(4));
+    /// ```
+    pub fn offset(&self) -> Option<u64> {
+        match self {
+            Error::Gguf(e) => e.offset(),
+            Error::Quantize(QuantizeError::ImatrixFile { source, .. }) => source.offset(),
+            Error::Quantize(_) | Error::Estimate { .. } => None,
+        }
+    }
 }
 
 /// A preset, type, pattern, model or importance matrix that

@@ -40,6 +40,35 @@ impl Error {
             _ => None,
         }
     }
+
+    /// The file the error names: gguf-core's [`path`](gguf_core::Error::path)
+    /// for an error of the file below; a tokenizer's own errors name none.
+    ///
+    /// ```
+    /// let err = gguf_tokenizer::Error::from(gguf_core::GgufFile::open("no/such.gguf").unwrap_err());
+    /// assert_eq!(err.path(), Some(std::path::Path::new("no/such.gguf")));
+    /// ```
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            Error::Gguf(e) => e.path(),
+            Error::Tokenizer(_) => None,
+        }
+    }
+
+    /// The byte offset in the file the error names: gguf-core's
+    /// [`offset`](gguf_core::Error::offset) for an error of the file below;
+    /// a tokenizer's own errors name none.
+    ///
+    /// ```
+    /// let err = gguf_tokenizer::Error::from(gguf_core::GgufFile::open(&b"GGUF"[..]).unwrap_err());
+    /// assert_eq!(err.offset(), Some(4));
+    /// ```
+    pub fn offset(&self) -> Option<u64> {
+        match self {
+            Error::Gguf(e) => e.offset(),
+            Error::Tokenizer(_) => None,
+        }
+    }
 }
 
 /// Why a model's tokenizer cannot be built or used.

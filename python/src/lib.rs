@@ -35,19 +35,16 @@ create_exception!(
      with the byte offset (`offset`, or None) where the file is wrong."
 );
 
-/// The byte offset an error names (`... at offset N ...`), if any: the
-/// library's messages all say where in that one form.
-fn offset_in(message: &str) -> Option<u64> {
-    let (_, rest) = message.split_once("at offset ")?;
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok()
-}
-
 /// The library's error as a Python exception: an I/O failure as the
 /// `OSError` subclass Python itself raises for it (see [`os_error`]), every
-/// other error as a [`GGUFError`] carrying the message and offset.
+/// other error as a [`GGUFError`] carrying the message and offset. An
+/// error met in a file opened by path names the file once, in its message
+/// (the library's doors attach it).
 pub(crate) fn to_py(py: Python<'_>, err: gguf::Error) -> PyErr {
-    to_py_at(py, err, None)
+    if let Some(os) = os_error(py, &err) {
+        return os;
+    }
+    to_py_message(py, err.to_string(), err.offset())
 }
 
 /// [`to_py`] for gguf-llama's error (a summary, an estimate): gguf-core's
@@ -55,36 +52,18 @@ pub(crate) fn to_py(py: Python<'_>, err: gguf::Error) -> PyErr {
 pub(crate) fn llama_to_py(py: Python<'_>, err: gguf::llama::Error) -> PyErr {
     match err {
         gguf::llama::Error::Gguf(e) => to_py(py, e),
-        other => to_py_message(py, other.to_string()),
+        other => to_py_message(py, other.to_string(), other.offset()),
     }
 }
 
-/// A [`GGUFError`] with `message`, and the offset it names as its
-/// `offset` attribute.
-fn to_py_message(py: Python<'_>, message: String) -> PyErr {
-    let py_err = GGUFError::new_err(message.clone());
-    let offset = offset_in(&message);
+/// A [`GGUFError`] with `message`, and the byte offset the error names
+/// as its `offset` attribute.
+fn to_py_message(py: Python<'_>, message: String, offset: Option<u64>) -> PyErr {
+    let py_err = GGUFError::new_err(message);
     // Setting an attribute on a fresh exception instance cannot fail short
     // of memory exhaustion, which Python reports on its own.
     let _ = py_err.value(py).setattr("offset", offset);
     py_err
-}
-
-/// [`to_py`] for an error about the file at `path`: a [`GGUFError`] whose
-/// message does not name the file yet is prefixed with it (a file's
-/// parser reports offsets, not the file, which only its caller knows).
-pub(crate) fn to_py_at(py: Python<'_>, err: gguf::Error, path: Option<&Path>) -> PyErr {
-    if let Some(os) = os_error(py, &err) {
-        return os;
-    }
-    let mut message = err.to_string();
-    if let Some(path) = path {
-        let shown = path.display().to_string();
-        if !message.contains(&shown) {
-            message = format!("{shown}: {message}");
-        }
-    }
-    to_py_message(py, message)
 }
 
 /// The I/O failure inside `err`, with the file it concerns: a file's own,
@@ -92,7 +71,7 @@ pub(crate) fn to_py_at(py: Python<'_>, err: gguf::Error, path: Option<&Path>) ->
 fn io_cause(err: &gguf::Error) -> Option<(Option<&Path>, &std::io::Error)> {
     match err {
         gguf::Error::Io { path, source } => Some((path.as_deref(), source)),
-        gguf::Error::Split(SplitError::Shard { path, source, .. }) => {
+        gguf::Error::File { path, source } => {
             let (inner, io) = io_cause(source)?;
             Some((inner.or(Some(path.as_path())), io))
         }
@@ -190,7 +169,7 @@ impl NativeFile {
     fn new(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
         let file = py
             .detach(|| GgufFile::open(Path::new(&path)))
-            .map_err(|e| to_py_at(py, e, Some(&path)))?;
+            .map_err(|e| to_py(py, e))?;
         Ok(NativeFile { file })
     }
 

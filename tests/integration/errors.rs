@@ -115,3 +115,96 @@ fn groups_match_with_their_details() {
     // Display is the inner message, unchanged by the grouping.
     assert_eq!(e.to_string(), "metadata key \"no.such.key\" not found");
 }
+
+/// Opens `path` through both doors and asserts they give the same error,
+/// naming `path` once (in the message and as `path()`), with the same
+/// offset; returns it.
+#[track_caller]
+fn same_at_both_doors(path: &Path) -> Error {
+    let file = GgufFile::open(path).unwrap_err();
+    let model = Model::open(path).unwrap_err();
+    assert_eq!(
+        format!("{file:?}"),
+        format!("{model:?}"),
+        "the doors disagree"
+    );
+    assert_eq!(file.to_string(), model.to_string());
+    assert_eq!(file.path(), Some(path), "{file}");
+    assert_eq!(file.offset(), model.offset());
+    let shown = path.display().to_string();
+    assert_eq!(file.to_string().matches(&shown).count(), 1, "{file}");
+    assert!(file.to_string().starts_with(&shown), "{file}");
+    file
+}
+
+#[test]
+fn both_doors_give_the_same_error_for_a_bad_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = std::fs::read(SAMPLE).unwrap();
+
+    // A missing file: an I/O error holding the path.
+    let missing = dir.path().join("missing.gguf");
+    let e = same_at_both_doors(&missing);
+    assert_eq!(
+        io_parts(&e),
+        (missing.as_path(), std::io::ErrorKind::NotFound)
+    );
+    assert_eq!(e.offset(), None);
+
+    // A bad magic: the format error inside the file's context.
+    let bad_magic = dir.path().join("bad-magic.gguf");
+    let mut bytes = sample.clone();
+    bytes[..4].copy_from_slice(b"GGUX");
+    std::fs::write(&bad_magic, &bytes).unwrap();
+    let e = same_at_both_doors(&bad_magic);
+    assert!(
+        matches!(&e, Error::File { path, source } if *path == bad_magic
+            && matches!(**source, Error::Format(FormatError::BadMagic { found }) if &found == b"GGUX")),
+        "{e:?}"
+    );
+    assert!(matches!(
+        e.detail(),
+        Error::Format(FormatError::BadMagic { .. })
+    ));
+    assert_eq!(e.offset(), Some(0));
+
+    // A file cut inside its header: the count that no longer fits, at
+    // its offset.
+    let truncated = dir.path().join("truncated.gguf");
+    std::fs::write(&truncated, &sample[..100]).unwrap();
+    let e = same_at_both_doors(&truncated);
+    match e.detail() {
+        Error::Format(FormatError::CountTooLarge { offset, .. }) => {
+            assert_eq!(e.offset(), Some(*offset));
+        }
+        other => panic!("not CountTooLarge: {other:?}"),
+    }
+    // The same bytes from memory: the same error, no file to name.
+    let from_bytes = GgufFile::open(&sample[..100]).unwrap_err();
+    assert_eq!(format!("{from_bytes:?}"), format!("{:?}", e.detail()));
+    assert_eq!((from_bytes.path(), from_bytes.offset()), (None, e.offset()));
+
+    // Cut inside the magic: truncated where the file ends.
+    let short = dir.path().join("short.gguf");
+    std::fs::write(&short, &sample[..2]).unwrap();
+    let e = same_at_both_doors(&short);
+    assert!(
+        matches!(
+            e.detail(),
+            Error::Format(FormatError::Truncated {
+                offset: 0,
+                needed: 2,
+                ..
+            })
+        ),
+        "{e:?}"
+    );
+    assert_eq!(e.offset(), Some(0));
+}
+
+#[test]
+fn a_directory_is_named_once_at_both_doors() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = same_at_both_doors(dir.path());
+    assert!(e.path().is_some());
+}

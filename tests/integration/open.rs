@@ -106,7 +106,8 @@ fn an_in_place_edit_leaves_the_strings_of_an_open_file_unchanged() {
 }
 
 /// A file cut anywhere in its header region (small headers and big ones
-/// alike) fails to open with the error `from_bytes` gives for the same bytes.
+/// alike) fails to open with the error `from_bytes` gives for the same
+/// bytes, in the context of the file.
 #[test]
 fn every_cut_fails_to_open_as_from_bytes_fails() {
     let bytes = vocab_file(20_000);
@@ -115,8 +116,15 @@ fn every_cut_fails_to_open_as_from_bytes_fails() {
     assert!(header_len > 256 << 10, "{header_len}");
     for cut in (0..header_len).step_by(9_973).chain([header_len - 1]) {
         let input = &bytes[..cut];
-        let opened = GgufFile::open(put(dir.path(), input)).unwrap_err();
+        let path = put(dir.path(), input);
+        let opened = GgufFile::open(&path).unwrap_err();
         let parsed = GgufFile::open(input).unwrap_err();
-        assert_eq!(format!("{opened:?}"), format!("{parsed:?}"), "cut {cut}");
+        // Opened by path, the same error inside the file's context.
+        assert_eq!(opened.path(), Some(path.as_path()), "cut {cut}");
+        assert_eq!(
+            format!("{:?}", opened.detail()),
+            format!("{parsed:?}"),
+            "cut {cut}"
+        );
     }
 }

@@ -493,7 +493,7 @@ fn hostile_shard_sets_give_precise_errors() {
     good_set(d);
     std::fs::write(p(2), b"not a gguf file at all").unwrap();
     match Model::open(p(1)) {
-        Err(Error::Split(SplitError::Shard { path, source })) => {
+        Err(Error::File { path, source }) => {
             assert_eq!(path, p(2));
             assert!(
                 matches!(*source, Error::Format(FormatError::BadMagic { .. })),
@@ -505,7 +505,7 @@ fn hostile_shard_sets_give_precise_errors() {
     std::fs::write(p(2), b"").unwrap();
     assert!(matches!(
         Model::open(p(1)),
-        Err(Error::Split(SplitError::Shard { .. }))
+        Err(Error::File { path, .. }) if path == p(2)
     ));
 
     // split.no missing, split.count of the wrong type.
@@ -513,7 +513,7 @@ fn hostile_shard_sets_give_precise_errors() {
     shard(&p(2), None, Some(3), Some(3), &["b"]);
     let e = Model::open(p(1)).unwrap_err();
     assert!(
-        matches!(&e, Error::Split(SplitError::Shard { path, source }) if *path == p(2) && matches!(**source, Error::Lookup(LookupError::KeyNotFound { .. }))),
+        matches!(&e, Error::File { path, source } if *path == p(2) && matches!(**source, Error::Lookup(LookupError::KeyNotFound { .. }))),
         "{e}"
     );
     good_set(d);
@@ -528,7 +528,7 @@ fn hostile_shard_sets_give_precise_errors() {
     b.write_to_path(p(2)).unwrap();
     let e = Model::open(p(1)).unwrap_err();
     assert!(
-        matches!(&e, Error::Split(SplitError::Shard { source, .. }) if matches!(**source, Error::Lookup(LookupError::TypeMismatch { .. }))),
+        matches!(&e, Error::File { source, .. } if matches!(**source, Error::Lookup(LookupError::TypeMismatch { .. }))),
         "{e}"
     );
     assert!(e.to_string().contains("m-00002-of-00003.gguf"), "{e}");
@@ -537,7 +537,7 @@ fn hostile_shard_sets_give_precise_errors() {
     good_set(d);
     shard(&p(1), Some(0), Some(3), None, &["a"]);
     assert!(
-        matches!(Model::open(p(3)), Err(Error::Split(SplitError::Shard { source, .. })) if matches!(*source, Error::Lookup(LookupError::KeyNotFound { .. })))
+        matches!(Model::open(p(3)), Err(Error::File { source, .. }) if matches!(*source, Error::Lookup(LookupError::KeyNotFound { .. })))
     );
 
     // A shard renamed so that its name does not say where its siblings are.

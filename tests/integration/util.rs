@@ -48,6 +48,14 @@ pub fn open_via_file(bytes: &[u8]) -> gguf::Result<GgufFile<'static>> {
     GgufFile::open(tmp.path())
 }
 
+/// The error of opening `bytes` written to a temporary file, and its path.
+fn open_via_file_err(bytes: &[u8]) -> (Error, std::path::PathBuf) {
+    let mut tmp = tempfile::NamedTempFile::new().expect("temp file");
+    std::io::Write::write_all(&mut tmp, bytes).expect("write temp file");
+    let e = GgufFile::open(tmp.path()).expect_err("open accepted a hostile file");
+    (e, tmp.path().to_owned())
+}
+
 /// Parses a rejected file with `from_bytes`, `from_reader` and `open`,
 /// asserts that all three give the same error, and returns it.
 #[track_caller]
@@ -55,8 +63,21 @@ pub fn reject(bytes: &[u8]) -> Error {
     let a = GgufFile::open(bytes).expect_err("from_bytes accepted a hostile file");
     let b = GgufFile::open(gguf::Source::reader(std::io::Cursor::new(bytes.to_vec())))
         .expect_err("from_reader accepted a hostile file");
-    let c = open_via_file(bytes).expect_err("open accepted a hostile file");
-    let (da, db, dc) = (format!("{a:?}"), format!("{b:?}"), format!("{c:?}"));
+    let (c, path) = open_via_file_err(bytes);
+    // Opened by path, the error names the file, once; inside it is the
+    // same error.
+    assert_eq!(c.path(), Some(path.as_path()), "{c}");
+    assert_eq!(c.offset(), a.offset(), "{c}");
+    assert_eq!(
+        c.to_string().matches(&*path.to_string_lossy()).count(),
+        1,
+        "{c}"
+    );
+    let (da, db, dc) = (
+        format!("{a:?}"),
+        format!("{b:?}"),
+        format!("{:?}", c.detail()),
+    );
     assert_eq!(da, db, "from_bytes and from_reader disagree");
     assert_eq!(da, dc, "from_bytes and open disagree");
     // Every message is one sentence that says what and where.

@@ -167,8 +167,9 @@ impl Editor {
                 continue;
             }
             // No journal (checked under our lock): the reader sees the
-            // file's own header.
-            let file = GgufFile::open(&real)?;
+            // file's own header. Its errors are the parser's: the caller
+            // names the file as it was given, not as resolved here.
+            let file = GgufFile::parse_path(&real, &crate::read::Limits::default())?;
             break (file, id);
         };
         let snapshot = file.header_region().to_vec();

@@ -100,3 +100,14 @@ fn describe_input(output: &std::path::Path, input: &std::path::Path) -> String {
         format!("the input {}", input.display())
     }
 }
+
+impl BuildError {
+    /// The output the error names (see [`Error::path`](super::Error::path)).
+    pub(crate) fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            BuildError::OutputNotRegular { path, .. } => Some(path),
+            BuildError::OutputIsInput { output, .. } => Some(output),
+            _ => None,
+        }
+    }
+}

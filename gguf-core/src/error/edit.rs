@@ -25,3 +25,15 @@ pub enum EditError {
         reason: String,
     },
 }
+
+impl EditError {
+    /// The file or journal the error names (see
+    /// [`Error::path`](super::Error::path)).
+    pub(crate) fn path(&self) -> &std::path::Path {
+        match self {
+            EditError::Locked { path }
+            | EditError::ConcurrentModification { path }
+            | EditError::BadJournal { path, .. } => path,
+        }
+    }
+}

@@ -223,3 +223,33 @@ pub enum FormatError {
         limit: u64,
     },
 }
+
+impl FormatError {
+    /// The byte offset the error names (see [`Error::offset`](super::Error::offset)).
+    pub(crate) fn offset(&self) -> Option<u64> {
+        use FormatError::*;
+        match self {
+            BadMagic { .. } => Some(0),
+            UnsupportedVersion { .. } => Some(4),
+            Truncated { offset, .. }
+            | CountTooLarge { offset, .. }
+            | EmptyKey { offset }
+            | DuplicateKey { offset, .. }
+            | InvalidValueType { offset, .. }
+            | InvalidUtf8 { offset, .. }
+            | InvalidBool { offset, .. }
+            | ArrayTooDeep { offset, .. }
+            | AlignmentType { offset, .. }
+            | InvalidAlignment { offset, .. }
+            | DuplicateTensor { offset, .. }
+            | TooManyDims { offset, .. }
+            | ElementCountOverflow { offset, .. }
+            | MisalignedTensor { offset, .. }
+            | TensorOutOfBounds { offset, .. } => Some(*offset),
+            ByteSizeOverflow { .. }
+            | RowNotBlockMultiple { .. }
+            | OverlappingTensors { .. }
+            | HeaderTooLarge { .. } => None,
+        }
+    }
+}

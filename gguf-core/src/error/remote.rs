@@ -120,3 +120,22 @@ fn status_hint(status: u16) -> &'static str {
         _ => "",
     }
 }
+
+impl RemoteError {
+    /// The URL the error names (without credentials), as a path (see
+    /// [`Error::path`](super::Error::path)).
+    pub(crate) fn path(&self) -> &std::path::Path {
+        use RemoteError::*;
+        match self {
+            RangeIgnored { url, .. }
+            | BadContentRange { url, .. }
+            | ShortBody { url, .. }
+            | HttpStatus { url, .. }
+            | Timeout { url, .. }
+            | RemoteChanged { url, .. }
+            | Deadline { url, .. }
+            | RedirectRefused { url, .. }
+            | Network { url, .. } => std::path::Path::new(url),
+        }
+    }
+}

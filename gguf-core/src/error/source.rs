@@ -56,3 +56,16 @@ pub enum SourceError {
         limit: u64,
     },
 }
+
+impl SourceError {
+    /// The file, URL or store entry the error names, as a path (see
+    /// [`Error::path`](super::Error::path)).
+    pub(crate) fn path(&self) -> &std::path::Path {
+        match self {
+            SourceError::BadUrl { url, .. } => std::path::Path::new(url),
+            SourceError::BadManifest { source_name, .. }
+            | SourceError::ShortRead { source_name, .. } => std::path::Path::new(source_name),
+            SourceError::NotRegularFile { path, .. } | SourceError::TooLarge { path, .. } => path,
+        }
+    }
+}

@@ -1,20 +1,10 @@
 //! Split models whose shards do not fit together.
 
-/// A model split into shards does not fit together, or one of its shards
-/// failed.
+/// The files of a model split into shards do not fit together. (An error
+/// met inside one shard is [`Error::File`](super::Error::File), naming it.)
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SplitError {
-    /// A file of a split model could not be opened, read or written;
-    /// `source` says why.
-    #[error("{}", shard_message(path, source))]
-    Shard {
-        /// The shard.
-        path: std::path::PathBuf,
-        /// What went wrong reading it.
-        #[source]
-        source: Box<super::Error>,
-    },
     /// A shard of a split model is not where its name says it should be.
     #[error("shard {index} of {count} is missing: expected {path}")]
     ShardMissing {
@@ -77,11 +67,19 @@ pub enum SplitError {
     },
 }
 
-/// `path: what went wrong`, without naming the path twice when the
-/// error inside is an I/O error that already names it.
-fn shard_message(path: &std::path::Path, source: &super::Error) -> String {
-    match source {
-        super::Error::Io { path: Some(p), .. } if p == path => source.to_string(),
-        _ => format!("{}: {source}", path.display()),
+impl SplitError {
+    /// The shard the error names (see [`Error::path`](super::Error::path)):
+    /// of two shards holding one tensor, the second.
+    pub(crate) fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            SplitError::ShardMissing { path, .. }
+            | SplitError::ShardNumber { path, .. }
+            | SplitError::ShardCount { path, .. }
+            | SplitError::ShardTensorCount { path, .. }
+            | SplitError::ShardName { path, .. } => {
+                Some(path.as_path()).filter(|p| !p.as_os_str().is_empty())
+            }
+            SplitError::ShardDuplicateTensor { second, .. } => Some(second),
+        }
     }
 }

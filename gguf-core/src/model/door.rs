@@ -144,14 +144,19 @@ impl<'a> GgufFile<'a> {
     /// [`open`](Self::open) with explicit [`OpenOptions`].
     pub fn open_with(source: impl Into<Source<'a>>, options: &OpenOptions) -> Result<Self> {
         match source.into() {
-            Source::Path(path) => GgufFile::parse_path(&path, &options.limits),
+            Source::Path(path) => {
+                GgufFile::parse_path(&path, &options.limits).map_err(|e| e.in_file(&path))
+            }
             Source::Bytes(bytes) => GgufFile::parse_slice(bytes, &options.limits),
             Source::Reader(stream) => GgufFile::parse_stream(stream, options),
             Source::Url(url) => {
                 let mut files = open_url(&url, options, false)?;
                 Ok(files.remove(0).1)
             }
-            Source::Ollama(name) => GgufFile::parse_path(&ollama_path(&name)?, &options.limits),
+            Source::Ollama(name) => {
+                let path = ollama_path(&name)?;
+                GgufFile::parse_path(&path, &options.limits).map_err(|e| e.in_file(&path))
+            }
         }
     }
 }

@@ -9,14 +9,10 @@ use crate::error::{Error, Result};
 use crate::naming::{parse_shard_name, shard_file_name};
 use crate::read::{Gguf, GgufFile, Limits};
 
-/// Wraps an error with the file it came from.
+/// Names the file an error came from, as every door does
+/// ([`Error::in_file`]).
 fn at(path: &Path) -> impl FnOnce(Error) -> Error + '_ {
-    move |e| {
-        Error::Split(SplitError::Shard {
-            path: path.to_owned(),
-            source: Box::new(e),
-        })
-    }
+    move |e| e.in_file(path)
 }
 
 /// `key` as a u16 when present; a wrong type is an error naming the file.

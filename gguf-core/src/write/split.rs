@@ -6,7 +6,7 @@ use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use crate::error::{BuildError, Error, Result, SplitError};
+use crate::error::{BuildError, Error, Result};
 use crate::format::ALIGNMENT_KEY;
 use crate::model::{is_split_key, Model, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
 use crate::naming::shard_path;
@@ -226,7 +226,7 @@ impl<'a> Builder<'a> {
     /// names only once every shard is complete: after an error no file
     /// has appeared under a shard's name. `progress(done, total)` counts
     /// bytes of all shards. Returns the shards written. An error says which
-    /// shard ([`SplitError::Shard`]).
+    /// shard ([`Error::File`]).
     ///
     /// An interrupted process (SIGINT, SIGTERM, SIGKILL) leaves the
     /// shards' temporary files, `.gguf-XXXXXX.tmp` in the output's
@@ -288,11 +288,9 @@ impl<'a> Builder<'a> {
         // Errors name the shard being written, never its temporary file.
         let named = |shard: &ShardPlan| {
             let path = shard.path.clone();
-            move |e: Error| {
-                Error::Split(SplitError::Shard {
-                    path,
-                    source: Box::new(e),
-                })
+            move |e: Error| Error::File {
+                path,
+                source: Box::new(e),
             }
         };
         for (k, shard) in plan.iter().enumerate() {
@@ -400,20 +398,16 @@ fn persist(temps: Vec<TempFile>, plan: &[ShardPlan]) -> Result<()> {
         if let Ok(meta) = std::fs::metadata(&shard.path) {
             tmp.file()
                 .set_permissions(meta.permissions())
-                .map_err(|e| {
-                    Error::Split(SplitError::Shard {
-                        path: shard.path.clone(),
-                        source: Box::new(e.into()),
-                    })
+                .map_err(|e| Error::File {
+                    path: shard.path.clone(),
+                    source: Box::new(e.into()),
                 })?;
         }
     }
     let paths: Vec<&Path> = plan.iter().map(|s| s.path.as_path()).collect();
-    persist_all(temps, &paths).map_err(|(i, e)| {
-        Error::Split(SplitError::Shard {
-            path: paths[i].to_owned(),
-            source: Box::new(e.into()),
-        })
+    persist_all(temps, &paths).map_err(|(i, e)| Error::File {
+        path: paths[i].to_owned(),
+        source: Box::new(e.into()),
     })
 }
 

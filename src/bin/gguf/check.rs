@@ -63,7 +63,8 @@ pub fn run(args: Args) -> crate::CliResult {
         Err(e @ (gguf::Error::Io { .. } | gguf::Error::Source(_))) => {
             return Err(unreadable(&args.file, &shown, &e).into())
         }
-        Err(e) => vec![problem("format", e.to_string())],
+        // The verdict's header names the file: the finding says what is wrong.
+        Err(e) => vec![problem("format", e.detail().to_string())],
         Ok(file) => {
             let mut p: Vec<Problem> = file
                 .lint_llama_cpp()

@@ -150,7 +150,8 @@ pub fn open_file(name: &Path, how: &SourceArgs) -> Result<gguf::GgufFile<'static
     let file = gguf::GgufFile::open_with(source, &how.options()).map_err(|e| match remote {
         // A URL's errors name it (without credentials) themselves.
         true => e.to_string(),
-        false => format!("{}: {e}", shown(name)),
+        // Named as given (an Ollama entry by its name, not its blob's path).
+        false => format!("{}: {}", shown(name), e.detail()),
     })?;
     if how.verbose && remote {
         report_file_fetch(&file, &shown_source, started);
