@@ -245,6 +245,14 @@ def resolve(path: list[str], here: list[str], name: str) -> list[str] | None:
 
 def targets_of_use(tree: str, here: list[str], name: str) -> list[list[str]]:
     """The absolute paths a `use` tree names."""
+    paths = written_paths(tree, alias=False)
+    return [r for r in (resolve(p, here, name) for p in paths) if r is not None]
+
+
+def written_paths(tree: str, alias: bool) -> list[list[str]]:
+    """The paths of a `use` tree as written; the last segment of a renamed
+    import (`a::b as c`) is its new name when `alias`, else the name it
+    imports."""
     tree = re.sub(r"\s+", "", re.sub(r"\s+as\s+", "@", tree))
     paths = []
 
@@ -264,14 +272,14 @@ def targets_of_use(tree: str, here: list[str], name: str) -> list[list[str]]:
         if not t:
             return
         head, sep, rest = t.partition("::")
-        head = head.split("@")[0]
+        name, _, renamed = head.partition("@")
         if sep:
-            walk(prefix + [head], rest)
+            walk(prefix + [name], rest)
         else:
-            paths.append(prefix + [head])
+            paths.append(prefix + [renamed or name if alias else name])
 
     walk([], tree)
-    return [r for r in (resolve(p, here, name) for p in paths) if r is not None]
+    return paths
 
 
 def root_modules(src: Path) -> set[str]:
@@ -293,45 +301,13 @@ def root_reexports(src: Path) -> tuple[dict[str, str], set[str]]:
     modules = root_modules(src)
     exported = {}
     for m in USE.finditer(text):
-        for path in _relative_paths(m.group(1)):
+        for path in written_paths(m.group(1), alias=True):
             while path and path[0] in ("crate", "self"):
                 path = path[1:]
             if path:
                 exported[path[-1]] = path[0] if path[0] in modules else ""
     defined = set(ITEM.findall(text))
     return exported, defined - set(exported)
-
-
-def _relative_paths(tree: str) -> list[list[str]]:
-    """The paths of a `use` tree as written (lib.rs names its modules
-    without `crate::`), with `as` renames taken as the name."""
-    tree = re.sub(r"\s+", "", re.sub(r"\s+as\s+", "@", tree))
-    paths = []
-
-    def walk(prefix: list[str], t: str):
-        if t.startswith("{") and t.endswith("}"):
-            depth, start = 0, 1
-            for k in range(1, len(t) - 1):
-                if t[k] == "{":
-                    depth += 1
-                elif t[k] == "}":
-                    depth -= 1
-                elif t[k] == "," and depth == 0:
-                    walk(prefix, t[start:k])
-                    start = k + 1
-            walk(prefix, t[start:-1])
-            return
-        if not t:
-            return
-        head, sep, rest = t.partition("::")
-        if sep:
-            walk(prefix + [head.split("@")[0]], rest)
-        else:
-            name, _, alias = head.partition("@")
-            paths.append(prefix + [alias or name])
-
-    walk([], tree)
-    return paths
 
 
 INLINE_MOD = re.compile(r"\bmod\s+([A-Za-z_][A-Za-z0-9_]*)\s*\{")

@@ -41,14 +41,6 @@ impl Error {
         Error::Gguf(gguf_core::Error::io(path, source))
     }
 
-    /// The I/O error inside, if this is one.
-    pub fn io_error(&self) -> Option<&std::io::Error> {
-        match self {
-            Error::Gguf(e) => e.io_error(),
-            _ => None,
-        }
-    }
-
     /// The file the error names: gguf-core's [`path`](gguf_core::Error::path)
     /// for an error of the file below, the importance matrix file of
     /// [`QuantizeError::ImatrixFile`]; `None` otherwise.

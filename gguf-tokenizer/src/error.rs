@@ -20,27 +20,7 @@ pub enum Error {
     Tokenizer(#[from] TokenizerError),
 }
 
-impl From<std::io::Error> for Error {
-    /// An I/O error whose file is not known here.
-    fn from(source: std::io::Error) -> Self {
-        Error::Gguf(gguf_core::Error::from(source))
-    }
-}
-
 impl Error {
-    /// An I/O error about `path`.
-    pub fn io(path: impl Into<std::path::PathBuf>, source: std::io::Error) -> Self {
-        Error::Gguf(gguf_core::Error::io(path, source))
-    }
-
-    /// The I/O error inside, if this is one.
-    pub fn io_error(&self) -> Option<&std::io::Error> {
-        match self {
-            Error::Gguf(e) => e.io_error(),
-            _ => None,
-        }
-    }
-
     /// The file the error names: gguf-core's [`path`](gguf_core::Error::path)
     /// for an error of the file below; a tokenizer's own errors name none.
     ///
