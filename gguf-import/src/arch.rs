@@ -45,6 +45,26 @@ pub(crate) enum Step {
     /// The converter's `_try_set_pooling_type`: an embedding model's
     /// pooling (refused here: only causal language models are imported).
     Pooling,
+    /// `general.file_type` (where the architecture's converter writes it).
+    FileType,
+    /// A `u32` written only when the config key is set and not zero
+    /// (Python's `if x := hparams.get(...)`).
+    U32IfSet {
+        key: &'static str,
+        config: &'static str,
+    },
+    /// `rope.dimension_count` as `int(partial_rotary_factor * n_embd) //
+    /// n_head` (phi3).
+    RopeDimensionPartial,
+    /// `rope.scaling.original_context_length` from the RoPE parameters'
+    /// `original_max_position_embeddings`, which must be set (phi3).
+    RopeOriginalContext,
+    /// `attention.sliding_window`, 0 when the config has none (phi3).
+    SlidingWindowOrZero,
+    /// olmo2: `attention.sliding_window` and the per-layer
+    /// `attention.sliding_window_pattern`, only when the config has a
+    /// `sliding_window` key.
+    SlidingWindowPattern,
 }
 
 /// A tensor transform, applied while the tensor is converted.
@@ -89,9 +109,76 @@ pub(crate) struct Architecture {
     pub globals: &'static [TensorRule],
     /// Tensors of block N, named `model.layers.{N}.` + `hf`.
     pub blocks: &'static [TensorRule],
-    /// Whether a `llama3` RoPE scaling generates `rope_freqs.weight`
-    /// (the converter's `LlamaModel.generate_extra_tensors`).
-    pub llama3_rope: bool,
+    /// The tensors the converter generates (its
+    /// `generate_extra_tensors`).
+    pub generated: Generated,
+    /// Per-expert tensors of block N that the converter stacks into one
+    /// tensor per rule, written in the rules' order once every expert of
+    /// the block has been read.
+    pub experts: &'static [ExpertRule],
+    /// Tensors of block N the converter cuts into equal parts along their
+    /// rows (a fused gate and up projection).
+    pub splits: &'static [SplitRule],
+    /// Tensor names (full, without the suffix) the converter drops.
+    pub skipped: &'static [&'static str],
+    /// The config keys removed before the hyper-parameters are read
+    /// (Granite ignores `head_dim`).
+    pub ignored_config: &'static [&'static str],
+    /// How the tokenizer is read (the converter's `set_vocab`).
+    pub vocab: Vocab,
+}
+
+/// Tensors an architecture's converter computes rather than reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Generated {
+    /// None.
+    Nothing,
+    /// `rope_freqs.weight` for a `llama3` RoPE scaling
+    /// (`LlamaModel.generate_extra_tensors`).
+    Llama3Rope,
+    /// `rope_factors_long.weight` and `rope_factors_short.weight`, and
+    /// the `rope.scaling.attn_factor` key, for a long-context RoPE (phi3).
+    Phi3LongRope,
+}
+
+/// Which of the converter's `set_vocab` paths an architecture takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Vocab {
+    /// `LlamaModel.set_vocab`: SentencePiece, else a Llama 2 style
+    /// `tokenizer.json`, else a byte-level BPE.
+    Llama,
+    /// SentencePiece when there is a `tokenizer.model`, else a byte-level
+    /// BPE (Qwen2, Qwen3).
+    SentencePieceOrBpe,
+    /// Gemma's: SentencePiece plus `add_space_prefix = false`, else BPE.
+    Gemma,
+    /// `TextModel.set_vocab`: a byte-level BPE.
+    Bpe,
+    /// phi3's own SentencePiece reading (padding to `vocab_size`, added
+    /// tokens typed user-defined or control).
+    Phi3,
+}
+
+/// A tensor of block N stored once per expert, `model.layers.{N}.` +
+/// `prefix` + `{expert}` + `suffix`, stacked into `blk.{N}.` + `gguf`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ExpertRule {
+    /// The name before the expert number, e.g. `mlp.experts.`.
+    pub prefix: &'static str,
+    /// The name after it, without `.weight`, e.g. `.down_proj`.
+    pub suffix: &'static str,
+    /// The stacked tensor's GGUF name without `blk.{N}.` and the suffix.
+    pub gguf: &'static str,
+}
+
+/// A tensor of block N cut into `parts.len()` equal parts along its
+/// second-to-last dimension, in order.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SplitRule {
+    /// The Hugging Face name without the block prefix and `.weight`.
+    pub hf: &'static str,
+    /// The GGUF names of the parts, without `blk.{N}.` and the suffix.
+    pub parts: &'static [&'static str],
 }
 
 const Q_HEADS: &[&str] = &["n_heads", "num_attention_heads"];
@@ -135,6 +222,390 @@ const QWEN2_BLOCKS: &[TensorRule] = &[
     rule("mlp.down_proj", "ffn_down", &[]),
 ];
 
+const fn rule(
+    hf: &'static str,
+    gguf: &'static str,
+    transforms: &'static [Transform],
+) -> TensorRule {
+    TensorRule {
+        hf,
+        gguf,
+        transforms,
+    }
+}
+
+use Default as D;
+
+/// The config keys of the block count, in the converter's order.
+const BLOCKS_KEYS: &[&str] = &["n_layers", "num_hidden_layers", "n_layer", "num_layers"];
+
+const fn u32_step(key: &'static str, config: &'static [&'static str]) -> Step {
+    Step::U32 {
+        key,
+        config,
+        default: None,
+    }
+}
+
+const fn f32_step(key: &'static str, config: &'static [&'static str]) -> Step {
+    Step::F32 {
+        key,
+        config,
+        default: None,
+    }
+}
+
+const fn expert(prefix: &'static str, suffix: &'static str, gguf: &'static str) -> ExpertRule {
+    ExpertRule {
+        prefix,
+        suffix,
+        gguf,
+    }
+}
+
+const LLAMA_STEPS: &[Step] = &[
+    Step::Common,
+    Step::FileType,
+    u32_step("vocab_size", &["vocab_size"]),
+    Step::RopeDimensionCount,
+];
+
+/// `LlamaForCausalLM` and the Mistral checkpoints that use it (the
+/// converter's `LlamaModel`; Mistral's sliding window is not written).
+pub(crate) const LLAMA: Architecture = Architecture {
+    hf_names: &["LlamaForCausalLM", "LLaMAForCausalLM"],
+    gguf: "llama",
+    defaults: &[
+        ("vocab_size", D::Int(32000)),
+        ("hidden_size", D::Int(4096)),
+        ("intermediate_size", D::Int(11008)),
+        ("num_hidden_layers", D::Int(32)),
+        ("num_attention_heads", D::Int(32)),
+        ("num_key_value_heads", D::HeadCount),
+        ("max_position_embeddings", D::Int(2048)),
+        ("rms_norm_eps", D::Float(1e-6)),
+        ("rope_theta", D::Float(10000.0)),
+        ("head_dim", D::HeadDim),
+    ],
+    steps: LLAMA_STEPS,
+    globals: LLAMA_GLOBALS,
+    blocks: LLAMA_BLOCKS,
+    generated: Generated::Llama3Rope,
+    experts: &[],
+    splits: &[],
+    skipped: &[],
+    ignored_config: &[],
+    vocab: Vocab::Llama,
+};
+
+/// `MistralForCausalLM`: llama's table with `MistralConfig`'s defaults
+/// (which, unlike `LlamaConfig`'s, derive no `head_dim`).
+pub(crate) const MISTRAL: Architecture = Architecture {
+    hf_names: &["MistralForCausalLM"],
+    defaults: &[
+        ("vocab_size", D::Int(32000)),
+        ("hidden_size", D::Int(4096)),
+        ("intermediate_size", D::Int(14336)),
+        ("num_hidden_layers", D::Int(32)),
+        ("num_attention_heads", D::Int(32)),
+        ("num_key_value_heads", D::Int(8)),
+        ("max_position_embeddings", D::Int(4096 * 32)),
+        ("rms_norm_eps", D::Float(1e-6)),
+        ("rope_theta", D::Float(10000.0)),
+    ],
+    ..LLAMA
+};
+
+const MIXTRAL_BLOCKS: &[TensorRule] = &[
+    rule("input_layernorm", "attn_norm", &[]),
+    rule("post_attention_layernorm", "ffn_norm", &[]),
+    rule(
+        "self_attn.q_proj",
+        "attn_q",
+        &[Transform::Permute { heads: Q_HEADS }],
+    ),
+    rule(
+        "self_attn.k_proj",
+        "attn_k",
+        &[Transform::Permute { heads: K_HEADS }],
+    ),
+    rule("self_attn.v_proj", "attn_v", &[]),
+    rule("self_attn.o_proj", "attn_output", &[]),
+    rule("block_sparse_moe.gate", "ffn_gate_inp", &[]),
+];
+
+/// `MixtralForCausalLM` (the converter's `LlamaModel`): llama with its
+/// experts stacked, `w1`, `w2`, `w3` in that order.
+pub(crate) const MIXTRAL: Architecture = Architecture {
+    hf_names: &["MixtralForCausalLM"],
+    defaults: &[
+        ("vocab_size", D::Int(32000)),
+        ("hidden_size", D::Int(4096)),
+        ("intermediate_size", D::Int(14336)),
+        ("num_hidden_layers", D::Int(32)),
+        ("num_attention_heads", D::Int(32)),
+        ("num_key_value_heads", D::Int(8)),
+        ("max_position_embeddings", D::Int(4096 * 32)),
+        ("rms_norm_eps", D::Float(1e-5)),
+        ("rope_theta", D::Float(1e6)),
+        ("num_experts_per_tok", D::Int(2)),
+        ("num_local_experts", D::Int(8)),
+    ],
+    blocks: MIXTRAL_BLOCKS,
+    experts: &[
+        expert("block_sparse_moe.experts.", ".w1", "ffn_gate_exps"),
+        expert("block_sparse_moe.experts.", ".w2", "ffn_down_exps"),
+        expert("block_sparse_moe.experts.", ".w3", "ffn_up_exps"),
+    ],
+    ..LLAMA
+};
+
+/// `SmolLM3ForCausalLM` (the converter's `SmolLM3Model`, a `LlamaModel`).
+pub(crate) const SMOLLM3: Architecture = Architecture {
+    hf_names: &["SmolLM3ForCausalLM"],
+    gguf: "smollm3",
+    defaults: &[
+        ("vocab_size", D::Int(128256)),
+        ("hidden_size", D::Int(2048)),
+        ("intermediate_size", D::Int(11008)),
+        ("num_hidden_layers", D::Int(36)),
+        ("num_attention_heads", D::Int(16)),
+        ("num_key_value_heads", D::Int(4)),
+        ("max_position_embeddings", D::Int(32768)),
+        ("rms_norm_eps", D::Float(1e-6)),
+        ("rope_theta", D::Float(2_000_000.0)),
+    ],
+    ..LLAMA
+};
+
+const GRANITE_STEPS: &[Step] = &[
+    Step::Common,
+    Step::FileType,
+    u32_step("vocab_size", &["vocab_size"]),
+    Step::RopeDimensionCount,
+    Step::F32IfSet {
+        key: "attention.scale",
+        config: "attention_multiplier",
+    },
+    Step::F32IfSet {
+        key: "embedding_scale",
+        config: "embedding_multiplier",
+    },
+    Step::F32IfSet {
+        key: "residual_scale",
+        config: "residual_multiplier",
+    },
+    Step::F32IfSet {
+        key: "logit_scale",
+        config: "logits_scaling",
+    },
+];
+
+const GRANITE_DEFAULTS: &[(&str, Default)] = &[
+    ("vocab_size", D::Int(32000)),
+    ("hidden_size", D::Int(4096)),
+    ("intermediate_size", D::Int(11008)),
+    ("num_hidden_layers", D::Int(32)),
+    ("num_attention_heads", D::Int(32)),
+    ("num_key_value_heads", D::HeadCount),
+    ("max_position_embeddings", D::Int(2048)),
+    ("rms_norm_eps", D::Float(1e-6)),
+    ("rope_theta", D::Float(10000.0)),
+    ("embedding_multiplier", D::Float(1.0)),
+    ("logits_scaling", D::Float(1.0)),
+    ("residual_multiplier", D::Float(1.0)),
+    ("attention_multiplier", D::Float(1.0)),
+];
+
+/// `GraniteForCausalLM` (the converter's `GraniteModel`): llama without
+/// `head_dim`, with its four multipliers.
+pub(crate) const GRANITE: Architecture = Architecture {
+    hf_names: &["GraniteForCausalLM"],
+    gguf: "granite",
+    defaults: GRANITE_DEFAULTS,
+    steps: GRANITE_STEPS,
+    ignored_config: &["head_dim"],
+    ..LLAMA
+};
+
+const GRANITEMOE_BLOCKS: &[TensorRule] = &[
+    rule("input_layernorm", "attn_norm", &[]),
+    rule("post_attention_layernorm", "ffn_norm", &[]),
+    rule(
+        "self_attn.q_proj",
+        "attn_q",
+        &[Transform::Permute { heads: Q_HEADS }],
+    ),
+    rule(
+        "self_attn.k_proj",
+        "attn_k",
+        &[Transform::Permute { heads: K_HEADS }],
+    ),
+    rule("self_attn.v_proj", "attn_v", &[]),
+    rule("self_attn.o_proj", "attn_output", &[]),
+    rule("block_sparse_moe.router.layer", "ffn_gate_inp", &[]),
+    rule("block_sparse_moe.output_linear", "ffn_down_exps", &[]),
+    rule("shared_mlp.output_linear", "ffn_down_shexp", &[]),
+];
+
+/// `GraniteMoeForCausalLM` (the converter's `GraniteMoeModel`): Granite
+/// with stacked experts whose gate and up projections are one tensor,
+/// cut in two.
+pub(crate) const GRANITEMOE: Architecture = Architecture {
+    hf_names: &["GraniteMoeForCausalLM", "GraniteMoeSharedForCausalLM"],
+    gguf: "granitemoe",
+    defaults: GRANITE_DEFAULTS,
+    steps: &[
+        Step::Common,
+        Step::FileType,
+        u32_step("vocab_size", &["vocab_size"]),
+        Step::RopeDimensionCount,
+        Step::F32IfSet {
+            key: "attention.scale",
+            config: "attention_multiplier",
+        },
+        Step::F32IfSet {
+            key: "embedding_scale",
+            config: "embedding_multiplier",
+        },
+        Step::F32IfSet {
+            key: "residual_scale",
+            config: "residual_multiplier",
+        },
+        Step::F32IfSet {
+            key: "logit_scale",
+            config: "logits_scaling",
+        },
+        Step::U32IfSet {
+            key: "expert_shared_feed_forward_length",
+            config: "shared_intermediate_size",
+        },
+    ],
+    blocks: GRANITEMOE_BLOCKS,
+    splits: &[
+        SplitRule {
+            hf: "block_sparse_moe.input_linear",
+            parts: &["ffn_gate_exps", "ffn_up_exps"],
+        },
+        SplitRule {
+            hf: "shared_mlp.input_linear",
+            parts: &["ffn_gate_shexp", "ffn_up_shexp"],
+        },
+    ],
+    ignored_config: &["head_dim"],
+    ..LLAMA
+};
+
+/// `Qwen2ForCausalLM` (the converter's `Qwen2Model`): attention biases,
+/// no permutation.
+pub(crate) const QWEN2: Architecture = Architecture {
+    hf_names: &["Qwen2ForCausalLM"],
+    gguf: "qwen2",
+    defaults: &[
+        ("vocab_size", D::Int(151936)),
+        ("hidden_size", D::Int(4096)),
+        ("intermediate_size", D::Int(22016)),
+        ("num_hidden_layers", D::Int(32)),
+        ("num_attention_heads", D::Int(32)),
+        ("num_key_value_heads", D::HeadCount),
+        ("max_position_embeddings", D::Int(32768)),
+        ("rms_norm_eps", D::Float(1e-6)),
+        ("rope_theta", D::Float(10000.0)),
+    ],
+    steps: &[Step::Common, Step::FileType, Step::Pooling],
+    globals: LLAMA_GLOBALS,
+    blocks: QWEN2_BLOCKS,
+    generated: Generated::Nothing,
+    experts: &[],
+    splits: &[],
+    skipped: &[],
+    ignored_config: &[],
+    vocab: Vocab::SentencePieceOrBpe,
+};
+
+const QWEN3_BLOCKS: &[TensorRule] = &[
+    rule("input_layernorm", "attn_norm", &[]),
+    rule("post_attention_layernorm", "ffn_norm", &[]),
+    rule("self_attn.q_proj", "attn_q", &[]),
+    rule("self_attn.k_proj", "attn_k", &[]),
+    rule("self_attn.v_proj", "attn_v", &[]),
+    rule("self_attn.o_proj", "attn_output", &[]),
+    rule("self_attn.q_norm", "attn_q_norm", &[]),
+    rule("self_attn.k_norm", "attn_k_norm", &[]),
+    rule("mlp.gate_proj", "ffn_gate", &[]),
+    rule("mlp.up_proj", "ffn_up", &[]),
+    rule("mlp.down_proj", "ffn_down", &[]),
+    rule("mlp.gate", "ffn_gate_inp", &[]),
+    rule("mlp.shared_expert_gate", "ffn_gate_inp_shexp", &[]),
+    rule("mlp.shared_expert.gate_proj", "ffn_gate_shexp", &[]),
+    rule("mlp.shared_expert.up_proj", "ffn_up_shexp", &[]),
+    rule("mlp.shared_expert.down_proj", "ffn_down_shexp", &[]),
+];
+
+const QWEN3_DEFAULTS: &[(&str, Default)] = &[
+    ("vocab_size", D::Int(151936)),
+    ("hidden_size", D::Int(4096)),
+    ("intermediate_size", D::Int(22016)),
+    ("num_hidden_layers", D::Int(32)),
+    ("num_attention_heads", D::Int(32)),
+    ("num_key_value_heads", D::Int(32)),
+    ("head_dim", D::Int(128)),
+    ("max_position_embeddings", D::Int(32768)),
+    ("rms_norm_eps", D::Float(1e-6)),
+    ("rope_theta", D::Float(10000.0)),
+];
+
+/// `Qwen3ForCausalLM` (the converter's `Qwen3Model`, a `Qwen2Model`): Q/K
+/// norms, no biases.
+pub(crate) const QWEN3: Architecture = Architecture {
+    hf_names: &["Qwen3ForCausalLM"],
+    gguf: "qwen3",
+    defaults: QWEN3_DEFAULTS,
+    blocks: QWEN3_BLOCKS,
+    ..QWEN2
+};
+
+/// `Qwen3MoeForCausalLM` (the converter's `Qwen2MoeModel`): Qwen3 with
+/// its experts stacked, `down_proj`, `gate_proj`, `up_proj` in that
+/// order.
+pub(crate) const QWEN3MOE: Architecture = Architecture {
+    hf_names: &["Qwen3MoeForCausalLM"],
+    gguf: "qwen3moe",
+    defaults: &[
+        ("vocab_size", D::Int(151936)),
+        ("hidden_size", D::Int(2048)),
+        ("intermediate_size", D::Int(6144)),
+        ("num_hidden_layers", D::Int(24)),
+        ("num_attention_heads", D::Int(32)),
+        ("num_key_value_heads", D::Int(4)),
+        ("head_dim", D::Int(128)),
+        ("max_position_embeddings", D::Int(32768)),
+        ("rms_norm_eps", D::Float(1e-6)),
+        ("rope_theta", D::Float(10000.0)),
+        ("num_experts_per_tok", D::Int(8)),
+        ("num_experts", D::Int(128)),
+        ("moe_intermediate_size", D::Int(768)),
+    ],
+    steps: &[
+        Step::Common,
+        Step::FileType,
+        Step::U32IfSet {
+            key: "expert_feed_forward_length",
+            config: "moe_intermediate_size",
+        },
+        Step::U32IfSet {
+            key: "expert_shared_feed_forward_length",
+            config: "shared_expert_intermediate_size",
+        },
+    ],
+    experts: &[
+        expert("mlp.experts.", ".down_proj", "ffn_down_exps"),
+        expert("mlp.experts.", ".gate_proj", "ffn_gate_exps"),
+        expert("mlp.experts.", ".up_proj", "ffn_up_exps"),
+    ],
+    ..QWEN3
+};
+
 const PLUS_ONE: &[Transform] = &[Transform::AddOne];
 
 const GEMMA3_GLOBALS: &[TensorRule] = &[
@@ -163,91 +634,6 @@ const GEMMA3_BLOCKS: &[TensorRule] = &[
     rule("mlp.down_proj", "ffn_down", &[]),
 ];
 
-const fn rule(
-    hf: &'static str,
-    gguf: &'static str,
-    transforms: &'static [Transform],
-) -> TensorRule {
-    TensorRule {
-        hf,
-        gguf,
-        transforms,
-    }
-}
-
-use Default as D;
-
-/// `LlamaForCausalLM` and the Mistral checkpoints that use it (the
-/// converter's `LlamaModel`; Mistral's sliding window is not written).
-pub(crate) const LLAMA: Architecture = Architecture {
-    hf_names: &["LlamaForCausalLM", "LLaMAForCausalLM"],
-    gguf: "llama",
-    defaults: &[
-        ("vocab_size", D::Int(32000)),
-        ("hidden_size", D::Int(4096)),
-        ("intermediate_size", D::Int(11008)),
-        ("num_hidden_layers", D::Int(32)),
-        ("num_attention_heads", D::Int(32)),
-        ("num_key_value_heads", D::HeadCount),
-        ("max_position_embeddings", D::Int(2048)),
-        ("rms_norm_eps", D::Float(1e-6)),
-        ("rope_theta", D::Float(10000.0)),
-        ("head_dim", D::HeadDim),
-    ],
-    steps: &[
-        Step::Common,
-        Step::U32 {
-            key: "vocab_size",
-            config: &["vocab_size"],
-            default: None,
-        },
-        Step::RopeDimensionCount,
-    ],
-    globals: LLAMA_GLOBALS,
-    blocks: LLAMA_BLOCKS,
-    llama3_rope: true,
-};
-
-/// `MistralForCausalLM`: llama's table with `MistralConfig`'s defaults
-/// (which, unlike `LlamaConfig`'s, derive no `head_dim`).
-pub(crate) const MISTRAL: Architecture = Architecture {
-    hf_names: &["MistralForCausalLM"],
-    defaults: &[
-        ("vocab_size", D::Int(32000)),
-        ("hidden_size", D::Int(4096)),
-        ("intermediate_size", D::Int(14336)),
-        ("num_hidden_layers", D::Int(32)),
-        ("num_attention_heads", D::Int(32)),
-        ("num_key_value_heads", D::Int(8)),
-        ("max_position_embeddings", D::Int(4096 * 32)),
-        ("rms_norm_eps", D::Float(1e-6)),
-        ("rope_theta", D::Float(10000.0)),
-    ],
-    ..LLAMA
-};
-
-/// `Qwen2ForCausalLM` (the converter's `Qwen2Model`): attention biases,
-/// no permutation.
-pub(crate) const QWEN2: Architecture = Architecture {
-    hf_names: &["Qwen2ForCausalLM"],
-    gguf: "qwen2",
-    defaults: &[
-        ("vocab_size", D::Int(151936)),
-        ("hidden_size", D::Int(4096)),
-        ("intermediate_size", D::Int(22016)),
-        ("num_hidden_layers", D::Int(32)),
-        ("num_attention_heads", D::Int(32)),
-        ("num_key_value_heads", D::HeadCount),
-        ("max_position_embeddings", D::Int(32768)),
-        ("rms_norm_eps", D::Float(1e-6)),
-        ("rope_theta", D::Float(10000.0)),
-    ],
-    steps: &[Step::Common, Step::Pooling],
-    globals: LLAMA_GLOBALS,
-    blocks: QWEN2_BLOCKS,
-    llama3_rope: false,
-};
-
 /// `Gemma3ForCausalLM` (the converter's `Gemma3Model`): norms + 1,
 /// embedding rows cut to the vocabulary, tied output.
 pub(crate) const GEMMA3: Architecture = Architecture {
@@ -269,6 +655,7 @@ pub(crate) const GEMMA3: Architecture = Architecture {
     ],
     steps: &[
         Step::Common,
+        Step::FileType,
         Step::U32 {
             key: "context_length",
             config: &["max_position_embeddings"],
@@ -310,11 +697,172 @@ pub(crate) const GEMMA3: Architecture = Architecture {
     ],
     globals: GEMMA3_GLOBALS,
     blocks: GEMMA3_BLOCKS,
-    llama3_rope: false,
+    generated: Generated::Nothing,
+    experts: &[],
+    splits: &[],
+    skipped: &[],
+    ignored_config: &[],
+    vocab: Vocab::Gemma,
+};
+
+/// `Gemma2ForCausalLM` (the converter's `Gemma2Model`): its own key
+/// order, every norm + 1, no `lm_head` (the output is tied).
+pub(crate) const GEMMA2: Architecture = Architecture {
+    hf_names: &["Gemma2ForCausalLM"],
+    gguf: "gemma2",
+    defaults: &[
+        ("vocab_size", D::Int(256000)),
+        ("hidden_size", D::Int(2304)),
+        ("intermediate_size", D::Int(9216)),
+        ("num_hidden_layers", D::Int(26)),
+        ("num_attention_heads", D::Int(8)),
+        ("num_key_value_heads", D::Int(4)),
+        ("head_dim", D::Int(256)),
+        ("max_position_embeddings", D::Int(8192)),
+        ("rms_norm_eps", D::Float(1e-6)),
+        ("rope_theta", D::Float(10000.0)),
+        ("final_logit_softcapping", D::Float(30.0)),
+        ("attn_logit_softcapping", D::Float(50.0)),
+        ("sliding_window", D::Int(4096)),
+    ],
+    steps: &[
+        u32_step("context_length", &["max_position_embeddings"]),
+        u32_step("embedding_length", &["hidden_size"]),
+        u32_step("block_count", BLOCKS_KEYS),
+        u32_step("feed_forward_length", &["intermediate_size"]),
+        u32_step("attention.head_count", &["num_attention_heads"]),
+        u32_step(
+            "attention.head_count_kv",
+            &["num_key_value_heads", "num_attention_heads"],
+        ),
+        f32_step("attention.layer_norm_rms_epsilon", &["rms_norm_eps"]),
+        u32_step("attention.key_length", &["head_dim"]),
+        u32_step("attention.value_length", &["head_dim"]),
+        Step::FileType,
+        f32_step("attn_logit_softcapping", &["attn_logit_softcapping"]),
+        f32_step("final_logit_softcapping", &["final_logit_softcapping"]),
+        u32_step("attention.sliding_window", &["sliding_window"]),
+    ],
+    globals: &[
+        rule("model.embed_tokens", "token_embd", &[]),
+        rule("model.norm", "output_norm", PLUS_ONE),
+    ],
+    blocks: GEMMA3_BLOCKS,
+    skipped: &["lm_head"],
+    ..GEMMA3
+};
+
+/// `Phi3ForCausalLM` (the converter's `Phi3MiniModel`): fused QKV and
+/// gate-up projections kept fused, its own key order and SentencePiece
+/// reading.
+pub(crate) const PHI3: Architecture = Architecture {
+    hf_names: &["Phi3ForCausalLM"],
+    gguf: "phi3",
+    defaults: &[
+        ("vocab_size", D::Int(32064)),
+        ("hidden_size", D::Int(3072)),
+        ("intermediate_size", D::Int(8192)),
+        ("num_hidden_layers", D::Int(32)),
+        ("num_attention_heads", D::Int(32)),
+        ("num_key_value_heads", D::HeadCount),
+        ("max_position_embeddings", D::Int(4096)),
+        ("original_max_position_embeddings", D::Int(4096)),
+        ("rms_norm_eps", D::Float(1e-5)),
+        ("rope_theta", D::Float(10000.0)),
+        ("partial_rotary_factor", D::Float(1.0)),
+    ],
+    steps: &[
+        u32_step(
+            "context_length",
+            &["n_positions", "max_position_embeddings"],
+        ),
+        Step::RopeOriginalContext,
+        u32_step("embedding_length", &["hidden_size", "n_embd"]),
+        u32_step("feed_forward_length", &["intermediate_size"]),
+        u32_step("block_count", BLOCKS_KEYS),
+        u32_step("attention.head_count", &["num_attention_heads", "n_head"]),
+        u32_step(
+            "attention.head_count_kv",
+            &["num_key_value_heads", "n_head_kv"],
+        ),
+        f32_step("attention.layer_norm_rms_epsilon", &["rms_norm_eps"]),
+        Step::RopeDimensionPartial,
+        Step::RopeFreqBase { default: 10000.0 },
+        Step::FileType,
+        Step::SlidingWindowOrZero,
+    ],
+    globals: LLAMA_GLOBALS,
+    blocks: &[
+        rule("input_layernorm", "attn_norm", &[]),
+        rule("post_attention_layernorm", "ffn_norm", &[]),
+        rule("self_attn.qkv_proj", "attn_qkv", &[]),
+        rule("self_attn.o_proj", "attn_output", &[]),
+        rule("mlp.gate_up_proj", "ffn_up", &[]),
+        rule("mlp.down_proj", "ffn_down", &[]),
+    ],
+    generated: Generated::Phi3LongRope,
+    experts: &[],
+    splits: &[],
+    skipped: &[],
+    ignored_config: &[],
+    vocab: Vocab::Phi3,
+};
+
+/// `Olmo2ForCausalLM` (the converter's `Olmo2Model`): norms after
+/// attention and feed-forward only, Q/K norms over all heads.
+pub(crate) const OLMO2: Architecture = Architecture {
+    hf_names: &["Olmo2ForCausalLM"],
+    gguf: "olmo2",
+    defaults: &[
+        ("vocab_size", D::Int(50304)),
+        ("hidden_size", D::Int(4096)),
+        ("intermediate_size", D::Int(11008)),
+        ("num_hidden_layers", D::Int(32)),
+        ("num_attention_heads", D::Int(32)),
+        ("num_key_value_heads", D::HeadCount),
+        ("max_position_embeddings", D::Int(2048)),
+        ("rms_norm_eps", D::Float(1e-5)),
+        ("rope_theta", D::Float(10000.0)),
+    ],
+    steps: &[Step::Common, Step::FileType, Step::SlidingWindowPattern],
+    globals: LLAMA_GLOBALS,
+    blocks: &[
+        rule("post_attention_layernorm", "post_attention_norm", &[]),
+        rule("post_feedforward_layernorm", "post_ffw_norm", &[]),
+        rule("self_attn.q_proj", "attn_q", &[]),
+        rule("self_attn.k_proj", "attn_k", &[]),
+        rule("self_attn.v_proj", "attn_v", &[]),
+        rule("self_attn.o_proj", "attn_output", &[]),
+        rule("self_attn.q_norm", "attn_q_norm", &[]),
+        rule("self_attn.k_norm", "attn_k_norm", &[]),
+        rule("mlp.gate_proj", "ffn_gate", &[]),
+        rule("mlp.up_proj", "ffn_up", &[]),
+        rule("mlp.down_proj", "ffn_down", &[]),
+    ],
+    generated: Generated::Nothing,
+    experts: &[],
+    splits: &[],
+    skipped: &[],
+    ignored_config: &[],
+    vocab: Vocab::Bpe,
 };
 
 /// Every architecture the importer knows.
-pub(crate) const ARCHITECTURES: &[&Architecture] = &[&LLAMA, &MISTRAL, &QWEN2, &GEMMA3];
+pub(crate) const ARCHITECTURES: &[&Architecture] = &[
+    &LLAMA,
+    &MISTRAL,
+    &MIXTRAL,
+    &SMOLLM3,
+    &GRANITE,
+    &GRANITEMOE,
+    &QWEN2,
+    &QWEN3,
+    &QWEN3MOE,
+    &GEMMA2,
+    &GEMMA3,
+    &PHI3,
+    &OLMO2,
+];
 
 /// The table for a `config.json` architecture name.
 pub(crate) fn find(hf_name: &str) -> Option<&'static Architecture> {
@@ -333,21 +881,67 @@ pub(crate) fn supported() -> String {
         .join(", ")
 }
 
+/// What a checkpoint tensor (its name without `.weight`/`.bias`) is to
+/// the converter.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Mapped {
+    /// One GGUF tensor (name without the suffix), with its transforms.
+    Plain(&'static str, Option<u32>, &'static [Transform]),
+    /// Expert `expert` of block `block` of the stacked tensor of `rule`.
+    Expert {
+        block: u32,
+        expert: u64,
+        rule: usize,
+    },
+    /// A tensor of block `block` cut into parts.
+    Split {
+        block: u32,
+        rule: &'static SplitRule,
+    },
+    /// A tensor the converter drops.
+    Skipped,
+}
+
+impl Mapped {
+    /// The GGUF name of a plain tensor (without `.weight`/`.bias`).
+    pub fn plain_name(gguf: &str, block: Option<u32>) -> String {
+        match block {
+            Some(b) => format!("blk.{b}.{gguf}"),
+            None => gguf.to_owned(),
+        }
+    }
+}
+
 impl Architecture {
-    /// The GGUF name (without `.weight`/`.bias`) and transforms of a
-    /// checkpoint tensor name (without its suffix), or `None` when the
-    /// converter could not map it either.
-    pub fn map(&self, stem: &str, block_count: u32) -> Option<(String, &'static [Transform])> {
+    /// What the converter makes of a checkpoint tensor name (without its
+    /// suffix), or `None` when it could not map it either.
+    pub fn map(&self, stem: &str, block_count: u32) -> Option<Mapped> {
+        if self.skipped.contains(&stem) {
+            return Some(Mapped::Skipped);
+        }
         if let Some(r) = self.globals.iter().find(|r| r.hf == stem) {
-            return Some((r.gguf.to_owned(), r.transforms));
+            return Some(Mapped::Plain(r.gguf, None, r.transforms));
         }
         let rest = stem.strip_prefix("model.layers.")?;
         let (n, name) = rest.split_once('.')?;
-        let bid: u32 = n.parse().ok()?;
-        if bid >= block_count || n != bid.to_string() {
+        let block: u32 = n.parse().ok()?;
+        if block >= block_count || n != block.to_string() {
             return None;
         }
-        let r = self.blocks.iter().find(|r| r.hf == name)?;
-        Some((format!("blk.{bid}.{}", r.gguf), r.transforms))
+        if let Some(r) = self.blocks.iter().find(|r| r.hf == name) {
+            return Some(Mapped::Plain(r.gguf, Some(block), r.transforms));
+        }
+        if let Some(rule) = self.splits.iter().find(|r| r.hf == name) {
+            return Some(Mapped::Split { block, rule });
+        }
+        self.experts.iter().enumerate().find_map(|(i, r)| {
+            let x = name.strip_prefix(r.prefix)?.strip_suffix(r.suffix)?;
+            let expert: u64 = x.parse().ok()?;
+            (x == expert.to_string()).then_some(Mapped::Expert {
+                block,
+                expert,
+                rule: i,
+            })
+        })
     }
 }

@@ -140,6 +140,67 @@ impl Config {
         })
     }
 
+    /// The converter's `rope_parameters` (from `rope_parameters` or
+    /// `rope_scaling`, with the global and sliding-window thetas mirrored in).
+    pub fn rope_parameters(&self) -> Map<String, Value> {
+        let config = self;
+        let h = &config.hparams;
+        let mut rp = match h.get("rope_parameters").or_else(|| h.get("rope_scaling")) {
+            Some(Value::Object(m)) => m.clone(),
+            _ => Map::new(),
+        };
+        let theta = config
+            .find(&[
+                "global_rope_theta",
+                "rope_global_theta",
+                "rope_theta_global",
+                "rope_theta",
+                "rotary_emb_base",
+            ])
+            .cloned();
+        let local = config
+            .find(&[
+                "local_rope_theta",
+                "rope_local_theta",
+                "rope_theta_local",
+                "swa_rope_theta",
+                "rope_local_base_freq",
+            ])
+            .cloned();
+        let partial = config
+            .find(&["partial_rotary_factor", "rope_pct", "rope_percent"])
+            .cloned();
+        let orig = config.find(&["original_max_position_embeddings"]).cloned();
+        if !rp.contains_key("full_attention") && !rp.contains_key("sliding_attention") {
+            if let Some(local) = local {
+                let mut m = Map::new();
+                m.insert("rope_theta".into(), local);
+                rp.insert("sliding_attention".into(), Value::Object(m));
+            }
+            if !rp.contains_key("rope_theta")
+                && let Some(t) = theta
+            {
+                rp.insert("rope_theta".into(), t);
+            }
+            if !rp.contains_key("rope_type")
+                && let Some(t) = rp.get("type").filter(|t| !t.is_null()).cloned()
+            {
+                rp.insert("rope_type".into(), t);
+            }
+            if !rp.contains_key("partial_rotary_factor")
+                && let Some(p) = partial
+            {
+                rp.insert("partial_rotary_factor".into(), p);
+            }
+            if !rp.contains_key("original_max_position_embeddings")
+                && let Some(o) = orig
+            {
+                rp.insert("original_max_position_embeddings".into(), o);
+            }
+        }
+        rp
+    }
+
     fn bad(&self, keys: &[&str], v: &Value, want: &str) -> Error {
         let key = keys
             .iter()

@@ -202,12 +202,6 @@ pub enum VocabError {
         /// The name given.
         name: String,
     },
-    /// The architecture has no tokenizer rules here.
-    #[error("no tokenizer conversion for architecture {arch:?} (supported: llama, qwen2, gemma3)")]
-    UnsupportedArch {
-        /// The GGUF architecture name.
-        arch: String,
-    },
     /// No tokenizer file the converter would read for this architecture.
     #[error("{}: no tokenizer found ({expected})", dir.display())]
     NoTokenizer {
@@ -226,7 +220,7 @@ impl VocabError {
                 Some(file)
             }
             VocabError::NoTokenizer { dir, .. } => Some(dir),
-            VocabError::UnknownPreTokenizerName { .. } | VocabError::UnsupportedArch { .. } => None,
+            VocabError::UnknownPreTokenizerName { .. } => None,
         }
     }
 }

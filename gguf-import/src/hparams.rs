@@ -21,64 +21,15 @@ impl Keys {
     }
 }
 
-/// The converter's `rope_parameters` (from `rope_parameters` or
-/// `rope_scaling`, with the global and sliding-window thetas mirrored in).
-fn rope_parameters(config: &Config) -> Map<String, Value> {
-    let h = &config.hparams;
-    let mut rp = match h.get("rope_parameters").or_else(|| h.get("rope_scaling")) {
-        Some(Value::Object(m)) => m.clone(),
-        _ => Map::new(),
-    };
-    let theta = config
-        .find(&[
-            "global_rope_theta",
-            "rope_global_theta",
-            "rope_theta_global",
-            "rope_theta",
-            "rotary_emb_base",
-        ])
-        .cloned();
-    let local = config
-        .find(&[
-            "local_rope_theta",
-            "rope_local_theta",
-            "rope_theta_local",
-            "swa_rope_theta",
-            "rope_local_base_freq",
-        ])
-        .cloned();
-    let partial = config
-        .find(&["partial_rotary_factor", "rope_pct", "rope_percent"])
-        .cloned();
-    let orig = config.find(&["original_max_position_embeddings"]).cloned();
-    if !rp.contains_key("full_attention") && !rp.contains_key("sliding_attention") {
-        if let Some(local) = local {
-            let mut m = Map::new();
-            m.insert("rope_theta".into(), local);
-            rp.insert("sliding_attention".into(), Value::Object(m));
-        }
-        if !rp.contains_key("rope_theta")
-            && let Some(t) = theta
-        {
-            rp.insert("rope_theta".into(), t);
-        }
-        if !rp.contains_key("rope_type")
-            && let Some(t) = rp.get("type").filter(|t| !t.is_null()).cloned()
-        {
-            rp.insert("rope_type".into(), t);
-        }
-        if !rp.contains_key("partial_rotary_factor")
-            && let Some(p) = partial
-        {
-            rp.insert("partial_rotary_factor".into(), p);
-        }
-        if !rp.contains_key("original_max_position_embeddings")
-            && let Some(o) = orig
-        {
-            rp.insert("original_max_position_embeddings".into(), o);
-        }
+/// `num_attention_heads`, which must not be 0.
+fn nonzero_heads(config: &Config) -> Result<u32> {
+    match config.require_u32(&["num_attention_heads", "n_head"])? {
+        0 => Err(config_error(
+            &config.file,
+            "num_attention_heads is 0".into(),
+        )),
+        n => Ok(n),
     }
-    rp
 }
 
 /// The full-attention part of the RoPE parameters.
@@ -100,7 +51,7 @@ pub(crate) fn write(
 ) -> Result<()> {
     let a = arch.gguf;
     let k = |suffix: &str| format!("{a}.{suffix}");
-    let rp = rope_parameters(config);
+    let rp = config.rope_parameters();
     let num = |m: &Map<String, Value>, key: &str| -> Result<Option<f32>> {
         match m.get(key) {
             None | Some(Value::Null) => Ok(None),
@@ -235,11 +186,86 @@ pub(crate) fn write(
                 if let Some(n) = used {
                     keys.set(k("expert_used_count"), n);
                 }
+                if let Some(n) = config.find_u32(&["n_group"])? {
+                    keys.set(k("expert_group_count"), n);
+                }
+                if let Some(n) = config.find_u32(&["topk_group"])? {
+                    keys.set(k("expert_group_used_count"), n);
+                }
+                let score = config.find(&[
+                    "score_function",
+                    "scoring_func",
+                    "score_func",
+                    "moe_router_activation",
+                    "moe_router_activation_func",
+                    "expert_selection_fn",
+                ]);
+                if let Some(score) = score {
+                    // gguf-py's ExpertGatingFuncType.
+                    let func: u32 = match score.as_str() {
+                        Some("softmax") => 1,
+                        Some("sigmoid") => 2,
+                        Some("sqrtsoftplus") => 4,
+                        _ => {
+                            return Err(config_error(
+                                &config.file,
+                                format!("expert scoring function {score} is not one the converter knows (softmax, sigmoid, sqrtsoftplus)"),
+                            ))
+                        }
+                    };
+                    keys.set(k("expert_gating_func"), func);
+                }
                 if let Some(n) = config.find_u32(&["head_dim"])? {
                     keys.set(k("attention.key_length"), n);
                     keys.set(k("attention.value_length"), n);
                 }
-                keys.set("general.file_type", file_type);
+            }
+            Step::FileType => keys.set("general.file_type", file_type),
+            Step::U32IfSet { key, config: name } => {
+                if let Some(n) = config.find_u32(&[name])?.filter(|n| *n != 0) {
+                    keys.set(k(key), n);
+                }
+            }
+            Step::RopeDimensionPartial => {
+                let n_embd = config.require_u32(&["hidden_size", "n_embd"])?;
+                let heads = nonzero_heads(config)?;
+                let factor = num(&rp, "partial_rotary_factor")?.map_or(1.0, f64::from);
+                let dims = (factor * f64::from(n_embd)).floor() as u64 / u64::from(heads);
+                keys.set(k("rope.dimension_count"), dims as u32);
+            }
+            Step::RopeOriginalContext => {
+                let orig = rp
+                    .get("original_max_position_embeddings")
+                    .and_then(Value::as_u64)
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| {
+                        config_error(
+                            &config.file,
+                            format!("{a} needs original_max_position_embeddings (a count)"),
+                        )
+                    })?;
+                keys.set(k("rope.scaling.original_context_length"), orig);
+            }
+            Step::SlidingWindowOrZero => {
+                let window = config.find_u32(&["sliding_window"])?.unwrap_or(0);
+                keys.set(k("attention.sliding_window"), window);
+            }
+            Step::SlidingWindowPattern => {
+                if config.hparams.contains_key("sliding_window") {
+                    let window = config.require_u32(&["sliding_window"])?;
+                    keys.set(k("attention.sliding_window"), window);
+                    let pattern: Vec<bool> = match config.hparams.get("layer_types") {
+                        Some(Value::Array(types)) => types
+                            .iter()
+                            .map(|t| t.as_str() == Some("sliding_attention"))
+                            .collect(),
+                        _ => {
+                            let n = config.require_u32(&["num_hidden_layers"])?;
+                            (0..n).map(|i| (i + 1) % 4 != 0).collect()
+                        }
+                    };
+                    keys.set(k("attention.sliding_window_pattern"), pattern);
+                }
             }
             Step::U32 {
                 key,

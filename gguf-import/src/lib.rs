@@ -207,6 +207,33 @@ impl<'i> ImportOptions<'i> {
     }
 }
 
+/// An architecture the import knows.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct Architecture {
+    /// The `architectures` names of `config.json` that select it.
+    pub hf_names: &'static [&'static str],
+    /// The GGUF architecture it is written as (`general.architecture`).
+    pub gguf: &'static str,
+    /// Whether its checkpoints keep one tensor per expert that the import
+    /// stacks, or stacked experts it cuts (a mixture of experts).
+    pub experts: bool,
+}
+
+/// The architectures [`import_model`] knows, in a stable order.
+///
+/// ```
+/// let names: Vec<_> = gguf_import::architectures().flat_map(|a| a.hf_names.iter().copied()).collect();
+/// assert!(names.contains(&"Qwen3ForCausalLM"));
+/// ```
+pub fn architectures() -> impl Iterator<Item = Architecture> {
+    arch::ARCHITECTURES.iter().map(|a| Architecture {
+        hf_names: a.hf_names,
+        gguf: a.gguf,
+        experts: !a.experts.is_empty() || !a.splits.is_empty(),
+    })
+}
+
 /// What an import is doing, for progress reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -382,6 +409,9 @@ pub fn import_model(
         })
     })?;
     config.apply_defaults(arch.defaults);
+    for key in arch.ignored_config {
+        config.hparams.remove(*key);
+    }
     let checkpoint = Checkpoint::open(dir)?;
     let sources = checkpoint.tensors()?;
     // Before anything is built from the hyper-parameters (the vocabulary's
@@ -395,7 +425,7 @@ pub fn import_model(
     let vocab = Keys(
         vocab::vocab_metadata(
             dir,
-            arch.gguf,
+            arch.vocab,
             &config.raw,
             options.pre_tokenizer.as_deref(),
         )?
@@ -403,10 +433,26 @@ pub fn import_model(
         .collect(),
     );
     let mut planned = Vec::new();
-    if arch.llama3_rope
-        && let Some(factors) = rope::llama3_rope_freqs(&config)?
-    {
-        planned.push(tensors::generated("rope_freqs.weight", factors));
+    // Keys the converter sets while generating tensors, which come right
+    // after `general.architecture` (it generates them before the metadata).
+    let mut generated_keys = Keys::default();
+    match arch.generated {
+        arch::Generated::Nothing => {}
+        arch::Generated::Llama3Rope => {
+            if let Some(factors) = rope::llama3_rope_freqs(&config)? {
+                planned.push(tensors::generated("rope_freqs.weight", factors));
+            }
+        }
+        arch::Generated::Phi3LongRope => {
+            if let Some(r) = rope::phi3_long_rope(&config)? {
+                generated_keys.set(
+                    format!("{}.rope.scaling.attn_factor", arch.gguf),
+                    r.attn_factor,
+                );
+                planned.push(tensors::generated("rope_factors_long.weight", r.long));
+                planned.push(tensors::generated("rope_factors_short.weight", r.short));
+            }
+        }
     }
     let taken: Vec<&str> = planned.iter().map(|t| t.name.as_str()).collect();
     let read = tensors::plan(
@@ -421,6 +467,9 @@ pub fn import_model(
 
     let mut keys = Keys::default();
     keys.set("general.architecture", arch.gguf);
+    for (k, v) in generated_keys.0 {
+        keys.set(k, v);
+    }
     let shapes: Vec<(&str, &[u64])> = planned
         .iter()
         .map(|t| (t.name.as_str(), t.shape.as_slice()))

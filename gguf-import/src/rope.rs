@@ -87,3 +87,110 @@ pub(crate) fn llama3_rope_freqs(config: &Config) -> Result<Option<Vec<f32>>> {
     }
     Ok(Some(out))
 }
+
+/// Phi-3's long-context RoPE factors (the converter's
+/// `Phi3MiniModel.generate_extra_tensors`): when the RoPE parameters have
+/// a `long_factor`, the attention factor (`rope.scaling.attn_factor`) and
+/// the `rope_factors_long` and `rope_factors_short` values.
+pub(crate) struct LongRope {
+    /// `rope.scaling.attn_factor`.
+    pub attn_factor: f32,
+    /// `rope_factors_long.weight`.
+    pub long: Vec<f32>,
+    /// `rope_factors_short.weight`.
+    pub short: Vec<f32>,
+}
+
+/// See [`LongRope`]; `None` without a `long_factor`.
+pub(crate) fn phi3_long_rope(config: &Config) -> Result<Option<LongRope>> {
+    let rp = config.rope_parameters();
+    let factors = |key: &str| -> Result<Option<Vec<f32>>> {
+        match rp.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|v| {
+                    v.as_f64().map(|f| f as f32).ok_or_else(|| {
+                        config_error(
+                            &config.file,
+                            format!("rope_scaling {key:?} holds {v}, not a number"),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<f32>>>()
+                .map(Some),
+            Some(v) => Err(config_error(
+                &config.file,
+                format!("rope_scaling {key:?} is {v}, not a list of numbers"),
+            )),
+        }
+    };
+    let Some(long) = factors("long_factor")?.filter(|l| !l.is_empty()) else {
+        return Ok(None);
+    };
+    let n_embd = config.require_u32(&["hidden_size", "n_embd"])?;
+    let heads = config
+        .require_u32(&["num_attention_heads", "n_head"])?
+        .max(1);
+    let max_pos = config.require_u32(&["n_positions", "max_position_embeddings"])?;
+    let orig = rp
+        .get("original_max_position_embeddings")
+        .and_then(Value::as_f64)
+        .filter(|o| *o > 0.0)
+        .ok_or_else(|| {
+            config_error(
+                &config.file,
+                "phi3's long-context RoPE needs original_max_position_embeddings".into(),
+            )
+        })?;
+    let rot = rp
+        .get("partial_rotary_factor")
+        .and_then(Value::as_f64)
+        .unwrap_or(1.0);
+    let rope_dims = (rot * f64::from(n_embd)).floor() as u64 / u64::from(heads);
+    let scale = f64::from(max_pos) / orig;
+    let kind = rp
+        .get("rope_type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_lowercase();
+    let attn_factor = match kind.as_str() {
+        "su" | "longrope" if scale > 1.0 => (1.0 + scale.ln() / orig.ln()).sqrt(),
+        "yarn" if scale > 1.0 => 0.1 * scale.ln() + 1.0,
+        "su" | "longrope" | "yarn" => 1.0,
+        "" => {
+            return Err(config_error(
+                &config.file,
+                "rope_scaling has a long_factor but no rope_type".into(),
+            ))
+        }
+        other => {
+            return Err(config_error(
+                &config.file,
+                format!("phi3's RoPE scaling type {other:?} is not one the converter supports (longrope, su, yarn)"),
+            ))
+        }
+    };
+    let short = factors("short_factor")?.ok_or_else(|| {
+        config_error(
+            &config.file,
+            "rope_scaling has a long_factor but no short_factor".into(),
+        )
+    })?;
+    if long.len() != short.len() || long.len() as u64 * 2 != rope_dims {
+        return Err(config_error(
+            &config.file,
+            format!(
+                "the RoPE long and short factors must have {} values each (half of {rope_dims} rotary dimensions); they have {} and {}",
+                rope_dims as f64 / 2.0,
+                long.len(),
+                short.len()
+            ),
+        ));
+    }
+    Ok(Some(LongRope {
+        attn_factor: attn_factor as f32,
+        long,
+        short,
+    }))
+}

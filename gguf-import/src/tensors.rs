@@ -2,14 +2,14 @@
 //! with which type and shape (the converter's `prepare_tensors`), and
 //! their conversion, a slab of rows at a time, while the file is written.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::io::Write;
 
 use crate::error::{Error, ImportError, Result};
 use gguf_core::codec;
 use gguf_core::GgmlType;
 
-use super::arch::{Architecture, Transform};
+use super::arch::{Architecture, Mapped, SplitRule, Transform};
 use super::checkpoint::{SourceTensor, SourceType};
 use super::config::{config_error, Config};
 use super::OutType;
@@ -29,17 +29,60 @@ pub(crate) struct Planned<'a> {
     pub permute_heads: Option<u64>,
     /// Gemma's norm shift.
     pub add_one: bool,
-    /// Outer rows kept (all of them unless cut to the vocabulary).
-    pub rows: u64,
 }
 
 /// Where an output tensor's values come from.
 #[derive(Clone, Debug)]
 pub(crate) enum Origin<'a> {
-    /// A tensor of the checkpoint.
-    Checkpoint(SourceTensor<'a>),
+    /// Rows of checkpoint tensors, one after the other: one piece for a
+    /// tensor converted alone, one per expert for a stacked tensor, a
+    /// range of rows per expert for a part of a cut one.
+    Checkpoint(Vec<Piece<'a>>),
     /// Values the converter computes (Llama 3's RoPE factors), F32.
     Generated(Vec<f32>),
+}
+
+/// Rows `first..first + rows` of a checkpoint tensor. A row is the
+/// tensor's last dimension (its innermost), or one value of a 1-D tensor.
+#[derive(Clone, Debug)]
+pub(crate) struct Piece<'a> {
+    /// The checkpoint tensor.
+    pub source: SourceTensor<'a>,
+    /// The first row taken.
+    pub first: u64,
+    /// How many rows.
+    pub rows: u64,
+}
+
+/// Values per row of `shape` (see [`Piece`]).
+fn row_len(shape: &[u64]) -> u64 {
+    if shape.len() >= 2 {
+        shape.last().copied().unwrap_or(1)
+    } else {
+        1
+    }
+}
+
+/// Rows of `shape` (see [`Piece`]).
+fn row_count(shape: &[u64]) -> u64 {
+    let len = row_len(shape);
+    if len == 0 {
+        0
+    } else {
+        shape.iter().product::<u64>() / len
+    }
+}
+
+impl<'a> Piece<'a> {
+    /// The whole of `source`.
+    fn whole(source: SourceTensor<'a>) -> Piece<'a> {
+        let rows = row_count(&source.shape);
+        Piece {
+            source,
+            first: 0,
+            rows,
+        }
+    }
 }
 
 /// A generated 1-D F32 tensor, placed before the checkpoint's tensors as
@@ -51,7 +94,6 @@ pub(crate) fn generated(name: &str, values: Vec<f32>) -> Planned<'static> {
         ty: GgmlType::F32,
         permute_heads: None,
         add_one: false,
-        rows: 1,
         origin: Origin::Generated(values),
     }
 }
@@ -130,14 +172,14 @@ fn tensor_error(t: &SourceTensor<'_>, reason: String) -> Error {
 /// The config keys of the block count, in the converter's order.
 const BLOCK_COUNT: &[&str] = &["n_layers", "num_hidden_layers", "n_layer", "num_layers"];
 
-/// The GGUF name of `source` and its transforms, `None` for a tensor the
-/// converter drops; an error for one it cannot map (a block at or past
-/// `blocks` included).
+/// What the converter makes of `source` (see [`Mapped`]) and the suffix
+/// of its name (`.weight`, `.bias` or none), `None` for a tensor it drops;
+/// an error for one it cannot map (a block at or past `blocks` included).
 fn map_source(
     arch: &Architecture,
     source: &SourceTensor<'_>,
     blocks: u32,
-) -> Result<Option<(String, &'static [Transform])>> {
+) -> Result<Option<(Mapped, &'static str)>> {
     let Some(name) = converter_name(arch, &source.name) else {
         return Ok(None);
     };
@@ -148,16 +190,32 @@ fn map_source(
     } else {
         (name.as_str(), "")
     };
-    let Some((gguf, transforms)) = arch.map(stem, blocks) else {
-        return Err(tensor_error(
+    match arch.map(stem, blocks) {
+        Some(Mapped::Skipped) => Ok(None),
+        Some(m) => Ok(Some((m, suffix))),
+        None => Err(tensor_error(
             source,
             format!(
                 "no GGUF name for it in the {} table (the converter cannot map it either)",
                 arch.gguf
             ),
-        ));
-    };
-    Ok(Some((format!("{gguf}{suffix}"), transforms)))
+        )),
+    }
+}
+
+/// The GGUF name of a tensor converted alone, `None` for an expert's or
+/// a cut one.
+fn plain_name(
+    arch: &Architecture,
+    source: &SourceTensor<'_>,
+    blocks: u32,
+) -> Result<Option<String>> {
+    Ok(match map_source(arch, source, blocks)? {
+        Some((Mapped::Plain(gguf, block, _), suffix)) => {
+            Some(format!("{}{suffix}", Mapped::plain_name(gguf, block)))
+        }
+        _ => None,
+    })
 }
 
 /// The first of `keys` that `config` sets, to name in an error.
@@ -227,7 +285,12 @@ pub(crate) fn check_hparams(
     let mut embedding = None;
     let mut queries = Vec::new();
     for source in sources {
-        let Some((name, _)) = map_source(arch, source, blocks)? else {
+        let Some(name) = plain_name(arch, source, blocks)? else {
+            if let Some((Mapped::Expert { block, .. } | Mapped::Split { block, .. }, _)) =
+                map_source(arch, source, blocks)?
+            {
+                layers.insert(block);
+            }
             continue;
         };
         if name == "token_embd.weight" {
@@ -362,6 +425,11 @@ pub(crate) fn check_hparams(
 
 /// The output tensors, in the converter's order. `vocab_rows` is the
 /// token count the embedding rows are cut to (gemma3), when known.
+///
+/// The experts of a block are stacked as the converter stacks them: it
+/// keeps each until it has read every expert tensor of the block, then
+/// writes the stacked tensors, one per rule in the table's order, where
+/// the last of them was read.
 pub(crate) fn plan<'a>(
     arch: &Architecture,
     config: &Config,
@@ -373,76 +441,276 @@ pub(crate) fn plan<'a>(
     let blocks = config.require_u32(BLOCK_COUNT)?;
     let mut planned: Vec<Planned<'a>> = Vec::with_capacity(sources.len());
     let mut names: HashSet<String> = taken.iter().map(|&t| t.to_owned()).collect();
-    for source in sources {
-        let Some((new_name, transforms)) = map_source(arch, &source, blocks)? else {
-            continue;
-        };
-        if !names.insert(new_name.clone()) {
+    let n_experts = if arch.experts.is_empty() {
+        0
+    } else {
+        config
+            .require_u32(&["num_local_experts", "num_experts"])
+            .map(u64::from)?
+    };
+    // Per block: (rule, expert) -> the expert's tensor and its suffix.
+    let mut pending: BTreeMap<u32, BTreeMap<(usize, u64), SourceTensor<'a>>> = BTreeMap::new();
+    let mut push = |p: Planned<'a>, source: &SourceTensor<'_>, planned: &mut Vec<Planned<'a>>| {
+        if !names.insert(p.name.clone()) {
             return Err(tensor_error(
-                &source,
-                format!("maps to {new_name:?}, which another tensor already became"),
+                source,
+                format!("maps to {:?}, which another tensor already became", p.name),
             ));
         }
-        let mut np_shape = source.shape.clone();
-        let mut permute_heads = None;
-        let mut add_one = false;
-        let mut rows = np_shape.first().copied().unwrap_or(1);
-        for t in transforms {
-            match t {
-                Transform::Permute { heads } => {
-                    let n = config.find_u32(heads)?.ok_or_else(|| {
-                        tensor_error(
-                            &source,
-                            format!("needs {heads:?} in config.json to permute"),
-                        )
-                    })? as u64;
-                    let outer = np_shape.first().copied().unwrap_or(0);
-                    if n == 0 || np_shape.is_empty() || outer % (2 * n) != 0 {
-                        return Err(tensor_error(
-                            &source,
-                            format!(
-                                "shape {:?}: {outer} rows do not split into {n} heads of row pairs",
-                                source.shape
-                            ),
-                        ));
-                    }
-                    permute_heads = Some(n);
+        planned.push(p);
+        Ok(())
+    };
+    for source in sources {
+        let Some((mapped, suffix)) = map_source(arch, &source, blocks)? else {
+            continue;
+        };
+        match mapped {
+            Mapped::Skipped => {}
+            Mapped::Plain(gguf, block, transforms) => {
+                let name = format!("{}{suffix}", Mapped::plain_name(gguf, block));
+                let p = plain(
+                    arch,
+                    config,
+                    source.clone(),
+                    name,
+                    transforms,
+                    out,
+                    vocab_rows,
+                )?;
+                push(p, &source, &mut planned)?;
+            }
+            Mapped::Split { block, rule } => {
+                for p in split(&source, block, rule, suffix, out)? {
+                    push(p, &source, &mut planned)?;
                 }
-                Transform::AddOne => add_one = true,
-                Transform::TrimToVocab => {
-                    if let (Some(v), Some(first)) = (vocab_rows, np_shape.first_mut())
-                        && v < *first
-                    {
-                        *first = v;
-                        rows = v;
+            }
+            Mapped::Expert {
+                block,
+                expert,
+                rule,
+            } => {
+                if expert >= n_experts || suffix != ".weight" {
+                    return Err(tensor_error(
+                        &source,
+                        format!(
+                            "an expert tensor the converter cannot stack (config.json has {n_experts} experts, numbered from 0, each a .weight)"
+                        ),
+                    ));
+                }
+                let group = pending.entry(block).or_default();
+                if group.insert((rule, expert), source.clone()).is_some() {
+                    return Err(tensor_error(
+                        &source,
+                        "this expert's tensor appears twice".into(),
+                    ));
+                }
+                if group.len() as u64 == n_experts * arch.experts.len() as u64 {
+                    let group = pending.remove(&block).unwrap_or_default();
+                    for p in stack(arch, block, group, out)? {
+                        push(p, &source, &mut planned)?;
                     }
                 }
             }
         }
-        check_shape(arch, config, &source, &new_name, &np_shape, vocab_rows)?;
-        let n_dims = np_shape.len();
-        let mut ty = if n_dims <= 1
-            || new_name.ends_with("_norm.weight")
-            || !new_name.ends_with(".weight")
-        {
-            GgmlType::F32
-        } else {
-            out.ggml_type()
-        };
-        let row = np_shape.last().copied().unwrap_or(1);
-        if ty == GgmlType::Q8_0 && row % 32 != 0 {
-            // The converter's fallback when a row is not whole blocks.
-            ty = GgmlType::F16;
+    }
+    if let Some((block, group)) = pending.into_iter().next() {
+        let missing: Vec<String> = arch
+            .experts
+            .iter()
+            .enumerate()
+            .flat_map(|(i, r)| (0..n_experts).map(move |x| (i, x, r)))
+            .filter(|(i, x, _)| !group.contains_key(&(*i, *x)))
+            .take(4)
+            .map(|(_, x, r)| format!("model.layers.{block}.{}{x}{}.weight", r.prefix, r.suffix))
+            .collect();
+        return Err(config_error(
+            &config.file,
+            format!(
+                "block {block} lacks expert tensors the converter stacks (config.json has {n_experts} experts): {}",
+                missing.join(", ")
+            ),
+        ));
+    }
+    Ok(planned)
+}
+
+/// The converter's choice of output type for a tensor of `np_shape` named
+/// `name`: F32 for 1-D tensors, norms, biases and the routers
+/// (`prepare_tensors`' list of tensors always kept F32), else `out`'s
+/// type, F16 for Q8_0 when a row is not whole blocks.
+fn output_type(name: &str, np_shape: &[u64], out: OutType) -> GgmlType {
+    const ALWAYS_F32: &[&str] = &[".ffn_gate_inp.weight", ".ffn_gate_inp_shexp.weight"];
+    if np_shape.len() <= 1
+        || name.ends_with("_norm.weight")
+        || !name.ends_with(".weight")
+        || ALWAYS_F32.iter().any(|s| name.ends_with(s))
+    {
+        return GgmlType::F32;
+    }
+    let ty = out.ggml_type();
+    if ty == GgmlType::Q8_0 && np_shape.last().copied().unwrap_or(1) % 32 != 0 {
+        // The converter's fallback when a row is not whole blocks.
+        return GgmlType::F16;
+    }
+    ty
+}
+
+/// A tensor converted alone, with its transforms.
+fn plain<'a>(
+    arch: &Architecture,
+    config: &Config,
+    source: SourceTensor<'a>,
+    name: String,
+    transforms: &[Transform],
+    out: OutType,
+    vocab_rows: Option<u64>,
+) -> Result<Planned<'a>> {
+    let mut np_shape = source.shape.clone();
+    let mut permute_heads = None;
+    let mut add_one = false;
+    for t in transforms {
+        match t {
+            Transform::Permute { heads } => {
+                let n = config.find_u32(heads)?.ok_or_else(|| {
+                    tensor_error(
+                        &source,
+                        format!("needs {heads:?} in config.json to permute"),
+                    )
+                })? as u64;
+                let outer = np_shape.first().copied().unwrap_or(0);
+                if n == 0 || np_shape.is_empty() || np_shape.len() > 2 || outer % (2 * n) != 0 {
+                    return Err(tensor_error(
+                        &source,
+                        format!(
+                            "shape {:?}: {outer} rows do not split into {n} heads of row pairs",
+                            source.shape
+                        ),
+                    ));
+                }
+                permute_heads = Some(n);
+            }
+            Transform::AddOne => add_one = true,
+            Transform::TrimToVocab => {
+                if let (Some(v), Some(first)) = (vocab_rows, np_shape.first_mut())
+                    && v < *first
+                {
+                    *first = v;
+                }
+            }
         }
-        let shape: Vec<u64> = np_shape.iter().rev().copied().collect();
-        planned.push(Planned {
-            origin: Origin::Checkpoint(source),
-            name: new_name,
-            shape,
-            ty,
-            permute_heads,
-            add_one,
+    }
+    check_shape(arch, config, &source, &name, &np_shape, vocab_rows)?;
+    let ty = output_type(&name, &np_shape, out);
+    let rows = row_count(&np_shape);
+    Ok(Planned {
+        shape: np_shape.iter().rev().copied().collect(),
+        origin: Origin::Checkpoint(vec![Piece {
+            source,
+            first: 0,
             rows,
+        }]),
+        name,
+        ty,
+        permute_heads,
+        add_one,
+    })
+}
+
+/// The stacked tensors of one block's experts, one per rule, each of
+/// shape `[experts, rows, columns]` (numpy order).
+fn stack<'a>(
+    arch: &Architecture,
+    block: u32,
+    group: BTreeMap<(usize, u64), SourceTensor<'a>>,
+    out: OutType,
+) -> Result<Vec<Planned<'a>>> {
+    let mut by_rule: Vec<Vec<SourceTensor<'a>>> = vec![Vec::new(); arch.experts.len()];
+    // BTreeMap order: by rule, then by expert number.
+    for ((rule, _), source) in group {
+        by_rule[rule].push(source);
+    }
+    let mut planned = Vec::with_capacity(by_rule.len());
+    for (rule, experts) in arch.experts.iter().zip(by_rule) {
+        let Some(first) = experts.first() else {
+            continue;
+        };
+        let shape = first.shape.clone();
+        if shape.len() != 2 {
+            return Err(tensor_error(
+                first,
+                format!("shape {shape:?}: an expert's weight is a matrix"),
+            ));
+        }
+        if let Some(other) = experts.iter().find(|e| e.shape != shape) {
+            return Err(tensor_error(
+                other,
+                format!(
+                    "shape {:?}, but {:?} has {shape:?}: the experts of a block stack only when their shapes are equal",
+                    other.shape, first.name
+                ),
+            ));
+        }
+        let mut np_shape = vec![experts.len() as u64];
+        np_shape.extend(&shape);
+        let name = format!("blk.{block}.{}.weight", rule.gguf);
+        planned.push(Planned {
+            ty: output_type(&name, &np_shape, out),
+            shape: np_shape.iter().rev().copied().collect(),
+            name,
+            origin: Origin::Checkpoint(experts.into_iter().map(Piece::whole).collect()),
+            permute_heads: None,
+            add_one: false,
+        });
+    }
+    Ok(planned)
+}
+
+/// The parts of a tensor cut along its second-to-last dimension (for a
+/// stacked `[experts, 2 * rows, columns]` tensor, each expert's rows cut).
+fn split<'a>(
+    source: &SourceTensor<'a>,
+    block: u32,
+    rule: &SplitRule,
+    suffix: &str,
+    out: OutType,
+) -> Result<Vec<Planned<'a>>> {
+    let shape = &source.shape;
+    let n = rule.parts.len() as u64;
+    let cut = match shape.len() {
+        2 | 3 => shape[shape.len() - 2],
+        _ => 0,
+    };
+    if cut == 0 || cut % n != 0 {
+        return Err(tensor_error(
+            source,
+            format!(
+                "shape {shape:?}: its rows do not cut into {n} equal parts ({})",
+                rule.parts.join(", ")
+            ),
+        ));
+    }
+    let part_rows = cut / n;
+    let outer = if shape.len() == 3 { shape[0] } else { 1 };
+    let mut planned = Vec::with_capacity(rule.parts.len());
+    for (i, part) in rule.parts.iter().enumerate() {
+        let mut np_shape = shape.clone();
+        let at = np_shape.len() - 2;
+        np_shape[at] = part_rows;
+        let name = format!("blk.{block}.{part}{suffix}");
+        let pieces = (0..outer)
+            .map(|e| Piece {
+                source: source.clone(),
+                first: e * cut + i as u64 * part_rows,
+                rows: part_rows,
+            })
+            .collect();
+        planned.push(Planned {
+            ty: output_type(&name, &np_shape, out),
+            shape: np_shape.iter().rev().copied().collect(),
+            name,
+            origin: Origin::Checkpoint(pieces),
+            permute_heads: None,
+            add_one: false,
         });
     }
     Ok(planned)
@@ -494,12 +762,22 @@ fn check_shape(
         | "ffn_norm.weight"
         | "post_attention_norm.weight"
         | "post_ffw_norm.weight" => Some(vec![hidden]),
-        "attn_q_norm.weight" | "attn_k_norm.weight" => Some(vec![head_dim]),
+        // Per head (Qwen3, Gemma 3) or over all heads (OLMo 2).
+        "attn_q_norm.weight" if np_shape != [mul(heads, head_dim).unwrap_or(0)] => {
+            Some(vec![head_dim])
+        }
+        "attn_k_norm.weight" if np_shape != [mul(kv_heads, head_dim).unwrap_or(0)] => {
+            Some(vec![head_dim])
+        }
         "attn_q.weight" => Some(vec![mul(heads, head_dim), hidden]),
         "attn_k.weight" | "attn_v.weight" => Some(vec![mul(kv_heads, head_dim), hidden]),
         "attn_output.weight" => Some(vec![hidden, mul(heads, head_dim)]),
         "attn_q.bias" => Some(vec![mul(heads, head_dim)]),
         "attn_k.bias" | "attn_v.bias" => Some(vec![mul(kv_heads, head_dim)]),
+        // phi3 keeps the gate and up projections fused in ffn_up.
+        "ffn_up.weight" if arch.blocks.iter().any(|r| r.hf == "mlp.gate_up_proj") => {
+            Some(vec![ff.map(|f| 2 * f), hidden])
+        }
         "ffn_gate.weight" | "ffn_up.weight" => Some(vec![ff, hidden]),
         "ffn_down.weight" => Some(vec![hidden, ff]),
         _ => None,
@@ -532,12 +810,14 @@ fn check_shape(
 /// Elements per slab of rows converted at once.
 const SLAB: usize = 1 << 20;
 
-/// Writes `t`'s output bytes to `w`: each slab of outer rows decoded to
-/// `f32`, transformed (permuted, shifted, cut) and encoded to the output
-/// type, as the converter's numpy code computes it.
+/// Writes `t`'s output bytes to `w`: each slab of rows decoded to `f32`,
+/// transformed (permuted, shifted, cut) and encoded to the output type, as
+/// the converter's numpy code computes it. A stacked tensor is written
+/// piece by piece (expert by expert), each piece's pages released once
+/// written, so memory stays at a slab and one expert's mapped pages.
 pub(crate) fn write_tensor(t: &Planned<'_>, w: &mut dyn Write) -> Result<()> {
-    let src = match &t.origin {
-        Origin::Checkpoint(src) => src,
+    let pieces = match &t.origin {
+        Origin::Checkpoint(pieces) => pieces,
         Origin::Generated(values) => {
             for v in values {
                 w.write_all(&v.to_le_bytes())?;
@@ -545,43 +825,49 @@ pub(crate) fn write_tensor(t: &Planned<'_>, w: &mut dyn Write) -> Result<()> {
             return Ok(());
         }
     };
-    let np = &src.shape;
-    let outer_total = np.first().copied().unwrap_or(1);
-    let inner: usize = np
-        .iter()
-        .skip(1)
-        .product::<u64>()
-        .try_into()
-        .unwrap_or(usize::MAX);
-    let inner = inner.max(1);
-    let elem = src.dtype.size();
-    let row_bytes = inner * elem;
-    let expected = outer_total as usize * row_bytes;
-    if src.data.len() != expected {
-        return Err(tensor_error(
-            src,
-            format!(
-                "{} bytes of data, its shape needs {expected}",
-                src.data.len()
-            ),
-        ));
-    }
     let (block, type_size) = codec::geometry(t.ty, "quantize")?;
-    let rows_per_slab = (SLAB / inner).max(1);
     let mut buf: Vec<f32> = Vec::new();
     let mut out: Vec<u8> = Vec::new();
-    let mut start = 0u64;
-    while start < t.rows {
-        let end = (start + rows_per_slab as u64).min(t.rows);
-        let n = (end - start) as usize;
-        buf.resize(n * inner, 0.0);
-        decode_rows(t, src, start, &mut buf, inner, row_bytes)?;
-        out.resize(n * inner / block * type_size, 0);
-        encode(t.ty, &buf, &mut out, block, type_size)?;
-        w.write_all(&out)?;
-        start = end;
+    for piece in pieces {
+        let src = &piece.source;
+        let inner = row_len(&src.shape);
+        let total_rows = row_count(&src.shape);
+        let row_bytes = inner as usize * src.dtype.size();
+        let expected = total_rows as usize * row_bytes;
+        if src.data.len() != expected {
+            return Err(tensor_error(
+                src,
+                format!(
+                    "{} bytes of data, its shape needs {expected}",
+                    src.data.len()
+                ),
+            ));
+        }
+        if piece.first + piece.rows > total_rows {
+            return Err(tensor_error(
+                src,
+                format!(
+                    "rows {}..{} asked of {total_rows}",
+                    piece.first,
+                    piece.first + piece.rows
+                ),
+            ));
+        }
+        let inner = inner as usize;
+        let rows_per_slab = (SLAB / inner.max(1)).max(1) as u64;
+        let mut start = 0u64;
+        while start < piece.rows {
+            let end = (start + rows_per_slab).min(piece.rows);
+            let n = (end - start) as usize;
+            buf.resize(n * inner, 0.0);
+            decode_rows(t, piece, start, &mut buf, inner, row_bytes);
+            out.resize(n * inner / block * type_size, 0);
+            encode(t.ty, &buf, &mut out, block, type_size)?;
+            w.write_all(&out)?;
+            start = end;
+        }
+        src.release();
     }
-    src.release();
     Ok(())
 }
 
@@ -599,31 +885,33 @@ fn source_row(o: u64, permute: Option<u64>, outer: u64) -> u64 {
     }
 }
 
-/// Decodes output rows `start..` into `buf` (`inner` values each).
+/// Decodes rows `start..` of `piece` into `buf` (`inner` values each).
 fn decode_rows(
     t: &Planned<'_>,
-    src: &SourceTensor<'_>,
+    piece: &Piece<'_>,
     start: u64,
     buf: &mut [f32],
     inner: usize,
     row_bytes: usize,
-) -> Result<()> {
-    let outer = src.shape.first().copied().unwrap_or(1);
+) {
+    let src = &piece.source;
     let dtype = src.dtype;
     let data = src.data;
     let one_row = |(k, dst): (usize, &mut [f32])| {
-        let r = source_row(start + k as u64, t.permute_heads, outer) as usize;
+        let local = source_row(start + k as u64, t.permute_heads, piece.rows);
+        let r = (piece.first + local) as usize;
         let bytes = &data[r * row_bytes..(r + 1) * row_bytes];
         decode(dtype, bytes, dst, t.add_one);
     };
     #[cfg(feature = "parallel")]
     {
         use rayon::prelude::*;
-        buf.par_chunks_mut(inner).enumerate().for_each(one_row);
+        buf.par_chunks_mut(inner.max(1))
+            .enumerate()
+            .for_each(one_row);
     }
     #[cfg(not(feature = "parallel"))]
-    buf.chunks_mut(inner).enumerate().for_each(one_row);
-    Ok(())
+    buf.chunks_mut(inner.max(1)).enumerate().for_each(one_row);
 }
 
 /// One row of source values as `f32`, plus one when `add_one`: in the

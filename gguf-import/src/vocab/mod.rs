@@ -49,9 +49,10 @@ mod tests;
 
 use std::path::Path;
 
-use crate::error::{Result, VocabError};
+use crate::error::Result;
 use gguf_core::write::MetaValue;
 
+use crate::arch::Vocab;
 use files::Dir;
 use keys::Keys;
 
@@ -72,7 +73,7 @@ pub(crate) mod token_type {
 /// converter's list (`--pre-tokenizer NAME`), and is then written as is.
 pub(crate) fn vocab_metadata(
     dir: &Path,
-    arch: &str,
+    vocab: Vocab,
     config: &serde_json::Value,
     pre_tokenizer: Option<&str>,
 ) -> Result<Vec<(String, MetaValue<'static>)>> {
@@ -81,16 +82,16 @@ pub(crate) fn vocab_metadata(
     }
     let dir = Dir::new(dir, config);
     let mut keys = Keys::default();
-    match arch {
-        "llama" => llama(&dir, &mut keys, pre_tokenizer)?,
-        "qwen2" => {
+    match vocab {
+        Vocab::Llama => llama(&dir, &mut keys, pre_tokenizer)?,
+        Vocab::SentencePieceOrBpe => {
             if dir.has("tokenizer.model") {
                 spm::set_vocab(&dir, &mut keys)?;
             } else {
                 gpt2::set_vocab(&dir, &mut keys, pre_tokenizer)?;
             }
         }
-        "gemma3" => {
+        Vocab::Gemma => {
             if dir.has("tokenizer.model") {
                 spm::set_vocab(&dir, &mut keys)?;
                 keys.set("tokenizer.ggml.add_space_prefix", false);
@@ -98,12 +99,8 @@ pub(crate) fn vocab_metadata(
                 gpt2::set_vocab(&dir, &mut keys, pre_tokenizer)?;
             }
         }
-        other => {
-            return Err(VocabError::UnsupportedArch {
-                arch: other.to_owned(),
-            }
-            .into())
-        }
+        Vocab::Bpe => gpt2::set_vocab(&dir, &mut keys, pre_tokenizer)?,
+        Vocab::Phi3 => spm::set_vocab_phi3(&dir, &mut keys)?,
     }
     Ok(keys.into_vec())
 }

@@ -36,7 +36,73 @@ struct SentencePiece {
 }
 
 pub(super) fn set_vocab(dir: &Dir, keys: &mut Keys) -> Result<()> {
-    let (tokens, scores, types) = vocab(dir)?;
+    let vocab = vocab(dir)?;
+    write(dir, vocab, keys)
+}
+
+/// phi3's own reading (the converter's `Phi3MiniModel.set_vocab`): the
+/// pieces, then the added tokens of `tokenizer_config.json`'s
+/// `added_tokens_decoder` and of `tokenizer.json`, each written as given
+/// (user-defined, control when marked special).
+pub(super) fn set_vocab_phi3(dir: &Dir, keys: &mut Keys) -> Result<()> {
+    let (mut tokens, mut scores, mut types) = pieces(dir)?;
+    let mut put = |id: usize, content: &str, special: bool| {
+        if let Some(slot) = tokens.get_mut(id) {
+            *slot = content.to_owned();
+            scores[id] = -1000.0;
+            types[id] = if special { CONTROL } else { USER_DEFINED };
+        }
+    };
+    if let Some(config) = dir.tokenizer_config()? {
+        let config_path = dir.path("tokenizer_config.json");
+        if let Some(decoder) = config
+            .get("added_tokens_decoder")
+            .and_then(|d| d.as_object())
+        {
+            for (key, data) in decoder {
+                let id: usize = key.trim().parse().map_err(|_| {
+                    bad(
+                        &config_path,
+                        format!("added_tokens_decoder: {key:?} is not a token id"),
+                    )
+                })?;
+                let content = data
+                    .get("content")
+                    .and_then(|c| c.as_str())
+                    .ok_or_else(|| {
+                        bad(
+                            &config_path,
+                            format!("added_tokens_decoder[{key:?}] has no content"),
+                        )
+                    })?;
+                put(
+                    id,
+                    content,
+                    data.get("special").and_then(|s| s.as_bool()) == Some(true),
+                );
+            }
+        }
+    }
+    let json_path = dir.path("tokenizer.json");
+    if let Some(json) = dir.json("tokenizer.json")?
+        && let Some(added) = json.get("added_tokens").and_then(|a| a.as_array())
+    {
+        for data in added {
+            let id = data.get("id").and_then(|i| i.as_u64());
+            let content = data.get("content").and_then(|c| c.as_str());
+            let (Some(id), Some(content)) = (id, content) else {
+                return Err(bad(&json_path, "an added token without an id or content"));
+            };
+            let special = data.get("special").and_then(|s| s.as_bool()) == Some(true);
+            put(usize::try_from(id).unwrap_or(usize::MAX), content, special);
+        }
+    }
+    write(dir, (tokens, scores, types), keys)
+}
+
+/// The `tokenizer.*` keys of a SentencePiece vocabulary.
+fn write(dir: &Dir, vocab: (Vec<String>, Vec<f32>, Vec<i32>), keys: &mut Keys) -> Result<()> {
+    let (tokens, scores, types) = vocab;
     let n_vocab = tokens.len();
     keys.set("tokenizer.ggml.model", "llama");
     keys.set("tokenizer.ggml.pre", "default");
@@ -49,9 +115,8 @@ pub(super) fn set_vocab(dir: &Dir, keys: &mut Keys) -> Result<()> {
 
 /// Tokens, scores and types: `config.json`'s `vocab_size` slots (the
 /// model's piece count when unset), `[PAD{i}]` where nothing fills one,
-/// then `added_tokens.json` and `tokenizer_config.json`'s
-/// `added_tokens_decoder` written over the pieces.
-pub(super) fn vocab(dir: &Dir) -> Result<(Vec<String>, Vec<f32>, Vec<i32>)> {
+/// then `added_tokens.json` written over the pieces.
+fn pieces(dir: &Dir) -> Result<(Vec<String>, Vec<f32>, Vec<i32>)> {
     let model_path = dir.path("tokenizer.model");
     let bytes = dir.read("tokenizer.model")?;
     let model = ModelProto::decode(bytes.as_slice())
@@ -101,6 +166,14 @@ pub(super) fn vocab(dir: &Dir) -> Result<(Vec<String>, Vec<f32>, Vec<i32>)> {
             types[i] = USER_DEFINED;
         }
     }
+    Ok((tokens, scores, types))
+}
+
+/// `_create_vocab_sentencepiece`: the pieces, then `tokenizer_config.json`'s
+/// `added_tokens_decoder` over them.
+pub(super) fn vocab(dir: &Dir) -> Result<(Vec<String>, Vec<f32>, Vec<i32>)> {
+    let (mut tokens, mut scores, mut types) = pieces(dir)?;
+    let vocab_size = tokens.len();
     if let Some(config) = dir.tokenizer_config()? {
         let config_path = dir.path("tokenizer_config.json");
         if let Some(decoder) = config

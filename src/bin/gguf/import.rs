@@ -11,10 +11,17 @@ use gguf::write::SplitOptions;
 pub struct Args {
     /// The checkpoint directory: config.json, model*.safetensors (or
     /// shards with model.safetensors.index.json) and the tokenizer files.
-    hf_dir: PathBuf,
+    #[arg(required_unless_present = "list")]
+    hf_dir: Option<PathBuf>,
     /// The GGUF file to write (replaced atomically; with a split option,
     /// the shards OUTPUT-00001-of-0000N.gguf, ...).
-    output: PathBuf,
+    #[arg(required_unless_present = "list")]
+    output: Option<PathBuf>,
+    /// Prints the architectures the import knows (config.json's
+    /// "architectures" names, and the GGUF architecture each becomes),
+    /// then exits.
+    #[arg(long, conflicts_with_all = ["hf_dir", "output"])]
+    list: bool,
     /// The output type: f32, f16, bf16 or q8_0 as the converter's
     /// --outtype writes them, or any `gguf quantize` preset (q4_k_m,
     /// iq4_xs, ...), which gives the converter's f16 output quantized by
@@ -43,6 +50,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let (Some(hf_dir), Some(output)) = (args.hf_dir.clone(), args.output.clone()) else {
+        list();
+        return Ok(());
+    };
     let target = Target::parse(&args.ty).map_err(|e| crate::usage_error("import", e))?;
     if args.imatrix.is_some() && !matches!(target, Target::Preset(_)) {
         return Err(crate::usage_error(
@@ -53,7 +64,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     // Before the importance matrix is read; `import_model` checks the
     // checkpoint's files.
     let imatrix_path: Vec<&std::path::Path> = args.imatrix.iter().map(PathBuf::as_path).collect();
-    crate::open::guard_outputs(&[args.output.as_path()], &imatrix_path)?;
+    crate::open::guard_outputs(&[output.as_path()], &imatrix_path)?;
     let imatrix: Option<Imatrix> = match &args.imatrix {
         Some(path) => {
             // The library's errors name the file.
@@ -73,7 +84,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         Target::Preset(_) => crate::quantize::threads_clamped(
             args.threads,
             "--threads",
-            &args.hf_dir.display().to_string(),
+            &hf_dir.display().to_string(),
         ),
         Target::Float(_) => args.threads,
     };
@@ -86,7 +97,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     let bar = crate::progress::Bar::new();
     let mut stage = Stage::Convert;
-    let report = import::import_model(&args.hf_dir, &args.output, &options, |s, done, total| {
+    let report = import::import_model(&hf_dir, &output, &options, |s, done, total| {
         if s != stage {
             // A new bar for the quantizing pass, which counts work.
             bar.show_work();
@@ -108,7 +119,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     };
     crate::print(&format!(
         "imported {} ({}) as {}: {} tensors, {} parameters, {} metadata keys, {:.2} MiB in {:.2} s\nwrote {}",
-        args.hf_dir.display(),
+        hf_dir.display(),
         report.hf_architecture,
         ty,
         report.tensors,
@@ -122,4 +133,21 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         crate::message(&format!("gguf: note: {note}"));
     }
     Ok(())
+}
+
+/// `--list`: one line per architecture.
+fn list() {
+    let mut text = String::from("config.json architectures            GGUF architecture\n");
+    for a in import::architectures() {
+        for name in a.hf_names {
+            let moe = if a.experts {
+                " (mixture of experts)"
+            } else {
+                ""
+            };
+            text.push_str(&format!("{name:<37} {}{moe}\n", a.gguf));
+        }
+    }
+    text.pop();
+    let _ = crate::print(&text);
 }
