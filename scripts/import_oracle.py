@@ -7,8 +7,10 @@
         str(ids)) and registers it under NAME in the copy's get_vocab_base_pre(), after the
         known hashes, as that script would. Prints "FIXTURE NAME HASH" lines.
 
-    import_oracle.py readme README COMMIT REGISTERED_FILE TIMINGS_FILE
-        Rewrites the converter section of tests/data/import/README.md.
+    import_oracle.py readme README COMMIT REGISTERED_FILE TIMINGS_FILE ORDER_FILE
+        Rewrites the converter section of tests/data/import/README.md. ORDER_FILE lists every
+        "FIXTURE OUTTYPE" the script knows, in table order; runs missing from TIMINGS_FILE keep
+        the row the section had.
 """
 
 from __future__ import annotations
@@ -47,35 +49,66 @@ def register(copy: Path, pairs: list[str]) -> None:
     anchor = src.index("        if res is None:", start, end)
     chktxt = check_text(copy / "convert_hf_to_gguf_update.py")
     ifs = ""
+    registered: dict[str, tuple[str, str]] = {}  # hash -> (name, first fixture)
     for pair in pairs:
         fixture, name = pair.split("=", 1)
         h = pre_tokenizer_hash(Path(fixture), chktxt)
         if f'"{h}"' in src[start:end]:
             raise SystemExit(f"{fixture}: hash {h} is already known to the converter")
+        print(Path(fixture).name, name, h)
+        if h in registered:
+            # fixtures that share a tokenizer share its hash, so they must share the name
+            if registered[h][0] != name:
+                raise SystemExit(f"{fixture}: hash {h} is registered as {registered[h][0]!r} "
+                                 f"for {registered[h][1]}, not {name!r}")
+            continue
+        registered[h] = (name, fixture)
         ifs += f'        if chkhsh == "{h}":\n'
         ifs += f"            # ref: gguf-kit {fixture}\n"
         ifs += f'            res = "{name}"\n'
-        print(Path(fixture).name, name, h)
     base.write_text(src[:anchor] + ifs + "\n" + src[anchor:], encoding="utf-8")
 
 
-def readme(path: Path, commit: str, registered: Path, timings: Path) -> None:
+def old_timings(text: str) -> dict[tuple[str, str], str]:
+    """The timing rows of the section as last written, by (fixture, outtype)."""
+    rows = {}
+    if BEGIN not in text:
+        return rows
+    section = text[text.index(BEGIN): text.index(END)]
+    for m in re.finditer(r"^\| `([^`]+)` \| (\w+) \| ([0-9.]+ \| [0-9]+) \|$", section, re.MULTILINE):
+        rows[(m.group(1), m.group(2))] = m.group(3)
+    return rows
+
+
+def readme(path: Path, commit: str, registered: Path, timings: Path, order: Path) -> None:
     rows = [line.split() for line in registered.read_text().splitlines() if line.strip()]
+    runs = [line.split() for line in order.read_text().splitlines() if line.strip()]
+    text = path.read_text(encoding="utf-8")
+    # rows of fixtures not converted this time stay as they were
+    times = old_timings(text)
+    for line in timings.read_text().splitlines():
+        if line.strip():
+            f, t, s, kb = line.split()
+            times[(f, t)] = f"{s} | {int(kb) / 1024:.0f}"
     lines = [
         BEGIN,
         "## Converter outputs",
         "",
-        "`<name>.f16.gguf` and `<name>.q8_0.gguf` were written by `convert_hf_to_gguf.py` from the",
+        "`<name>.f16.gguf` and `<name>.q8_0.gguf` (and, for the fixtures of scripts/make_arch_fixtures.py,",
+        "`<name>.bf16.gguf`) were written by `convert_hf_to_gguf.py` from the",
         f"llama.cpp that llama-cpp-python 0.3.36 vendors (`vendor/llama.cpp`, commit `{commit}`), run from",
         "the repository root as",
         "",
         "    python convert_hf_to_gguf.py tests/data/import/<name> --outtype f16 --outfile tests/data/import/<name>.f16.gguf",
         "",
-        "(and `--outtype q8_0`), so its `general.name` heuristics see the directory `tests/data/import/<name>`.",
+        "(and `--outtype q8_0`, `--outtype bf16`), so its `general.name` heuristics see the directory",
+        "`tests/data/import/<name>`. No other option is given (in particular no `--no-mtp`: the MTP layers",
+        "of `glm4-moe` and `qwen3-next` are converted).",
         "The converter knows only the BPE pre-tokenizer hashes in its own list, so a patched copy of it",
         "(in a temporary directory; the vendored tree is never edited) had these hashes registered the way",
         "`convert_hf_to_gguf_update.py` does (`AutoTokenizer.from_pretrained(dir).encode(CHK_TXT)`, sha256 of",
-        "`str(ids)`, a new `if chkhsh == ...: res = NAME` after the known ones):",
+        "`str(ids)`, a new `if chkhsh == ...: res = NAME` after the known ones; fixtures with the same",
+        "tokenizer have the same hash, registered once):",
         "",
         "| fixture | registered as (`tokenizer.ggml.pre`) | chkhsh |",
         "|---------|--------------------------------------|--------|",
@@ -89,6 +122,7 @@ def readme(path: Path, commit: str, registered: Path, timings: Path) -> None:
         "`$IMPORT_ORACLE_VENV`, default `/work/targets/convert-venv`):",
         "",
         "    scripts/import_oracle.sh            # rewrites tests/data/import/*.gguf and this section",
+        "    scripts/import_oracle.sh NAME...    # only these fixtures' outputs (and their rows below)",
         "",
         "Converter wall time and peak memory per run, measured by the script with `/usr/bin/time` on a",
         "shared 2-core machine (nearly all of it is Python starting and importing torch and transformers):",
@@ -96,13 +130,11 @@ def readme(path: Path, commit: str, registered: Path, timings: Path) -> None:
         "| fixture | outtype | wall s | peak RSS MiB |",
         "|---------|---------|--------|--------------|",
     ]
-    for line in timings.read_text().splitlines():
-        if line.strip():
-            f, t, s, kb = line.split()
-            lines.append(f"| `{f}` | {t} | {s} | {int(kb) / 1024:.0f} |")
+    for f, t in runs:
+        if (f, t) in times:
+            lines.append(f"| `{f}` | {t} | {times[(f, t)]} |")
     lines.append(END)
     section = "\n".join(lines) + "\n"
-    text = path.read_text(encoding="utf-8")
     if BEGIN in text:
         text = text[: text.index(BEGIN)] + section + text[text.index(END) + len(END) + 1:]
     else:
@@ -113,8 +145,8 @@ def readme(path: Path, commit: str, registered: Path, timings: Path) -> None:
 def main() -> int:
     if len(sys.argv) >= 3 and sys.argv[1] == "register":
         register(Path(sys.argv[2]), sys.argv[3:])
-    elif len(sys.argv) == 6 and sys.argv[1] == "readme":
-        readme(Path(sys.argv[2]), sys.argv[3], Path(sys.argv[4]), Path(sys.argv[5]))
+    elif len(sys.argv) == 7 and sys.argv[1] == "readme":
+        readme(Path(sys.argv[2]), sys.argv[3], Path(sys.argv[4]), Path(sys.argv[5]), Path(sys.argv[6]))
     else:
         print(__doc__, file=sys.stderr)
         return 2

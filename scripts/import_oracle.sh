@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs llama.cpp's own convert_hf_to_gguf.py on the import fixtures (tests/data/import/<name>/) and
-# writes what it produces next to them: <name>.f16.gguf and <name>.q8_0.gguf, the oracle that
+# writes what it produces next to them: <name>.f16.gguf and <name>.q8_0.gguf (and, for the
+# architecture fixtures of scripts/make_arch_fixtures.py, <name>.bf16.gguf too), the oracle that
 # `gguf import` is compared with (issue 24). A one-time script: never part of the default test run.
 #
-#   scripts/import_oracle.sh
+#   scripts/import_oracle.sh            # all fixtures
+#   scripts/import_oracle.sh NAME...    # only these (the README section keeps the others' rows)
 #
 # Environment:
 #   LLAMA_CPP            llama.cpp source tree (default: the one llama-cpp-python 0.3.36 vendors,
@@ -19,9 +21,20 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 llama=${LLAMA_CPP:-/work/targets/open/llama/src/vendor/llama.cpp}
 venv=${IMPORT_ORACLE_VENV:-/work/targets/convert-venv}
+# scripts/make_import_fixtures.py's fixtures: f16 and q8_0
 fixtures=(llama-bpe llama-spm mistral-swa qwen2-bias gemma3 llama-card)
-# BPE fixtures and the pre-tokenizer each is registered under (the one its regex copies).
-bpe=(llama-bpe=llama-bpe qwen2-bias=qwen2)
+# scripts/make_arch_fixtures.py's fixtures: f16, bf16 and q8_0
+arch_fixtures=(qwen3 qwen3-moe mixtral gemma2 phi3 olmo2 smollm3 granite granitemoe glm4 glm4-moe
+    deepseek-v3 gpt-oss qwen3-next)
+# BPE fixtures and the pre-tokenizer each is registered under: the real model family's whose
+# regex the fixture's tokenizer uses. Fixtures with the same tokenizer files have the same hash
+# and so the same name (llama-bpe's files: llama-bpe; qwen2-bias's: qwen2; the GLM fixtures'
+# llama-bpe files with GLM specials and no BOS: glm4, whose regex is Llama 3's).
+bpe=(llama-bpe=llama-bpe qwen2-bias=qwen2
+    qwen3=qwen2 qwen3-moe=qwen2 granitemoe=qwen2 qwen3-next=qwen2
+    olmo2=llama-bpe smollm3=llama-bpe granite=llama-bpe deepseek-v3=llama-bpe gpt-oss=llama-bpe
+    glm4=glm4 glm4-moe=glm4)
+only=("$@")
 
 [ -f "$llama/convert_hf_to_gguf.py" ] || { echo "no convert_hf_to_gguf.py in $llama" >&2; exit 1; }
 
@@ -32,9 +45,10 @@ py=$venv/bin/python
 if ! "$py" -c 'import torch, transformers, sentencepiece, safetensors, tokenizers' 2>/dev/null; then
     "$venv/bin/pip" install -q --no-cache-dir --index-url https://download.pytorch.org/whl/cpu 'torch==2.11.0' ||
         "$venv/bin/pip" install -q --no-cache-dir 'torch==2.11.0'
+    # transformers 4.57.6 requires tokenizers <= 0.23.0 (0.22.2 is the newest such release)
     "$venv/bin/pip" install -q --no-cache-dir filelock typing-extensions sympy networkx jinja2 fsspec \
         'transformers==4.57.6' 'numpy==2.2.6' 'sentencepiece==0.2.3' 'protobuf>=4.21.0,<5.0.0' \
-        'safetensors==0.8.0' 'tokenizers==0.23.3'
+        'safetensors==0.8.0' 'tokenizers==0.22.2' 'huggingface-hub==0.36.2'
 fi
 
 work=$(mktemp -d)
@@ -51,18 +65,34 @@ for pair in "${bpe[@]}"; do args+=("tests/data/import/${pair%%=*}=${pair#*=}"); 
 "$py" scripts/import_oracle.py register "$copy" "${args[@]}" | tee "$work/registered"
 
 : > "$work/timings"
-for name in "${fixtures[@]}"; do
-    for outtype in f16 q8_0; do
+: > "$work/order"
+mkdir -p "$work/logs"
+outtypes_of() { if [[ " ${arch_fixtures[*]} " == *" $1 "* ]]; then echo f16 bf16 q8_0; else echo f16 q8_0; fi; }
+for name in "${fixtures[@]}" "${arch_fixtures[@]}"; do
+    for outtype in $(outtypes_of "$name"); do echo "$name $outtype" >> "$work/order"; done
+done
+for name in "${only[@]}"; do
+    grep -q "^$name " "$work/order" || { echo "unknown fixture $name" >&2; exit 1; }
+done
+wanted() { [ ${#only[@]} -eq 0 ] || [[ " ${only[*]} " == *" $1 "* ]]; }
+for name in "${fixtures[@]}" "${arch_fixtures[@]}"; do
+    wanted "$name" || continue
+    for outtype in $(outtypes_of "$name"); do
         out=tests/data/import/$name.$outtype.gguf
         rm -f "$out"
         echo "== $name --outtype $outtype" >&2
         /usr/bin/time -f '%e %M' -o "$work/time" \
             "$py" "$copy/convert_hf_to_gguf.py" "tests/data/import/$name" --outtype "$outtype" \
             --outfile "$out" > "$work/log" 2>&1 || { cat "$work/log" >&2; exit 1; }
+        cp "$work/log" "$work/logs/$name.$outtype.log"
         echo "$name $outtype $(cat "$work/time")" >> "$work/timings"
     done
 done
 
-"$py" scripts/import_oracle.py readme tests/data/import/README.md "$commit" "$work/registered" "$work/timings"
+"$py" scripts/import_oracle.py readme tests/data/import/README.md "$commit" "$work/registered" \
+    "$work/timings" "$work/order"
+# the converter's logs, for reading its warnings (IMPORT_ORACLE_LOGS, default /tmp/import-oracle-logs)
+logs=${IMPORT_ORACLE_LOGS:-/tmp/import-oracle-logs}
+mkdir -p "$logs" && cp "$work"/logs/*.log "$logs/"
 cat "$work/timings"
 du -cb tests/data/import/*.gguf | tail -1
