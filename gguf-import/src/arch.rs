@@ -6,7 +6,9 @@
 //! Adding an architecture is adding a table here (and, when its tokenizer
 //! differs, a case in the tokenizer part).
 
-use super::config::Default;
+use crate::error::Result;
+
+use super::config::{config_error, Config, Default};
 
 /// One hyper-parameter step of the converter's `set_gguf_parameters`, in
 /// order; keys are `{arch}.` + the suffix.
@@ -47,6 +49,44 @@ pub(crate) enum Step {
     Pooling,
     /// `general.file_type` (where the architecture's converter writes it).
     FileType,
+    /// A `u32` written when the config key is set (not null), 0 included
+    /// (Python's `if (x := hparams.get(...)) is not None`).
+    U32IfPresent {
+        key: &'static str,
+        config: &'static str,
+    },
+    /// An `f32` written when the config key is set (not null).
+    F32IfPresent {
+        key: &'static str,
+        config: &'static str,
+    },
+    /// A `bool` written when the config key is set and true.
+    BoolIfTrue {
+        key: &'static str,
+        config: &'static str,
+    },
+    /// A `bool` written when the config key is set (not null).
+    BoolIfPresent {
+        key: &'static str,
+        config: &'static str,
+    },
+    /// A fixed `u32` (GLM 4.5's sigmoid gating, written whatever the
+    /// config says).
+    ConstU32 { key: &'static str, value: u32 },
+    /// `rope.dimension_count` as `head_dim * partial_rotary_factor`
+    /// (GLM 4), the factor 0.5 when the config has none.
+    RopeDimensionTimesFactor,
+    /// DeepSeek's `leading_dense_block_count`: `first_k_dense_replace`,
+    /// else every block without routed experts, none with them.
+    LeadingDenseBlocks,
+    /// DeepSeek's multi-head latent attention keys: the KV LoRA rank (512
+    /// when unset) and the key and value lengths it implies, compressed and
+    /// not (`key_length`, `value_length`, `key_length_mla`,
+    /// `value_length_mla`).
+    Mla,
+    /// DeepSeek's `rope.scaling.yarn_log_multiplier`: 0.1 times the RoPE
+    /// parameters' `mscale_all_dim`, when set.
+    YarnLogMultiplier,
     /// A `u32` written only when the config key is set and not zero
     /// (Python's `if x := hparams.get(...)`).
     U32IfSet {
@@ -126,6 +166,26 @@ pub(crate) struct Architecture {
     pub ignored_config: &'static [&'static str],
     /// How the tokenizer is read (the converter's `set_vocab`).
     pub vocab: Vocab,
+    /// What the converter does with layers past `num_hidden_layers`
+    /// (multi-token prediction layers).
+    pub mtp: Mtp,
+    /// Config values the converter sets before it writes the
+    /// hyper-parameters (after the tensors were converted with the
+    /// checkpoint's own).
+    pub hparam_overrides: &'static [(&'static str, Default)],
+}
+
+/// Layers past `num_hidden_layers`: the multi-token prediction (MTP)
+/// layers some checkpoints ship.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mtp {
+    /// None expected: a tensor of such a layer has no name.
+    Refused,
+    /// Dropped (DeepSeek).
+    Skipped,
+    /// Blocks like the others: the block count adds
+    /// `num_nextn_predict_layers` (GLM 4.5).
+    Blocks,
 }
 
 /// Tensors an architecture's converter computes rather than reads.
@@ -157,6 +217,10 @@ pub(crate) enum Vocab {
     /// phi3's own SentencePiece reading (padding to `vocab_size`, added
     /// tokens typed user-defined or control).
     Phi3,
+    /// A byte-level BPE whose special token ids are then set, where not
+    /// set already, to the ids of the named added tokens (GLM):
+    /// `(type, token)`.
+    BpeWithSpecials(&'static [(&'static str, &'static str)]),
 }
 
 /// A tensor of block N stored once per expert, `model.layers.{N}.` +
@@ -171,14 +235,28 @@ pub(crate) struct ExpertRule {
     pub gguf: &'static str,
 }
 
-/// A tensor of block N cut into `parts.len()` equal parts along its
-/// second-to-last dimension, in order.
+/// A tensor of block N cut into parts, in order.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SplitRule {
     /// The Hugging Face name without the block prefix and `.weight`.
     pub hf: &'static str,
     /// The GGUF names of the parts, without `blk.{N}.` and the suffix.
     pub parts: &'static [&'static str],
+    /// How it is cut.
+    pub cut: Cut,
+}
+
+/// How a [`SplitRule`] cuts a tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cut {
+    /// Equal parts along the second-to-last dimension (for a stacked
+    /// `[experts, rows, columns]` tensor, each expert's rows).
+    Rows,
+    /// DeepSeek's `kv_b_proj` (`[heads * (nope + v), kv_lora_rank]`): per
+    /// head, the first `qk_nope_head_dim` rows transposed (`attn_k_b`, of
+    /// shape `[heads, kv_lora_rank, nope]`) and the `v_head_dim` rows after
+    /// them (`attn_v_b`).
+    MlaKvB,
 }
 
 const Q_HEADS: &[&str] = &["n_heads", "num_attention_heads"];
@@ -296,6 +374,8 @@ pub(crate) const LLAMA: Architecture = Architecture {
     skipped: &[],
     ignored_config: &[],
     vocab: Vocab::Llama,
+    mtp: Mtp::Refused,
+    hparam_overrides: &[],
 };
 
 /// `MistralForCausalLM`: llama's table with `MistralConfig`'s defaults
@@ -486,10 +566,12 @@ pub(crate) const GRANITEMOE: Architecture = Architecture {
         SplitRule {
             hf: "block_sparse_moe.input_linear",
             parts: &["ffn_gate_exps", "ffn_up_exps"],
+            cut: Cut::Rows,
         },
         SplitRule {
             hf: "shared_mlp.input_linear",
             parts: &["ffn_gate_shexp", "ffn_up_shexp"],
+            cut: Cut::Rows,
         },
     ],
     ignored_config: &["head_dim"],
@@ -521,6 +603,8 @@ pub(crate) const QWEN2: Architecture = Architecture {
     skipped: &[],
     ignored_config: &[],
     vocab: Vocab::SentencePieceOrBpe,
+    mtp: Mtp::Refused,
+    hparam_overrides: &[],
 };
 
 const QWEN3_BLOCKS: &[TensorRule] = &[
@@ -598,11 +682,7 @@ pub(crate) const QWEN3MOE: Architecture = Architecture {
             config: "shared_expert_intermediate_size",
         },
     ],
-    experts: &[
-        expert("mlp.experts.", ".down_proj", "ffn_down_exps"),
-        expert("mlp.experts.", ".gate_proj", "ffn_gate_exps"),
-        expert("mlp.experts.", ".up_proj", "ffn_up_exps"),
-    ],
+    experts: DOWN_GATE_UP_EXPERTS,
     ..QWEN3
 };
 
@@ -703,6 +783,8 @@ pub(crate) const GEMMA3: Architecture = Architecture {
     skipped: &[],
     ignored_config: &[],
     vocab: Vocab::Gemma,
+    mtp: Mtp::Refused,
+    hparam_overrides: &[],
 };
 
 /// `Gemma2ForCausalLM` (the converter's `Gemma2Model`): its own key
@@ -806,6 +888,8 @@ pub(crate) const PHI3: Architecture = Architecture {
     skipped: &[],
     ignored_config: &[],
     vocab: Vocab::Phi3,
+    mtp: Mtp::Refused,
+    hparam_overrides: &[],
 };
 
 /// `Olmo2ForCausalLM` (the converter's `Olmo2Model`): norms after
@@ -845,6 +929,270 @@ pub(crate) const OLMO2: Architecture = Architecture {
     skipped: &[],
     ignored_config: &[],
     vocab: Vocab::Bpe,
+    mtp: Mtp::Refused,
+    hparam_overrides: &[],
+};
+
+/// GLM's special tokens (the converter's `Glm4Model.set_vocab`).
+const GLM4_SPECIALS: &[(&str, &str)] = &[
+    ("eos", "<|endoftext|>"),
+    ("eot", "<|user|>"),
+    ("unk", "<|endoftext|>"),
+    ("bos", "<|endoftext|>"),
+];
+
+/// `Glm4ForCausalLM` (the converter's `Glm4Model`): fused gate-up
+/// projection, norms after attention and after the feed-forward, half the
+/// head rotated.
+pub(crate) const GLM4: Architecture = Architecture {
+    hf_names: &["Glm4ForCausalLM"],
+    gguf: "glm4",
+    defaults: &[
+        ("vocab_size", D::Int(151552)),
+        ("hidden_size", D::Int(4096)),
+        ("intermediate_size", D::Int(13696)),
+        ("num_hidden_layers", D::Int(40)),
+        ("num_attention_heads", D::Int(32)),
+        ("num_key_value_heads", D::Int(2)),
+        ("head_dim", D::Int(128)),
+        ("max_position_embeddings", D::Int(32768)),
+        ("rms_norm_eps", D::Float(1.5625e-07)),
+        ("rope_theta", D::Float(10000.0)),
+        ("partial_rotary_factor", D::Float(0.5)),
+    ],
+    steps: &[Step::Common, Step::FileType, Step::RopeDimensionTimesFactor],
+    globals: LLAMA_GLOBALS,
+    blocks: &[
+        rule("input_layernorm", "attn_norm", &[]),
+        rule("post_attention_layernorm", "ffn_norm", &[]),
+        rule("post_self_attn_layernorm", "post_attention_norm", &[]),
+        rule("post_mlp_layernorm", "post_ffw_norm", &[]),
+        rule("self_attn.q_proj", "attn_q", &[]),
+        rule("self_attn.k_proj", "attn_k", &[]),
+        rule("self_attn.v_proj", "attn_v", &[]),
+        rule("self_attn.o_proj", "attn_output", &[]),
+        rule("mlp.gate_up_proj", "ffn_up", &[]),
+        rule("mlp.down_proj", "ffn_down", &[]),
+    ],
+    generated: Generated::Nothing,
+    experts: &[],
+    splits: &[],
+    skipped: &[],
+    ignored_config: &[],
+    vocab: Vocab::BpeWithSpecials(GLM4_SPECIALS),
+    mtp: Mtp::Refused,
+    hparam_overrides: &[],
+};
+
+const DOWN_GATE_UP_EXPERTS: &[ExpertRule] = &[
+    expert("mlp.experts.", ".down_proj", "ffn_down_exps"),
+    expert("mlp.experts.", ".gate_proj", "ffn_gate_exps"),
+    expert("mlp.experts.", ".up_proj", "ffn_up_exps"),
+];
+
+/// `Glm4MoeForCausalLM` (the converter's `Glm4MoeModel`, GLM 4.5): Q/K
+/// norms, shared and routed experts, sigmoid gating, and its
+/// multi-token-prediction layers as blocks.
+pub(crate) const GLM4MOE: Architecture = Architecture {
+    hf_names: &["Glm4MoeForCausalLM"],
+    gguf: "glm4moe",
+    defaults: &[
+        ("vocab_size", D::Int(151552)),
+        ("hidden_size", D::Int(4096)),
+        ("intermediate_size", D::Int(10944)),
+        ("num_hidden_layers", D::Int(46)),
+        ("num_attention_heads", D::Int(96)),
+        ("num_key_value_heads", D::Int(8)),
+        ("max_position_embeddings", D::Int(131072)),
+        ("rms_norm_eps", D::Float(1e-5)),
+        ("rope_theta", D::Float(10000.0)),
+        ("partial_rotary_factor", D::Float(0.5)),
+        ("moe_intermediate_size", D::Int(1408)),
+        ("num_experts_per_tok", D::Int(8)),
+        ("n_shared_experts", D::Int(1)),
+        ("n_routed_experts", D::Int(128)),
+        ("routed_scaling_factor", D::Float(1.0)),
+        ("n_group", D::Int(1)),
+        ("topk_group", D::Int(1)),
+        ("first_k_dense_replace", D::Int(1)),
+        ("norm_topk_prob", D::Bool(true)),
+    ],
+    steps: &[
+        Step::Common,
+        Step::FileType,
+        Step::RopeDimensionTimesFactor,
+        Step::U32IfPresent {
+            key: "expert_count",
+            config: "n_routed_experts",
+        },
+        Step::U32IfPresent {
+            key: "expert_feed_forward_length",
+            config: "moe_intermediate_size",
+        },
+        Step::U32IfPresent {
+            key: "expert_shared_count",
+            config: "n_shared_experts",
+        },
+        Step::U32IfPresent {
+            key: "leading_dense_block_count",
+            config: "first_k_dense_replace",
+        },
+        Step::ConstU32 {
+            key: "expert_gating_func",
+            value: 2,
+        },
+        Step::F32IfPresent {
+            key: "expert_weights_scale",
+            config: "routed_scaling_factor",
+        },
+        Step::BoolIfPresent {
+            key: "expert_weights_norm",
+            config: "norm_topk_prob",
+        },
+        Step::U32IfPresent {
+            key: "nextn_predict_layers",
+            config: "num_nextn_predict_layers",
+        },
+    ],
+    globals: LLAMA_GLOBALS,
+    blocks: &[
+        rule("input_layernorm", "attn_norm", &[]),
+        rule("post_attention_layernorm", "post_attention_norm", &[]),
+        rule("self_attn.q_proj", "attn_q", &[]),
+        rule("self_attn.k_proj", "attn_k", &[]),
+        rule("self_attn.v_proj", "attn_v", &[]),
+        rule("self_attn.o_proj", "attn_output", &[]),
+        rule("self_attn.q_norm", "attn_q_norm", &[]),
+        rule("self_attn.k_norm", "attn_k_norm", &[]),
+        rule("mlp.gate_proj", "ffn_gate", &[]),
+        rule("mlp.up_proj", "ffn_up", &[]),
+        rule("mlp.down_proj", "ffn_down", &[]),
+        rule("mlp.gate", "ffn_gate_inp", &[]),
+        rule("mlp.gate.e_score_correction", "exp_probs_b", &[]),
+        rule("mlp.shared_experts.gate_proj", "ffn_gate_shexp", &[]),
+        rule("mlp.shared_experts.up_proj", "ffn_up_shexp", &[]),
+        rule("mlp.shared_experts.down_proj", "ffn_down_shexp", &[]),
+        rule("eh_proj", "nextn.eh_proj", &[]),
+        rule("embed_tokens", "nextn.embed_tokens", &[]),
+        rule("enorm", "nextn.enorm", &[]),
+        rule("hnorm", "nextn.hnorm", &[]),
+        rule("shared_head.head", "nextn.shared_head_head", &[]),
+        rule("shared_head.norm", "nextn.shared_head_norm", &[]),
+    ],
+    generated: Generated::Nothing,
+    experts: DOWN_GATE_UP_EXPERTS,
+    splits: &[],
+    skipped: &[],
+    ignored_config: &[],
+    vocab: Vocab::BpeWithSpecials(&[
+        ("bos", "[gMASK]"),
+        ("eot", "<|user|>"),
+        ("unk", "<|endoftext|>"),
+        ("eom", "<|observation|>"),
+    ]),
+    mtp: Mtp::Blocks,
+    hparam_overrides: &[],
+};
+
+/// `DeepseekV3ForCausalLM` and `DeepseekV2ForCausalLM` (the converter's
+/// `DeepseekV2Model`): multi-head latent attention written as one KV head
+/// with `kv_b_proj` cut per head, shared and routed experts, dense blocks
+/// first; its multi-token-prediction layers dropped.
+pub(crate) const DEEPSEEK2: Architecture = Architecture {
+    hf_names: &["DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM"],
+    gguf: "deepseek2",
+    defaults: &[
+        ("vocab_size", D::Int(129280)),
+        ("hidden_size", D::Int(7168)),
+        ("intermediate_size", D::Int(18432)),
+        ("moe_intermediate_size", D::Int(2048)),
+        ("num_hidden_layers", D::Int(61)),
+        ("num_attention_heads", D::Int(128)),
+        ("num_key_value_heads", D::Int(128)),
+        ("n_shared_experts", D::Int(1)),
+        ("n_routed_experts", D::Int(256)),
+        ("routed_scaling_factor", D::Float(2.5)),
+        ("kv_lora_rank", D::Int(512)),
+        ("q_lora_rank", D::Int(1536)),
+        ("qk_rope_head_dim", D::Int(64)),
+        ("v_head_dim", D::Int(128)),
+        ("qk_nope_head_dim", D::Int(128)),
+        ("n_group", D::Int(8)),
+        ("topk_group", D::Int(4)),
+        ("num_experts_per_tok", D::Int(8)),
+        ("first_k_dense_replace", D::Int(3)),
+        ("norm_topk_prob", D::Bool(true)),
+        ("max_position_embeddings", D::Int(4096)),
+        ("rms_norm_eps", D::Float(1e-6)),
+        ("rope_theta", D::Float(10000.0)),
+        ("head_dim", D::Int(64)),
+    ],
+    steps: &[
+        Step::Common,
+        Step::FileType,
+        Step::LeadingDenseBlocks,
+        u32_step("vocab_size", &["vocab_size"]),
+        Step::U32IfPresent {
+            key: "attention.q_lora_rank",
+            config: "q_lora_rank",
+        },
+        Step::Mla,
+        u32_step(
+            "expert_feed_forward_length",
+            &["moe_intermediate_size", "intermediate_size"],
+        ),
+        Step::U32IfPresent {
+            key: "expert_count",
+            config: "n_routed_experts",
+        },
+        Step::U32 {
+            key: "expert_shared_count",
+            config: &["n_shared_experts"],
+            default: Some(0),
+        },
+        Step::F32IfPresent {
+            key: "expert_weights_scale",
+            config: "routed_scaling_factor",
+        },
+        Step::BoolIfTrue {
+            key: "expert_weights_norm",
+            config: "norm_topk_prob",
+        },
+        u32_step("rope.dimension_count", &["qk_rope_head_dim"]),
+        Step::YarnLogMultiplier,
+    ],
+    globals: LLAMA_GLOBALS,
+    blocks: &[
+        rule("input_layernorm", "attn_norm", &[]),
+        rule("post_attention_layernorm", "ffn_norm", &[]),
+        rule("self_attn.q_proj", "attn_q", &[]),
+        rule("self_attn.q_a_proj", "attn_q_a", &[]),
+        rule("self_attn.q_a_layernorm", "attn_q_a_norm", &[]),
+        rule("self_attn.q_b_proj", "attn_q_b", &[]),
+        rule("self_attn.kv_a_proj_with_mqa", "attn_kv_a_mqa", &[]),
+        rule("self_attn.kv_a_layernorm", "attn_kv_a_norm", &[]),
+        rule("self_attn.o_proj", "attn_output", &[]),
+        rule("mlp.gate_proj", "ffn_gate", &[]),
+        rule("mlp.up_proj", "ffn_up", &[]),
+        rule("mlp.down_proj", "ffn_down", &[]),
+        rule("mlp.gate", "ffn_gate_inp", &[]),
+        rule("mlp.gate.e_score_correction", "exp_probs_b", &[]),
+        rule("mlp.shared_experts.gate_proj", "ffn_gate_shexp", &[]),
+        rule("mlp.shared_experts.up_proj", "ffn_up_shexp", &[]),
+        rule("mlp.shared_experts.down_proj", "ffn_down_shexp", &[]),
+    ],
+    generated: Generated::Nothing,
+    experts: DOWN_GATE_UP_EXPERTS,
+    splits: &[SplitRule {
+        hf: "self_attn.kv_b_proj",
+        parts: &["attn_k_b", "attn_v_b"],
+        cut: Cut::MlaKvB,
+    }],
+    skipped: &[],
+    ignored_config: &[],
+    vocab: Vocab::Bpe,
+    mtp: Mtp::Skipped,
+    hparam_overrides: &[("num_key_value_heads", D::Int(1))],
 };
 
 /// Every architecture the importer knows.
@@ -862,6 +1210,9 @@ pub(crate) const ARCHITECTURES: &[&Architecture] = &[
     &GEMMA3,
     &PHI3,
     &OLMO2,
+    &GLM4,
+    &GLM4MOE,
+    &DEEPSEEK2,
 ];
 
 /// The table for a `config.json` architecture name.
@@ -913,8 +1264,22 @@ impl Mapped {
 }
 
 impl Architecture {
+    /// The block count the converter writes: `num_hidden_layers` (or its
+    /// other names), plus the multi-token-prediction layers it keeps.
+    pub fn block_count(&self, config: &Config) -> Result<u32> {
+        let blocks = config.require_u32(BLOCKS_KEYS)?;
+        if self.mtp != Mtp::Blocks {
+            return Ok(blocks);
+        }
+        let extra = config.find_u32(&["num_nextn_predict_layers"])?.unwrap_or(0);
+        blocks.checked_add(extra).ok_or_else(|| {
+            config_error(&config.file, "num_nextn_predict_layers is too large".into())
+        })
+    }
+
     /// What the converter makes of a checkpoint tensor name (without its
-    /// suffix), or `None` when it could not map it either.
+    /// suffix), or `None` when it could not map it either. `block_count`
+    /// is [`block_count`](Self::block_count).
     pub fn map(&self, stem: &str, block_count: u32) -> Option<Mapped> {
         if self.skipped.contains(&stem) {
             return Some(Mapped::Skipped);
@@ -925,8 +1290,11 @@ impl Architecture {
         let rest = stem.strip_prefix("model.layers.")?;
         let (n, name) = rest.split_once('.')?;
         let block: u32 = n.parse().ok()?;
-        if block >= block_count || n != block.to_string() {
+        if n != block.to_string() {
             return None;
+        }
+        if block >= block_count {
+            return (self.mtp == Mtp::Skipped).then_some(Mapped::Skipped);
         }
         if let Some(r) = self.blocks.iter().find(|r| r.hf == name) {
             return Some(Mapped::Plain(r.gguf, Some(block), r.transforms));

@@ -19,6 +19,8 @@ pub(crate) enum Default {
     Int(i64),
     /// A float.
     Float(f64),
+    /// A boolean.
+    Bool(bool),
     /// `hidden_size / num_attention_heads` (Llama's and Mistral's
     /// `head_dim`).
     HeadDim,
@@ -80,6 +82,7 @@ impl Config {
             let value = match default {
                 Default::Int(i) => Value::from(i),
                 Default::Float(f) => Value::from(f),
+                Default::Bool(b) => Value::from(b),
                 Default::HeadDim => {
                     let hidden = self.hparams.get("hidden_size").and_then(Value::as_u64);
                     let heads = self
@@ -128,6 +131,17 @@ impl Config {
         v.as_f64()
             .map(|f| Some(f as f32))
             .ok_or_else(|| self.bad(keys, v, "a number"))
+    }
+
+    /// [`find`](Self::find) for a boolean (another type is an error naming
+    /// the key).
+    pub fn find_bool(&self, key: &str) -> Result<Option<bool>> {
+        let Some(v) = self.find(&[key]) else {
+            return Ok(None);
+        };
+        v.as_bool()
+            .map(Some)
+            .ok_or_else(|| self.bad(&[key], v, "true or false"))
     }
 
     /// [`find_u32`](Self::find_u32) for a key that must be there.

@@ -49,13 +49,30 @@ pub(crate) fn write(
     file_type: u32,
     keys: &mut Keys,
 ) -> Result<()> {
+    // The values the converter sets on its hparams before writing them.
+    let overridden;
+    let config = if arch.hparam_overrides.is_empty() {
+        config
+    } else {
+        let mut c = Config {
+            file: config.file.clone(),
+            raw: config.raw.clone(),
+            hparams: config.hparams.clone(),
+        };
+        for (key, _) in arch.hparam_overrides {
+            c.hparams.remove(*key);
+        }
+        c.apply_defaults(arch.hparam_overrides);
+        overridden = c;
+        &overridden
+    };
     let a = arch.gguf;
     let k = |suffix: &str| format!("{a}.{suffix}");
     let rp = config.rope_parameters();
-    let num = |m: &Map<String, Value>, key: &str| -> Result<Option<f32>> {
+    let num64 = |m: &Map<String, Value>, key: &str| -> Result<Option<f64>> {
         match m.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(v) => v.as_f64().map(|f| Some(f as f32)).ok_or_else(|| {
+            Some(v) => v.as_f64().map(Some).ok_or_else(|| {
                 config_error(
                     &config.file,
                     format!("RoPE parameter {key:?} is {v}, not a number"),
@@ -63,16 +80,13 @@ pub(crate) fn write(
             }),
         }
     };
+    let num = |m: &Map<String, Value>, key: &str| -> Result<Option<f32>> {
+        Ok(num64(m, key)?.map(|f| f as f32))
+    };
     for step in arch.steps {
         match *step {
             Step::Common => {
-                let blocks = config.require_u32(&[
-                    "n_layers",
-                    "num_hidden_layers",
-                    "n_layer",
-                    "num_layers",
-                ])?;
-                keys.set(k("block_count"), blocks);
+                keys.set(k("block_count"), arch.block_count(config)?);
                 let n_ctx = config.find_u32(&[
                     "max_position_embeddings",
                     "n_ctx",
@@ -221,6 +235,64 @@ pub(crate) fn write(
                 }
             }
             Step::FileType => keys.set("general.file_type", file_type),
+            Step::U32IfPresent { key, config: name } => {
+                if let Some(n) = config.find_u32(&[name])? {
+                    keys.set(k(key), n);
+                }
+            }
+            Step::F32IfPresent { key, config: name } => {
+                if let Some(x) = config.find_f32(&[name])? {
+                    keys.set(k(key), x);
+                }
+            }
+            Step::BoolIfTrue { key, config: name } => {
+                if config.find_bool(name)? == Some(true) {
+                    keys.set(k(key), true);
+                }
+            }
+            Step::BoolIfPresent { key, config: name } => {
+                if let Some(b) = config.find_bool(name)? {
+                    keys.set(k(key), b);
+                }
+            }
+            Step::ConstU32 { key, value } => keys.set(k(key), value),
+            Step::RopeDimensionTimesFactor => {
+                let dim = match config.find_u32(&["head_dim"])? {
+                    Some(d) => d,
+                    None => config.require_u32(&["hidden_size"])? / nonzero_heads(config)?,
+                };
+                let factor = num64(&rp, "partial_rotary_factor")?.unwrap_or(0.5);
+                keys.set(k("rope.dimension_count"), (f64::from(dim) * factor) as u32);
+            }
+            Step::LeadingDenseBlocks => {
+                let n = match config.find_u32(&["first_k_dense_replace"])? {
+                    Some(n) => n,
+                    None if config.find(&["n_routed_experts"]).is_some() => 0,
+                    None => config.require_u32(&["num_hidden_layers"])?,
+                };
+                keys.set(k("leading_dense_block_count"), n);
+            }
+            Step::Mla => {
+                let kv_lora = config.find_u32(&["kv_lora_rank"])?.unwrap_or(512);
+                let rope = config.require_u32(&["qk_rope_head_dim"])?;
+                let nope = config.require_u32(&["qk_nope_head_dim"])?;
+                let v = config.require_u32(&["v_head_dim"])?;
+                let sum = |a: u32, b: u32| {
+                    a.checked_add(b).ok_or_else(|| {
+                        config_error(&config.file, "the attention head sizes overflow".into())
+                    })
+                };
+                keys.set(k("attention.kv_lora_rank"), kv_lora);
+                keys.set(k("attention.key_length"), sum(kv_lora, rope)?);
+                keys.set(k("attention.value_length"), kv_lora);
+                keys.set(k("attention.key_length_mla"), sum(nope, rope)?);
+                keys.set(k("attention.value_length_mla"), v);
+            }
+            Step::YarnLogMultiplier => {
+                if let Some(m) = num64(&rp, "mscale_all_dim")? {
+                    keys.set(k("rope.scaling.yarn_log_multiplier"), (0.1 * m) as f32);
+                }
+            }
             Step::U32IfSet { key, config: name } => {
                 if let Some(n) = config.find_u32(&[name])?.filter(|n| *n != 0) {
                     keys.set(k(key), n);
@@ -229,7 +301,7 @@ pub(crate) fn write(
             Step::RopeDimensionPartial => {
                 let n_embd = config.require_u32(&["hidden_size", "n_embd"])?;
                 let heads = nonzero_heads(config)?;
-                let factor = num(&rp, "partial_rotary_factor")?.map_or(1.0, f64::from);
+                let factor = num64(&rp, "partial_rotary_factor")?.unwrap_or(1.0);
                 let dims = (factor * f64::from(n_embd)).floor() as u64 / u64::from(heads);
                 keys.set(k("rope.dimension_count"), dims as u32);
             }

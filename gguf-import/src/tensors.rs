@@ -9,7 +9,7 @@ use crate::error::{Error, ImportError, Result};
 use gguf_core::codec;
 use gguf_core::GgmlType;
 
-use super::arch::{Architecture, Mapped, SplitRule, Transform};
+use super::arch::{Architecture, Cut, Mapped, SplitRule, Transform};
 use super::checkpoint::{SourceTensor, SourceType};
 use super::config::{config_error, Config};
 use super::OutType;
@@ -42,16 +42,25 @@ pub(crate) enum Origin<'a> {
     Generated(Vec<f32>),
 }
 
-/// Rows `first..first + rows` of a checkpoint tensor. A row is the
-/// tensor's last dimension (its innermost), or one value of a 1-D tensor.
+/// Rows of values taken from a checkpoint tensor, seen as a flat run of
+/// elements: row `i`, value `k` is element `start + i * row_step + k *
+/// col_step`. A contiguous piece (`col_step` 1, `row_step` = `len`) is a
+/// range of the tensor's rows, where a row is its last dimension (one
+/// value of a 1-D tensor); other steps take every other row or transpose.
 #[derive(Clone, Debug)]
 pub(crate) struct Piece<'a> {
     /// The checkpoint tensor.
     pub source: SourceTensor<'a>,
-    /// The first row taken.
-    pub first: u64,
+    /// The element of row 0, value 0.
+    pub start: u64,
     /// How many rows.
     pub rows: u64,
+    /// Elements from one row to the next.
+    pub row_step: u64,
+    /// Values per row.
+    pub len: u64,
+    /// Elements from one value of a row to the next.
+    pub col_step: u64,
 }
 
 /// Values per row of `shape` (see [`Piece`]).
@@ -74,14 +83,37 @@ fn row_count(shape: &[u64]) -> u64 {
 }
 
 impl<'a> Piece<'a> {
+    /// Rows `first..first + rows` of `source`.
+    fn rows(source: SourceTensor<'a>, first: u64, rows: u64) -> Piece<'a> {
+        let len = row_len(&source.shape);
+        Piece {
+            source,
+            start: first * len,
+            rows,
+            row_step: len,
+            len,
+            col_step: 1,
+        }
+    }
+
     /// The whole of `source`.
     fn whole(source: SourceTensor<'a>) -> Piece<'a> {
         let rows = row_count(&source.shape);
-        Piece {
-            source,
-            first: 0,
-            rows,
+        Piece::rows(source, 0, rows)
+    }
+
+    /// Whether the piece's last element lies inside its tensor of
+    /// `elements` values.
+    fn fits(&self, elements: u64) -> bool {
+        if self.rows == 0 || self.len == 0 {
+            return true;
         }
+        let last = (self.rows - 1)
+            .checked_mul(self.row_step)
+            .zip((self.len - 1).checked_mul(self.col_step))
+            .and_then(|(r, c)| r.checked_add(c))
+            .and_then(|rc| rc.checked_add(self.start));
+        last.is_some_and(|l| l < elements)
     }
 }
 
@@ -281,13 +313,14 @@ pub(crate) fn check_hparams(
 ) -> Result<()> {
     let file = &config.file;
     let blocks = config.require_u32(BLOCK_COUNT)?;
+    let gguf_blocks = arch.block_count(config)?;
     let mut layers = BTreeSet::new();
     let mut embedding = None;
     let mut queries = Vec::new();
     for source in sources {
-        let Some(name) = plain_name(arch, source, blocks)? else {
+        let Some(name) = plain_name(arch, source, gguf_blocks)? else {
             if let Some((Mapped::Expert { block, .. } | Mapped::Split { block, .. }, _)) =
-                map_source(arch, source, blocks)?
+                map_source(arch, source, gguf_blocks)?
             {
                 layers.insert(block);
             }
@@ -307,7 +340,7 @@ pub(crate) fn check_hparams(
             }
         }
     }
-    if (layers.len() as u64) < u64::from(blocks) {
+    if (layers.range(..blocks).count() as u64) < u64::from(blocks) {
         let found = if layers.is_empty() {
             "no block tensors".to_owned()
         } else {
@@ -397,6 +430,10 @@ pub(crate) fn check_hparams(
     let (Some(heads), Some(head_dim)) = (heads, head_dim) else {
         return Ok(());
     };
+    if arch.splits.iter().any(|s| s.cut == Cut::MlaKvB) {
+        // Latent attention: the queries are not heads x head_dim rows.
+        return Ok(());
+    }
     let want = u64::from(heads) * head_dim;
     // The width too: a query of no columns could claim any row count.
     if let Some(q) = queries.iter().find(|q| q.shape[..] != [want, width]) {
@@ -438,14 +475,14 @@ pub(crate) fn plan<'a>(
     vocab_rows: Option<u64>,
     taken: &[&str],
 ) -> Result<Vec<Planned<'a>>> {
-    let blocks = config.require_u32(BLOCK_COUNT)?;
+    let blocks = arch.block_count(config)?;
     let mut planned: Vec<Planned<'a>> = Vec::with_capacity(sources.len());
     let mut names: HashSet<String> = taken.iter().map(|&t| t.to_owned()).collect();
     let n_experts = if arch.experts.is_empty() {
         0
     } else {
         config
-            .require_u32(&["num_local_experts", "num_experts"])
+            .require_u32(&["num_local_experts", "num_experts", "n_routed_experts"])
             .map(u64::from)?
     };
     // Per block: (rule, expert) -> the expert's tensor and its suffix.
@@ -480,7 +517,7 @@ pub(crate) fn plan<'a>(
                 push(p, &source, &mut planned)?;
             }
             Mapped::Split { block, rule } => {
-                for p in split(&source, block, rule, suffix, out)? {
+                for p in split(config, &source, block, rule, suffix, out)? {
                     push(p, &source, &mut planned)?;
                 }
             }
@@ -604,11 +641,7 @@ fn plain<'a>(
     let rows = row_count(&np_shape);
     Ok(Planned {
         shape: np_shape.iter().rev().copied().collect(),
-        origin: Origin::Checkpoint(vec![Piece {
-            source,
-            first: 0,
-            rows,
-        }]),
+        origin: Origin::Checkpoint(vec![Piece::rows(source, 0, rows)]),
         name,
         ty,
         permute_heads,
@@ -665,15 +698,42 @@ fn stack<'a>(
     Ok(planned)
 }
 
-/// The parts of a tensor cut along its second-to-last dimension (for a
-/// stacked `[experts, 2 * rows, columns]` tensor, each expert's rows cut).
+/// The parts of a tensor cut by `rule` (see [`Cut`]).
 fn split<'a>(
+    config: &Config,
     source: &SourceTensor<'a>,
     block: u32,
     rule: &SplitRule,
     suffix: &str,
     out: OutType,
 ) -> Result<Vec<Planned<'a>>> {
+    let parts: Vec<(Vec<u64>, Vec<Piece<'a>>)> = match rule.cut {
+        Cut::Rows => cut_rows(source, rule)?,
+        Cut::MlaKvB => cut_kv_b(config, source)?,
+    };
+    Ok(parts
+        .into_iter()
+        .zip(rule.parts)
+        .map(|((np_shape, pieces), part)| {
+            let name = format!("blk.{block}.{part}{suffix}");
+            Planned {
+                ty: output_type(&name, &np_shape, out),
+                shape: np_shape.iter().rev().copied().collect(),
+                name,
+                origin: Origin::Checkpoint(pieces),
+                permute_heads: None,
+                add_one: false,
+            }
+        })
+        .collect())
+}
+
+/// [`Cut::Rows`]: each part's numpy shape and pieces.
+#[allow(clippy::type_complexity)]
+fn cut_rows<'a>(
+    source: &SourceTensor<'a>,
+    rule: &SplitRule,
+) -> Result<Vec<(Vec<u64>, Vec<Piece<'a>>)>> {
     let shape = &source.shape;
     let n = rule.parts.len() as u64;
     let cut = match shape.len() {
@@ -691,29 +751,64 @@ fn split<'a>(
     }
     let part_rows = cut / n;
     let outer = if shape.len() == 3 { shape[0] } else { 1 };
-    let mut planned = Vec::with_capacity(rule.parts.len());
-    for (i, part) in rule.parts.iter().enumerate() {
-        let mut np_shape = shape.clone();
-        let at = np_shape.len() - 2;
-        np_shape[at] = part_rows;
-        let name = format!("blk.{block}.{part}{suffix}");
-        let pieces = (0..outer)
-            .map(|e| Piece {
-                source: source.clone(),
-                first: e * cut + i as u64 * part_rows,
-                rows: part_rows,
-            })
-            .collect();
-        planned.push(Planned {
-            ty: output_type(&name, &np_shape, out),
-            shape: np_shape.iter().rev().copied().collect(),
-            name,
-            origin: Origin::Checkpoint(pieces),
-            permute_heads: None,
-            add_one: false,
-        });
+    Ok((0..n)
+        .map(|i| {
+            let mut np_shape = shape.clone();
+            let at = np_shape.len() - 2;
+            np_shape[at] = part_rows;
+            let pieces = (0..outer)
+                .map(|e| Piece::rows(source.clone(), e * cut + i * part_rows, part_rows))
+                .collect();
+            (np_shape, pieces)
+        })
+        .collect())
+}
+
+/// [`Cut::MlaKvB`]: `attn_k_b` (per head, the `qk_nope_head_dim` rows
+/// transposed) and `attn_v_b` (the `v_head_dim` rows after them), with the
+/// checkpoint's own `num_key_value_heads`.
+#[allow(clippy::type_complexity)]
+fn cut_kv_b<'a>(
+    config: &Config,
+    source: &SourceTensor<'a>,
+) -> Result<Vec<(Vec<u64>, Vec<Piece<'a>>)>> {
+    let get = |k: &str| -> Result<u64> { Ok(u64::from(config.require_u32(&[k])?)) };
+    let heads = get("num_key_value_heads")?;
+    let nope = get("qk_nope_head_dim")?;
+    let v = get("v_head_dim")?;
+    let per_head = nope + v;
+    let [rows, lora] = source.shape[..] else {
+        return Err(tensor_error(
+            source,
+            format!("shape {:?}: kv_b_proj is a matrix", source.shape),
+        ));
+    };
+    if rows != heads * per_head || lora == 0 {
+        return Err(tensor_error(
+            source,
+            format!(
+                "shape {:?}: num_key_value_heads {heads} x (qk_nope_head_dim {nope} + v_head_dim {v}) rows expected",
+                source.shape
+            ),
+        ));
     }
-    Ok(planned)
+    let k_b = (0..heads)
+        .map(|h| Piece {
+            source: source.clone(),
+            start: h * per_head * lora,
+            rows: lora,
+            row_step: 1,
+            len: nope,
+            col_step: lora,
+        })
+        .collect();
+    let v_b = (0..heads)
+        .map(|h| Piece::rows(source.clone(), h * per_head + nope, v))
+        .collect();
+    Ok(vec![
+        (vec![heads, lora, nope], k_b),
+        (vec![heads, v, lora], v_b),
+    ])
 }
 
 /// The shape the architecture's config implies for a tensor, checked when
@@ -742,6 +837,7 @@ fn check_shape(
     };
     let vocab = get(&["vocab_size"])?;
     let mul = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| a * b);
+    let mla = arch.splits.iter().any(|s| s.cut == Cut::MlaKvB);
     let local = name.split_once('.').map_or(name, |(first, rest)| {
         if first == "blk" {
             rest.split_once('.').map_or(rest, |(_, r)| r)
@@ -769,8 +865,11 @@ fn check_shape(
         "attn_k_norm.weight" if np_shape != [mul(kv_heads, head_dim).unwrap_or(0)] => {
             Some(vec![head_dim])
         }
+        "attn_q.weight" if mla => None,
         "attn_q.weight" => Some(vec![mul(heads, head_dim), hidden]),
         "attn_k.weight" | "attn_v.weight" => Some(vec![mul(kv_heads, head_dim), hidden]),
+        // Latent attention's output reads heads x v_head_dim values.
+        "attn_output.weight" if mla => Some(vec![hidden, mul(heads, get(&["v_head_dim"])?)]),
         "attn_output.weight" => Some(vec![hidden, mul(heads, head_dim)]),
         "attn_q.bias" => Some(vec![mul(heads, head_dim)]),
         "attn_k.bias" | "attn_v.bias" => Some(vec![mul(kv_heads, head_dim)]),
@@ -830,10 +929,8 @@ pub(crate) fn write_tensor(t: &Planned<'_>, w: &mut dyn Write) -> Result<()> {
     let mut out: Vec<u8> = Vec::new();
     for piece in pieces {
         let src = &piece.source;
-        let inner = row_len(&src.shape);
-        let total_rows = row_count(&src.shape);
-        let row_bytes = inner as usize * src.dtype.size();
-        let expected = total_rows as usize * row_bytes;
+        let elements: u64 = src.shape.iter().product();
+        let expected = elements as usize * src.dtype.size();
         if src.data.len() != expected {
             return Err(tensor_error(
                 src,
@@ -843,24 +940,23 @@ pub(crate) fn write_tensor(t: &Planned<'_>, w: &mut dyn Write) -> Result<()> {
                 ),
             ));
         }
-        if piece.first + piece.rows > total_rows {
+        if !piece.fits(elements) {
             return Err(tensor_error(
                 src,
                 format!(
-                    "rows {}..{} asked of {total_rows}",
-                    piece.first,
-                    piece.first + piece.rows
+                    "{} rows of {} values from element {} lie past its {elements} values",
+                    piece.rows, piece.len, piece.start
                 ),
             ));
         }
-        let inner = inner as usize;
+        let inner = piece.len as usize;
         let rows_per_slab = (SLAB / inner.max(1)).max(1) as u64;
         let mut start = 0u64;
         while start < piece.rows {
             let end = (start + rows_per_slab).min(piece.rows);
             let n = (end - start) as usize;
             buf.resize(n * inner, 0.0);
-            decode_rows(t, piece, start, &mut buf, inner, row_bytes);
+            decode_rows(t, piece, start, &mut buf);
             out.resize(n * inner / block * type_size, 0);
             encode(t.ty, &buf, &mut out, block, type_size)?;
             w.write_all(&out)?;
@@ -885,23 +981,31 @@ fn source_row(o: u64, permute: Option<u64>, outer: u64) -> u64 {
     }
 }
 
-/// Decodes rows `start..` of `piece` into `buf` (`inner` values each).
-fn decode_rows(
-    t: &Planned<'_>,
-    piece: &Piece<'_>,
-    start: u64,
-    buf: &mut [f32],
-    inner: usize,
-    row_bytes: usize,
-) {
+/// Decodes rows `start..` of `piece` into `buf` (`piece.len` values each).
+fn decode_rows(t: &Planned<'_>, piece: &Piece<'_>, start: u64, buf: &mut [f32]) {
     let src = &piece.source;
     let dtype = src.dtype;
+    let size = dtype.size();
     let data = src.data;
+    let inner = piece.len as usize;
     let one_row = |(k, dst): (usize, &mut [f32])| {
         let local = source_row(start + k as u64, t.permute_heads, piece.rows);
-        let r = (piece.first + local) as usize;
-        let bytes = &data[r * row_bytes..(r + 1) * row_bytes];
-        decode(dtype, bytes, dst, t.add_one);
+        let first = (piece.start + local * piece.row_step) as usize;
+        if piece.col_step == 1 {
+            let bytes = &data[first * size..(first + inner) * size];
+            decode(dtype, bytes, dst, t.add_one);
+        } else {
+            let step = piece.col_step as usize;
+            for (j, d) in dst.iter_mut().enumerate() {
+                let e = first + j * step;
+                decode(
+                    dtype,
+                    &data[e * size..(e + 1) * size],
+                    std::slice::from_mut(d),
+                    t.add_one,
+                );
+            }
+        }
     };
     #[cfg(feature = "parallel")]
     {

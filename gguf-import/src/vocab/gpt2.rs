@@ -13,6 +13,18 @@ use super::{pre_hash, special};
 use crate::error::{Result, VocabError};
 
 pub(super) fn set_vocab(dir: &Dir, keys: &mut Keys, pre_tokenizer: Option<&str>) -> Result<()> {
+    set_vocab_with(dir, keys, pre_tokenizer, &[])
+}
+
+/// [`set_vocab`], then each `(type, token)` of `specials` sets that special
+/// token's id to the added token's, unless already set (GLM's
+/// `_set_special_token` calls after loading the special vocabulary).
+pub(super) fn set_vocab_with(
+    dir: &Dir,
+    keys: &mut Keys,
+    pre_tokenizer: Option<&str>,
+    specials: &[(&str, &str)],
+) -> Result<()> {
     let name = "tokenizer.json";
     let path = dir.path(name);
     let json = dir.json(name)?.ok_or_else(|| VocabError::NoTokenizer {
@@ -35,7 +47,24 @@ pub(super) fn set_vocab(dir: &Dir, keys: &mut Keys, pre_tokenizer: Option<&str>)
     keys.set("tokenizer.ggml.pre", pre.as_str());
     keys.set_strings("tokenizer.ggml.tokens", tokens);
     keys.set("tokenizer.ggml.token_type", types);
-    special::SpecialVocab::load(dir, Some(&hf.json), true, None)?.add_to(keys);
+    let mut sv = special::SpecialVocab::load(dir, Some(&hf.json), true, None)?;
+    if !specials.is_empty() {
+        let added = hf.tokenizer.get_added_tokens_decoder();
+        for (typ, token) in specials {
+            let id = added
+                .iter()
+                .find(|(_, t)| t.content == *token)
+                .map(|(id, _)| *id)
+                .ok_or_else(|| {
+                    bad(
+                        &path,
+                        format!("no added token {token:?}, which the converter takes as the {typ} token"),
+                    )
+                })?;
+            sv.set_default_id(typ, id);
+        }
+    }
+    sv.add_to(keys);
     Ok(())
 }
 

@@ -101,6 +101,9 @@ pub(crate) fn vocab_metadata(
         }
         Vocab::Bpe => gpt2::set_vocab(&dir, &mut keys, pre_tokenizer)?,
         Vocab::Phi3 => spm::set_vocab_phi3(&dir, &mut keys)?,
+        Vocab::BpeWithSpecials(specials) => {
+            gpt2::set_vocab_with(&dir, &mut keys, pre_tokenizer, specials)?
+        }
     }
     Ok(keys.into_vec())
 }

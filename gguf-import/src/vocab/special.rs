@@ -334,6 +334,14 @@ impl SpecialVocab {
         Ok(())
     }
 
+    /// `_set_special_token` with an id known to be valid: kept only when
+    /// the type has none yet.
+    pub(super) fn set_default_id(&mut self, typ: &str, id: u32) {
+        if !self.ids.iter().any(|(t, _)| t == typ) {
+            self.ids.push((typ.into(), id));
+        }
+    }
+
     fn set_add(&mut self, typ: &str, value: bool) {
         match self.add.iter_mut().find(|(t, _)| t == typ) {
             Some((_, v)) => *v = value,
