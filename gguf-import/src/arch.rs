@@ -73,9 +73,19 @@ pub(crate) enum Step {
     /// A fixed `u32` (GLM 4.5's sigmoid gating, written whatever the
     /// config says).
     ConstU32 { key: &'static str, value: u32 },
-    /// `rope.dimension_count` as `head_dim * partial_rotary_factor`
-    /// (GLM 4), the factor 0.5 when the config has none.
-    RopeDimensionTimesFactor,
+    /// `rope.dimension_count` as `head_dim * partial_rotary_factor`, the
+    /// factor `default` when the config has none (GLM 4: 0.5, Qwen3-Next:
+    /// 0.25).
+    RopeDimensionTimesFactor { default: f64 },
+    /// `nextn_predict_layers`: the blocks past `num_hidden_layers`, when
+    /// there are any.
+    NextnLayers,
+    /// Qwen3-Next's `ssm.inner_size`: `linear_value_head_dim x
+    /// linear_num_value_heads`.
+    SsmInnerSize,
+    /// Qwen3-Next's `attention.recurrent_layers`: per block, whether
+    /// `layer_types` says `linear_attention` (false for the MTP blocks).
+    RecurrentLayers,
     /// DeepSeek's `leading_dense_block_count`: `first_k_dense_replace`,
     /// else every block without routed experts, none with them.
     LeadingDenseBlocks,
@@ -118,6 +128,15 @@ pub(crate) enum Transform {
     /// Keeps the first rows, as many as the tokenizer has tokens
     /// (gemma3's embedding rows past the vocabulary).
     TrimToVocab,
+    /// Swaps the last two dimensions of a 3-D tensor (gpt-oss's stacked
+    /// `down_proj`, stored `[experts, in, out]`); 1-D and 2-D tensors of the
+    /// name (its bias) are left as they are.
+    Transpose3d,
+    /// `-exp(x)` (Qwen3-Next's `A_log`, written as `ssm_a`).
+    NegExp,
+    /// Drops the dimensions of size 1 (numpy's `squeeze`: Qwen3-Next's
+    /// `conv1d`, stored `[channels, 1, kernel]`).
+    Squeeze,
 }
 
 /// How a checkpoint tensor name (after the `model.layers.{N}.` or
@@ -161,6 +180,12 @@ pub(crate) struct Architecture {
     pub splits: &'static [SplitRule],
     /// Tensor names (full, without the suffix) the converter drops.
     pub skipped: &'static [&'static str],
+    /// Whether the query projection holds a gate per head, twice the rows
+    /// of `heads x head_dim` (Qwen3-Next).
+    pub gated_query: bool,
+    /// Checkpoint name endings the converter renames before mapping:
+    /// `(ending, replacement)`, the first that matches.
+    pub renames: &'static [(&'static str, &'static str)],
     /// The config keys removed before the hyper-parameters are read
     /// (Granite ignores `head_dim`).
     pub ignored_config: &'static [&'static str],
@@ -183,9 +208,14 @@ pub(crate) enum Mtp {
     Refused,
     /// Dropped (DeepSeek).
     Skipped,
-    /// Blocks like the others: the block count adds
-    /// `num_nextn_predict_layers` (GLM 4.5).
-    Blocks,
+    /// Blocks like the others: the block count adds the config's `count`
+    /// (GLM 4.5's `num_nextn_predict_layers`).
+    Blocks { count: &'static str },
+    /// Stored apart as `mtp.layers.{i}.*` and `mtp.{fc, norm,
+    /// pre_fc_norm_embedding, pre_fc_norm_hidden}` (Qwen3-Next): renamed to
+    /// the blocks after the last, their number the config's `count` (when
+    /// it has none, the layers found; see `tensors::rename_mtp`).
+    Renamed { count: &'static str },
 }
 
 /// Tensors an architecture's converter computes rather than reads.
@@ -257,6 +287,14 @@ pub(crate) enum Cut {
     /// shape `[heads, kv_lora_rank, nope]`) and the `v_head_dim` rows after
     /// them (`attn_v_b`).
     MlaKvB,
+    /// gpt-oss's `gate_up_proj`: the even and the odd rows of the stacked
+    /// `[experts, in, 2 * out]` weight transposed (gate, then up), and of its
+    /// `[experts, 2 * out]` bias the even and the odd values.
+    Interleaved,
+    /// Qwen3-Next's `in_proj_qkvz`, rows grouped per key head as `[q, k,
+    /// v, z]`: regrouped as every head's q, then k, then v (`attn_qkv`),
+    /// and every head's z (`attn_gate`).
+    Qkvz,
 }
 
 const Q_HEADS: &[&str] = &["n_heads", "num_attention_heads"];
@@ -372,6 +410,8 @@ pub(crate) const LLAMA: Architecture = Architecture {
     experts: &[],
     splits: &[],
     skipped: &[],
+    gated_query: false,
+    renames: &[],
     ignored_config: &[],
     vocab: Vocab::Llama,
     mtp: Mtp::Refused,
@@ -601,6 +641,8 @@ pub(crate) const QWEN2: Architecture = Architecture {
     experts: &[],
     splits: &[],
     skipped: &[],
+    gated_query: false,
+    renames: &[],
     ignored_config: &[],
     vocab: Vocab::SentencePieceOrBpe,
     mtp: Mtp::Refused,
@@ -781,6 +823,8 @@ pub(crate) const GEMMA3: Architecture = Architecture {
     experts: &[],
     splits: &[],
     skipped: &[],
+    gated_query: false,
+    renames: &[],
     ignored_config: &[],
     vocab: Vocab::Gemma,
     mtp: Mtp::Refused,
@@ -831,6 +875,8 @@ pub(crate) const GEMMA2: Architecture = Architecture {
     ],
     blocks: GEMMA3_BLOCKS,
     skipped: &["lm_head"],
+    gated_query: false,
+    renames: &[],
     ..GEMMA3
 };
 
@@ -886,6 +932,8 @@ pub(crate) const PHI3: Architecture = Architecture {
     experts: &[],
     splits: &[],
     skipped: &[],
+    gated_query: false,
+    renames: &[],
     ignored_config: &[],
     vocab: Vocab::Phi3,
     mtp: Mtp::Refused,
@@ -927,6 +975,8 @@ pub(crate) const OLMO2: Architecture = Architecture {
     experts: &[],
     splits: &[],
     skipped: &[],
+    gated_query: false,
+    renames: &[],
     ignored_config: &[],
     vocab: Vocab::Bpe,
     mtp: Mtp::Refused,
@@ -960,7 +1010,11 @@ pub(crate) const GLM4: Architecture = Architecture {
         ("rope_theta", D::Float(10000.0)),
         ("partial_rotary_factor", D::Float(0.5)),
     ],
-    steps: &[Step::Common, Step::FileType, Step::RopeDimensionTimesFactor],
+    steps: &[
+        Step::Common,
+        Step::FileType,
+        Step::RopeDimensionTimesFactor { default: 0.5 },
+    ],
     globals: LLAMA_GLOBALS,
     blocks: &[
         rule("input_layernorm", "attn_norm", &[]),
@@ -978,6 +1032,8 @@ pub(crate) const GLM4: Architecture = Architecture {
     experts: &[],
     splits: &[],
     skipped: &[],
+    gated_query: false,
+    renames: &[],
     ignored_config: &[],
     vocab: Vocab::BpeWithSpecials(GLM4_SPECIALS),
     mtp: Mtp::Refused,
@@ -1020,7 +1076,7 @@ pub(crate) const GLM4MOE: Architecture = Architecture {
     steps: &[
         Step::Common,
         Step::FileType,
-        Step::RopeDimensionTimesFactor,
+        Step::RopeDimensionTimesFactor { default: 0.5 },
         Step::U32IfPresent {
             key: "expert_count",
             config: "n_routed_experts",
@@ -1083,6 +1139,8 @@ pub(crate) const GLM4MOE: Architecture = Architecture {
     experts: DOWN_GATE_UP_EXPERTS,
     splits: &[],
     skipped: &[],
+    gated_query: false,
+    renames: &[],
     ignored_config: &[],
     vocab: Vocab::BpeWithSpecials(&[
         ("bos", "[gMASK]"),
@@ -1090,7 +1148,9 @@ pub(crate) const GLM4MOE: Architecture = Architecture {
         ("unk", "<|endoftext|>"),
         ("eom", "<|observation|>"),
     ]),
-    mtp: Mtp::Blocks,
+    mtp: Mtp::Blocks {
+        count: "num_nextn_predict_layers",
+    },
     hparam_overrides: &[],
 };
 
@@ -1189,10 +1249,192 @@ pub(crate) const DEEPSEEK2: Architecture = Architecture {
         cut: Cut::MlaKvB,
     }],
     skipped: &[],
+    gated_query: false,
+    renames: &[],
     ignored_config: &[],
     vocab: Vocab::Bpe,
     mtp: Mtp::Skipped,
     hparam_overrides: &[("num_key_value_heads", D::Int(1))],
+};
+
+/// `GptOssForCausalLM` (the converter's `GptOssModel`) with its experts
+/// in 16 bits: attention sinks, biases everywhere, stacked experts stored
+/// transposed with gate and up interleaved.
+pub(crate) const GPT_OSS: Architecture = Architecture {
+    hf_names: &["GptOssForCausalLM"],
+    gguf: "gpt-oss",
+    defaults: &[
+        ("vocab_size", D::Int(201088)),
+        ("hidden_size", D::Int(2880)),
+        ("intermediate_size", D::Int(2880)),
+        ("num_hidden_layers", D::Int(36)),
+        ("num_attention_heads", D::Int(64)),
+        ("num_key_value_heads", D::Int(8)),
+        ("head_dim", D::Int(64)),
+        ("num_local_experts", D::Int(128)),
+        ("num_experts_per_tok", D::Int(4)),
+        ("sliding_window", D::Int(128)),
+        ("max_position_embeddings", D::Int(131072)),
+        ("rms_norm_eps", D::Float(1e-5)),
+        ("rope_theta", D::Float(150000.0)),
+    ],
+    steps: &[
+        Step::Common,
+        Step::FileType,
+        u32_step("attention.sliding_window", &["sliding_window"]),
+        u32_step("expert_feed_forward_length", &["intermediate_size"]),
+    ],
+    globals: LLAMA_GLOBALS,
+    blocks: &[
+        rule("input_layernorm", "attn_norm", &[]),
+        rule("post_attention_layernorm", "post_attention_norm", &[]),
+        rule("self_attn.q_proj", "attn_q", &[]),
+        rule("self_attn.k_proj", "attn_k", &[]),
+        rule("self_attn.v_proj", "attn_v", &[]),
+        rule("self_attn.o_proj", "attn_output", &[]),
+        rule("self_attn.sinks", "attn_sinks", &[]),
+        rule("mlp.router", "ffn_gate_inp", &[]),
+        rule(
+            "mlp.experts.down_proj",
+            "ffn_down_exps",
+            &[Transform::Transpose3d],
+        ),
+    ],
+    generated: Generated::Nothing,
+    experts: &[],
+    splits: &[SplitRule {
+        hf: "mlp.experts.gate_up_proj",
+        parts: &["ffn_gate_exps", "ffn_up_exps"],
+        cut: Cut::Interleaved,
+    }],
+    skipped: &[],
+    gated_query: false,
+    renames: &[
+        (".self_attn.sinks", ".self_attn.sinks.weight"),
+        (".mlp.experts.down_proj_bias", ".mlp.experts.down_proj.bias"),
+        (
+            ".mlp.experts.gate_up_proj_bias",
+            ".mlp.experts.gate_up_proj.bias",
+        ),
+        (".mlp.experts.down_proj", ".mlp.experts.down_proj.weight"),
+        (
+            ".mlp.experts.gate_up_proj",
+            ".mlp.experts.gate_up_proj.weight",
+        ),
+    ],
+    ignored_config: &[],
+    vocab: Vocab::Bpe,
+    mtp: Mtp::Refused,
+    hparam_overrides: &[],
+};
+
+const QWEN3NEXT_NORM: &[Transform] = &[Transform::AddOne];
+
+/// `Qwen3NextForCausalLM` (the converter's `Qwen3NextModel`, the base of
+/// Qwen3.5): gated linear-attention blocks between full-attention ones,
+/// shared and routed experts, every norm + 1 but the gated one, and its
+/// multi-token-prediction layer as a block after the others.
+pub(crate) const QWEN3NEXT: Architecture = Architecture {
+    hf_names: &["Qwen3NextForCausalLM"],
+    gguf: "qwen3next",
+    defaults: &[
+        ("vocab_size", D::Int(151936)),
+        ("hidden_size", D::Int(2048)),
+        ("intermediate_size", D::Int(5632)),
+        ("num_hidden_layers", D::Int(48)),
+        ("num_attention_heads", D::Int(16)),
+        ("num_key_value_heads", D::Int(2)),
+        ("head_dim", D::Int(256)),
+        ("max_position_embeddings", D::Int(32768)),
+        ("rms_norm_eps", D::Float(1e-6)),
+        ("rope_theta", D::Float(10000.0)),
+        ("partial_rotary_factor", D::Float(0.25)),
+        ("linear_conv_kernel_dim", D::Int(4)),
+        ("linear_key_head_dim", D::Int(128)),
+        ("linear_value_head_dim", D::Int(128)),
+        ("linear_num_key_heads", D::Int(16)),
+        ("linear_num_value_heads", D::Int(32)),
+        ("moe_intermediate_size", D::Int(512)),
+        ("shared_expert_intermediate_size", D::Int(512)),
+        ("num_experts_per_tok", D::Int(10)),
+        ("num_experts", D::Int(512)),
+        ("full_attention_interval", D::Int(4)),
+    ],
+    steps: &[
+        Step::Common,
+        Step::FileType,
+        Step::U32IfPresent {
+            key: "expert_feed_forward_length",
+            config: "moe_intermediate_size",
+        },
+        Step::U32IfPresent {
+            key: "expert_shared_feed_forward_length",
+            config: "shared_expert_intermediate_size",
+        },
+        Step::NextnLayers,
+        u32_step("ssm.conv_kernel", &["linear_conv_kernel_dim"]),
+        u32_step("ssm.state_size", &["linear_key_head_dim"]),
+        u32_step("ssm.group_count", &["linear_num_key_heads"]),
+        u32_step("ssm.time_step_rank", &["linear_num_value_heads"]),
+        Step::SsmInnerSize,
+        Step::RecurrentLayers,
+        Step::U32 {
+            key: "full_attention_interval",
+            config: &["full_attention_interval"],
+            default: Some(4),
+        },
+        Step::RopeDimensionTimesFactor { default: 0.25 },
+    ],
+    globals: &[
+        rule("model.embed_tokens", "token_embd", &[]),
+        rule("model.norm", "output_norm", QWEN3NEXT_NORM),
+        rule("lm_head", "output", &[]),
+    ],
+    blocks: &[
+        rule("input_layernorm", "attn_norm", QWEN3NEXT_NORM),
+        rule(
+            "post_attention_layernorm",
+            "post_attention_norm",
+            QWEN3NEXT_NORM,
+        ),
+        rule("self_attn.q_proj", "attn_q", &[]),
+        rule("self_attn.k_proj", "attn_k", &[]),
+        rule("self_attn.v_proj", "attn_v", &[]),
+        rule("self_attn.o_proj", "attn_output", &[]),
+        rule("self_attn.q_norm", "attn_q_norm", QWEN3NEXT_NORM),
+        rule("self_attn.k_norm", "attn_k_norm", QWEN3NEXT_NORM),
+        rule("linear_attn.A_log", "ssm_a", &[Transform::NegExp]),
+        rule("linear_attn.conv1d", "ssm_conv1d", &[Transform::Squeeze]),
+        rule("linear_attn.dt_proj", "ssm_dt", &[]),
+        rule("linear_attn.in_proj_ba", "ssm_ba", &[]),
+        rule("linear_attn.norm", "ssm_norm", &[]),
+        rule("linear_attn.out_proj", "ssm_out", &[]),
+        rule("mlp.gate", "ffn_gate_inp", &[]),
+        rule("mlp.shared_expert_gate", "ffn_gate_inp_shexp", &[]),
+        rule("mlp.shared_expert.gate_proj", "ffn_gate_shexp", &[]),
+        rule("mlp.shared_expert.up_proj", "ffn_up_shexp", &[]),
+        rule("mlp.shared_expert.down_proj", "ffn_down_shexp", &[]),
+        rule("eh_proj", "nextn.eh_proj", &[]),
+        rule("enorm", "nextn.enorm", QWEN3NEXT_NORM),
+        rule("hnorm", "nextn.hnorm", QWEN3NEXT_NORM),
+        rule("shared_head.norm", "nextn.shared_head_norm", QWEN3NEXT_NORM),
+    ],
+    generated: Generated::Nothing,
+    experts: DOWN_GATE_UP_EXPERTS,
+    splits: &[SplitRule {
+        hf: "linear_attn.in_proj_qkvz",
+        parts: &["attn_qkv", "attn_gate"],
+        cut: Cut::Qkvz,
+    }],
+    skipped: &[],
+    gated_query: true,
+    renames: &[(".linear_attn.dt_bias", ".linear_attn.dt_proj.bias")],
+    ignored_config: &[],
+    vocab: Vocab::SentencePieceOrBpe,
+    mtp: Mtp::Renamed {
+        count: "mtp_num_hidden_layers",
+    },
+    hparam_overrides: &[],
 };
 
 /// Every architecture the importer knows.
@@ -1213,6 +1455,8 @@ pub(crate) const ARCHITECTURES: &[&Architecture] = &[
     &GLM4,
     &GLM4MOE,
     &DEEPSEEK2,
+    &GPT_OSS,
+    &QWEN3NEXT,
 ];
 
 /// The table for a `config.json` architecture name.
@@ -1268,13 +1512,13 @@ impl Architecture {
     /// other names), plus the multi-token-prediction layers it keeps.
     pub fn block_count(&self, config: &Config) -> Result<u32> {
         let blocks = config.require_u32(BLOCKS_KEYS)?;
-        if self.mtp != Mtp::Blocks {
+        let (Mtp::Blocks { count } | Mtp::Renamed { count }) = self.mtp else {
             return Ok(blocks);
-        }
-        let extra = config.find_u32(&["num_nextn_predict_layers"])?.unwrap_or(0);
-        blocks.checked_add(extra).ok_or_else(|| {
-            config_error(&config.file, "num_nextn_predict_layers is too large".into())
-        })
+        };
+        let extra = config.find_u32(&[count])?.unwrap_or(0);
+        blocks
+            .checked_add(extra)
+            .ok_or_else(|| config_error(&config.file, format!("{count} is too large")))
     }
 
     /// What the converter makes of a checkpoint tensor name (without its

@@ -256,12 +256,50 @@ pub(crate) fn write(
                 }
             }
             Step::ConstU32 { key, value } => keys.set(k(key), value),
-            Step::RopeDimensionTimesFactor => {
+            Step::NextnLayers => {
+                let layers = config.require_u32(&["num_hidden_layers"])?;
+                let extra = arch.block_count(config)?.saturating_sub(layers);
+                if extra > 0 {
+                    keys.set(k("nextn_predict_layers"), extra);
+                }
+            }
+            Step::SsmInnerSize => {
+                let dim = config.require_u32(&["linear_value_head_dim"])?;
+                let heads = config.require_u32(&["linear_num_value_heads"])?;
+                let inner = dim.checked_mul(heads).ok_or_else(|| {
+                    config_error(
+                        &config.file,
+                        "the linear attention's value size overflows".into(),
+                    )
+                })?;
+                keys.set(k("ssm.inner_size"), inner);
+            }
+            Step::RecurrentLayers => {
+                if let Some(types) = config.hparams.get("layer_types").filter(|t| !t.is_null()) {
+                    let layers = config.require_u32(&["num_hidden_layers"])?;
+                    let Some(types) = types.as_array().filter(|t| t.len() == layers as usize)
+                    else {
+                        return Err(config_error(
+                            &config.file,
+                            format!(
+                                "layer_types must list num_hidden_layers ({layers}) layer types"
+                            ),
+                        ));
+                    };
+                    let mut recurrent: Vec<bool> = types
+                        .iter()
+                        .map(|t| t.as_str() == Some("linear_attention"))
+                        .collect();
+                    recurrent.resize(arch.block_count(config)? as usize, false);
+                    keys.set(k("attention.recurrent_layers"), recurrent);
+                }
+            }
+            Step::RopeDimensionTimesFactor { default } => {
                 let dim = match config.find_u32(&["head_dim"])? {
                     Some(d) => d,
                     None => config.require_u32(&["hidden_size"])? / nonzero_heads(config)?,
                 };
-                let factor = num64(&rp, "partial_rotary_factor")?.unwrap_or(0.5);
+                let factor = num64(&rp, "partial_rotary_factor")?.unwrap_or(default);
                 keys.set(k("rope.dimension_count"), (f64::from(dim) * factor) as u32);
             }
             Step::LeadingDenseBlocks => {

@@ -413,7 +413,14 @@ pub fn import_model(
         config.hparams.remove(*key);
     }
     let checkpoint = Checkpoint::open(dir)?;
-    let sources = checkpoint.tensors()?;
+    let mut sources = checkpoint.tensors()?;
+    let mtp_layers = tensors::rename_mtp(arch, &config, &mut sources)?;
+    if let arch::Mtp::Renamed { count } = arch.mtp
+        && config.find(&[count]).is_none()
+    {
+        // As the converter counts them when the config does not say.
+        config.hparams.insert(count.to_owned(), mtp_layers.into());
+    }
     // Before anything is built from the hyper-parameters (the vocabulary's
     // padding, Llama 3's RoPE factors): they must fit the tensors.
     tensors::check_hparams(arch, &config, &sources)?;

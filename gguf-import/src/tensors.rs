@@ -9,7 +9,7 @@ use crate::error::{Error, ImportError, Result};
 use gguf_core::codec;
 use gguf_core::GgmlType;
 
-use super::arch::{Architecture, Cut, Mapped, SplitRule, Transform};
+use super::arch::{Architecture, Cut, Mapped, Mtp, SplitRule, Transform};
 use super::checkpoint::{SourceTensor, SourceType};
 use super::config::{config_error, Config};
 use super::OutType;
@@ -29,6 +29,8 @@ pub(crate) struct Planned<'a> {
     pub permute_heads: Option<u64>,
     /// Gemma's norm shift.
     pub add_one: bool,
+    /// Qwen3-Next's `-exp(x)`.
+    pub neg_exp: bool,
 }
 
 /// Where an output tensor's values come from.
@@ -126,6 +128,7 @@ pub(crate) fn generated(name: &str, values: Vec<f32>) -> Planned<'static> {
         ty: GgmlType::F32,
         permute_heads: None,
         add_one: false,
+        neg_exp: false,
         origin: Origin::Generated(values),
     }
 }
@@ -172,6 +175,10 @@ fn multimodal(name: &str) -> bool {
 /// never writes skipped.
 fn converter_name(arch: &Architecture, name: &str) -> Option<String> {
     let mut name = name.to_owned();
+    if let Some((from, to)) = arch.renames.iter().find(|(from, _)| name.ends_with(from)) {
+        name.truncate(name.len() - from.len());
+        name.push_str(to);
+    }
     if arch.gguf == "llama" && name.contains("text_model.") {
         name = name.replace("text_model.", "");
     }
@@ -434,7 +441,9 @@ pub(crate) fn check_hparams(
         // Latent attention: the queries are not heads x head_dim rows.
         return Ok(());
     }
-    let want = u64::from(heads) * head_dim;
+    // A gated query (Qwen3-Next) holds a gate row for every query row.
+    let gate = if arch.gated_query { 2 } else { 1 };
+    let want = u64::from(heads) * head_dim * gate;
     // The width too: a query of no columns could claim any row count.
     if let Some(q) = queries.iter().find(|q| q.shape[..] != [want, width]) {
         return Err(config_error(
@@ -458,6 +467,52 @@ pub(crate) fn check_hparams(
         ));
     }
     Ok(())
+}
+
+/// Qwen3-Next's multi-token-prediction tensors renamed as the converter's
+/// `filter_tensors` renames them ([`Mtp::Renamed`]): `mtp.layers.{i}.*`
+/// becomes `model.layers.{n + i}.*` for `n` = `num_hidden_layers`, and
+/// `mtp.fc`, `mtp.pre_fc_norm_embedding`, `mtp.pre_fc_norm_hidden`,
+/// `mtp.norm` become block `n`'s `eh_proj`, `enorm`, `hnorm`,
+/// `shared_head.norm`. Returns the number of MTP layers found.
+pub(crate) fn rename_mtp(
+    arch: &Architecture,
+    config: &Config,
+    sources: &mut [SourceTensor<'_>],
+) -> Result<u32> {
+    if !matches!(arch.mtp, Mtp::Renamed { .. }) {
+        return Ok(0);
+    }
+    let layers = config.require_u32(BLOCK_COUNT)?;
+    let mut found = 0u32;
+    for source in sources.iter_mut() {
+        let name = source.name.strip_prefix("model.").unwrap_or(&source.name);
+        let Some(rest) = name.strip_prefix("mtp.") else {
+            continue;
+        };
+        let renamed = if let Some(layer) = rest.strip_prefix("layers.") {
+            let (digits, tail) = layer.split_once('.').unwrap_or((layer, ""));
+            match digits.parse::<u32>() {
+                Ok(i) if i.to_string() == digits => {
+                    found = found.max(i.saturating_add(1));
+                    format!("model.layers.{}.{tail}", u64::from(layers) + u64::from(i))
+                }
+                _ => continue,
+            }
+        } else {
+            let (part, tail) = rest.split_once('.').unwrap_or((rest, ""));
+            let to = match part {
+                "fc" => "eh_proj",
+                "pre_fc_norm_embedding" => "enorm",
+                "pre_fc_norm_hidden" => "hnorm",
+                "norm" => "shared_head.norm",
+                _ => continue,
+            };
+            format!("model.layers.{layers}.{to}.{tail}")
+        };
+        source.name = renamed;
+    }
+    Ok(found)
 }
 
 /// The output tensors, in the converter's order. `vocab_rows` is the
@@ -576,7 +631,11 @@ pub(crate) fn plan<'a>(
 /// (`prepare_tensors`' list of tensors always kept F32), else `out`'s
 /// type, F16 for Q8_0 when a row is not whole blocks.
 fn output_type(name: &str, np_shape: &[u64], out: OutType) -> GgmlType {
-    const ALWAYS_F32: &[&str] = &[".ffn_gate_inp.weight", ".ffn_gate_inp_shexp.weight"];
+    const ALWAYS_F32: &[&str] = &[
+        ".ffn_gate_inp.weight",
+        ".ffn_gate_inp_shexp.weight",
+        ".ssm_conv1d.weight",
+    ];
     if np_shape.len() <= 1
         || name.ends_with("_norm.weight")
         || !name.ends_with(".weight")
@@ -605,6 +664,8 @@ fn plain<'a>(
     let mut np_shape = source.shape.clone();
     let mut permute_heads = None;
     let mut add_one = false;
+    let mut neg_exp = false;
+    let mut transpose = false;
     for t in transforms {
         match t {
             Transform::Permute { heads } => {
@@ -627,6 +688,15 @@ fn plain<'a>(
                 permute_heads = Some(n);
             }
             Transform::AddOne => add_one = true,
+            Transform::NegExp => neg_exp = true,
+            Transform::Squeeze => np_shape.retain(|&d| d != 1),
+            Transform::Transpose3d => {
+                if let [_, a, b] = np_shape[..] {
+                    np_shape[1] = b;
+                    np_shape[2] = a;
+                    transpose = true;
+                }
+            }
             Transform::TrimToVocab => {
                 if let (Some(v), Some(first)) = (vocab_rows, np_shape.first_mut())
                     && v < *first
@@ -638,14 +708,31 @@ fn plain<'a>(
     }
     check_shape(arch, config, &source, &name, &np_shape, vocab_rows)?;
     let ty = output_type(&name, &np_shape, out);
-    let rows = row_count(&np_shape);
+    let pieces = if let (true, [experts, b, a]) = (transpose, &np_shape[..]) {
+        // Per expert, the [a, b] matrix read column by column.
+        let (experts, b, a) = (*experts, *b, *a);
+        (0..experts)
+            .map(|e| Piece {
+                source: source.clone(),
+                start: e * a * b,
+                rows: b,
+                row_step: 1,
+                len: a,
+                col_step: b,
+            })
+            .collect()
+    } else {
+        let rows = row_count(&np_shape);
+        vec![Piece::rows(source, 0, rows)]
+    };
     Ok(Planned {
         shape: np_shape.iter().rev().copied().collect(),
-        origin: Origin::Checkpoint(vec![Piece::rows(source, 0, rows)]),
+        origin: Origin::Checkpoint(pieces),
         name,
         ty,
         permute_heads,
         add_one,
+        neg_exp,
     })
 }
 
@@ -693,6 +780,7 @@ fn stack<'a>(
             origin: Origin::Checkpoint(experts.into_iter().map(Piece::whole).collect()),
             permute_heads: None,
             add_one: false,
+            neg_exp: false,
         });
     }
     Ok(planned)
@@ -710,6 +798,8 @@ fn split<'a>(
     let parts: Vec<(Vec<u64>, Vec<Piece<'a>>)> = match rule.cut {
         Cut::Rows => cut_rows(source, rule)?,
         Cut::MlaKvB => cut_kv_b(config, source)?,
+        Cut::Interleaved => cut_interleaved(source)?,
+        Cut::Qkvz => cut_qkvz(config, source)?,
     };
     Ok(parts
         .into_iter()
@@ -723,6 +813,7 @@ fn split<'a>(
                 origin: Origin::Checkpoint(pieces),
                 permute_heads: None,
                 add_one: false,
+                neg_exp: false,
             }
         })
         .collect())
@@ -762,6 +853,110 @@ fn cut_rows<'a>(
             (np_shape, pieces)
         })
         .collect())
+}
+
+/// [`Cut::Interleaved`]: the even then the odd rows of a transposed
+/// `[experts, in, 2 * out]` weight, or values of an `[experts, 2 * out]`
+/// bias.
+#[allow(clippy::type_complexity)]
+fn cut_interleaved<'a>(source: &SourceTensor<'a>) -> Result<Vec<(Vec<u64>, Vec<Piece<'a>>)>> {
+    let bad = || {
+        tensor_error(
+            source,
+            format!(
+                "shape {:?}: an [experts, in, 2 x out] weight or [experts, 2 x out] bias expected",
+                source.shape
+            ),
+        )
+    };
+    match source.shape[..] {
+        [experts, inner, outer2] if outer2 % 2 == 0 && outer2 > 0 && inner > 0 => {
+            let out = outer2 / 2;
+            Ok((0..2)
+                .map(|i| {
+                    let pieces = (0..experts)
+                        .map(|e| Piece {
+                            source: source.clone(),
+                            start: e * inner * outer2 + i,
+                            rows: out,
+                            row_step: 2,
+                            len: inner,
+                            col_step: outer2,
+                        })
+                        .collect();
+                    (vec![experts, out, inner], pieces)
+                })
+                .collect())
+        }
+        [experts, outer2] if outer2 % 2 == 0 && outer2 > 0 => {
+            let out = outer2 / 2;
+            Ok((0..2)
+                .map(|i| {
+                    let piece = Piece {
+                        source: source.clone(),
+                        start: i,
+                        rows: experts,
+                        row_step: outer2,
+                        len: out,
+                        col_step: 2,
+                    };
+                    (vec![experts, out], vec![piece])
+                })
+                .collect())
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// [`Cut::Qkvz`]: `attn_qkv` and `attn_gate` from Qwen3-Next's
+/// `in_proj_qkvz`, whose rows hold, per key head, its q, k, v and z.
+#[allow(clippy::type_complexity)]
+fn cut_qkvz<'a>(
+    config: &Config,
+    source: &SourceTensor<'a>,
+) -> Result<Vec<(Vec<u64>, Vec<Piece<'a>>)>> {
+    let get = |k: &str| -> Result<u64> { Ok(u64::from(config.require_u32(&[k])?)) };
+    let dk = get("linear_key_head_dim")?;
+    let dv = get("linear_value_head_dim")?;
+    let k_heads = get("linear_num_key_heads")?;
+    let v_heads = get("linear_num_value_heads")?;
+    let [rows, hidden] = source.shape[..] else {
+        return Err(tensor_error(
+            source,
+            format!("shape {:?}: in_proj_qkvz is a matrix", source.shape),
+        ));
+    };
+    if k_heads == 0 || v_heads % k_heads != 0 {
+        return Err(config_error(
+            &config.file,
+            format!("linear_num_value_heads {v_heads} is not a multiple of linear_num_key_heads {k_heads}"),
+        ));
+    }
+    let v = v_heads / k_heads * dv;
+    let per_head = 2 * dk + 2 * v;
+    if rows != k_heads * per_head {
+        return Err(tensor_error(
+            source,
+            format!(
+                "shape {:?}: {k_heads} key heads of q, k ({dk} rows each), v and z ({v} rows each) expected",
+                source.shape
+            ),
+        ));
+    }
+    // (offset in a head's rows, rows) of q, k, v, z.
+    let part = |offset: u64, n: u64| -> Vec<Piece<'a>> {
+        (0..k_heads)
+            .map(|h| Piece::rows(source.clone(), h * per_head + offset, n))
+            .collect()
+    };
+    let mut qkv = part(0, dk);
+    qkv.extend(part(dk, dk));
+    qkv.extend(part(2 * dk, v));
+    let z = part(2 * dk + v, v);
+    Ok(vec![
+        (vec![k_heads * (2 * dk + v), hidden], qkv),
+        (vec![k_heads * v, hidden], z),
+    ])
 }
 
 /// [`Cut::MlaKvB`]: `attn_k_b` (per head, the `qk_nope_head_dim` rows
@@ -866,6 +1061,9 @@ fn check_shape(
             Some(vec![head_dim])
         }
         "attn_q.weight" if mla => None,
+        "attn_q.weight" if arch.gated_query => {
+            Some(vec![mul(heads, head_dim).map(|n| 2 * n), hidden])
+        }
         "attn_q.weight" => Some(vec![mul(heads, head_dim), hidden]),
         "attn_k.weight" | "attn_v.weight" => Some(vec![mul(kv_heads, head_dim), hidden]),
         // Latent attention's output reads heads x v_head_dim values.
@@ -994,6 +1192,9 @@ fn decode_rows(t: &Planned<'_>, piece: &Piece<'_>, start: u64, buf: &mut [f32]) 
         if piece.col_step == 1 {
             let bytes = &data[first * size..(first + inner) * size];
             decode(dtype, bytes, dst, t.add_one);
+            if t.neg_exp {
+                dst.iter_mut().for_each(|d| *d = -d.exp());
+            }
         } else {
             let step = piece.col_step as usize;
             for (j, d) in dst.iter_mut().enumerate() {
