@@ -18,16 +18,17 @@ use gguf::{Gguf, GgufFile, Model};
 
 use super::util::gguf;
 
-const FIXTURES: [&str; 6] = [
-    "llama-bpe",
-    "llama-spm",
-    "mistral-swa",
-    "qwen2-bias",
-    "gemma3",
-    // llama-spm plus a model card (README.md front matter): license, tags,
-    // languages, base models and datasets as the converter writes them.
-    "llama-card",
-];
+use super::import_oracle::{pre_tokenizer, FIXTURES};
+
+/// The fixtures, and `llama-card`: llama-spm plus a model card (README.md
+/// front matter: license, tags, languages, base models and datasets as the
+/// converter writes them).
+fn fixtures() -> impl Iterator<Item = (&'static str, bool)> {
+    FIXTURES
+        .iter()
+        .map(|f| (f.0, f.2))
+        .chain([("llama-card", false)])
+}
 
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/import")
@@ -38,11 +39,11 @@ fn data() -> PathBuf {
 /// `tests/data/import/`), which the importer takes as `--pre-tokenizer`.
 fn options(dir: &Path, target: Target) -> ImportOptions<'static> {
     let mut o = ImportOptions::new(target);
-    o.pre_tokenizer = match dir.file_name().and_then(|n| n.to_str()) {
-        Some("llama-bpe") => Some("llama-bpe".into()),
-        Some("qwen2-bias") => Some("qwen2".into()),
-        _ => None,
-    };
+    o.pre_tokenizer = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(pre_tokenizer)
+        .map(str::to_owned);
     o
 }
 
@@ -143,16 +144,29 @@ fn compare_with_converter(name: &str, ty: OutType, suffix: &str) {
 
 #[test]
 fn f16_imports_equal_the_converters() {
-    for name in FIXTURES {
+    for (name, _) in fixtures() {
         compare_with_converter(name, OutType::F16, "f16");
     }
 }
 
 #[test]
 fn q8_0_imports_equal_the_converters() {
-    for name in FIXTURES {
+    for (name, _) in fixtures() {
         compare_with_converter(name, OutType::Q8_0, "q8_0");
     }
+}
+
+#[test]
+fn bf16_imports_equal_the_converters() {
+    let mut compared = 0;
+    for (name, _) in fixtures().filter(|f| f.1) {
+        compare_with_converter(name, OutType::BF16, "bf16");
+        compared += 1;
+    }
+    assert!(
+        compared >= 14,
+        "only {compared} fixtures have a BF16 output"
+    );
 }
 
 /// F32 and BF16 (the converter's outputs are not committed for them):

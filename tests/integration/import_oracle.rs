@@ -26,25 +26,41 @@ use std::time::{Duration, Instant};
 use super::quantize_cases::{file_differences, parse_bytes_golden, sha256_hex, Case};
 use super::quantize_oracle::{assert_same_logits_in_pairs, bless, run, tools_bin};
 
-/// The checkpoints under `tests/data/import/`.
-pub const FIXTURES: [&str; 5] = [
-    "llama-bpe",
-    "llama-spm",
-    "mistral-swa",
-    "qwen2-bias",
-    "gemma3",
+/// The checkpoints under `tests/data/import/` (see its README), each with
+/// the pre-tokenizer its BPE hash was registered under in the converter
+/// (the converter's list does not know these tokenizers, so `gguf import`
+/// is told, with the override the issue gives it) and whether the
+/// converter's BF16 output is committed too.
+pub const FIXTURES: [(&str, Option<&str>, bool); 19] = [
+    ("llama-bpe", Some("llama-bpe"), false),
+    ("llama-spm", None, false),
+    ("mistral-swa", None, false),
+    ("qwen2-bias", Some("qwen2"), false),
+    ("gemma3", None, false),
+    ("qwen3", Some("qwen2"), true),
+    ("qwen3-moe", Some("qwen2"), true),
+    ("qwen3-next", Some("qwen2"), true),
+    ("mixtral", None, true),
+    ("gemma2", None, true),
+    ("phi3", None, true),
+    ("olmo2", Some("llama-bpe"), true),
+    ("smollm3", Some("llama-bpe"), true),
+    ("granite", Some("llama-bpe"), true),
+    ("granitemoe", Some("qwen2"), true),
+    ("glm4", Some("glm4"), true),
+    ("glm4-moe", Some("glm4"), true),
+    ("deepseek-v3", Some("llama-bpe"), true),
+    ("gpt-oss", Some("llama-bpe"), true),
 ];
 
-/// The pre-tokenizer name each BPE fixture's hash was registered under in
-/// the converter (tests/data/import/README.md): the converter's list does
-/// not know these tokenizers, so `gguf import` is told, with the override
-/// the issue gives it.
-fn pre_tokenizer(name: &str) -> Option<&'static str> {
-    match name {
-        "llama-bpe" => Some("llama-bpe"),
-        "qwen2-bias" => Some("qwen2"),
-        _ => None,
-    }
+/// The fixtures' names.
+fn names() -> impl Iterator<Item = &'static str> {
+    FIXTURES.iter().map(|f| f.0)
+}
+
+/// The pre-tokenizer a fixture is imported with (see [`FIXTURES`]).
+pub fn pre_tokenizer(name: &str) -> Option<&'static str> {
+    FIXTURES.iter().find(|f| f.0 == name).and_then(|f| f.1)
 }
 
 /// The presets compared, without and with an importance matrix.
@@ -181,7 +197,7 @@ fn import_presets_match_recorded_llama_quantize_hashes() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("ours.gguf");
     let mut problems = Vec::new();
-    for name in FIXTURES {
+    for name in names() {
         for case in cases() {
             let key = (name.to_owned(), case.key());
             let Some(want) = recorded.get(&key) else {
@@ -214,7 +230,7 @@ fn import_presets_match_llama_quantize_of_converter_f16() {
          tests/data/import/NAME.f16.gguf OUT PRESET`\n\
          # (import_oracle.rs, GGUF_BLESS=1); `gguf import --type PRESET` must give the same bytes.\n",
     );
-    for name in FIXTURES {
+    for name in names() {
         ensure_imatrix(&bin, name);
         for case in cases() {
             let b = llama_quantize(&bin, name, &case, &theirs);
@@ -273,7 +289,7 @@ fn llama_cpp_gives_the_same_logits_with_our_import() {
         flags: vec![],
     };
     let mut files = Vec::new();
-    for name in FIXTURES {
+    for name in names() {
         let ours = dir.path().join(format!("{name}-f16-ours.gguf"));
         import(name, "f16", false, &ours).unwrap_or_else(|e| panic!("{name} f16: {e}"));
         files.push(ours);

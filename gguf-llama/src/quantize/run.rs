@@ -398,12 +398,17 @@ pub fn quantize_model<M: Gguf>(
         let b = &mut builders[r.file];
         b.allow_long_tensor_names(true);
         if t.target == t.source {
-            b.add_tensor(t.name.clone(), t.target, &t.shape, TensorData::File(source))?;
+            b.add_tensor(
+                t.name.clone(),
+                t.target,
+                ggml_dims(&t.shape),
+                TensorData::File(source),
+            )?;
             continue;
         }
         let (failure, use_weights, target) = (&failure, r.imatrix, t.target);
         let entry = entries.as_ref().and_then(|m| m.get(source.name()).copied());
-        b.add_tensor_fn(t.name.clone(), t.target, &t.shape, move |w| {
+        b.add_tensor_fn(t.name.clone(), t.target, ggml_dims(&t.shape), move |w| {
             let weights = match entry {
                 Some(e) if use_weights => imatrix.map(|m| m.weights(e)),
                 _ => None,
@@ -478,4 +483,23 @@ fn write_files(
         progress(meter.done(k, d), meter.total())
     })?;
     Ok(total)
+}
+
+/// The dimensions llama-quantize writes for a tensor of `shape`: ggml's
+/// `ggml_n_dims`, trailing dimensions of 1 dropped (one dimension kept), so
+/// a `[64, 1]` tensor comes out as `[64]`.
+fn ggml_dims(shape: &[u64]) -> &[u64] {
+    let n = shape.iter().rposition(|&d| d != 1).map_or(1, |i| i + 1);
+    &shape[..n.min(shape.len())]
+}
+
+#[cfg(test)]
+mod dims_tests {
+    #[test]
+    fn trailing_ones_are_dropped_as_ggml_n_dims_drops_them() {
+        assert_eq!(super::ggml_dims(&[64, 1]), &[64]);
+        assert_eq!(super::ggml_dims(&[64, 1, 4]), &[64, 1, 4]);
+        assert_eq!(super::ggml_dims(&[1, 1]), &[1]);
+        assert_eq!(super::ggml_dims(&[64, 256]), &[64, 256]);
+    }
 }
