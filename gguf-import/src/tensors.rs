@@ -77,11 +77,7 @@ fn row_len(shape: &[u64]) -> u64 {
 /// Rows of `shape` (see [`Piece`]).
 fn row_count(shape: &[u64]) -> u64 {
     let len = row_len(shape);
-    if len == 0 {
-        0
-    } else {
-        shape.iter().product::<u64>() / len
-    }
+    shape.iter().product::<u64>().checked_div(len).unwrap_or(0)
 }
 
 impl<'a> Piece<'a> {

@@ -21,7 +21,10 @@ fn targets_parse_as_the_converter_and_llama_quantize_name_them() {
 
 #[test]
 fn names_map_through_the_tables() {
-    let m = |a: &arch::Architecture, n: &str| a.map(n, 2).map(|(name, _)| name);
+    let m = |a: &arch::Architecture, n: &str| match a.map(n, 2) {
+        Some(arch::Mapped::Plain(gguf, block, _)) => Some(arch::Mapped::plain_name(gguf, block)),
+        _ => None,
+    };
     assert_eq!(
         m(&arch::LLAMA, "model.layers.1.self_attn.q_proj").as_deref(),
         Some("blk.1.attn_q")
