@@ -163,7 +163,7 @@ CRATES = {
             ["error"],
             ["config"],  # config.json with the transformers defaults
             # per-architecture tables, the model card, safetensors, rope_freqs, tokenizer.*
-            ["arch", "card", "checkpoint", "rope", "vocab"],
+            ["arch", "arch_vl", "card", "checkpoint", "rope", "vocab"],
             ["hparams"],
             ["general"],  # general.* heuristics
             ["lib"],  # ImportOptions, Target, OutType: what the rooms below are told

@@ -115,6 +115,13 @@ pub(crate) enum Step {
     /// `attention.sliding_window_pattern`, only when the config has a
     /// `sliding_window` key.
     SlidingWindowPattern,
+    /// A `u32`: the length of the list `vision_config.{list}`, `default`
+    /// when the config has none (Qwen3-VL's `n_deepstack_layers`).
+    VisionListLength {
+        key: &'static str,
+        list: &'static str,
+        default: u32,
+    },
 }
 
 /// A tensor transform, applied while the tensor is converted.
@@ -1457,6 +1464,8 @@ pub(crate) const ARCHITECTURES: &[&Architecture] = &[
     &DEEPSEEK2,
     &GPT_OSS,
     &QWEN3NEXT,
+    &super::arch_vl::QWEN2VL,
+    &super::arch_vl::QWEN3VL,
 ];
 
 /// The table for a `config.json` architecture name.

@@ -7,6 +7,7 @@ use crate::error::Result;
 use gguf_core::write::MetaValue;
 
 use super::arch::{Architecture, Step};
+use super::arch_vl::MROPE_ARCHITECTURES;
 use super::config::{config_error, Config};
 
 /// Keys in write order; setting a key again keeps its place and takes the
@@ -38,6 +39,64 @@ fn full_attention(rp: &Map<String, Value>) -> &Map<String, Value> {
         Some(Value::Object(m)) => m,
         _ => rp,
     }
+}
+
+/// `rope.dimension_sections` from the RoPE parameters' `mrope_section`,
+/// padded with zeros to four sections (time, height, width, extra) and cut
+/// to four, as the converter writes them (an `i32` array); refused for an
+/// architecture llama.cpp reads no sections for.
+fn mrope_sections(arch: &Architecture, config: &Config, sections: &Value) -> Result<Vec<i32>> {
+    if !MROPE_ARCHITECTURES.contains(&arch.gguf) {
+        return Err(config_error(
+            &config.file,
+            format!(
+                "multimodal RoPE sections (mrope_section) are not supported for {} (only for {})",
+                arch.gguf,
+                MROPE_ARCHITECTURES.join(", ")
+            ),
+        ));
+    }
+    let bad = || {
+        config_error(
+            &config.file,
+            format!("rope_scaling.mrope_section is {sections}, not a list of section sizes"),
+        )
+    };
+    let mut out = sections
+        .as_array()
+        .ok_or_else(bad)?
+        .iter()
+        .map(|v| {
+            v.as_i64()
+                .and_then(|n| i32::try_from(n).ok())
+                .ok_or_else(bad)
+        })
+        .collect::<Result<Vec<i32>>>()?;
+    out.resize(out.len().max(4), 0);
+    out.truncate(4);
+    Ok(out)
+}
+
+/// The length of the list `vision_config.{list}`, `default` when the config
+/// has none.
+fn vision_list_length(config: &Config, list: &str, default: u32) -> Result<u32> {
+    let value = config
+        .raw
+        .get("vision_config")
+        .and_then(|v| v.get(list))
+        .filter(|v| !v.is_null());
+    let Some(value) = value else {
+        return Ok(default);
+    };
+    value
+        .as_array()
+        .and_then(|a| u32::try_from(a.len()).ok())
+        .ok_or_else(|| {
+            config_error(
+                &config.file,
+                format!("vision_config.{list} is {value}, not a list"),
+            )
+        })
 }
 
 /// Writes the architecture's hyper-parameter keys into `keys`, and
@@ -165,11 +224,11 @@ pub(crate) fn write(
                         _ => {}
                     }
                 }
-                if rp.contains_key("mrope_section") {
-                    return Err(config_error(
-                        &config.file,
-                        "multimodal RoPE sections (mrope_section) are not supported".into(),
-                    ));
+                if let Some(sections) = rp.get("mrope_section") {
+                    keys.set(
+                        k("rope.dimension_sections"),
+                        mrope_sections(arch, config, sections)?,
+                    );
                 }
                 if let Some(theta) = num(full, "rope_theta")? {
                     keys.set(k("rope.freq_base"), theta);
@@ -235,6 +294,9 @@ pub(crate) fn write(
                 }
             }
             Step::FileType => keys.set("general.file_type", file_type),
+            Step::VisionListLength { key, list, default } => {
+                keys.set(k(key), vision_list_length(config, list, default)?);
+            }
             Step::U32IfPresent { key, config: name } => {
                 if let Some(n) = config.find_u32(&[name])? {
                     keys.set(k(key), n);

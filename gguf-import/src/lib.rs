@@ -61,6 +61,7 @@ mod error;
 pub use error::{Error, ImportError, Result, VocabError};
 
 mod arch;
+mod arch_vl;
 mod card;
 mod checkpoint;
 mod config;
