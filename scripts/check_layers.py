@@ -168,7 +168,9 @@ CRATES = {
             ["general"],  # general.* heuristics
             ["lib"],  # ImportOptions, Target, OutType: what the rooms below are told
             ["tensors"],  # plan and convert while writing
+            ["mmproj"],  # the vision projector (--mmproj): its tables, clip.* keys, tensors
         ],
+        {"mmproj": [["tables"], ["keys", "tensors"], ["mod"]]},
     ),
 }
 

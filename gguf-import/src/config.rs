@@ -21,6 +21,8 @@ pub(crate) enum Default {
     Float(f64),
     /// A boolean.
     Bool(bool),
+    /// A list of numbers.
+    Ints(&'static [i64]),
     /// `hidden_size / num_attention_heads` (Llama's and Mistral's
     /// `head_dim`).
     HeadDim,
@@ -83,6 +85,7 @@ impl Config {
                 Default::Int(i) => Value::from(i),
                 Default::Float(f) => Value::from(f),
                 Default::Bool(b) => Value::from(b),
+                Default::Ints(list) => Value::from(list.to_vec()),
                 Default::HeadDim => {
                     let hidden = self.hparams.get("hidden_size").and_then(Value::as_u64);
                     let heads = self

@@ -154,6 +154,24 @@ pub enum ImportError {
         /// What was asked for.
         name: String,
     },
+    /// A vision projector (`mmproj`) was asked of an architecture that
+    /// has none here.
+    #[error("{}: architecture {arch:?} has no vision projector to write (--mmproj: {supported})", file.display())]
+    NoProjector {
+        /// `config.json`.
+        file: PathBuf,
+        /// Its `architectures[0]`.
+        arch: String,
+        /// The architectures that have one.
+        supported: String,
+    },
+    /// A vision projector was asked as a quantization preset: the
+    /// converter writes it as f32, f16, bf16 or q8_0 only.
+    #[error("a vision projector (--mmproj) is written as f32, f16, bf16 or q8_0, as the converter writes it, not as {name}")]
+    ProjectorType {
+        /// The preset asked for.
+        name: String,
+    },
 }
 
 impl ImportError {
@@ -163,8 +181,9 @@ impl ImportError {
             ImportError::Config { file, .. }
             | ImportError::UnsupportedArchitecture { file, .. }
             | ImportError::Checkpoint { file, .. }
-            | ImportError::Tensor { file, .. } => Some(file),
-            ImportError::UnknownType { .. } => None,
+            | ImportError::Tensor { file, .. }
+            | ImportError::NoProjector { file, .. } => Some(file),
+            ImportError::UnknownType { .. } | ImportError::ProjectorType { .. } => None,
         }
     }
 }

@@ -556,6 +556,18 @@ pub(crate) fn write(
     tensors: &[(&str, &[u64])],
     keys: &mut Keys,
 ) -> Result<Option<String>> {
+    write_as(dir, raw_config, tensors, keys, "model")
+}
+
+/// [`write`] for a file of `general.type` `gguf_type` (`mmproj` for a
+/// vision projector: its `general.*` keys are a model's).
+pub(crate) fn write_as(
+    dir: &Path,
+    raw_config: &Value,
+    tensors: &[(&str, &[u64])],
+    keys: &mut Keys,
+    gguf_type: &str,
+) -> Result<Option<String>> {
     let (total, shared, expert, expert_count) = parameter_counts(tensors.iter().copied());
     let card = card::read(dir)?;
     let mut g = General::from_card(&dir.join("README.md"), &card.map, total)?;
@@ -579,7 +591,7 @@ pub(crate) fn write(
         g.size_label = Some(size_label_of(total, shared, expert, expert_count));
     }
 
-    keys.set("general.type", "model");
+    keys.set("general.type", gguf_type);
     sampling(dir, keys)?;
     let string = |keys: &mut Keys, key: &str, v: &Option<String>| {
         // gguf-py's add_string drops empty strings.

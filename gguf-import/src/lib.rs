@@ -67,6 +67,7 @@ mod checkpoint;
 mod config;
 mod general;
 mod hparams;
+mod mmproj;
 mod rope;
 mod tensors;
 mod vocab;
@@ -192,6 +193,11 @@ pub struct ImportOptions<'i> {
     /// Threads for a preset's quantization; 0 for every core; more than
     /// [`max_threads`](gguf_llama::quantize::max_threads) are that many.
     pub threads: usize,
+    /// Write the checkpoint's vision projector instead of its text model
+    /// (the converter's `--mmproj`): `general.architecture` `clip`, read by
+    /// llama.cpp's libmtmd beside the text model. Its target is one of the
+    /// converter's types ([`Target::Float`]).
+    pub mmproj: bool,
 }
 
 impl<'i> ImportOptions<'i> {
@@ -204,6 +210,7 @@ impl<'i> ImportOptions<'i> {
             imatrix: None,
             imatrix_file: String::new(),
             threads: 0,
+            mmproj: false,
         }
     }
 }
@@ -233,6 +240,17 @@ pub fn architectures() -> impl Iterator<Item = Architecture> {
         gguf: a.gguf,
         experts: !a.experts.is_empty() || !a.splits.is_empty(),
     })
+}
+
+/// Whether [`ImportOptions::mmproj`] writes a vision projector for the
+/// `config.json` architecture `hf_name`.
+///
+/// ```
+/// assert!(gguf_import::has_projector("Qwen2_5_VLForConditionalGeneration"));
+/// assert!(!gguf_import::has_projector("Gemma3ForCausalLM"));
+/// ```
+pub fn has_projector(hf_name: &str) -> bool {
+    mmproj::has_projector(hf_name)
 }
 
 /// What an import is doing, for progress reports.
@@ -321,6 +339,8 @@ const READ_FILES: &[&str] = &[
     "README.md",
     "chat_template.jinja",
     "chat_template.json",
+    "preprocessor_config.json",
+    "processor_config.json",
 ];
 
 /// The files of `dir` that an import reads and that exist, with the
@@ -402,6 +422,9 @@ pub fn import_model(
     check_output_paths(dir, output, options)?;
     let mut config = Config::read(dir)?;
     let hf_arch = config.architecture()?.to_owned();
+    if options.mmproj {
+        return mmproj::import(dir, output, options, config, &hf_arch, start, &mut progress);
+    }
     let arch = arch::find(&hf_arch).ok_or_else(|| {
         Error::Import(ImportError::UnsupportedArchitecture {
             file: config.file.clone(),

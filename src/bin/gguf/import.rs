@@ -47,6 +47,13 @@ pub struct Args {
     /// core, a larger count is lowered with a warning).
     #[arg(long, value_name = "N", default_value_t = 0)]
     threads: usize,
+    /// Write the checkpoint's vision projector instead of its text model,
+    /// as the converter's --mmproj: the mmproj file (general.architecture
+    /// clip) that llama.cpp's libmtmd loads beside the text model
+    /// (llama-mtmd-cli, llama-server --mmproj). Gemma 3, Qwen2-VL,
+    /// Qwen2.5-VL and Qwen3-VL checkpoints; --type f32, f16, bf16 or q8_0.
+    #[arg(long)]
+    mmproj: bool,
 }
 
 pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
@@ -59,6 +66,12 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         return Err(crate::usage_error(
             "import",
             "--imatrix needs a quantization preset (--type q4_k_m, ...)",
+        ));
+    }
+    if args.mmproj && matches!(target, Target::Preset(_)) {
+        return Err(crate::usage_error(
+            "import",
+            "--mmproj writes f32, f16, bf16 or q8_0 (--type), as the converter writes a vision projector",
         ));
     }
     // Before the importance matrix is read; `import_model` checks the
@@ -74,6 +87,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut options = ImportOptions::new(target);
     options.pre_tokenizer = args.pre_tokenizer.clone();
+    options.mmproj = args.mmproj;
     options.imatrix = imatrix.as_ref();
     options.imatrix_file = args
         .imatrix
@@ -105,8 +119,15 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             stage = s;
         }
         bar.update(done, total)
-    })?;
+    });
     drop(bar);
+    let report = match report {
+        // An architecture without a projector: the flag does not fit it.
+        Err(e @ import::Error::Import(import::ImportError::NoProjector { .. })) => {
+            return Err(crate::usage_error("import", e))
+        }
+        r => r?,
+    };
     let files = report
         .files
         .iter()
@@ -118,8 +139,9 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         Target::Preset(p) => p.name.to_owned(),
     };
     crate::print(&format!(
-        "imported {} ({}) as {}: {} tensors, {} parameters, {} metadata keys, {:.2} MiB in {:.2} s\nwrote {}",
+        "imported {}{} ({}) as {}: {} tensors, {} parameters, {} metadata keys, {:.2} MiB in {:.2} s\nwrote {}",
         hf_dir.display(),
+        if args.mmproj { "'s vision projector" } else { "" },
         report.hf_architecture,
         ty,
         report.tensors,
@@ -145,7 +167,12 @@ fn list() {
             } else {
                 ""
             };
-            text.push_str(&format!("{name:<37} {}{moe}\n", a.gguf));
+            let mmproj = if import::has_projector(name) {
+                ", --mmproj: clip (vision projector)"
+            } else {
+                ""
+            };
+            text.push_str(&format!("{name:<37} {}{moe}{mmproj}\n", a.gguf));
         }
     }
     text.pop();
