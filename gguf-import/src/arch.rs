@@ -180,6 +180,10 @@ pub(crate) struct Architecture {
     pub splits: &'static [SplitRule],
     /// Tensor names (full, without the suffix) the converter drops.
     pub skipped: &'static [&'static str],
+    /// Whether a checkpoint with `quant_method` `mxfp4` has its stacked
+    /// experts as MXFP4 blocks and scales that the converter repacks
+    /// (gpt-oss).
+    pub mxfp4: bool,
     /// Whether the query projection holds a gate per head, twice the rows
     /// of `heads x head_dim` (Qwen3-Next).
     pub gated_query: bool,
@@ -410,6 +414,7 @@ pub(crate) const LLAMA: Architecture = Architecture {
     experts: &[],
     splits: &[],
     skipped: &[],
+    mxfp4: false,
     gated_query: false,
     renames: &[],
     ignored_config: &[],
@@ -641,6 +646,7 @@ pub(crate) const QWEN2: Architecture = Architecture {
     experts: &[],
     splits: &[],
     skipped: &[],
+    mxfp4: false,
     gated_query: false,
     renames: &[],
     ignored_config: &[],
@@ -823,6 +829,7 @@ pub(crate) const GEMMA3: Architecture = Architecture {
     experts: &[],
     splits: &[],
     skipped: &[],
+    mxfp4: false,
     gated_query: false,
     renames: &[],
     ignored_config: &[],
@@ -875,6 +882,7 @@ pub(crate) const GEMMA2: Architecture = Architecture {
     ],
     blocks: GEMMA3_BLOCKS,
     skipped: &["lm_head"],
+    mxfp4: false,
     gated_query: false,
     renames: &[],
     ..GEMMA3
@@ -932,6 +940,7 @@ pub(crate) const PHI3: Architecture = Architecture {
     experts: &[],
     splits: &[],
     skipped: &[],
+    mxfp4: false,
     gated_query: false,
     renames: &[],
     ignored_config: &[],
@@ -975,6 +984,7 @@ pub(crate) const OLMO2: Architecture = Architecture {
     experts: &[],
     splits: &[],
     skipped: &[],
+    mxfp4: false,
     gated_query: false,
     renames: &[],
     ignored_config: &[],
@@ -1032,6 +1042,7 @@ pub(crate) const GLM4: Architecture = Architecture {
     experts: &[],
     splits: &[],
     skipped: &[],
+    mxfp4: false,
     gated_query: false,
     renames: &[],
     ignored_config: &[],
@@ -1139,6 +1150,7 @@ pub(crate) const GLM4MOE: Architecture = Architecture {
     experts: DOWN_GATE_UP_EXPERTS,
     splits: &[],
     skipped: &[],
+    mxfp4: false,
     gated_query: false,
     renames: &[],
     ignored_config: &[],
@@ -1249,6 +1261,7 @@ pub(crate) const DEEPSEEK2: Architecture = Architecture {
         cut: Cut::MlaKvB,
     }],
     skipped: &[],
+    mxfp4: false,
     gated_query: false,
     renames: &[],
     ignored_config: &[],
@@ -1308,6 +1321,7 @@ pub(crate) const GPT_OSS: Architecture = Architecture {
         cut: Cut::Interleaved,
     }],
     skipped: &[],
+    mxfp4: true,
     gated_query: false,
     renames: &[
         (".self_attn.sinks", ".self_attn.sinks.weight"),
@@ -1427,6 +1441,7 @@ pub(crate) const QWEN3NEXT: Architecture = Architecture {
         cut: Cut::Qkvz,
     }],
     skipped: &[],
+    mxfp4: false,
     gated_query: true,
     renames: &[(".linear_attn.dt_bias", ".linear_attn.dt_proj.bias")],
     ignored_config: &[],

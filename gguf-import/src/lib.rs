@@ -88,6 +88,9 @@ use checkpoint::Checkpoint;
 use config::Config;
 use hparams::Keys;
 
+/// llama.cpp's `LLAMA_FTYPE_MOSTLY_MXFP4_MOE`.
+const MOSTLY_MXFP4_MOE: u32 = 38;
+
 /// gguf-py's `GGML_QUANT_VERSION`, written as `general.quantization_version`.
 const QUANTIZATION_VERSION: u32 = 2;
 
@@ -421,6 +424,8 @@ pub fn import_model(
         // As the converter counts them when the config does not say.
         config.hparams.insert(count.to_owned(), mtp_layers.into());
     }
+    let sources = tensors::pair_quantized(arch, &config, sources)?;
+    let (mxfp4, sources) = tensors::mxfp4(arch, &config, sources)?;
     // Before anything is built from the hyper-parameters (the vocabulary's
     // padding, Llama 3's RoPE factors): they must fit the tensors.
     tensors::check_hparams(arch, &config, &sources)?;
@@ -439,7 +444,13 @@ pub fn import_model(
         .into_iter()
         .collect(),
     );
-    let mut planned = Vec::new();
+    // The converter writes gpt-oss's repacked MXFP4 experts before any
+    // other tensor, and labels a 16- or 32-bit output MXFP4_MOE.
+    let file_type = match out {
+        OutType::F32 | OutType::F16 | OutType::BF16 if !mxfp4.is_empty() => MOSTLY_MXFP4_MOE,
+        _ => out.file_type(),
+    };
+    let mut planned = mxfp4;
     // Keys the converter sets while generating tensors, which come right
     // after `general.architecture` (it generates them before the metadata).
     let mut generated_keys = Keys::default();
@@ -482,7 +493,7 @@ pub fn import_model(
         .map(|t| (t.name.as_str(), t.shape.as_slice()))
         .collect();
     let card_note = general::write(dir, &config.raw, &shapes, &mut keys)?;
-    hparams::write(arch, &config, dir, out.file_type(), &mut keys)?;
+    hparams::write(arch, &config, dir, file_type, &mut keys)?;
     keys.set("general.quantization_version", QUANTIZATION_VERSION);
     for (k, v) in vocab.0 {
         keys.set(k, v);
