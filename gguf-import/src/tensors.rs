@@ -42,17 +42,21 @@ pub(crate) enum Origin<'a> {
     Checkpoint(Vec<Piece<'a>>),
     /// Values the converter computes (Llama 3's RoPE factors), F32.
     Generated(Vec<f32>),
-    /// gpt-oss's MXFP4 experts, repacked into ggml's blocks: rows
-    /// `first, first + step, ...` (`rows` of them) of every expert.
-    Mxfp4 {
-        /// `[experts, rows, blocks, 16]` bytes of packed values.
-        blocks: SourceTensor<'a>,
-        /// `[experts, rows, blocks]` shared exponents.
-        scales: SourceTensor<'a>,
-        first: u64,
-        step: u64,
-        rows: u64,
-    },
+    /// gpt-oss's MXFP4 experts, repacked into ggml's blocks.
+    Mxfp4(Box<Mxfp4Rows<'a>>),
+}
+
+/// Rows `first, first + step, ...` (`rows` of them) of every expert of
+/// gpt-oss's MXFP4 blocks and scales.
+#[derive(Clone, Debug)]
+pub(crate) struct Mxfp4Rows<'a> {
+    /// `[experts, rows, blocks, 16]` bytes of packed values.
+    blocks: SourceTensor<'a>,
+    /// `[experts, rows, blocks]` shared exponents.
+    scales: SourceTensor<'a>,
+    first: u64,
+    step: u64,
+    rows: u64,
 }
 
 /// Rows of values taken from a checkpoint tensor, seen as a flat run of
@@ -87,12 +91,11 @@ fn row_len(shape: &[u64]) -> u64 {
 
 /// Rows of `shape` (see [`Piece`]).
 fn row_count(shape: &[u64]) -> u64 {
-    let len = row_len(shape);
-    if len == 0 {
-        0
-    } else {
-        shape.iter().product::<u64>() / len
-    }
+    shape
+        .iter()
+        .product::<u64>()
+        .checked_div(row_len(shape))
+        .unwrap_or(0)
 }
 
 impl<'a> Piece<'a> {
@@ -744,13 +747,13 @@ pub(crate) fn mxfp4<'a>(
                 permute_heads: None,
                 add_one: false,
                 neg_exp: false,
-                origin: Origin::Mxfp4 {
+                origin: Origin::Mxfp4(Box::new(Mxfp4Rows {
                     blocks: block.clone(),
                     scales: scale.clone(),
                     first,
                     step,
                     rows: n,
-                },
+                })),
             });
         }
     }
@@ -1375,13 +1378,7 @@ pub(crate) fn write_tensor(t: &Planned<'_>, w: &mut dyn Write) -> Result<()> {
             }
             return Ok(());
         }
-        Origin::Mxfp4 {
-            blocks,
-            scales,
-            first,
-            step,
-            rows,
-        } => return write_mxfp4(blocks, scales, (*first, *step, *rows), w),
+        Origin::Mxfp4(m) => return write_mxfp4(&m.blocks, &m.scales, (m.first, m.step, m.rows), w),
     };
     let (block, type_size) = codec::geometry(t.ty, "quantize")?;
     let mut buf: Vec<f32> = Vec::new();
