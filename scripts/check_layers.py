@@ -168,6 +168,7 @@ CRATES = {
             ["general"],  # general.* heuristics
             ["lib"],  # ImportOptions, Target, OutType: what the rooms below are told
             ["tensors"],  # plan and convert while writing
+            ["lora"],  # LoRA adapters, through the tensors' plan
         ],
     ),
 }

@@ -157,6 +157,22 @@ impl Checkpoint {
                 names
             }
         };
+        Checkpoint::open_names(dir, &names, index.as_ref(), &index_path)
+    }
+
+    /// Maps the one safetensors file `name` of `dir` (a PEFT adapter's
+    /// `adapter_model.safetensors`).
+    pub fn open_file(dir: &Path, name: &str) -> Result<Checkpoint> {
+        let index_path = dir.join(INDEX);
+        Checkpoint::open_names(dir, &[name.to_owned()], None, &index_path)
+    }
+
+    fn open_names(
+        dir: &Path,
+        names: &[String],
+        index: Option<&BTreeMap<String, String>>,
+        index_path: &Path,
+    ) -> Result<Checkpoint> {
         if names.is_empty() {
             let bin = dir.join("pytorch_model.bin");
             let why = if bin.exists() {
@@ -167,10 +183,10 @@ impl Checkpoint {
             return Err(checkpoint_error(dir, why.into()));
         }
         let mut parts = Vec::with_capacity(names.len());
-        for name in &names {
+        for name in names {
             if name.contains(['/', '\\']) || name == ".." {
                 return Err(checkpoint_error(
-                    &index_path,
+                    index_path,
                     format!("weight_map names {name:?}, which is not a file of the checkpoint directory"),
                 ));
             }
@@ -183,7 +199,6 @@ impl Checkpoint {
                         == Some(std::io::ErrorKind::NotFound) =>
                 {
                     let tensor = index
-                        .as_ref()
                         .and_then(|m| m.iter().find(|(_, f)| *f == name).map(|(t, _)| t.clone()));
                     let reason = match tensor {
                         Some(t) => format!("missing (the index places {t:?} in it)"),
@@ -208,8 +223,8 @@ impl Checkpoint {
             parts.push(Part { path, map });
         }
         let checkpoint = Checkpoint { parts };
-        if let Some(index) = &index {
-            checkpoint.check_index(&index_path, index)?;
+        if let Some(index) = index {
+            checkpoint.check_index(index_path, index)?;
         }
         Ok(checkpoint)
     }

@@ -546,6 +546,15 @@ impl General {
     }
 }
 
+/// What a file is (`general.type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A model.
+    Model,
+    /// A LoRA adapter (`adapter.type` `lora` follows).
+    LoraAdapter,
+}
+
 /// Writes `general.type`, the sampling settings, `general.name` and the
 /// other name keys, in the converter's order. `tensors` are the output
 /// tensors' names and shapes (ggml order), for the parameter count.
@@ -554,6 +563,7 @@ pub(crate) fn write(
     dir: &Path,
     raw_config: &Value,
     tensors: &[(&str, &[u64])],
+    kind: Kind,
     keys: &mut Keys,
 ) -> Result<Option<String>> {
     let (total, shared, expert, expert_count) = parameter_counts(tensors.iter().copied());
@@ -579,7 +589,13 @@ pub(crate) fn write(
         g.size_label = Some(size_label_of(total, shared, expert, expert_count));
     }
 
-    keys.set("general.type", "model");
+    match kind {
+        Kind::Model => keys.set("general.type", "model"),
+        Kind::LoraAdapter => {
+            keys.set("general.type", "adapter");
+            keys.set("adapter.type", "lora");
+        }
+    }
     sampling(dir, keys)?;
     let string = |keys: &mut Keys, key: &str, v: &Option<String>| {
         // gguf-py's add_string drops empty strings.

@@ -66,6 +66,7 @@ mod checkpoint;
 mod config;
 mod general;
 mod hparams;
+mod lora;
 mod rope;
 mod tensors;
 mod vocab;
@@ -194,6 +195,11 @@ pub struct ImportOptions<'i> {
     /// Threads for a preset's quantization; 0 for every core; more than
     /// [`max_threads`](gguf_llama::quantize::max_threads) are that many.
     pub threads: usize,
+    /// The base checkpoint of a LoRA adapter: when set, the directory
+    /// given to [`import_model`] is a PEFT adapter (`adapter_config.json`
+    /// and `adapter_model.safetensors`), imported as
+    /// `convert_lora_to_gguf.py --base` writes it.
+    pub lora_base: Option<PathBuf>,
 }
 
 impl<'i> ImportOptions<'i> {
@@ -206,6 +212,7 @@ impl<'i> ImportOptions<'i> {
             imatrix: None,
             imatrix_file: String::new(),
             threads: 0,
+            lora_base: None,
         }
     }
 }
@@ -323,6 +330,7 @@ const READ_FILES: &[&str] = &[
     "README.md",
     "chat_template.jinja",
     "chat_template.json",
+    "adapter_config.json",
 ];
 
 /// The files of `dir` that an import reads and that exist, with the
@@ -402,19 +410,10 @@ pub fn import_model(
     let dir = dir.as_ref();
     let output = output.as_ref();
     check_output_paths(dir, output, options)?;
-    let mut config = Config::read(dir)?;
-    let hf_arch = config.architecture()?.to_owned();
-    let arch = arch::find(&hf_arch).ok_or_else(|| {
-        Error::Import(ImportError::UnsupportedArchitecture {
-            file: config.file.clone(),
-            arch: hf_arch.clone(),
-            supported: arch::supported(),
-        })
-    })?;
-    config.apply_defaults(arch.defaults);
-    for key in arch.ignored_config {
-        config.hparams.remove(*key);
+    if let Some(base) = &options.lora_base {
+        return import_lora(dir, base, output, options, &mut progress, start);
     }
+    let (mut config, arch, hf_arch) = read_config(dir)?;
     let checkpoint = Checkpoint::open(dir)?;
     let mut sources = checkpoint.tensors()?;
     let mtp_layers = tensors::rename_mtp(arch, &config, &mut sources)?;
@@ -492,18 +491,120 @@ pub fn import_model(
         .iter()
         .map(|t| (t.name.as_str(), t.shape.as_slice()))
         .collect();
-    let card_note = general::write(dir, &config.raw, &shapes, &mut keys)?;
+    let card_note = general::write(dir, &config.raw, &shapes, general::Kind::Model, &mut keys)?;
     hparams::write(arch, &config, dir, file_type, &mut keys)?;
     keys.set("general.quantization_version", QUANTIZATION_VERSION);
     for (k, v) in vocab.0 {
         keys.set(k, v);
     }
+    let notes: Vec<String> = card_note.into_iter().collect();
+    let (files, bytes, metadata) = write_planned(keys, &planned, options, output, &mut progress)?;
     let parameters = planned
         .iter()
         .map(|t| t.shape.iter().product::<u64>())
         .sum();
-    let notes: Vec<String> = card_note.into_iter().collect();
+    Ok(ImportReport {
+        hf_architecture: hf_arch,
+        architecture: arch.gguf.to_owned(),
+        files,
+        metadata,
+        tensors: planned.len(),
+        parameters,
+        bytes,
+        elapsed: start.elapsed(),
+        notes,
+    })
+}
 
+/// The config of the checkpoint in `dir`, with its architecture's table
+/// and defaults.
+fn read_config(dir: &Path) -> Result<(Config, &'static arch::Architecture, String)> {
+    let mut config = Config::read(dir)?;
+    let hf_arch = config.architecture()?.to_owned();
+    let arch = arch::find(&hf_arch).ok_or_else(|| {
+        Error::Import(ImportError::UnsupportedArchitecture {
+            file: config.file.clone(),
+            arch: hf_arch.clone(),
+            supported: arch::supported(),
+        })
+    })?;
+    config.apply_defaults(arch.defaults);
+    for key in arch.ignored_config {
+        config.hparams.remove(*key);
+    }
+    Ok((config, arch, hf_arch))
+}
+
+/// [`import_model`] of a LoRA adapter in `dir` trained on the checkpoint
+/// in `base` (see [`ImportOptions::lora_base`]).
+fn import_lora(
+    dir: &Path,
+    base: &Path,
+    output: &Path,
+    options: &ImportOptions<'_>,
+    progress: &mut dyn FnMut(Stage, u64, u64),
+    start: Instant,
+) -> Result<ImportReport> {
+    let Target::Float(out) = options.target else {
+        return Err(config::config_error(
+            &dir.join("adapter_config.json"),
+            "a LoRA adapter is written as f32, f16, bf16 or q8_0 (the converter's --outtype), not as a quantization preset".into(),
+        ));
+    };
+    let base_inputs = input_files(base, "");
+    let base_inputs: Vec<&Path> = base_inputs.iter().map(PathBuf::as_path).collect();
+    gguf_core::write::check_not_inputs(&[output], &base_inputs)?;
+    let adapter = lora::read_config(dir)?;
+    let (config, arch, hf_arch) = read_config(base)?;
+    let checkpoint = Checkpoint::open_file(dir, lora::ADAPTER_FILE)?;
+    let sources = checkpoint.tensors()?;
+    let planned = lora::plan(arch, &config, sources, out)?;
+
+    let mut keys = Keys::default();
+    keys.set("general.architecture", arch.gguf);
+    let shapes: Vec<(&str, &[u64])> = planned
+        .iter()
+        .map(|t| (t.name.as_str(), t.shape.as_slice()))
+        .collect();
+    // The adapter's own directory is the converter's model card: its
+    // README.md, generation_config.json and name.
+    let no_config = serde_json::Value::Object(Default::default());
+    let card_note = general::write(
+        dir,
+        &no_config,
+        &shapes,
+        general::Kind::LoraAdapter,
+        &mut keys,
+    )?;
+    keys.set("adapter.lora.alpha", adapter.alpha);
+    keys.set("general.quantization_version", QUANTIZATION_VERSION);
+    let (files, bytes, metadata) = write_planned(keys, &planned, options, output, progress)?;
+    Ok(ImportReport {
+        hf_architecture: hf_arch,
+        architecture: arch.gguf.to_owned(),
+        files,
+        metadata,
+        tensors: planned.len(),
+        parameters: planned
+            .iter()
+            .map(|t| t.shape.iter().product::<u64>())
+            .sum(),
+        bytes,
+        elapsed: start.elapsed(),
+        notes: card_note.into_iter().collect(),
+    })
+}
+
+/// Writes `planned` with the metadata `keys` to `output` as `options`
+/// say (one file, shards, or F16 quantized to a preset): the files, their
+/// bytes, and the metadata count of the (first) file.
+fn write_planned(
+    keys: Keys,
+    planned: &[tensors::Planned<'_>],
+    options: &ImportOptions<'_>,
+    output: &Path,
+    progress: &mut dyn FnMut(Stage, u64, u64),
+) -> Result<(Vec<PathBuf>, u64, usize)> {
     // A conversion's error, kept whole (the writer sees an io::Error).
     let failure: Mutex<Option<Error>> = Mutex::new(None);
     let mut b = Builder::new();
@@ -511,7 +612,7 @@ pub fn import_model(
         b.set(k, v)?;
     }
     let metadata = b.keys().count();
-    for t in &planned {
+    for t in planned {
         let failure = &failure;
         b.add_tensor_fn(t.name.clone(), t.ty, &t.shape, move |w| {
             tensors::write_tensor(t, w).map_err(|e| {
@@ -558,20 +659,10 @@ pub fn import_model(
             )
             .map_err(kept)?;
             drop(b);
-            quantize(preset, options, f16.file(), output, dir_out, &mut progress)?
+            quantize(preset, options, f16.file(), output, dir_out, progress)?
         }
     };
-    Ok(ImportReport {
-        hf_architecture: hf_arch,
-        architecture: arch.gguf.to_owned(),
-        files,
-        metadata,
-        tensors: planned.len(),
-        parameters,
-        bytes,
-        elapsed: start.elapsed(),
-        notes,
-    })
+    Ok((files, bytes, metadata))
 }
 
 /// Quantizes the converted F16 file `f16` to `preset` as llama-quantize

@@ -100,7 +100,7 @@ fn row_count(shape: &[u64]) -> u64 {
 
 impl<'a> Piece<'a> {
     /// Rows `first..first + rows` of `source`.
-    fn rows(source: SourceTensor<'a>, first: u64, rows: u64) -> Piece<'a> {
+    pub(crate) fn rows(source: SourceTensor<'a>, first: u64, rows: u64) -> Piece<'a> {
         let len = row_len(&source.shape);
         Piece {
             source,
@@ -113,7 +113,7 @@ impl<'a> Piece<'a> {
     }
 
     /// The whole of `source`.
-    fn whole(source: SourceTensor<'a>) -> Piece<'a> {
+    pub(crate) fn whole(source: SourceTensor<'a>) -> Piece<'a> {
         let rows = row_count(&source.shape);
         Piece::rows(source, 0, rows)
     }
@@ -187,7 +187,7 @@ fn multimodal(name: &str) -> bool {
 /// The name the converter maps: multimodal tensors dropped,
 /// `language_model.` and (llama) `text_model.` removed, the tensors it
 /// never writes skipped.
-fn converter_name(arch: &Architecture, name: &str) -> Option<String> {
+pub(crate) fn converter_name(arch: &Architecture, name: &str) -> Option<String> {
     let mut name = name.to_owned();
     if let Some((from, to)) = arch.renames.iter().find(|(from, _)| name.ends_with(from)) {
         name.truncate(name.len() - from.len());
@@ -214,7 +214,7 @@ fn converter_name(arch: &Architecture, name: &str) -> Option<String> {
     Some(name)
 }
 
-fn tensor_error(t: &SourceTensor<'_>, reason: String) -> Error {
+pub(crate) fn tensor_error(t: &SourceTensor<'_>, reason: String) -> Error {
     Error::Import(ImportError::Tensor {
         file: t.file.to_owned(),
         tensor: t.name.clone(),
@@ -228,7 +228,7 @@ const BLOCK_COUNT: &[&str] = &["n_layers", "num_hidden_layers", "n_layer", "num_
 /// What the converter makes of `source` (see [`Mapped`]) and the suffix
 /// of its name (`.weight`, `.bias` or none), `None` for a tensor it drops;
 /// an error for one it cannot map (a block at or past `blocks` included).
-fn map_source(
+pub(crate) fn map_source(
     arch: &Architecture,
     source: &SourceTensor<'_>,
     blocks: u32,
@@ -887,15 +887,18 @@ pub(crate) fn plan<'a>(
 /// `name`: F32 for 1-D tensors, norms, biases and the routers
 /// (`prepare_tensors`' list of tensors always kept F32), else `out`'s
 /// type, F16 for Q8_0 when a row is not whole blocks.
-fn output_type(name: &str, np_shape: &[u64], out: OutType) -> GgmlType {
+pub(crate) fn output_type(name: &str, np_shape: &[u64], out: OutType) -> GgmlType {
     const ALWAYS_F32: &[&str] = &[
         ".ffn_gate_inp.weight",
         ".ffn_gate_inp_shexp.weight",
         ".ssm_conv1d.weight",
     ];
+    let weight = [".weight", ".lora_a", ".lora_b"]
+        .iter()
+        .any(|s| name.ends_with(s));
     if np_shape.len() <= 1
         || name.ends_with("_norm.weight")
-        || !name.ends_with(".weight")
+        || !weight
         || ALWAYS_F32.iter().any(|s| name.ends_with(s))
     {
         return GgmlType::F32;
