@@ -85,6 +85,9 @@ enum Half {
     Other,
 }
 
+/// One block's expert pairs: (rule, expert) -> (A, B).
+type ExpertPairs<'a> = BTreeMap<(usize, u64), (SourceTensor<'a>, SourceTensor<'a>)>;
+
 /// A base weight's pair.
 #[derive(Default)]
 struct Pair<'a> {
@@ -147,8 +150,7 @@ pub(crate) fn plan<'a>(
     let n_experts = config
         .find_u32(&["num_local_experts", "num_experts", "n_routed_experts"])?
         .map_or(0, u64::from);
-    let mut experts: BTreeMap<u32, BTreeMap<(usize, u64), (SourceTensor<'a>, SourceTensor<'a>)>> =
-        BTreeMap::new();
+    let mut experts: BTreeMap<u32, ExpertPairs<'a>> = BTreeMap::new();
     for base in order {
         let Some(Pair {
             a: Some(a),
@@ -285,7 +287,7 @@ fn plain_pair<'a>(
         match t {
             Transform::Permute { heads } => {
                 let n = config.find_u32(heads)?.map(u64::from).unwrap_or(0);
-                if n == 0 || b.shape[0] % (2 * n) != 0 {
+                if n == 0 || !b.shape[0].is_multiple_of(2 * n) {
                     return Err(tensor_error(
                         &b,
                         format!(
@@ -380,7 +382,7 @@ fn pair_tensors<'a>(
 fn stack_pairs<'a>(
     arch: &Architecture,
     block: u32,
-    group: BTreeMap<(usize, u64), (SourceTensor<'a>, SourceTensor<'a>)>,
+    group: ExpertPairs<'a>,
     out: OutType,
 ) -> Result<Vec<Planned<'a>>> {
     let mut by_rule: Vec<Vec<(SourceTensor<'a>, SourceTensor<'a>)>> =
