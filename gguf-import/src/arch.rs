@@ -524,6 +524,11 @@ const GRANITE_STEPS: &[Step] = &[
         key: "logit_scale",
         config: "logits_scaling",
     },
+    // GraniteMoeShared's; a Granite config has no such key.
+    Step::U32IfSet {
+        key: "expert_shared_feed_forward_length",
+        config: "shared_intermediate_size",
+    },
 ];
 
 const GRANITE_DEFAULTS: &[(&str, Default)] = &[
@@ -580,32 +585,7 @@ pub(crate) const GRANITEMOE: Architecture = Architecture {
     hf_names: &["GraniteMoeForCausalLM", "GraniteMoeSharedForCausalLM"],
     gguf: "granitemoe",
     defaults: GRANITE_DEFAULTS,
-    steps: &[
-        Step::Common,
-        Step::FileType,
-        u32_step("vocab_size", &["vocab_size"]),
-        Step::RopeDimensionCount,
-        Step::F32IfSet {
-            key: "attention.scale",
-            config: "attention_multiplier",
-        },
-        Step::F32IfSet {
-            key: "embedding_scale",
-            config: "embedding_multiplier",
-        },
-        Step::F32IfSet {
-            key: "residual_scale",
-            config: "residual_multiplier",
-        },
-        Step::F32IfSet {
-            key: "logit_scale",
-            config: "logits_scaling",
-        },
-        Step::U32IfSet {
-            key: "expert_shared_feed_forward_length",
-            config: "shared_intermediate_size",
-        },
-    ],
+    steps: GRANITE_STEPS,
     blocks: GRANITEMOE_BLOCKS,
     splits: &[
         SplitRule {

@@ -497,23 +497,8 @@ pub fn import_model(
     for (k, v) in vocab.0 {
         keys.set(k, v);
     }
-    let notes: Vec<String> = card_note.into_iter().collect();
-    let (files, bytes, metadata) = write_planned(keys, &planned, options, output, &mut progress)?;
-    let parameters = planned
-        .iter()
-        .map(|t| t.shape.iter().product::<u64>())
-        .sum();
-    Ok(ImportReport {
-        hf_architecture: hf_arch,
-        architecture: arch.gguf.to_owned(),
-        files,
-        metadata,
-        tensors: planned.len(),
-        parameters,
-        bytes,
-        elapsed: start.elapsed(),
-        notes,
-    })
+    let written = write_planned(keys, &planned, options, output, &mut progress)?;
+    Ok(report(hf_arch, arch, &planned, written, start, card_note))
 }
 
 /// The config of the checkpoint in `dir`, with its architecture's table
@@ -578,9 +563,21 @@ fn import_lora(
     )?;
     keys.set("adapter.lora.alpha", adapter.alpha);
     keys.set("general.quantization_version", QUANTIZATION_VERSION);
-    let (files, bytes, metadata) = write_planned(keys, &planned, options, output, progress)?;
-    Ok(ImportReport {
-        hf_architecture: hf_arch,
+    let written = write_planned(keys, &planned, options, output, progress)?;
+    Ok(report(hf_arch, arch, &planned, written, start, card_note))
+}
+
+/// What an import wrote: `written` is [`write_planned`]'s answer.
+fn report(
+    hf_architecture: String,
+    arch: &arch::Architecture,
+    planned: &[tensors::Planned<'_>],
+    (files, bytes, metadata): (Vec<PathBuf>, u64, usize),
+    start: Instant,
+    note: Option<String>,
+) -> ImportReport {
+    ImportReport {
+        hf_architecture,
         architecture: arch.gguf.to_owned(),
         files,
         metadata,
@@ -591,8 +588,8 @@ fn import_lora(
             .sum(),
         bytes,
         elapsed: start.elapsed(),
-        notes: card_note.into_iter().collect(),
-    })
+        notes: note.into_iter().collect(),
+    }
 }
 
 /// Writes `planned` with the metadata `keys` to `output` as `options`
