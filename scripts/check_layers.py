@@ -168,6 +168,7 @@ CRATES = {
             ["general"],  # general.* heuristics
             ["lib"],  # ImportOptions, Target, OutType: what the rooms below are told
             ["tensors"],  # plan and convert while writing
+            ["lora"],  # LoRA adapters, through the tensors' plan
             ["mmproj"],  # the vision projector (--mmproj): its tables, clip.* keys, tensors
         ],
         {"mmproj": [["tables"], ["keys", "tensors"], ["mod"]]},

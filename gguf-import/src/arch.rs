@@ -187,6 +187,10 @@ pub(crate) struct Architecture {
     pub splits: &'static [SplitRule],
     /// Tensor names (full, without the suffix) the converter drops.
     pub skipped: &'static [&'static str],
+    /// Whether a checkpoint with `quant_method` `mxfp4` has its stacked
+    /// experts as MXFP4 blocks and scales that the converter repacks
+    /// (gpt-oss).
+    pub mxfp4: bool,
     /// Whether the query projection holds a gate per head, twice the rows
     /// of `heads x head_dim` (Qwen3-Next).
     pub gated_query: bool,
@@ -417,6 +421,7 @@ pub(crate) const LLAMA: Architecture = Architecture {
     experts: &[],
     splits: &[],
     skipped: &[],
+    mxfp4: false,
     gated_query: false,
     renames: &[],
     ignored_config: &[],
@@ -526,6 +531,11 @@ const GRANITE_STEPS: &[Step] = &[
         key: "logit_scale",
         config: "logits_scaling",
     },
+    // GraniteMoeShared's; a Granite config has no such key.
+    Step::U32IfSet {
+        key: "expert_shared_feed_forward_length",
+        config: "shared_intermediate_size",
+    },
 ];
 
 const GRANITE_DEFAULTS: &[(&str, Default)] = &[
@@ -582,32 +592,7 @@ pub(crate) const GRANITEMOE: Architecture = Architecture {
     hf_names: &["GraniteMoeForCausalLM", "GraniteMoeSharedForCausalLM"],
     gguf: "granitemoe",
     defaults: GRANITE_DEFAULTS,
-    steps: &[
-        Step::Common,
-        Step::FileType,
-        u32_step("vocab_size", &["vocab_size"]),
-        Step::RopeDimensionCount,
-        Step::F32IfSet {
-            key: "attention.scale",
-            config: "attention_multiplier",
-        },
-        Step::F32IfSet {
-            key: "embedding_scale",
-            config: "embedding_multiplier",
-        },
-        Step::F32IfSet {
-            key: "residual_scale",
-            config: "residual_multiplier",
-        },
-        Step::F32IfSet {
-            key: "logit_scale",
-            config: "logits_scaling",
-        },
-        Step::U32IfSet {
-            key: "expert_shared_feed_forward_length",
-            config: "shared_intermediate_size",
-        },
-    ],
+    steps: GRANITE_STEPS,
     blocks: GRANITEMOE_BLOCKS,
     splits: &[
         SplitRule {
@@ -648,6 +633,7 @@ pub(crate) const QWEN2: Architecture = Architecture {
     experts: &[],
     splits: &[],
     skipped: &[],
+    mxfp4: false,
     gated_query: false,
     renames: &[],
     ignored_config: &[],
@@ -830,6 +816,7 @@ pub(crate) const GEMMA3: Architecture = Architecture {
     experts: &[],
     splits: &[],
     skipped: &[],
+    mxfp4: false,
     gated_query: false,
     renames: &[],
     ignored_config: &[],
@@ -882,6 +869,7 @@ pub(crate) const GEMMA2: Architecture = Architecture {
     ],
     blocks: GEMMA3_BLOCKS,
     skipped: &["lm_head"],
+    mxfp4: false,
     gated_query: false,
     renames: &[],
     ..GEMMA3
@@ -939,6 +927,7 @@ pub(crate) const PHI3: Architecture = Architecture {
     experts: &[],
     splits: &[],
     skipped: &[],
+    mxfp4: false,
     gated_query: false,
     renames: &[],
     ignored_config: &[],
@@ -982,6 +971,7 @@ pub(crate) const OLMO2: Architecture = Architecture {
     experts: &[],
     splits: &[],
     skipped: &[],
+    mxfp4: false,
     gated_query: false,
     renames: &[],
     ignored_config: &[],
@@ -1039,6 +1029,7 @@ pub(crate) const GLM4: Architecture = Architecture {
     experts: &[],
     splits: &[],
     skipped: &[],
+    mxfp4: false,
     gated_query: false,
     renames: &[],
     ignored_config: &[],
@@ -1146,6 +1137,7 @@ pub(crate) const GLM4MOE: Architecture = Architecture {
     experts: DOWN_GATE_UP_EXPERTS,
     splits: &[],
     skipped: &[],
+    mxfp4: false,
     gated_query: false,
     renames: &[],
     ignored_config: &[],
@@ -1256,6 +1248,7 @@ pub(crate) const DEEPSEEK2: Architecture = Architecture {
         cut: Cut::MlaKvB,
     }],
     skipped: &[],
+    mxfp4: false,
     gated_query: false,
     renames: &[],
     ignored_config: &[],
@@ -1315,6 +1308,7 @@ pub(crate) const GPT_OSS: Architecture = Architecture {
         cut: Cut::Interleaved,
     }],
     skipped: &[],
+    mxfp4: true,
     gated_query: false,
     renames: &[
         (".self_attn.sinks", ".self_attn.sinks.weight"),
@@ -1434,6 +1428,7 @@ pub(crate) const QWEN3NEXT: Architecture = Architecture {
         cut: Cut::Qkvz,
     }],
     skipped: &[],
+    mxfp4: false,
     gated_query: true,
     renames: &[(".linear_attn.dt_bias", ".linear_attn.dt_proj.bias")],
     ignored_config: &[],

@@ -44,6 +44,12 @@ pub(crate) enum SourceType {
     F16,
     /// `BF16`.
     BF16,
+    /// `F8_E4M3` (`float8_e4m3fn`: no infinities, one NaN pattern).
+    F8E4M3,
+    /// `F8_E5M2`.
+    F8E5M2,
+    /// `U8`: raw bytes (gpt-oss's MXFP4 blocks and scales), not values.
+    U8,
 }
 
 impl SourceType {
@@ -52,8 +58,20 @@ impl SourceType {
         match self {
             SourceType::F32 => 4,
             SourceType::F16 | SourceType::BF16 => 2,
+            SourceType::F8E4M3 | SourceType::F8E5M2 | SourceType::U8 => 1,
         }
     }
+}
+
+/// The block scales of an FP8 weight (`weight_scale_inv`): each value of
+/// the weight is multiplied by its block's scale.
+#[derive(Clone, Debug)]
+pub(crate) struct BlockScale<'a> {
+    /// The scales, `[ceil(rows / block rows), ceil(columns / block
+    /// columns)]`, F32, BF16 or F16.
+    pub scales: SourceTensor<'a>,
+    /// Rows and columns per block.
+    pub block: (u64, u64),
 }
 
 /// A tensor of the checkpoint: its name, file, element type, shape
@@ -68,6 +86,9 @@ pub(crate) struct SourceTensor<'a> {
     pub data: &'a [u8],
     /// The map `data` lies in.
     map: Option<&'a Mmap>,
+    /// The block scales of an FP8 weight, paired by
+    /// `tensors::pair_quantized`.
+    pub scale: Option<Box<BlockScale<'a>>>,
 }
 
 impl SourceTensor<'_> {
@@ -136,6 +157,22 @@ impl Checkpoint {
                 names
             }
         };
+        Checkpoint::open_names(dir, &names, index.as_ref(), &index_path)
+    }
+
+    /// Maps the one safetensors file `name` of `dir` (a PEFT adapter's
+    /// `adapter_model.safetensors`).
+    pub fn open_file(dir: &Path, name: &str) -> Result<Checkpoint> {
+        let index_path = dir.join(INDEX);
+        Checkpoint::open_names(dir, &[name.to_owned()], None, &index_path)
+    }
+
+    fn open_names(
+        dir: &Path,
+        names: &[String],
+        index: Option<&BTreeMap<String, String>>,
+        index_path: &Path,
+    ) -> Result<Checkpoint> {
         if names.is_empty() {
             let bin = dir.join("pytorch_model.bin");
             let why = if bin.exists() {
@@ -146,10 +183,10 @@ impl Checkpoint {
             return Err(checkpoint_error(dir, why.into()));
         }
         let mut parts = Vec::with_capacity(names.len());
-        for name in &names {
+        for name in names {
             if name.contains(['/', '\\']) || name == ".." {
                 return Err(checkpoint_error(
-                    &index_path,
+                    index_path,
                     format!("weight_map names {name:?}, which is not a file of the checkpoint directory"),
                 ));
             }
@@ -162,7 +199,6 @@ impl Checkpoint {
                         == Some(std::io::ErrorKind::NotFound) =>
                 {
                     let tensor = index
-                        .as_ref()
                         .and_then(|m| m.iter().find(|(_, f)| *f == name).map(|(t, _)| t.clone()));
                     let reason = match tensor {
                         Some(t) => format!("missing (the index places {t:?} in it)"),
@@ -187,8 +223,8 @@ impl Checkpoint {
             parts.push(Part { path, map });
         }
         let checkpoint = Checkpoint { parts };
-        if let Some(index) = &index {
-            checkpoint.check_index(&index_path, index)?;
+        if let Some(index) = index {
+            checkpoint.check_index(index_path, index)?;
         }
         Ok(checkpoint)
     }
@@ -208,12 +244,15 @@ impl Checkpoint {
                     Dtype::F32 => SourceType::F32,
                     Dtype::F16 => SourceType::F16,
                     Dtype::BF16 => SourceType::BF16,
+                    Dtype::F8_E4M3 => SourceType::F8E4M3,
+                    Dtype::F8_E5M2 => SourceType::F8E5M2,
+                    Dtype::U8 => SourceType::U8,
                     other => {
                         return Err(Error::Import(ImportError::Tensor {
                             file: part.path.clone(),
                             tensor: name,
                             reason: format!(
-                                "data type {other:?} is not supported (F32, F16 and BF16 are)"
+                                "data type {other:?} is not supported (F32, F16, BF16, and the FP8 and MXFP4 layouts of quantized checkpoints are)"
                             ),
                         }))
                     }
@@ -225,6 +264,7 @@ impl Checkpoint {
                     shape: view.shape().iter().map(|&d| d as u64).collect(),
                     data: view.data(),
                     map: part.map.as_ref(),
+                    scale: None,
                 });
             }
         }

@@ -546,6 +546,17 @@ impl General {
     }
 }
 
+/// What a file is (`general.type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A model.
+    Model,
+    /// A LoRA adapter (`adapter.type` `lora` follows).
+    LoraAdapter,
+    /// A vision projector (`mmproj`; its `general.*` keys are a model's).
+    Projector,
+}
+
 /// Writes `general.type`, the sampling settings, `general.name` and the
 /// other name keys, in the converter's order. `tensors` are the output
 /// tensors' names and shapes (ggml order), for the parameter count.
@@ -554,19 +565,8 @@ pub(crate) fn write(
     dir: &Path,
     raw_config: &Value,
     tensors: &[(&str, &[u64])],
+    kind: Kind,
     keys: &mut Keys,
-) -> Result<Option<String>> {
-    write_as(dir, raw_config, tensors, keys, "model")
-}
-
-/// [`write`] for a file of `general.type` `gguf_type` (`mmproj` for a
-/// vision projector: its `general.*` keys are a model's).
-pub(crate) fn write_as(
-    dir: &Path,
-    raw_config: &Value,
-    tensors: &[(&str, &[u64])],
-    keys: &mut Keys,
-    gguf_type: &str,
 ) -> Result<Option<String>> {
     let (total, shared, expert, expert_count) = parameter_counts(tensors.iter().copied());
     let card = card::read(dir)?;
@@ -591,7 +591,14 @@ pub(crate) fn write_as(
         g.size_label = Some(size_label_of(total, shared, expert, expert_count));
     }
 
-    keys.set("general.type", gguf_type);
+    match kind {
+        Kind::Model => keys.set("general.type", "model"),
+        Kind::LoraAdapter => {
+            keys.set("general.type", "adapter");
+            keys.set("adapter.type", "lora");
+        }
+        Kind::Projector => keys.set("general.type", "mmproj"),
+    }
     sampling(dir, keys)?;
     let string = |keys: &mut Keys, key: &str, v: &Option<String>| {
         // gguf-py's add_string drops empty strings.

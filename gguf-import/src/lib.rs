@@ -67,6 +67,7 @@ mod checkpoint;
 mod config;
 mod general;
 mod hparams;
+mod lora;
 mod mmproj;
 mod rope;
 mod tensors;
@@ -89,6 +90,9 @@ use gguf_llama::quantize::{
 use checkpoint::Checkpoint;
 use config::Config;
 use hparams::Keys;
+
+/// llama.cpp's `LLAMA_FTYPE_MOSTLY_MXFP4_MOE`.
+const MOSTLY_MXFP4_MOE: u32 = 38;
 
 /// gguf-py's `GGML_QUANT_VERSION`, written as `general.quantization_version`.
 const QUANTIZATION_VERSION: u32 = 2;
@@ -193,6 +197,11 @@ pub struct ImportOptions<'i> {
     /// Threads for a preset's quantization; 0 for every core; more than
     /// [`max_threads`](gguf_llama::quantize::max_threads) are that many.
     pub threads: usize,
+    /// The base checkpoint of a LoRA adapter: when set, the directory
+    /// given to [`import_model`] is a PEFT adapter (`adapter_config.json`
+    /// and `adapter_model.safetensors`), imported as
+    /// `convert_lora_to_gguf.py --base` writes it.
+    pub lora_base: Option<PathBuf>,
     /// Write the checkpoint's vision projector instead of its text model
     /// (the converter's `--mmproj`): `general.architecture` `clip`, read by
     /// llama.cpp's libmtmd beside the text model. Its target is one of the
@@ -210,6 +219,7 @@ impl<'i> ImportOptions<'i> {
             imatrix: None,
             imatrix_file: String::new(),
             threads: 0,
+            lora_base: None,
             mmproj: false,
         }
     }
@@ -339,6 +349,7 @@ const READ_FILES: &[&str] = &[
     "README.md",
     "chat_template.jinja",
     "chat_template.json",
+    "adapter_config.json",
     "preprocessor_config.json",
     "processor_config.json",
 ];
@@ -420,22 +431,15 @@ pub fn import_model(
     let dir = dir.as_ref();
     let output = output.as_ref();
     check_output_paths(dir, output, options)?;
-    let mut config = Config::read(dir)?;
-    let hf_arch = config.architecture()?.to_owned();
+    if let Some(base) = &options.lora_base {
+        return import_lora(dir, base, output, options, &mut progress, start);
+    }
     if options.mmproj {
+        let config = Config::read(dir)?;
+        let hf_arch = config.architecture()?.to_owned();
         return mmproj::import(dir, output, options, config, &hf_arch, start, &mut progress);
     }
-    let arch = arch::find(&hf_arch).ok_or_else(|| {
-        Error::Import(ImportError::UnsupportedArchitecture {
-            file: config.file.clone(),
-            arch: hf_arch.clone(),
-            supported: arch::supported(),
-        })
-    })?;
-    config.apply_defaults(arch.defaults);
-    for key in arch.ignored_config {
-        config.hparams.remove(*key);
-    }
+    let (mut config, arch, hf_arch) = read_config(dir)?;
     let checkpoint = Checkpoint::open(dir)?;
     let mut sources = checkpoint.tensors()?;
     let mtp_layers = tensors::rename_mtp(arch, &config, &mut sources)?;
@@ -445,6 +449,8 @@ pub fn import_model(
         // As the converter counts them when the config does not say.
         config.hparams.insert(count.to_owned(), mtp_layers.into());
     }
+    let sources = tensors::pair_quantized(arch, &config, sources)?;
+    let (mxfp4, sources) = tensors::mxfp4(arch, &config, sources)?;
     // Before anything is built from the hyper-parameters (the vocabulary's
     // padding, Llama 3's RoPE factors): they must fit the tensors.
     tensors::check_hparams(arch, &config, &sources)?;
@@ -463,7 +469,13 @@ pub fn import_model(
         .into_iter()
         .collect(),
     );
-    let mut planned = Vec::new();
+    // The converter writes gpt-oss's repacked MXFP4 experts before any
+    // other tensor, and labels a 16- or 32-bit output MXFP4_MOE.
+    let file_type = match out {
+        OutType::F32 | OutType::F16 | OutType::BF16 if !mxfp4.is_empty() => MOSTLY_MXFP4_MOE,
+        _ => out.file_type(),
+    };
+    let mut planned = mxfp4;
     // Keys the converter sets while generating tensors, which come right
     // after `general.architecture` (it generates them before the metadata).
     let mut generated_keys = Keys::default();
@@ -505,18 +517,117 @@ pub fn import_model(
         .iter()
         .map(|t| (t.name.as_str(), t.shape.as_slice()))
         .collect();
-    let card_note = general::write(dir, &config.raw, &shapes, &mut keys)?;
-    hparams::write(arch, &config, dir, out.file_type(), &mut keys)?;
+    let card_note = general::write(dir, &config.raw, &shapes, general::Kind::Model, &mut keys)?;
+    hparams::write(arch, &config, dir, file_type, &mut keys)?;
     keys.set("general.quantization_version", QUANTIZATION_VERSION);
     for (k, v) in vocab.0 {
         keys.set(k, v);
     }
-    let parameters = planned
-        .iter()
-        .map(|t| t.shape.iter().product::<u64>())
-        .sum();
-    let notes: Vec<String> = card_note.into_iter().collect();
+    let written = write_planned(keys, &planned, options, output, &mut progress)?;
+    Ok(report(hf_arch, arch, &planned, written, start, card_note))
+}
 
+/// The config of the checkpoint in `dir`, with its architecture's table
+/// and defaults.
+fn read_config(dir: &Path) -> Result<(Config, &'static arch::Architecture, String)> {
+    let mut config = Config::read(dir)?;
+    let hf_arch = config.architecture()?.to_owned();
+    let arch = arch::find(&hf_arch).ok_or_else(|| {
+        Error::Import(ImportError::UnsupportedArchitecture {
+            file: config.file.clone(),
+            arch: hf_arch.clone(),
+            supported: arch::supported(),
+        })
+    })?;
+    config.apply_defaults(arch.defaults);
+    for key in arch.ignored_config {
+        config.hparams.remove(*key);
+    }
+    Ok((config, arch, hf_arch))
+}
+
+/// [`import_model`] of a LoRA adapter in `dir` trained on the checkpoint
+/// in `base` (see [`ImportOptions::lora_base`]).
+fn import_lora(
+    dir: &Path,
+    base: &Path,
+    output: &Path,
+    options: &ImportOptions<'_>,
+    progress: &mut dyn FnMut(Stage, u64, u64),
+    start: Instant,
+) -> Result<ImportReport> {
+    let Target::Float(out) = options.target else {
+        return Err(config::config_error(
+            &dir.join("adapter_config.json"),
+            "a LoRA adapter is written as f32, f16, bf16 or q8_0 (the converter's --outtype), not as a quantization preset".into(),
+        ));
+    };
+    let base_inputs = input_files(base, "");
+    let base_inputs: Vec<&Path> = base_inputs.iter().map(PathBuf::as_path).collect();
+    gguf_core::write::check_not_inputs(&[output], &base_inputs)?;
+    let adapter = lora::read_config(dir)?;
+    let (config, arch, hf_arch) = read_config(base)?;
+    let checkpoint = Checkpoint::open_file(dir, lora::ADAPTER_FILE)?;
+    let sources = checkpoint.tensors()?;
+    let planned = lora::plan(arch, &config, sources, out)?;
+
+    let mut keys = Keys::default();
+    keys.set("general.architecture", arch.gguf);
+    let shapes: Vec<(&str, &[u64])> = planned
+        .iter()
+        .map(|t| (t.name.as_str(), t.shape.as_slice()))
+        .collect();
+    // The adapter's own directory is the converter's model card: its
+    // README.md, generation_config.json and name.
+    let no_config = serde_json::Value::Object(Default::default());
+    let card_note = general::write(
+        dir,
+        &no_config,
+        &shapes,
+        general::Kind::LoraAdapter,
+        &mut keys,
+    )?;
+    keys.set("adapter.lora.alpha", adapter.alpha);
+    keys.set("general.quantization_version", QUANTIZATION_VERSION);
+    let written = write_planned(keys, &planned, options, output, progress)?;
+    Ok(report(hf_arch, arch, &planned, written, start, card_note))
+}
+
+/// What an import wrote: `written` is [`write_planned`]'s answer.
+fn report(
+    hf_architecture: String,
+    arch: &arch::Architecture,
+    planned: &[tensors::Planned<'_>],
+    (files, bytes, metadata): (Vec<PathBuf>, u64, usize),
+    start: Instant,
+    note: Option<String>,
+) -> ImportReport {
+    ImportReport {
+        hf_architecture,
+        architecture: arch.gguf.to_owned(),
+        files,
+        metadata,
+        tensors: planned.len(),
+        parameters: planned
+            .iter()
+            .map(|t| t.shape.iter().product::<u64>())
+            .sum(),
+        bytes,
+        elapsed: start.elapsed(),
+        notes: note.into_iter().collect(),
+    }
+}
+
+/// Writes `planned` with the metadata `keys` to `output` as `options`
+/// say (one file, shards, or F16 quantized to a preset): the files, their
+/// bytes, and the metadata count of the (first) file.
+fn write_planned(
+    keys: Keys,
+    planned: &[tensors::Planned<'_>],
+    options: &ImportOptions<'_>,
+    output: &Path,
+    progress: &mut dyn FnMut(Stage, u64, u64),
+) -> Result<(Vec<PathBuf>, u64, usize)> {
     // A conversion's error, kept whole (the writer sees an io::Error).
     let failure: Mutex<Option<Error>> = Mutex::new(None);
     let mut b = Builder::new();
@@ -524,7 +635,7 @@ pub fn import_model(
         b.set(k, v)?;
     }
     let metadata = b.keys().count();
-    for t in &planned {
+    for t in planned {
         let failure = &failure;
         b.add_tensor_fn(t.name.clone(), t.ty, &t.shape, move |w| {
             tensors::write_tensor(t, w).map_err(|e| {
@@ -571,20 +682,10 @@ pub fn import_model(
             )
             .map_err(kept)?;
             drop(b);
-            quantize(preset, options, f16.file(), output, dir_out, &mut progress)?
+            quantize(preset, options, f16.file(), output, dir_out, progress)?
         }
     };
-    Ok(ImportReport {
-        hf_architecture: hf_arch,
-        architecture: arch.gguf.to_owned(),
-        files,
-        metadata,
-        tensors: planned.len(),
-        parameters,
-        bytes,
-        elapsed: start.elapsed(),
-        notes,
-    })
+    Ok((files, bytes, metadata))
 }
 
 /// Quantizes the converted F16 file `f16` to `preset` as llama-quantize

@@ -10,7 +10,7 @@ use gguf_core::codec;
 use gguf_core::GgmlType;
 
 use super::arch::{Architecture, Cut, Mapped, Mtp, SplitRule, Transform};
-use super::checkpoint::{SourceTensor, SourceType};
+use super::checkpoint::{BlockScale, SourceTensor, SourceType};
 use super::config::{config_error, Config};
 use super::OutType;
 
@@ -42,6 +42,21 @@ pub(crate) enum Origin<'a> {
     Checkpoint(Vec<Piece<'a>>),
     /// Values the converter computes (Llama 3's RoPE factors), F32.
     Generated(Vec<f32>),
+    /// gpt-oss's MXFP4 experts, repacked into ggml's blocks.
+    Mxfp4(Box<Mxfp4Rows<'a>>),
+}
+
+/// Rows `first, first + step, ...` (`rows` of them) of every expert of
+/// gpt-oss's MXFP4 blocks and scales.
+#[derive(Clone, Debug)]
+pub(crate) struct Mxfp4Rows<'a> {
+    /// `[experts, rows, blocks, 16]` bytes of packed values.
+    blocks: SourceTensor<'a>,
+    /// `[experts, rows, blocks]` shared exponents.
+    scales: SourceTensor<'a>,
+    first: u64,
+    step: u64,
+    rows: u64,
 }
 
 /// Rows of values taken from a checkpoint tensor, seen as a flat run of
@@ -76,13 +91,16 @@ fn row_len(shape: &[u64]) -> u64 {
 
 /// Rows of `shape` (see [`Piece`]).
 fn row_count(shape: &[u64]) -> u64 {
-    let len = row_len(shape);
-    shape.iter().product::<u64>().checked_div(len).unwrap_or(0)
+    shape
+        .iter()
+        .product::<u64>()
+        .checked_div(row_len(shape))
+        .unwrap_or(0)
 }
 
 impl<'a> Piece<'a> {
     /// Rows `first..first + rows` of `source`.
-    fn rows(source: SourceTensor<'a>, first: u64, rows: u64) -> Piece<'a> {
+    pub(crate) fn rows(source: SourceTensor<'a>, first: u64, rows: u64) -> Piece<'a> {
         let len = row_len(&source.shape);
         Piece {
             source,
@@ -95,7 +113,7 @@ impl<'a> Piece<'a> {
     }
 
     /// The whole of `source`.
-    fn whole(source: SourceTensor<'a>) -> Piece<'a> {
+    pub(crate) fn whole(source: SourceTensor<'a>) -> Piece<'a> {
         let rows = row_count(&source.shape);
         Piece::rows(source, 0, rows)
     }
@@ -169,7 +187,7 @@ fn multimodal(name: &str) -> bool {
 /// The name the converter maps: multimodal tensors dropped,
 /// `language_model.` and (llama) `text_model.` removed, the tensors it
 /// never writes skipped.
-fn converter_name(arch: &Architecture, name: &str) -> Option<String> {
+pub(crate) fn converter_name(arch: &Architecture, name: &str) -> Option<String> {
     let mut name = name.to_owned();
     if let Some((from, to)) = arch.renames.iter().find(|(from, _)| name.ends_with(from)) {
         name.truncate(name.len() - from.len());
@@ -196,7 +214,7 @@ fn converter_name(arch: &Architecture, name: &str) -> Option<String> {
     Some(name)
 }
 
-fn tensor_error(t: &SourceTensor<'_>, reason: String) -> Error {
+pub(crate) fn tensor_error(t: &SourceTensor<'_>, reason: String) -> Error {
     Error::Import(ImportError::Tensor {
         file: t.file.to_owned(),
         tensor: t.name.clone(),
@@ -210,7 +228,7 @@ const BLOCK_COUNT: &[&str] = &["n_layers", "num_hidden_layers", "n_layer", "num_
 /// What the converter makes of `source` (see [`Mapped`]) and the suffix
 /// of its name (`.weight`, `.bias` or none), `None` for a tensor it drops;
 /// an error for one it cannot map (a block at or past `blocks` included).
-fn map_source(
+pub(crate) fn map_source(
     arch: &Architecture,
     source: &SourceTensor<'_>,
     blocks: u32,
@@ -511,6 +529,243 @@ pub(crate) fn rename_mtp(
     Ok(found)
 }
 
+/// The `quantization_config.quant_method` of the checkpoint, if any.
+pub(crate) fn quant_method(config: &Config) -> Option<&str> {
+    config
+        .hparams
+        .get("quantization_config")
+        .and_then(|q| q.get("quant_method"))
+        .and_then(serde_json::Value::as_str)
+}
+
+/// Pairs the weights of an FP8 checkpoint (`quant_method` `fp8`) with
+/// their block scales (`<weight>_scale_inv`, or Mistral's
+/// `qscale_weight`), which leave the list, as do the activation scales
+/// the converter drops; refuses a quantization method the import does not
+/// read (as the converter refuses it). gpt-oss's `mxfp4` is read by
+/// [`mxfp4`].
+pub(crate) fn pair_quantized<'a>(
+    arch: &Architecture,
+    config: &Config,
+    sources: Vec<SourceTensor<'a>>,
+) -> Result<Vec<SourceTensor<'a>>> {
+    match quant_method(config) {
+        None => return Ok(sources),
+        Some("fp8") => {}
+        Some("mxfp4") if arch.mxfp4 => return Ok(sources),
+        Some(other) => {
+            return Err(config_error(
+                &config.file,
+                format!(
+                    "quantization_config.quant_method {other:?}: checkpoints quantized this way are not imported (fp8 is{})",
+                    if arch.mxfp4 { ", and mxfp4" } else { "" }
+                ),
+            ))
+        }
+    }
+    let block = match config
+        .hparams
+        .get("quantization_config")
+        .and_then(|q| q.get("weight_block_size"))
+    {
+        None | Some(serde_json::Value::Null) => None,
+        Some(v) => match v
+            .as_array()
+            .map(|a| a.iter().map(serde_json::Value::as_u64).collect::<Vec<_>>())
+            .as_deref()
+        {
+            Some([Some(r), Some(c)]) if *r > 0 && *c > 0 => Some((*r, *c)),
+            _ => {
+                return Err(config_error(
+                    &config.file,
+                    format!("quantization_config.weight_block_size is {v}, not two block sizes"),
+                ))
+            }
+        },
+    };
+    let weight_of = |name: &str| -> Option<String> {
+        if let Some(w) = name.strip_suffix("_scale_inv") {
+            Some(w.to_owned())
+        } else {
+            name.strip_suffix("qscale_weight")
+                .map(|w| format!("{w}weight"))
+        }
+    };
+    let mut scales: std::collections::HashMap<String, SourceTensor<'a>> = Default::default();
+    let mut kept = Vec::with_capacity(sources.len());
+    for source in sources {
+        if let Some(weight) = weight_of(&source.name) {
+            scales.insert(weight, source);
+        } else if !(source.name.ends_with(".activation_scale")
+            || source.name.ends_with("_activation_scale")
+            || source.name.ends_with(".qscale_act"))
+        {
+            kept.push(source);
+        }
+    }
+    for source in &mut kept {
+        let Some(scale) = scales.remove(&source.name) else {
+            continue;
+        };
+        if !matches!(
+            scale.dtype,
+            SourceType::F32 | SourceType::BF16 | SourceType::F16
+        ) {
+            return Err(tensor_error(
+                &scale,
+                "a block scale must be F32, BF16 or F16".into(),
+            ));
+        }
+        let [rows, cols] = source.shape[..] else {
+            return Err(tensor_error(
+                source,
+                format!(
+                    "shape {:?}: only matrices are read with block scales",
+                    source.shape
+                ),
+            ));
+        };
+        let n: u64 = scale.shape.iter().product();
+        let block = match block {
+            Some((br, bc)) => {
+                let want = [rows.div_ceil(br), cols.div_ceil(bc)];
+                if scale.shape[..] != want {
+                    return Err(tensor_error(
+                        &scale,
+                        format!(
+                            "shape {:?}: blocks of {br} x {cols} need [{}, {}] scales for a weight of shape {:?}",
+                            scale.shape, want[0], want[1], source.shape
+                        ),
+                    ));
+                }
+                (br, bc)
+            }
+            None if n == 1 => (rows, cols),
+            None if n == rows && scale.shape.iter().filter(|&&d| d != 1).count() <= 1 => (1, cols),
+            None => {
+                return Err(tensor_error(
+                    &scale,
+                    format!(
+                        "shape {:?}: without weight_block_size, one scale per tensor or per row",
+                        scale.shape
+                    ),
+                ))
+            }
+        };
+        source.scale = Some(Box::new(BlockScale {
+            scales: scale,
+            block,
+        }));
+    }
+    if let Some((weight, scale)) = scales.into_iter().next() {
+        return Err(tensor_error(
+            &scale,
+            format!("a block scale of {weight:?}, which the checkpoint does not have"),
+        ));
+    }
+    Ok(kept)
+}
+
+/// gpt-oss's MXFP4 experts (`quant_method` `mxfp4`): the stacked
+/// `*_blocks` and `*_scales` byte tensors leave the list and become the
+/// MXFP4 tensors the converter writes first (its
+/// `generate_extra_tensors`), in the order of their scales, the fused
+/// gate-up projection's even rows as the gate and odd rows as the up.
+pub(crate) fn mxfp4<'a>(
+    arch: &Architecture,
+    config: &Config,
+    sources: Vec<SourceTensor<'a>>,
+) -> Result<(Vec<Planned<'a>>, Vec<SourceTensor<'a>>)> {
+    if !arch.mxfp4 || quant_method(config) != Some("mxfp4") {
+        return Ok((Vec::new(), sources));
+    }
+    let blocks_count = arch.block_count(config)?;
+    let mut blocks: std::collections::HashMap<String, SourceTensor<'a>> = Default::default();
+    let mut scales = Vec::new();
+    let mut kept = Vec::with_capacity(sources.len());
+    for source in sources {
+        if let Some(stem) = source.name.strip_suffix("_blocks") {
+            blocks.insert(stem.to_owned(), source);
+        } else if source.name.ends_with("_scales") {
+            scales.push(source);
+        } else {
+            kept.push(source);
+        }
+    }
+    let mut planned = Vec::new();
+    for scale in scales {
+        let stem = scale
+            .name
+            .strip_suffix("_scales")
+            .unwrap_or(&scale.name)
+            .to_owned();
+        let Some(block) = blocks.remove(&stem) else {
+            return Err(tensor_error(
+                &scale,
+                format!("MXFP4 scales without their blocks {stem}_blocks"),
+            ));
+        };
+        let [experts, rows, nb, 16] = block.shape[..] else {
+            return Err(tensor_error(
+                &block,
+                format!(
+                    "shape {:?}: MXFP4 blocks are [experts, rows, blocks, 16] bytes",
+                    block.shape
+                ),
+            ));
+        };
+        let mut probe = scale.clone();
+        probe.name = format!("{stem}.weight");
+        let parts: Vec<(String, u64, u64, u64)> = match map_source(arch, &probe, blocks_count)? {
+            Some((Mapped::Plain(gguf, b, _), _)) => vec![(
+                format!("{}.weight", Mapped::plain_name(gguf, b)),
+                0,
+                1,
+                rows,
+            )],
+            Some((Mapped::Split { block: b, rule }, _))
+                if rule.parts.len() == 2 && rows % 2 == 0 =>
+            {
+                rule.parts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (format!("blk.{b}.{p}.weight"), i as u64, 2, rows / 2))
+                    .collect()
+            }
+            _ => {
+                return Err(tensor_error(
+                    &scale,
+                    "MXFP4 tensors of a name the converter does not repack".into(),
+                ))
+            }
+        };
+        for (name, first, step, n) in parts {
+            planned.push(Planned {
+                name,
+                shape: vec![nb * 32, n, experts],
+                ty: GgmlType::MXFP4,
+                permute_heads: None,
+                add_one: false,
+                neg_exp: false,
+                origin: Origin::Mxfp4(Box::new(Mxfp4Rows {
+                    blocks: block.clone(),
+                    scales: scale.clone(),
+                    first,
+                    step,
+                    rows: n,
+                })),
+            });
+        }
+    }
+    if let Some((stem, block)) = blocks.into_iter().next() {
+        return Err(tensor_error(
+            &block,
+            format!("MXFP4 blocks without their scales {stem}_scales"),
+        ));
+    }
+    Ok((planned, kept))
+}
+
 /// The output tensors, in the converter's order. `vocab_rows` is the
 /// token count the embedding rows are cut to (gemma3), when known.
 ///
@@ -552,6 +807,12 @@ pub(crate) fn plan<'a>(
         let Some((mapped, suffix)) = map_source(arch, &source, blocks)? else {
             continue;
         };
+        if source.dtype == SourceType::U8 {
+            return Err(tensor_error(
+                &source,
+                "raw bytes (U8): only the MXFP4 blocks and scales of a checkpoint whose config says quant_method mxfp4 are read as such".into(),
+            ));
+        }
         match mapped {
             Mapped::Skipped => {}
             Mapped::Plain(gguf, block, transforms) => {
@@ -626,15 +887,18 @@ pub(crate) fn plan<'a>(
 /// `name`: F32 for 1-D tensors, norms, biases and the routers
 /// (`prepare_tensors`' list of tensors always kept F32), else `out`'s
 /// type, F16 for Q8_0 when a row is not whole blocks.
-fn output_type(name: &str, np_shape: &[u64], out: OutType) -> GgmlType {
+pub(crate) fn output_type(name: &str, np_shape: &[u64], out: OutType) -> GgmlType {
     const ALWAYS_F32: &[&str] = &[
         ".ffn_gate_inp.weight",
         ".ffn_gate_inp_shexp.weight",
         ".ssm_conv1d.weight",
     ];
+    let weight = [".weight", ".lora_a", ".lora_b"]
+        .iter()
+        .any(|s| name.ends_with(s));
     if np_shape.len() <= 1
         || name.ends_with("_norm.weight")
-        || !name.ends_with(".weight")
+        || !weight
         || ALWAYS_F32.iter().any(|s| name.ends_with(s))
     {
         return GgmlType::F32;
@@ -1117,6 +1381,7 @@ pub(crate) fn write_tensor(t: &Planned<'_>, w: &mut dyn Write) -> Result<()> {
             }
             return Ok(());
         }
+        Origin::Mxfp4(m) => return write_mxfp4(&m.blocks, &m.scales, (m.first, m.step, m.rows), w),
     };
     let (block, type_size) = codec::geometry(t.ty, "quantize")?;
     let mut buf: Vec<f32> = Vec::new();
@@ -1161,6 +1426,67 @@ pub(crate) fn write_tensor(t: &Planned<'_>, w: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
+/// Writes MXFP4 blocks of ggml's layout (the shared exponent, then 16
+/// bytes of values) from a checkpoint's blocks and scales, the rows
+/// `first, first + step, ...` of each expert, as the converter's
+/// `repack_mxfp4` does (a lossless move of bits).
+fn write_mxfp4(
+    blocks: &SourceTensor<'_>,
+    scales: &SourceTensor<'_>,
+    (first, step, rows): (u64, u64, u64),
+    w: &mut dyn Write,
+) -> Result<()> {
+    let [experts, all_rows, nb, 16] = blocks.shape[..] else {
+        return Err(tensor_error(
+            blocks,
+            format!(
+                "shape {:?}: MXFP4 blocks are [experts, rows, blocks, 16] bytes",
+                blocks.shape
+            ),
+        ));
+    };
+    let whole = |t: &SourceTensor<'_>| t.data.len() as u64 == t.shape.iter().product::<u64>();
+    if scales.shape[..] != [experts, all_rows, nb] || !whole(blocks) || !whole(scales) {
+        return Err(tensor_error(
+            scales,
+            format!("shape {:?}: the scales of MXFP4 blocks of shape {:?} are [experts, rows, blocks] bytes", scales.shape, blocks.shape),
+        ));
+    }
+    let (nb, all_rows) = (nb as usize, all_rows as usize);
+    let mut row = vec![0u8; nb * 17];
+    for e in 0..experts as usize {
+        for r in 0..rows as usize {
+            let r = first as usize + r * step as usize;
+            let at = e * all_rows + r;
+            if r >= all_rows {
+                return Err(tensor_error(blocks, format!("row {r} asked of {all_rows}")));
+            }
+            for b in 0..nb {
+                let src = &blocks.data[(at * nb + b) * 16..][..16];
+                let out = &mut row[b * 17..(b + 1) * 17];
+                out[0] = scales.data[at * nb + b];
+                repack_mxfp4_block(src, &mut out[1..]);
+            }
+            w.write_all(&row)?;
+        }
+    }
+    blocks.release();
+    scales.release();
+    Ok(())
+}
+
+/// One block's 16 bytes of 4-bit values, from the checkpoint's nibble
+/// order to ggml's: `out[2i]` and `out[2i + 1]` are made of the nibbles of
+/// `src[i]` and `src[i + 8]` (the converter's `transform_nibble_layout`).
+fn repack_mxfp4_block(src: &[u8], out: &mut [u8]) {
+    let swap = |x: u8| x.rotate_left(4);
+    for i in 0..8 {
+        let (a, b) = (swap(src[i]), swap(src[i + 8]));
+        out[2 * i] = swap((a & 0xF0) | (b >> 4));
+        out[2 * i + 1] = swap(((a << 4) & 0xF0) | (b & 0x0F));
+    }
+}
+
 /// The source row that output row `o` comes from: llama's permutation
 /// reads row `h*2*half + j*half + i` for output row `h*2*half + 2*i + j`.
 fn source_row(o: u64, permute: Option<u64>, outer: u64) -> u64 {
@@ -1182,15 +1508,15 @@ fn decode_rows(t: &Planned<'_>, piece: &Piece<'_>, start: u64, buf: &mut [f32]) 
     let size = dtype.size();
     let data = src.data;
     let inner = piece.len as usize;
+    let cols = src.shape.last().copied().unwrap_or(1).max(1);
     let one_row = |(k, dst): (usize, &mut [f32])| {
         let local = source_row(start + k as u64, t.permute_heads, piece.rows);
         let first = (piece.start + local * piece.row_step) as usize;
+        // A scaled FP8 weight gets its transforms after the scales.
+        let add_one = t.add_one && src.scale.is_none();
         if piece.col_step == 1 {
             let bytes = &data[first * size..(first + inner) * size];
-            decode(dtype, bytes, dst, t.add_one);
-            if t.neg_exp {
-                dst.iter_mut().for_each(|d| *d = -d.exp());
-            }
+            decode(dtype, bytes, dst, add_one);
         } else {
             let step = piece.col_step as usize;
             for (j, d) in dst.iter_mut().enumerate() {
@@ -1199,9 +1525,18 @@ fn decode_rows(t: &Planned<'_>, piece: &Piece<'_>, start: u64, buf: &mut [f32]) 
                     dtype,
                     &data[e * size..(e + 1) * size],
                     std::slice::from_mut(d),
-                    t.add_one,
+                    add_one,
                 );
             }
+        }
+        if let Some(scale) = &src.scale {
+            apply_scale(scale, cols, first as u64, piece.col_step, dst);
+            if t.add_one {
+                dst.iter_mut().for_each(|d| *d += 1.0);
+            }
+        }
+        if t.neg_exp {
+            dst.iter_mut().for_each(|d| *d = -d.exp());
         }
     };
     #[cfg(feature = "parallel")]
@@ -1246,6 +1581,54 @@ fn decode(dtype: SourceType, bytes: &[u8], dst: &mut [f32], add_one: bool) {
                 dst.iter_mut().for_each(|d| *d += 1.0);
             }
         }
+        SourceType::F8E4M3 | SourceType::F8E5M2 | SourceType::U8 => {
+            for (d, &b) in dst.iter_mut().zip(bytes) {
+                *d = match dtype {
+                    SourceType::F8E4M3 => f8_e4m3(b),
+                    SourceType::F8E5M2 => half::f16::from_bits(u16::from(b) << 8).to_f32(),
+                    // Refused before planning (`plan`): raw bytes are no values.
+                    _ => f32::NAN,
+                };
+            }
+            if add_one {
+                dst.iter_mut().for_each(|d| *d += 1.0);
+            }
+        }
+    }
+}
+
+/// `float8_e4m3fn` to `f32`, exactly: 4 exponent bits (bias 7), 3
+/// mantissa bits, subnormals, no infinities, `S.1111.111` NaN.
+fn f8_e4m3(b: u8) -> f32 {
+    let sign = if b & 0x80 != 0 { -1.0 } else { 1.0 };
+    let exp = (b >> 3) & 0x0F;
+    let man = f32::from(b & 0x07);
+    if exp == 0x0F && b & 0x07 == 0x07 {
+        return f32::NAN;
+    }
+    let magnitude = if exp == 0 {
+        man / 8.0 * 2f32.powi(-6)
+    } else {
+        (1.0 + man / 8.0) * 2f32.powi(i32::from(exp) - 7)
+    };
+    sign * magnitude
+}
+
+/// Multiplies the values just decoded into `dst` (elements `first`,
+/// `first + step`, ... of a 2-D FP8 weight of `cols` columns) by their
+/// blocks' scales.
+fn apply_scale(scale: &BlockScale<'_>, cols: u64, first: u64, step: u64, dst: &mut [f32]) {
+    let (br, bc) = scale.block;
+    let scale_cols = cols.div_ceil(bc.max(1));
+    let s = &scale.scales;
+    let size = s.dtype.size();
+    let mut one = [0f32];
+    for (j, d) in dst.iter_mut().enumerate() {
+        let e = first + j as u64 * step;
+        let (r, c) = (e / cols, e % cols);
+        let i = ((r / br.max(1)) * scale_cols + c / bc.max(1)) as usize;
+        decode(s.dtype, &s.data[i * size..(i + 1) * size], &mut one, false);
+        *d *= one[0];
     }
 }
 
@@ -1269,5 +1652,47 @@ fn encode(ty: GgmlType, buf: &[f32], out: &mut [u8], block: usize, type_size: us
             .zip(out.chunks_mut(piece_out))
             .try_for_each(|(s, o)| codec::quantize_into(ty, s, o))?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{f8_e4m3, repack_mxfp4_block};
+
+    #[test]
+    fn fp8_e4m3_values_are_exact() {
+        assert_eq!(f8_e4m3(0x38), 1.0);
+        assert_eq!(f8_e4m3(0xB8), -1.0);
+        assert_eq!(f8_e4m3(0x7E), 448.0);
+        assert_eq!(f8_e4m3(0x01), 2f32.powi(-9));
+        assert_eq!(f8_e4m3(0x00), 0.0);
+        assert!(f8_e4m3(0x7F).is_nan() && f8_e4m3(0xFF).is_nan());
+        // Every other pattern is a finite value that round-trips through
+        // its neighbours' order.
+        let positives: Vec<f32> = (0u8..0x7F).map(f8_e4m3).collect();
+        assert!(positives.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn mxfp4_nibbles_move_to_ggml_order() {
+        // Value k of the block in the checkpoint: nibble k % 2 (low first)
+        // of byte k / 2. In ggml's block, byte j holds value j (low) and
+        // value j + 16 (high).
+        let values: Vec<u8> = (0..32).map(|k| (k * 7 + 3) as u8 & 0x0F).collect();
+        let src: Vec<u8> = (0..16)
+            .map(|i| values[2 * i] | (values[2 * i + 1] << 4))
+            .collect();
+        let mut out = [0u8; 16];
+        repack_mxfp4_block(&src, &mut out);
+        let got: Vec<u8> = (0..32)
+            .map(|k| {
+                if k < 16 {
+                    out[k] & 0x0F
+                } else {
+                    out[k - 16] >> 4
+                }
+            })
+            .collect();
+        assert_eq!(got, values);
     }
 }

@@ -43,3 +43,45 @@ fn names_map_through_the_tables() {
     assert!(arch::find("MistralForCausalLM").is_some());
     assert!(arch::find("BertModel").is_none());
 }
+
+#[test]
+fn experts_and_cut_tensors_are_recognised_by_the_tables() {
+    let expert = arch::QWEN3MOE.map("model.layers.1.mlp.experts.3.gate_proj", 2);
+    assert!(matches!(
+        expert,
+        Some(arch::Mapped::Expert {
+            block: 1,
+            expert: 3,
+            rule: 1
+        })
+    ));
+    // Expert numbers are written without leading zeros.
+    assert!(arch::QWEN3MOE
+        .map("model.layers.1.mlp.experts.03.gate_proj", 2)
+        .is_none());
+    assert!(matches!(
+        arch::GRANITEMOE.map("model.layers.0.block_sparse_moe.input_linear", 2),
+        Some(arch::Mapped::Split { block: 0, .. })
+    ));
+    // DeepSeek drops its multi-token-prediction layer; llama has none.
+    assert!(matches!(
+        arch::DEEPSEEK2.map("model.layers.2.self_attn.q_a_proj", 2),
+        Some(arch::Mapped::Skipped)
+    ));
+    assert!(arch::LLAMA
+        .map("model.layers.2.self_attn.q_proj", 2)
+        .is_none());
+}
+
+#[test]
+fn every_table_names_a_distinct_architecture_and_is_listed() {
+    let mut names: Vec<&str> = arch::ARCHITECTURES
+        .iter()
+        .flat_map(|a| a.hf_names.iter().copied())
+        .collect();
+    let n = names.len();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), n, "an architecture name is in two tables");
+    assert_eq!(architectures().count(), arch::ARCHITECTURES.len());
+}

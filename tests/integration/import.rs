@@ -804,3 +804,81 @@ fn import_threads_above_four_per_core_are_lowered_with_a_warning() {
         "{err}"
     );
 }
+
+/// Rewrites the safetensors file `part`, keeping the tensors `keep` says
+/// yes to (and their bytes).
+fn keep_tensors(part: &Path, keep: impl Fn(&str) -> bool) {
+    let original = std::fs::read(part).unwrap();
+    let header_len = u64::from_le_bytes(original[..8].try_into().unwrap()) as usize;
+    let header: serde_json::Value = serde_json::from_slice(&original[8..8 + header_len]).unwrap();
+    let data = &original[8 + header_len..];
+    let mut kept: Vec<(String, String, Vec<u64>, Vec<u8>)> = Vec::new();
+    for (k, v) in header.as_object().unwrap() {
+        if k == "__metadata__" || !keep(k) {
+            continue;
+        }
+        let o = v["data_offsets"].as_array().unwrap();
+        let (a, b) = (
+            o[0].as_u64().unwrap() as usize,
+            o[1].as_u64().unwrap() as usize,
+        );
+        let shape: Vec<u64> = v["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .collect();
+        kept.push((
+            k.clone(),
+            v["dtype"].as_str().unwrap().to_owned(),
+            shape,
+            data[a..b].to_vec(),
+        ));
+    }
+    let refs: Vec<(&str, &str, &[u64], Vec<u8>)> = kept
+        .iter()
+        .map(|(n, d, s, b)| (n.as_str(), d.as_str(), s.as_slice(), b.clone()))
+        .collect();
+    std::fs::write(part, safetensors(&refs)).unwrap();
+}
+
+#[test]
+fn quantized_checkpoints_the_import_cannot_read_are_refused_by_name() {
+    // A quantization method the converter does not read either.
+    let tmp = copy_fixture("qwen3-fp8");
+    let dir = tmp.path().join("qwen3-fp8");
+    let config = std::fs::read_to_string(dir.join("config.json")).unwrap();
+    std::fs::write(
+        dir.join("config.json"),
+        config.replace("\"fp8\"", "\"gptq\""),
+    )
+    .unwrap();
+    let err = import_error(&dir).to_string();
+    assert!(
+        err.contains("config.json") && err.contains("\"gptq\""),
+        "{err}"
+    );
+    // A block scale whose weight is missing, named.
+    let tmp = copy_fixture("qwen3-fp8");
+    let dir = tmp.path().join("qwen3-fp8");
+    keep_tensors(&dir.join("model.safetensors"), |n| {
+        n != "model.layers.1.mlp.up_proj.weight"
+    });
+    let err = import_error(&dir).to_string();
+    assert!(
+        err.contains("model.layers.1.mlp.up_proj.weight_scale_inv")
+            && err.contains("does not have"),
+        "{err}"
+    );
+    // MXFP4 blocks without their scales.
+    let tmp = copy_fixture("gpt-oss-mxfp4");
+    let dir = tmp.path().join("gpt-oss-mxfp4");
+    keep_tensors(&dir.join("model.safetensors"), |n| {
+        !n.ends_with("layers.0.mlp.experts.down_proj_scales")
+    });
+    let err = import_error(&dir).to_string();
+    assert!(
+        err.contains("down_proj_blocks") && err.contains("without their scales"),
+        "{err}"
+    );
+}

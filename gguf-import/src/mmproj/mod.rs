@@ -120,7 +120,13 @@ pub(crate) fn import(
         .iter()
         .map(|t| (t.name.as_str(), t.shape.as_slice()))
         .collect();
-    let card_note = general::write_as(dir, &config.raw, &shapes, &mut keys, "mmproj")?;
+    let card_note = general::write(
+        dir,
+        &config.raw,
+        &shapes,
+        general::Kind::Projector,
+        &mut keys,
+    )?;
     keys::write(
         projector,
         &config,

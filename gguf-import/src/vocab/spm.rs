@@ -53,35 +53,8 @@ pub(super) fn set_vocab_phi3(dir: &Dir, keys: &mut Keys) -> Result<()> {
             types[id] = if special { CONTROL } else { USER_DEFINED };
         }
     };
-    if let Some(config) = dir.tokenizer_config()? {
-        let config_path = dir.path("tokenizer_config.json");
-        if let Some(decoder) = config
-            .get("added_tokens_decoder")
-            .and_then(|d| d.as_object())
-        {
-            for (key, data) in decoder {
-                let id: usize = key.trim().parse().map_err(|_| {
-                    bad(
-                        &config_path,
-                        format!("added_tokens_decoder: {key:?} is not a token id"),
-                    )
-                })?;
-                let content = data
-                    .get("content")
-                    .and_then(|c| c.as_str())
-                    .ok_or_else(|| {
-                        bad(
-                            &config_path,
-                            format!("added_tokens_decoder[{key:?}] has no content"),
-                        )
-                    })?;
-                put(
-                    id,
-                    content,
-                    data.get("special").and_then(|s| s.as_bool()) == Some(true),
-                );
-            }
-        }
+    for (id, content, special) in added_tokens_decoder(dir)? {
+        put(id, &content, special);
     }
     let json_path = dir.path("tokenizer.json");
     if let Some(json) = dir.json("tokenizer.json")?
@@ -169,49 +142,61 @@ fn pieces(dir: &Dir) -> Result<(Vec<String>, Vec<f32>, Vec<i32>)> {
     Ok((tokens, scores, types))
 }
 
+/// `tokenizer_config.json`'s `added_tokens_decoder`: (id, content,
+/// marked special), in the file's order.
+fn added_tokens_decoder(dir: &Dir) -> Result<Vec<(usize, String, bool)>> {
+    let Some(config) = dir.tokenizer_config()? else {
+        return Ok(Vec::new());
+    };
+    let config_path = dir.path("tokenizer_config.json");
+    let Some(decoder) = config
+        .get("added_tokens_decoder")
+        .and_then(|d| d.as_object())
+    else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::with_capacity(decoder.len());
+    for (key, data) in decoder {
+        let id: usize = key.trim().parse().map_err(|_| {
+            bad(
+                &config_path,
+                format!("added_tokens_decoder: {key:?} is not a token id"),
+            )
+        })?;
+        let content = data
+            .get("content")
+            .and_then(|c| c.as_str())
+            .ok_or_else(|| {
+                bad(
+                    &config_path,
+                    format!("added_tokens_decoder[{key:?}] has no content"),
+                )
+            })?;
+        let special = data
+            .get("special")
+            .is_some_and(|s| s.as_bool() == Some(true));
+        out.push((id, content.to_owned(), special));
+    }
+    Ok(out)
+}
+
 /// `_create_vocab_sentencepiece`: the pieces, then `tokenizer_config.json`'s
 /// `added_tokens_decoder` over them.
 pub(super) fn vocab(dir: &Dir) -> Result<(Vec<String>, Vec<f32>, Vec<i32>)> {
     let (mut tokens, mut scores, mut types) = pieces(dir)?;
     let vocab_size = tokens.len();
-    if let Some(config) = dir.tokenizer_config()? {
-        let config_path = dir.path("tokenizer_config.json");
-        if let Some(decoder) = config
-            .get("added_tokens_decoder")
-            .and_then(|d| d.as_object())
-        {
-            for (key, data) in decoder {
-                let id: usize = key.trim().parse().map_err(|_| {
-                    bad(
-                        &config_path,
-                        format!("added_tokens_decoder: {key:?} is not a token id"),
-                    )
-                })?;
-                let content = data
-                    .get("content")
-                    .and_then(|c| c.as_str())
-                    .ok_or_else(|| {
-                        bad(
-                            &config_path,
-                            format!("added_tokens_decoder[{key:?}] has no content"),
-                        )
-                    })?;
-                if id >= vocab_size {
-                    continue;
-                }
-                let special = data
-                    .get("special")
-                    .is_some_and(|s| s.as_bool() == Some(true));
-                if special || looks_special(content) {
-                    tokens[id] = content.to_owned();
-                    types[id] = CONTROL;
-                } else {
-                    tokens[id] = content.replace('\u{2581}', " ");
-                    types[id] = USER_DEFINED;
-                }
-                scores[id] = -1000.0;
-            }
+    for (id, content, special) in added_tokens_decoder(dir)? {
+        if id >= vocab_size {
+            continue;
         }
+        if special || looks_special(&content) {
+            tokens[id] = content;
+            types[id] = CONTROL;
+        } else {
+            tokens[id] = content.replace('\u{2581}', " ");
+            types[id] = USER_DEFINED;
+        }
+        scores[id] = -1000.0;
     }
     Ok((tokens, scores, types))
 }

@@ -22,6 +22,12 @@ pub struct Args {
     /// then exits.
     #[arg(long, conflicts_with_all = ["hf_dir", "output"])]
     list: bool,
+    /// HF_DIR is a PEFT LoRA adapter (adapter_config.json and
+    /// adapter_model.safetensors) trained on the checkpoint BASE_DIR: writes
+    /// the GGUF adapter convert_lora_to_gguf.py writes (--type f32, f16,
+    /// bf16 or q8_0).
+    #[arg(long, value_name = "BASE_DIR", conflicts_with = "imatrix")]
+    lora_base: Option<PathBuf>,
     /// The output type: f32, f16, bf16 or q8_0 as the converter's
     /// --outtype writes them, or any `gguf quantize` preset (q4_k_m,
     /// iq4_xs, ...), which gives the converter's f16 output quantized by
@@ -52,7 +58,7 @@ pub struct Args {
     /// clip) that llama.cpp's libmtmd loads beside the text model
     /// (llama-mtmd-cli, llama-server --mmproj). Gemma 3, Qwen2-VL,
     /// Qwen2.5-VL and Qwen3-VL checkpoints; --type f32, f16, bf16 or q8_0.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["lora_base", "imatrix"])]
     mmproj: bool,
 }
 
@@ -87,6 +93,7 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut options = ImportOptions::new(target);
     options.pre_tokenizer = args.pre_tokenizer.clone();
+    options.lora_base = args.lora_base.clone();
     options.mmproj = args.mmproj;
     options.imatrix = imatrix.as_ref();
     options.imatrix_file = args
