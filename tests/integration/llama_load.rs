@@ -259,22 +259,61 @@ fn a_known_architecture_without_rules_is_not_called_loadable() {
 }
 
 #[test]
-fn adapters_and_projectors_are_not_models() {
-    for (key, value) in [
-        ("general.type", "adapter"),
-        ("general.architecture", "clip"),
+fn adapters_are_not_models() {
+    let bytes = sample_with(|b| {
+        b.set("general.type", "adapter").unwrap();
+    });
+    let report = report_of(&bytes);
+    assert!(
+        matches!(report.coverage, Coverage::NotAModel { .. }),
+        "{report:?}"
+    );
+    assert_eq!(report.problems, []);
+    assert!(!report.loadable());
+    assert!(report.note().unwrap().contains("adapter"));
+}
+
+/// A `clip` file (an mmproj, `general.type` `mmproj`) is libmtmd's: no
+/// loader rule applies, the note says who loads it, and only a projector
+/// type libmtmd would refuse is a problem.
+#[test]
+fn projectors_are_libmtmds() {
+    for (ty, problem) in [
+        (Some("qwen2.5vl_merger"), None),
+        (Some("qwen2.5vl"), Some("libmtmd knows")),
+        (None, Some("clip.projector_type")),
     ] {
         let bytes = sample_with(|b| {
-            b.set(key, value).unwrap();
+            b.set("general.architecture", "clip").unwrap();
+            b.set("general.type", "mmproj").unwrap();
+            b.set("clip.has_vision_encoder", true).unwrap();
+            if let Some(ty) = ty {
+                b.set("clip.projector_type", ty).unwrap();
+            }
         });
         let report = report_of(&bytes);
-        assert!(
-            matches!(report.coverage, Coverage::NotAModel { .. }),
-            "{report:?}"
-        );
-        assert_eq!(report.problems, []);
+        let Coverage::Projector { projector } = &report.coverage else {
+            panic!("{report:?}");
+        };
+        assert_eq!(projector.projector_type.as_deref(), ty);
         assert!(!report.loadable());
-        assert!(report.note().unwrap().contains(value));
+        match problem {
+            None => {
+                assert_eq!(report.problems, []);
+                let note = report.note().unwrap();
+                assert!(
+                    note.contains("a vision projector")
+                        && note.contains("Qwen2.5-VL")
+                        && note.contains("libmtmd")
+                        && note.contains("not with its model loader"),
+                    "{note}"
+                );
+            }
+            Some(text) => {
+                assert_eq!(report.problems.len(), 1, "{report:?}");
+                assert!(report.problems[0].to_string().contains(text), "{report:?}");
+            }
+        }
     }
 }
 

@@ -82,11 +82,20 @@ pub enum Coverage {
     /// The architecture is one llama.cpp knows, or none is named: only the
     /// keys every architecture reads and the tokenizer were checked.
     CommonKeysOnly,
-    /// Not a model llama.cpp's model loader reads (`kind`: an adapter, a
-    /// vision projector, ...): no rule applies.
+    /// Not a model llama.cpp's model loader reads (`kind`: an adapter, an
+    /// importance matrix, ...): no rule applies.
     NotAModel {
         /// What the file is, as a phrase (`general.type "adapter"`).
         kind: String,
+    },
+    /// A multimodal projector (`general.architecture` `clip`, an `mmproj`
+    /// file), which llama.cpp loads with libmtmd beside a text model, not
+    /// with its model loader: none of the loader's rules apply. The only
+    /// problems reported are libmtmd's refusals of its projector type
+    /// (missing, or not one it knows).
+    Projector {
+        /// What its `clip.*` keys say it is.
+        projector: crate::summary::ProjectorSummary,
     },
 }
 
@@ -142,6 +151,11 @@ impl LoadReport {
             )),
             Coverage::NotAModel { kind } => Some(format!(
                 "{kind}: not a model llama.cpp's model loader reads, not checked"
+            )),
+            Coverage::Projector { projector } => Some(format!(
+                "{}: llama.cpp loads it with libmtmd (llama-mtmd-cli, llama-server --mmproj) \
+                 beside its text model, not with its model loader, whose rules do not apply",
+                projector.describe()
             )),
         }
     }

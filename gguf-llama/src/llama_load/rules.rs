@@ -12,7 +12,9 @@ use super::keys::{self, KeyRule, MAX_LAYERS};
 use super::layouts::{layout, Check, Layout};
 use super::tensors::{self, TensorSet};
 use super::{vocab, Coverage, LoadProblem, LoadReport};
-use crate::summary::{arch_key, key, loader_key, str_of, ArchParams, LoaderParams};
+use crate::summary::{
+    arch_key, key, loader_key, str_of, ArchParams, LoaderParams, ProjectorSummary,
+};
 
 /// `LLAMA_MAX_EXPERTS`.
 const MAX_EXPERTS: u64 = 1024;
@@ -22,7 +24,10 @@ const ROPE_SCALING_TYPES: &[&str] = &["none", "linear", "yarn", "longrope"];
 
 pub(super) fn check(model: &(impl Gguf + ?Sized)) -> LoadReport {
     let mut report = check_loading(model);
-    if !matches!(report.coverage, Coverage::NotAModel { .. }) {
+    if !matches!(
+        report.coverage,
+        Coverage::NotAModel { .. } | Coverage::Projector { .. }
+    ) {
         report.problems.extend(activation_types(model));
     }
     report
@@ -53,6 +58,25 @@ fn activation_types(model: &(impl Gguf + ?Sized)) -> Vec<LoadProblem> {
     out
 }
 
+/// A projector's summary, and what libmtmd refuses of its type (as it
+/// reads it: `clip.projector_type`, else the vision's or the audio's):
+/// none, or one it does not know ("unknown projector type").
+fn projector(meta: &(impl Gguf + ?Sized)) -> (ProjectorSummary, Vec<LoadProblem>) {
+    let summary = ProjectorSummary::of(meta).unwrap_or_default();
+    let mut problems = Vec::new();
+    match &summary.projector_type {
+        None => problems.push(LoadProblem::MissingKey {
+            key: "clip.projector_type".into(),
+        }),
+        Some(t) if !summary.known_type => problems.push(LoadProblem::BadValue {
+            key: "clip.projector_type".into(),
+            reason: format!("{t:?} is not a projector type libmtmd knows (it refuses the file)"),
+        }),
+        Some(_) => {}
+    }
+    (summary, problems)
+}
+
 /// What llama.cpp's loader refuses, in its order.
 fn check_loading(model: &(impl Gguf + ?Sized)) -> LoadReport {
     let meta = model;
@@ -62,6 +86,11 @@ fn check_loading(model: &(impl Gguf + ?Sized)) -> LoadReport {
         problems,
         coverage,
     };
+    // A projector (general.type "mmproj") is libmtmd's.
+    if architecture.as_deref() == Some(PROJECTOR) {
+        let (projector, problems) = projector(meta);
+        return report(problems, Coverage::Projector { projector });
+    }
     // Adapters, imatrix files and the like are read by other code.
     if let Some(kind) = str_of(meta, "general.type").filter(|t| *t != "model") {
         let kind = format!("general.type {kind:?}");
@@ -69,10 +98,6 @@ fn check_loading(model: &(impl Gguf + ?Sized)) -> LoadReport {
     }
     let mut out = Vec::new();
     let arch = match (meta.value("general.architecture"), architecture.as_deref()) {
-        (_, Some(PROJECTOR)) => {
-            let kind = format!("architecture {PROJECTOR:?} (a vision projector)");
-            return report(Vec::new(), Coverage::NotAModel { kind });
-        }
         (_, Some(a)) if is_model_architecture(a) => Some(a),
         (_, Some(a)) => {
             out.push(LoadProblem::UnknownArchitecture { name: a.into() });

@@ -21,12 +21,14 @@
 mod ftype;
 mod hparams;
 mod per_layer;
+mod projector;
 
 pub use hparams::ArchParams;
 pub(crate) use hparams::{
     arch_key, key, loader_key, str_of, swa_layout, u32_of, LoaderParams, SwaPattern,
 };
 pub use per_layer::PerLayer;
+pub use projector::{is_projector_type, ProjectorSummary, PROJECTOR_ARCHITECTURE, PROJECTOR_TYPES};
 
 use crate::error::Result;
 use gguf_core::format::file_type_name;

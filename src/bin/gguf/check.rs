@@ -97,6 +97,10 @@ pub fn run(args: Args) -> crate::CliResult {
     let covered = verdict
         .as_ref()
         .is_some_and(|v| v.coverage == gguf::llama_load::Coverage::Full);
+    // A multimodal projector is libmtmd's, not the model loader's.
+    let projector = verdict
+        .as_ref()
+        .is_some_and(|v| matches!(v.coverage, gguf::llama_load::Coverage::Projector { .. }));
     if args.json {
         let list: Vec<_> = problems
             .iter()
@@ -129,7 +133,11 @@ pub fn run(args: Args) -> crate::CliResult {
             });
             lines.push(format!(
                 "{shown}: {}",
-                summary(&problems, loadable, covered, note)
+                if projector {
+                    projector_summary(&problems, note)
+                } else {
+                    summary(&problems, loadable, covered, note)
+                }
             ));
         }
         crate::print(&lines.join("\n"))?;
@@ -234,6 +242,25 @@ fn summary(
         }
         (_, None, Some(note)) => format!("valid GGUF ({note}); {n} problem(s) above"),
         (_, None, None) => format!("valid GGUF; {n} problem(s) above"),
+    }
+}
+
+/// The verdict line for a valid multimodal projector (`clip`): llama.cpp
+/// loads it with libmtmd, not with its model loader, so it is neither
+/// "loadable" nor "not loadable" by the loader's rules; `note` says so.
+fn projector_summary(problems: &[Problem], note: Option<String>) -> String {
+    let n = problems.len();
+    let refused = problems.iter().any(|p| p.check == "llama.cpp");
+    match (n, note) {
+        (0, Some(note)) => format!("ok (valid GGUF, finite values, consistent metadata; {note})"),
+        (0, None) => {
+            "ok (valid GGUF, a multimodal projector, finite values, consistent metadata)".to_owned()
+        }
+        _ if refused => format!(
+            "valid GGUF, a multimodal projector that libmtmd (llama.cpp's loader of projectors) \
+             refuses; {n} problem(s) above"
+        ),
+        _ => format!("valid GGUF, a multimodal projector (libmtmd's); {n} problem(s) above"),
     }
 }
 

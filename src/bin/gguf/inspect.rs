@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use gguf::summary::{ModelSummary, PerLayer};
+use gguf::summary::{ModelSummary, PerLayer, ProjectorSummary};
 use gguf::Gguf;
 use gguf::Model;
 use serde::ser::{SerializeMap, SerializeSeq};
@@ -359,7 +359,7 @@ fn summary_json(model: &Model<'_>) -> serde_json::Value {
         .map(|(t, n)| (t.to_string(), json!(n)))
         .collect();
     let hp = &m.params;
-    json!({
+    let mut doc = json!({
         "architecture": m.architecture,
         "type": m.model_type,
         "name": m.name,
@@ -382,7 +382,57 @@ fn summary_json(model: &Model<'_>) -> serde_json::Value {
         "expert_used_count": per_layer(&hp.expert_used_count),
         "vocab_size": m.vocab_size,
         "tokenizer_model": m.tokenizer_model,
-    })
+    });
+    if let Some(p) = ProjectorSummary::of(model) {
+        doc["projector"] = json!({
+            "projector_type": p.projector_type,
+            "family": p.family,
+            "known_type": p.known_type,
+            "vision": p.vision,
+            "audio": p.audio,
+            "image_size": p.image_size,
+            "patch_size": p.patch_size,
+            "embedding_length": p.embedding_length,
+            "block_count": p.block_count,
+            "projection_dim": p.projection_dim,
+        });
+    }
+    doc
+}
+
+/// The first lines of a multimodal projector's summary: what it is (its
+/// projector type and model family), then the encoder's shape.
+fn projector_text(s: &mut String, m: &ModelSummary, p: &ProjectorSummary) {
+    use std::fmt::Write;
+    let opt = |v: Option<String>| v.map_or_else(|| "-".into(), |v| escape(&v).into_owned());
+    let _ = writeln!(
+        s,
+        "Model: {}, {}",
+        opt(m.name.clone()),
+        escape(&p.describe())
+    );
+    let mut shape = Vec::new();
+    if let Some(n) = p.image_size {
+        shape.push(format!("image {n}x{n} px"));
+    }
+    if let Some(n) = p.patch_size {
+        shape.push(format!("patch {n} px"));
+    }
+    if let Some(n) = p.embedding_length {
+        shape.push(format!("embedding {n}"));
+    }
+    if let Some(n) = p.block_count {
+        shape.push(format!("{n} blocks"));
+    }
+    if let Some(n) = p.projection_dim {
+        shape.push(format!("projects to {n} (the text model's embedding)"));
+    }
+    let loaded = "loaded by llama.cpp's libmtmd (--mmproj) beside its text model";
+    if shape.is_empty() {
+        let _ = writeln!(s, "  {loaded}");
+    } else {
+        let _ = writeln!(s, "  {}; {loaded}", shape.join(", "));
+    }
 }
 
 /// The model summary as the first lines of `gguf inspect`.
@@ -392,13 +442,19 @@ fn summary_text(s: &mut String, model: &Model<'_>) {
         return;
     };
     let opt = |v: Option<String>| v.map_or_else(|| "-".into(), |v| escape(&v).into_owned());
-    let _ = writeln!(
-        s,
-        "Model: {} ({}), {}",
-        opt(m.name.clone()),
-        opt(m.architecture.clone()),
-        opt(m.model_type.clone())
-    );
+    let projector = ProjectorSummary::of(model);
+    match &projector {
+        Some(p) => projector_text(s, &m, p),
+        None => {
+            let _ = writeln!(
+                s,
+                "Model: {} ({}), {}",
+                opt(m.name.clone()),
+                opt(m.architecture.clone()),
+                opt(m.model_type.clone())
+            );
+        }
+    }
     if m.tensor_types.is_empty() {
         // Nothing to count, and a quantization guessed from no tensors
         // would be made up.
