@@ -7,10 +7,10 @@
         str(ids)) and registers it under NAME in the copy's get_vocab_base_pre(), after the
         known hashes, as that script would. Prints "FIXTURE NAME HASH" lines.
 
-    import_oracle.py readme README COMMIT REGISTERED_FILE TIMINGS_FILE ORDER_FILE
+    import_oracle.py readme README COMMIT REGISTERED_FILE TIMINGS_FILE ORDER_FILE LORA_FILE
         Rewrites the converter section of tests/data/import/README.md. ORDER_FILE lists every
-        "FIXTURE OUTTYPE" the script knows, in table order; runs missing from TIMINGS_FILE keep
-        the row the section had.
+        "OUTPUT OUTTYPE" the script knows (OUTPUT.OUTTYPE.gguf), in table order; runs missing
+        from TIMINGS_FILE keep the row the section had. LORA_FILE lists "ADAPTER BASE" lines.
 """
 
 from __future__ import annotations
@@ -80,9 +80,11 @@ def old_timings(text: str) -> dict[tuple[str, str], str]:
     return rows
 
 
-def readme(path: Path, commit: str, registered: Path, timings: Path, order: Path) -> None:
+def readme(path: Path, commit: str, registered: Path, timings: Path, order: Path,
+           loras: Path) -> None:
     rows = [line.split() for line in registered.read_text().splitlines() if line.strip()]
     runs = [line.split() for line in order.read_text().splitlines() if line.strip()]
+    adapters = [line.split() for line in loras.read_text().splitlines() if line.strip()]
     text = path.read_text(encoding="utf-8")
     # rows of fixtures not converted this time stay as they were
     times = old_timings(text)
@@ -103,7 +105,23 @@ def readme(path: Path, commit: str, registered: Path, timings: Path, order: Path
         "",
         "(and `--outtype q8_0`, `--outtype bf16`), so its `general.name` heuristics see the directory",
         "`tests/data/import/<name>`. No other option is given (in particular no `--no-mtp`: the MTP layers",
-        "of `glm4-moe` and `qwen3-next` are converted).",
+        "of `glm4-moe` and `qwen3-next` are converted, and no `--fp8-as-q8`).",
+        "",
+        "The vision-language fixtures are converted twice: without `--mmproj` (the text model,",
+        "`<name>.<type>.gguf`) and with it (the projector, `mmproj-<name>.<type>.gguf`):",
+        "",
+        "    python convert_hf_to_gguf.py tests/data/import/<name> --mmproj --outtype f16 --outfile tests/data/import/mmproj-<name>.f16.gguf",
+        "",
+        "The LoRA adapters go through `convert_lora_to_gguf.py` of the same tree, given the fixture each",
+        "was made on (only its `config.json` is read: the output is the same without the base's weights):",
+        "",
+    ]
+    lines += [f"    python convert_lora_to_gguf.py tests/data/import/{a} --base tests/data/import/{b} "
+              f"--outtype f16 --outfile tests/data/import/{a}.f16.gguf" for a, b in adapters]
+    lines += [
+        "",
+        "(and `--outtype bf16`, `--outtype q8_0` for both).",
+        "",
         "The converter knows only the BPE pre-tokenizer hashes in its own list, so a patched copy of it",
         "(in a temporary directory; the vendored tree is never edited) had these hashes registered the way",
         "`convert_hf_to_gguf_update.py` does (`AutoTokenizer.from_pretrained(dir).encode(CHK_TXT)`, sha256 of",
@@ -122,7 +140,7 @@ def readme(path: Path, commit: str, registered: Path, timings: Path, order: Path
         "`$IMPORT_ORACLE_VENV`, default `/work/targets/convert-venv`):",
         "",
         "    scripts/import_oracle.sh            # rewrites tests/data/import/*.gguf and this section",
-        "    scripts/import_oracle.sh NAME...    # only these fixtures' outputs (and their rows below)",
+        "    scripts/import_oracle.sh NAME...    # only these directories' outputs (and their rows below)",
         "",
         "Converter wall time and peak memory per run, measured by the script with `/usr/bin/time` on a",
         "shared 2-core machine (nearly all of it is Python starting and importing torch and transformers):",
@@ -145,8 +163,9 @@ def readme(path: Path, commit: str, registered: Path, timings: Path, order: Path
 def main() -> int:
     if len(sys.argv) >= 3 and sys.argv[1] == "register":
         register(Path(sys.argv[2]), sys.argv[3:])
-    elif len(sys.argv) == 7 and sys.argv[1] == "readme":
-        readme(Path(sys.argv[2]), sys.argv[3], Path(sys.argv[4]), Path(sys.argv[5]), Path(sys.argv[6]))
+    elif len(sys.argv) == 8 and sys.argv[1] == "readme":
+        readme(Path(sys.argv[2]), sys.argv[3], Path(sys.argv[4]), Path(sys.argv[5]), Path(sys.argv[6]),
+               Path(sys.argv[7]))
     else:
         print(__doc__, file=sys.stderr)
         return 2

@@ -475,6 +475,17 @@ pub fn import_model(
         OutType::F32 | OutType::F16 | OutType::BF16 if !mxfp4.is_empty() => MOSTLY_MXFP4_MOE,
         _ => out.file_type(),
     };
+    if let (Target::Preset(preset), Some(t)) = (options.target, mxfp4.first()) {
+        // llama-quantize refuses the converter's file: its experts are
+        // quantized already.
+        return Err(config::config_error(
+            &config.file,
+            format!(
+                "quant_method mxfp4: the converter keeps the experts MXFP4 ({} ...), which llama-quantize does not requantize to {}; import as f16, bf16 or q8_0 (the experts stay MXFP4), or quantize that file with `gguf quantize --allow-requantize`",
+                t.name, preset.name
+            ),
+        ));
+    }
     let mut planned = mxfp4;
     // Keys the converter sets while generating tensors, which come right
     // after `general.architecture` (it generates them before the metadata).

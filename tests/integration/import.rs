@@ -870,6 +870,17 @@ fn quantized_checkpoints_the_import_cannot_read_are_refused_by_name() {
             && err.contains("does not have"),
         "{err}"
     );
+    // A preset of MXFP4 experts, which llama-quantize refuses to requantize.
+    let out = tempfile::tempdir().unwrap();
+    let err = import_to(
+        &data().join("gpt-oss-mxfp4"),
+        &out.path().join("q.gguf"),
+        Target::parse("q4_k_m").unwrap(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("mxfp4") && err.contains("Q4_K_M"), "{err}");
+    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0);
     // MXFP4 blocks without their scales.
     let tmp = copy_fixture("gpt-oss-mxfp4");
     let dir = tmp.path().join("gpt-oss-mxfp4");
