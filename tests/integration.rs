@@ -33,6 +33,7 @@ mod integration {
     pub mod gguf_py;
     pub mod hostile;
     pub mod import;
+    pub mod import_mmproj;
     pub mod import_oracle;
     pub mod interop_read;
     pub mod llama_load;

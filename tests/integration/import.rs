@@ -62,7 +62,11 @@ fn has_tokenizer(file: &GgufFile<'_>) -> bool {
 
 /// Every difference between the converter's file and ours: metadata
 /// (order, type, value), tensors (order, name, type, shape, bytes).
-fn differences(theirs: &GgufFile<'_>, ours: &GgufFile<'_>, with_tokenizer: bool) -> Vec<String> {
+pub(super) fn differences(
+    theirs: &GgufFile<'_>,
+    ours: &GgufFile<'_>,
+    with_tokenizer: bool,
+) -> Vec<String> {
     let keep = |k: &&str| with_tokenizer || !k.starts_with("tokenizer.");
     let a: Vec<(&str, String)> = theirs
         .metadata()
@@ -310,7 +314,7 @@ fn split_output_merges_back_to_the_single_file() {
 // ---- bad input ----
 
 /// A copy of fixture `name` to break.
-fn copy_fixture(name: &str) -> tempfile::TempDir {
+pub(super) fn copy_fixture(name: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let to = dir.path().join(name);
     std::fs::create_dir(&to).unwrap();
