@@ -21,6 +21,11 @@
 //! output, then [`quantize_model`] runs
 //! on it, and the temporary file is removed.
 //!
+//! With [`ImportOptions::mmproj`] the output is the checkpoint's vision
+//! projector instead (the converter's `--mmproj`: `general.architecture`
+//! `clip`, which llama.cpp's libmtmd loads beside the text model), for
+//! the architectures [`has_projector`] names.
+//!
 //! Tensors are converted while the file is written, a slab of rows at a
 //! time on every core (feature `parallel`): memory stays bounded by a slab
 //! and the mapped input, whatever the model's size. The output appears
@@ -44,7 +49,8 @@
 //! the order and checks it):
 //! - `error`;
 //! - `config`: `config.json` with the `transformers` defaults;
-//! - `arch` (one table per architecture), `card` (the model card),
+//! - `arch` (one table per architecture; `arch_vl` those of the
+//!   vision-language checkpoints' text models), `card` (the model card),
 //!   `checkpoint` (the safetensors files, mapped), `rope` (generated
 //!   `rope_freqs`), `vocab` (the tokenizer files to `tokenizer.*`);
 //! - `hparams`: the architecture's hyper-parameter keys;
@@ -52,7 +58,9 @@
 //! - this file: [`import_model`] and its options ([`ImportOptions`],
 //!   [`Target`], [`OutType`]); the crate root declares every file, so its
 //!   own imports are not checked;
-//! - `tensors`: which tensors, with which types, converted while written.
+//! - `tensors`: which tensors, with which types, converted while written;
+//! - `lora`: LoRA adapters through the same tables;
+//! - `mmproj`: vision projectors (`--mmproj`), their own tables.
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
