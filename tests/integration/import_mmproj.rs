@@ -361,3 +361,97 @@ fn the_command_writes_a_projector_and_lists_who_has_one() {
         .unwrap();
     assert!(!line.contains("--mmproj"), "{line}");
 }
+
+/// Edits `file` (JSON) of a copy of fixture `name` and imports its
+/// projector: the error.
+fn projector_error(name: &str, file: &str, edit: impl FnOnce(&mut serde_json::Value)) -> String {
+    let dir = copy_fixture(name);
+    let ckpt = dir.path().join(name);
+    let path = ckpt.join(file);
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    edit(&mut json);
+    std::fs::write(&path, serde_json::to_vec(&json).unwrap()).unwrap();
+    let mut options = ImportOptions::new(Target::Float(OutType::F16));
+    options.mmproj = true;
+    let out = dir.path().join("out.gguf");
+    let e = import_model(&ckpt, &out, &options, |_, _, _| {}).unwrap_err();
+    assert!(!out.exists());
+    e.to_string()
+}
+
+/// What the projector needs from the config and the preprocessor, refused
+/// by name when it is missing or does not fit the tensors.
+#[test]
+fn projector_inputs_that_do_not_fit_are_errors_naming_file_and_key() {
+    let e = projector_error("qwen3-vl", "config.json", |j| {
+        j["vision_config"]["depth"] = 3.into()
+    });
+    assert!(
+        e.contains("config.json")
+            && e.contains("vision_config.depth is 3")
+            && e.contains("2 vision block"),
+        "{e}"
+    );
+    let e = projector_error("qwen3-vl", "config.json", |j| {
+        j.as_object_mut().unwrap().remove("vision_config");
+    });
+    assert!(
+        e.contains("config.json") && e.contains("\"vision_config\""),
+        "{e}"
+    );
+    let e = projector_error("qwen3-vl", "preprocessor_config.json", |j| {
+        j.as_object_mut().unwrap().remove("image_mean");
+    });
+    assert!(
+        e.contains("preprocessor_config.json") && e.contains("image_mean"),
+        "{e}"
+    );
+    let e = projector_error("qwen2.5-vl", "config.json", |j| {
+        j["vision_config"]["fullatt_block_indexes"] = serde_json::json!([1, 2]);
+    });
+    assert!(
+        e.contains("config.json") && e.contains("fullatt_block_indexes"),
+        "{e}"
+    );
+    let e = projector_error("qwen3-vl", "config.json", |j| {
+        j["vision_config"]["deepstack_visual_indexes"] = serde_json::json!([5]);
+    });
+    assert!(e.contains("deepstack_merger_list.0"), "{e}");
+    let e = projector_error("qwen2.5-vl", "config.json", |j| {
+        j["model_type"] = "qwen9_vl".into();
+    });
+    assert!(e.contains("model_type \"qwen9_vl\""), "{e}");
+}
+
+/// `mrope_section` is written for the architectures llama.cpp reads
+/// sections for, refused by name for any other and when it is not a list.
+#[test]
+fn mrope_sections_are_refused_where_llama_cpp_reads_none() {
+    let text_error = |name: &str, sections: serde_json::Value| {
+        let dir = copy_fixture(name);
+        let ckpt = dir.path().join(name);
+        let path = ckpt.join("config.json");
+        let mut json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let scaling = serde_json::json!({"rope_type": "default", "mrope_section": sections});
+        match json.get_mut("text_config") {
+            Some(t) => t["rope_scaling"] = scaling,
+            None => json["rope_scaling"] = scaling,
+        }
+        std::fs::write(&path, serde_json::to_vec(&json).unwrap()).unwrap();
+        let mut options = ImportOptions::new(Target::Float(OutType::F16));
+        options.pre_tokenizer = Some("qwen2".into());
+        let out = dir.path().join("out.gguf");
+        import_model(&ckpt, &out, &options, |_, _, _| {})
+            .unwrap_err()
+            .to_string()
+    };
+    let e = text_error("qwen3", serde_json::json!([2, 3, 3]));
+    assert!(
+        e.contains("config.json") && e.contains("mrope_section") && e.contains("qwen3"),
+        "{e}"
+    );
+    let e = text_error("qwen2-vl", serde_json::json!("2,3,3"));
+    assert!(e.contains("mrope_section is \"2,3,3\""), "{e}");
+}

@@ -15,7 +15,7 @@ use crate::error::{Error, ImportError, Result};
 use crate::tensors::{Origin, Piece, Planned};
 use crate::OutType;
 
-use super::tables::{Field, Force, Out, Projector, Rule, ALWAYS_F32, BASE_FORCED};
+use super::tables::{Field, Force, Out, Projector, Rule, ALWAYS_F32, BASE_FORCED, BLOCK_KEYS};
 
 fn tensor_error(t: &SourceTensor<'_>, reason: String) -> Error {
     Error::Import(ImportError::Tensor {
@@ -208,6 +208,35 @@ pub(super) fn plan<'a>(
             }
             planned.push(t);
         }
+    }
+    // Every block below the count has tensors (libmtmd cannot load a tower
+    // with one missing; the converter writes the count it is given). This
+    // also bounds what is built from the count (a per-block list).
+    let mut found: HashSet<u64> = HashSet::new();
+    for t in &planned {
+        let n = t
+            .name
+            .strip_prefix("v.blk.")
+            .and_then(|r| r.split_once('.'))
+            .and_then(|(n, _)| n.parse::<u64>().ok());
+        found.extend(n.filter(|&n| n < u64::from(blocks)));
+    }
+    if (found.len() as u64) < u64::from(blocks) && !planned.is_empty() {
+        // The key as config.json names it (the converter's edits add
+        // `num_hidden_layers` for `depth`).
+        let raw = vision.raw.get("vision_config");
+        let key = BLOCK_KEYS
+            .iter()
+            .find(|k| raw.and_then(|v| v.get(**k)).is_some())
+            .or_else(|| BLOCK_KEYS.iter().find(|k| vision.hparams.contains_key(**k)))
+            .unwrap_or(&"depth");
+        return Err(config_error(
+            &vision.file,
+            format!(
+                "vision_config.{key} is {blocks}, but the checkpoint has tensors of {} vision block(s) (libmtmd cannot load a tower with a block missing)",
+                found.len()
+            ),
+        ));
     }
     if planned.is_empty() {
         return Err(config_error(
