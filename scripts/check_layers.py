@@ -170,6 +170,18 @@ CRATES = {
             ["tensors"],  # plan and convert while writing
             ["lora"],  # LoRA adapters, through the tensors' plan
         ],
+        {
+            "tensors": [
+                ["piece"],  # Planned, Origin, Piece: what an output tensor is made of
+                ["names"],  # checkpoint names as the converter sees them
+                ["check"],  # hyper-parameters and shapes against the tensors
+                ["quantized"],  # FP8 scales, MXFP4 blocks
+                ["cut"],  # tensors cut into several
+                ["plan"],  # the output tensors in order
+                ["write"],  # the conversion while written
+                ["mod"],
+            ],
+        },
     ),
 }
 
