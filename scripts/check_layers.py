@@ -171,7 +171,19 @@ CRATES = {
             ["lora"],  # LoRA adapters, through the tensors' plan
             ["mmproj"],  # the vision projector (--mmproj): its tables, clip.* keys, tensors
         ],
-        {"mmproj": [["tables"], ["keys", "tensors"], ["mod"]]},
+        {
+            "tensors": [
+                ["piece"],  # Planned, Origin, Piece: what an output tensor is made of
+                ["names"],  # checkpoint names as the converter sees them
+                ["check"],  # hyper-parameters and shapes against the tensors
+                ["quantized"],  # FP8 scales, MXFP4 blocks
+                ["cut"],  # tensors cut into several
+                ["plan"],  # the output tensors in order
+                ["write"],  # the conversion while written
+                ["mod"],
+            ],
+            "mmproj": [["tables"], ["keys", "tensors"], ["mod"]],
+        },
     ),
 }
 
