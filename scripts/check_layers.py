@@ -163,7 +163,7 @@ CRATES = {
             ["error"],
             ["config"],  # config.json with the transformers defaults
             # per-architecture tables, the model card, safetensors, rope_freqs, tokenizer.*
-            ["arch", "arch_vl", "card", "checkpoint", "rope", "vocab"],
+            ["arch", "card", "checkpoint", "rope", "vocab"],
             ["hparams"],
             ["general"],  # general.* heuristics
             ["lib"],  # ImportOptions, Target, OutType: what the rooms below are told
@@ -172,6 +172,12 @@ CRATES = {
             ["mmproj"],  # the vision projector (--mmproj): its tables, clip.* keys, tensors
         ],
         {
+            "arch": [
+                ["table"],  # what a table says; the rules tables share
+                ["llama", "qwen", "gemma", "phi", "olmo", "glm", "deepseek", "gpt_oss"],  # one file per family
+                ["qwen_vl"],  # the vision-language text models, over the Qwen tables
+                ["mod"],  # ARCHITECTURES
+            ],
             "tensors": [
                 ["piece"],  # Planned, Origin, Piece: what an output tensor is made of
                 ["names"],  # checkpoint names as the converter sees them

@@ -6,8 +6,8 @@ use serde_json::{Map, Value};
 use crate::error::Result;
 use gguf_core::write::MetaValue;
 
+use super::arch::MROPE_ARCHITECTURES;
 use super::arch::{Architecture, Step};
-use super::arch_vl::MROPE_ARCHITECTURES;
 use super::config::{config_error, Config};
 
 /// Keys in write order; setting a key again keeps its place and takes the

@@ -49,8 +49,8 @@
 //! the order and checks it):
 //! - `error`;
 //! - `config`: `config.json` with the `transformers` defaults;
-//! - `arch` (one table per architecture; `arch_vl` those of the
-//!   vision-language checkpoints' text models), `card` (the model card),
+//! - `arch` (one table per architecture, a file per family, `qwen_vl`
+//!   the vision-language checkpoints' text models), `card` (the model card),
 //!   `checkpoint` (the safetensors files, mapped), `rope` (generated
 //!   `rope_freqs`), `vocab` (the tokenizer files to `tokenizer.*`);
 //! - `hparams`: the architecture's hyper-parameter keys;
@@ -69,7 +69,7 @@ mod error;
 pub use error::{Error, ImportError, Result, VocabError};
 
 mod arch;
-mod arch_vl;
+
 mod card;
 mod checkpoint;
 mod config;

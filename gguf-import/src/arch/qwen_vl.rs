@@ -9,8 +9,9 @@
 //! multimodal RoPE: `rope_scaling.mrope_section`, written as
 //! `{arch}.rope.dimension_sections` ([`MROPE_ARCHITECTURES`]).
 
-use super::arch::{Architecture, Step, QWEN2, QWEN3};
-use super::config::Default as D;
+use super::qwen::{QWEN2, QWEN3};
+use super::table::{Architecture, Step};
+use crate::config::Default as D;
 
 /// The GGUF architectures whose RoPE parameters may hold `mrope_section`
 /// (llama.cpp reads `rope.dimension_sections` for them); for any other the
