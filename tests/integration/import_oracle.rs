@@ -31,7 +31,7 @@ use super::quantize_oracle::{assert_same_logits_in_pairs, bless, run, tools_bin}
 /// (the converter's list does not know these tokenizers, so `gguf import`
 /// is told, with the override the issue gives it) and whether the
 /// converter's BF16 output is committed too.
-pub const FIXTURES: [(&str, Option<&str>, bool); 22] = [
+pub const FIXTURES: [(&str, Option<&str>, bool); 26] = [
     ("llama-bpe", Some("llama-bpe"), false),
     ("llama-spm", None, false),
     ("mistral-swa", None, false),
@@ -56,6 +56,12 @@ pub const FIXTURES: [(&str, Option<&str>, bool); 22] = [
     ("qwen3-fp8", Some("qwen2"), true),
     ("deepseek-v3-fp8", Some("llama-bpe"), true),
     ("gpt-oss-mxfp4", Some("llama-bpe"), true),
+    // The text models of vision-language checkpoints (their projectors:
+    // import_mmproj.rs).
+    ("gemma3-vl", None, true),
+    ("qwen2-vl", Some("qwen2"), true),
+    ("qwen2.5-vl", Some("qwen2"), true),
+    ("qwen3-vl", Some("qwen2"), true),
 ];
 
 /// What `llama-quantize.sha256` records for a preset llama-quantize
