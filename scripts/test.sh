@@ -102,13 +102,81 @@ cargo test --workspace --doc
 # gguf-core without `simd` and `parallel` (portable codecs, one thread):
 # its unit tests and the codec oracle vectors, the same bytes as with them.
 cargo test -p gguf-core --no-default-features --lib --test codecs --test ggml_quant
-# The Python package (python/, README "Python"): installed into a venv of
-# its own the way users install it (`pip install ./python`: maturin builds
-# the extension in release), then its tests against gguf-py 0.19.
-python_venv="${CARGO_TARGET_DIR:-target}/python-venv"
+# The Python package (python/, README "Python"), as users get it: built
+# once as a wheel (`maturin build --release`, maturin and the checking
+# tools pinned in python/build-requirements.txt), installed into a fresh
+# venv whose PATH has no cargo or rustc and with no package index (its
+# dependencies from a wheelhouse downloaded first), then its tests run
+# against that installed wheel. The sdist builds a wheel too, and twine
+# checks both as PyPI would.
+python_dir="$(realpath -m "${CARGO_TARGET_DIR:-target}")/python"
+python_tools="$python_dir/tools-venv"
+python_dist="$python_dir/dist"
+python_wheelhouse="$python_dir/wheelhouse"
+python_venv="$python_dir/venv"
+python_home="$python_dir/home"
+rm -rf "$python_dist" "$python_venv" "$python_home"
+mkdir -p "$python_dist/sdist-wheel" "$python_wheelhouse" "$python_home"
+[ -x "$python_tools/bin/python" ] || python3 -m venv "$python_tools"
+"$python_tools/bin/python" -m pip install --quiet --disable-pip-version-check -r python/build-requirements.txt
+"$python_tools/bin/maturin" build --quiet --release -m python/Cargo.toml --out "$python_dist"
+"$python_tools/bin/maturin" sdist -m python/Cargo.toml --out "$python_dist"
+python_wheels=("$python_dist"/gguf_rs-*.whl)
+python_sdists=("$python_dist"/gguf_rs-*.tar.gz)
+if [ "${#python_wheels[@]}" != 1 ] || [ "${#python_sdists[@]}" != 1 ]; then
+    echo "error: expected one wheel and one sdist in $python_dist, got: ${python_wheels[*]} ${python_sdists[*]}" >&2
+    exit 1
+fi
+python_wheel=${python_wheels[0]}
+python_sdist=${python_sdists[0]}
+echo "built $(basename "$python_wheel") ($(stat -c %s "$python_wheel") bytes) and $(basename "$python_sdist")"
+"$python_tools/bin/twine" check --strict "$python_wheel" "$python_sdist"
+"$python_tools/bin/python" python/tools/check_dist.py "$python_wheel" "$python_sdist"
+# The sdist builds a wheel, as pip does where no wheel fits (with the pinned
+# maturin). It shares the target directory, so cargo rebuilds only what the
+# sdist's sources change; GGUF_SDIST_FRESH=1 builds it in an empty target
+# directory instead, every crate compiled from the sdist alone (about as
+# long as the first wheel's build again).
+if [ -n "${GGUF_SDIST_FRESH:-}" ]; then
+    sdist_target=$(mktemp -d)
+else
+    sdist_target="$(realpath -m "${CARGO_TARGET_DIR:-target}")"
+fi
+PATH="$python_tools/bin:$PATH" CARGO_TARGET_DIR="$sdist_target" "$python_tools/bin/python" -m pip wheel --quiet \
+    --disable-pip-version-check --no-deps --no-build-isolation --wheel-dir "$python_dist/sdist-wheel" "$python_sdist"
+if [ -n "${GGUF_SDIST_FRESH:-}" ]; then
+    rm -rf "$sdist_target"
+else
+    echo "note: the sdist's wheel reused the target directory's build: set GGUF_SDIST_FRESH=1 to build it from the sdist alone"
+fi
+# The wheel's dependencies and the test tools, downloaded while the network
+# is allowed; then the install sees only the wheelhouse and the wheel.
+"$python_tools/bin/python" -m pip download --quiet --disable-pip-version-check --only-binary :all: \
+    --dest "$python_wheelhouse" "$python_wheel" pytest tqdm
+rm -f "$python_wheelhouse"/gguf_rs-*.whl
 python3 -m venv "$python_venv"
-"$python_venv/bin/python" -m pip install --quiet --disable-pip-version-check ./python pytest tqdm
-"$python_venv/bin/python" -m pytest -q -rs python/tests
+no_rust=(env -i PATH=/usr/bin:/bin HOME="$python_home")
+if "${no_rust[@]}" sh -c 'command -v cargo || command -v rustc || command -v maturin'; then
+    echo "error: the install without a Rust toolchain finds one on PATH=/usr/bin:/bin (above)" >&2
+    exit 1
+fi
+(cd "$python_home" && "${no_rust[@]}" "$python_venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    --no-index --only-binary :all: --find-links "$python_dist" --find-links "$python_wheelhouse" gguf-rs pytest tqdm)
+(cd "$python_home" && "${no_rust[@]}" "$python_venv/bin/python" -c '
+import sys, gguf_rs, gguf_rs._native
+assert gguf_rs._native.__file__.startswith(sys.prefix), gguf_rs._native.__file__
+print(f"installed gguf_rs {gguf_rs.__version__} without a Rust toolchain: {gguf_rs._native.__file__}")')
+# The wheel built from the sdist imports and reads the sample too.
+"$python_venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-index --no-deps \
+    --target "$python_dir/sdist-wheel-site" "$python_dist"/sdist-wheel/gguf_rs-*.whl
+PYTHONPATH="$python_dir/sdist-wheel-site" "$python_venv/bin/python" -c '
+import sys, gguf_rs
+assert gguf_rs.__file__.startswith(sys.path[1]), (gguf_rs.__file__, sys.path[1])
+assert gguf_rs.open(sys.argv[1]).metadata["general.architecture"] == "llama"
+print("the wheel built from the sdist imports and reads the sample")' samples/tiny-llama.gguf
+rm -rf "$python_dir/sdist-wheel-site"
+# The suite against the installed wheel (conftest.py refuses another copy).
+GGUF_RS_INSTALLED_IN="$python_venv" "$python_venv/bin/python" -m pytest -q -rs python/tests
 # The opt-in comparisons with llama.cpp's own tools (README, "Tests and
 # CI") pass without doing anything when not enabled; say so here, where it
 # is seen, rather than only in captured test output.
