@@ -130,7 +130,7 @@ fi
 python_wheel=${python_wheels[0]}
 python_sdist=${python_sdists[0]}
 echo "built $(basename "$python_wheel") ($(stat -c %s "$python_wheel") bytes) and $(basename "$python_sdist")"
-"$python_tools/bin/twine" check --strict "$python_wheel" "$python_sdist"
+NO_COLOR=1 COLUMNS=200 "$python_tools/bin/twine" check --strict "$python_wheel" "$python_sdist"
 "$python_tools/bin/python" python/tools/check_dist.py "$python_wheel" "$python_sdist"
 # The sdist builds a wheel, as pip does where no wheel fits (with the pinned
 # maturin). It shares the target directory, so cargo rebuilds only what the
@@ -177,6 +177,31 @@ print("the wheel built from the sdist imports and reads the sample")' samples/ti
 rm -rf "$python_dir/sdist-wheel-site"
 # The suite against the installed wheel (conftest.py refuses another copy).
 GGUF_RS_INSTALLED_IN="$python_venv" "$python_venv/bin/python" -m pytest -q -rs python/tests
+# The same wheel on other CPythons (the classifiers name 3.10 to 3.13):
+# GGUF_WHEEL_PYTHONS lists interpreters, each given a fresh venv with its
+# own wheelhouse, the same install without Rust or an index, and a smoke
+# test (open the sample, decode a tensor).
+for python in ${GGUF_WHEEL_PYTHONS:-}; do
+    other="$python_dir/other-python"
+    rm -rf "$other"
+    "$python" -m venv "$other/venv"
+    "$other/venv/bin/python" -m pip download --quiet --disable-pip-version-check --only-binary :all: \
+        --dest "$other/wheelhouse" "$python_wheel"
+    rm -f "$other"/wheelhouse/gguf_rs-*.whl
+    mkdir -p "$other/home"
+    (cd "$other/home" && "${no_rust[@]}" "$other/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        --no-index --only-binary :all: --find-links "$python_dist" --find-links "$other/wheelhouse" gguf-rs)
+    "${no_rust[@]}" "$other/venv/bin/python" -c '
+import sys, gguf_rs
+model = gguf_rs.open(sys.argv[1])
+assert model.metadata["general.architecture"] == "llama"
+assert model.tensor("token_embd.weight").to_numpy().shape == (297, 64)
+print(f"the wheel on Python {sys.version.split()[0]}: installed, opens the sample, decodes a tensor")' samples/tiny-llama.gguf
+    rm -rf "$other"
+done
+if [ -z "${GGUF_WHEEL_PYTHONS:-}" ]; then
+    echo "skipped: the wheel on other CPythons: set GGUF_WHEEL_PYTHONS to interpreters (python3.10 ... python3.13) to run it"
+fi
 # The opt-in comparisons with llama.cpp's own tools (README, "Tests and
 # CI") pass without doing anything when not enabled; say so here, where it
 # is seen, rather than only in captured test output.
