@@ -130,7 +130,7 @@ fi
 python_wheel=${python_wheels[0]}
 python_sdist=${python_sdists[0]}
 echo "built $(basename "$python_wheel") ($(stat -c %s "$python_wheel") bytes) and $(basename "$python_sdist")"
-NO_COLOR=1 COLUMNS=200 "$python_tools/bin/twine" check --strict "$python_wheel" "$python_sdist"
+COLUMNS=200 "$python_tools/bin/twine" --no-color check --strict "$python_wheel" "$python_sdist"
 "$python_tools/bin/python" python/tools/check_dist.py "$python_wheel" "$python_sdist"
 # The sdist builds a wheel, as pip does where no wheel fits (with the pinned
 # maturin). It shares the target directory, so cargo rebuilds only what the
