@@ -120,35 +120,50 @@ mkdir -p "$python_dist/sdist-wheel" "$python_wheelhouse" "$python_home"
 [ -x "$python_tools/bin/python" ] || python3 -m venv "$python_tools"
 "$python_tools/bin/python" -m pip install --quiet --disable-pip-version-check -r python/build-requirements.txt
 "$python_tools/bin/maturin" build --quiet --release -m python/Cargo.toml --out "$python_dist"
-"$python_tools/bin/maturin" sdist -m python/Cargo.toml --out "$python_dist"
 python_wheels=("$python_dist"/gguf_rs-*.whl)
-python_sdists=("$python_dist"/gguf_rs-*.tar.gz)
-if [ "${#python_wheels[@]}" != 1 ] || [ "${#python_sdists[@]}" != 1 ]; then
-    echo "error: expected one wheel and one sdist in $python_dist, got: ${python_wheels[*]} ${python_sdists[*]}" >&2
+if [ "${#python_wheels[@]}" != 1 ]; then
+    echo "error: expected one wheel in $python_dist, got: ${python_wheels[*]}" >&2
     exit 1
 fi
 python_wheel=${python_wheels[0]}
-python_sdist=${python_sdists[0]}
-echo "built $(basename "$python_wheel") ($(stat -c %s "$python_wheel") bytes) and $(basename "$python_sdist")"
-COLUMNS=200 "$python_tools/bin/twine" --no-color check --strict "$python_wheel" "$python_sdist"
-"$python_tools/bin/python" python/tools/check_dist.py "$python_wheel" "$python_sdist"
-# The sdist builds a wheel, as pip does where no wheel fits (with the pinned
-# maturin). It shares the target directory, so cargo rebuilds only what the
-# sdist's sources change; GGUF_SDIST_FRESH=1 builds it in an empty target
-# directory instead, every crate compiled from the sdist alone (about as
-# long as the first wheel's build again).
-if [ -n "${GGUF_SDIST_FRESH:-}" ]; then
-    sdist_target=$(mktemp -d)
-else
-    sdist_target="$(realpath -m "${CARGO_TARGET_DIR:-target}")"
-fi
-PATH="$python_tools/bin:$PATH" CARGO_TARGET_DIR="$sdist_target" "$python_tools/bin/python" -m pip wheel --quiet \
-    --disable-pip-version-check --no-deps --no-build-isolation --wheel-dir "$python_dist/sdist-wheel" "$python_sdist"
-if [ -n "${GGUF_SDIST_FRESH:-}" ]; then
-    rm -rf "$sdist_target"
-else
-    echo "note: the sdist's wheel reused the target directory's build: set GGUF_SDIST_FRESH=1 to build it from the sdist alone"
-fi
+echo "built $(basename "$python_wheel") ($(stat -c %s "$python_wheel") bytes)"
+# The sdist, a wheel built from it (as pip does where no wheel fits, with
+# the pinned maturin), and the publishing checks of both (twine check
+# --strict, python/tools/check_dist.py) run in the background while the
+# wheel is installed and tested; their output follows the tests. The
+# sdist's wheel shares the target directory, so cargo rebuilds only what
+# the sdist's sources change; GGUF_SDIST_FRESH=1 builds it in an empty
+# target directory instead, every crate compiled from the sdist alone
+# (about as long as the first wheel's build again).
+python_sdist_log="$python_dir/sdist.log"
+(
+    set -euo pipefail
+    "$python_tools/bin/maturin" sdist -m python/Cargo.toml --out "$python_dist"
+    python_sdists=("$python_dist"/gguf_rs-*.tar.gz)
+    if [ "${#python_sdists[@]}" != 1 ]; then
+        echo "error: expected one sdist in $python_dist, got: ${python_sdists[*]}" >&2
+        exit 1
+    fi
+    python_sdist=${python_sdists[0]}
+    COLUMNS=200 "$python_tools/bin/twine" --no-color check --strict "$python_wheel" "$python_sdist"
+    "$python_tools/bin/python" python/tools/check_dist.py "$python_wheel" "$python_sdist"
+    if [ -n "${GGUF_SDIST_FRESH:-}" ]; then
+        sdist_target=$(mktemp -d)
+    else
+        sdist_target="$(realpath -m "${CARGO_TARGET_DIR:-target}")"
+    fi
+    PATH="$python_tools/bin:$PATH" CARGO_TARGET_DIR="$sdist_target" "$python_tools/bin/python" -m pip wheel --quiet \
+        --disable-pip-version-check --no-deps --no-build-isolation --wheel-dir "$python_dist/sdist-wheel" "$python_sdist"
+    if [ -n "${GGUF_SDIST_FRESH:-}" ]; then
+        rm -rf "$sdist_target"
+        echo "built a wheel from $(basename "$python_sdist") in an empty target directory"
+    else
+        echo "built a wheel from $(basename "$python_sdist") (reusing the target directory's build: set GGUF_SDIST_FRESH=1 to build it from the sdist alone)"
+    fi
+) >"$python_sdist_log" 2>&1 &
+python_sdist_pid=$!
+# A failure in the foreground (set -e) does not leave it running.
+trap 'kill "$python_sdist_pid" 2>/dev/null || true' EXIT
 # The wheel's dependencies and the test tools, downloaded while the network
 # is allowed; then the install sees only the wheelhouse and the wheel.
 "$python_tools/bin/python" -m pip download --quiet --disable-pip-version-check --only-binary :all: \
@@ -166,6 +181,15 @@ fi
 import sys, gguf_rs, gguf_rs._native
 assert gguf_rs._native.__file__.startswith(sys.prefix), gguf_rs._native.__file__
 print(f"installed gguf_rs {gguf_rs.__version__} without a Rust toolchain: {gguf_rs._native.__file__}")')
+# The suite against the installed wheel (conftest.py refuses another copy).
+GGUF_RS_INSTALLED_IN="$python_venv" "$python_venv/bin/python" -m pytest -q -rs python/tests
+if ! wait "$python_sdist_pid"; then
+    cat "$python_sdist_log"
+    echo "error: the sdist, its wheel or the publishing checks failed (above)" >&2
+    exit 1
+fi
+trap - EXIT
+cat "$python_sdist_log"
 # The wheel built from the sdist imports and reads the sample too.
 "$python_venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-index --no-deps \
     --target "$python_dir/sdist-wheel-site" "$python_dist"/sdist-wheel/gguf_rs-*.whl
@@ -175,8 +199,6 @@ assert gguf_rs.__file__.startswith(sys.path[1]), (gguf_rs.__file__, sys.path[1])
 assert gguf_rs.open(sys.argv[1]).metadata["general.architecture"] == "llama"
 print("the wheel built from the sdist imports and reads the sample")' samples/tiny-llama.gguf
 rm -rf "$python_dir/sdist-wheel-site"
-# The suite against the installed wheel (conftest.py refuses another copy).
-GGUF_RS_INSTALLED_IN="$python_venv" "$python_venv/bin/python" -m pytest -q -rs python/tests
 # The same wheel on other CPythons (the classifiers name 3.10 to 3.13):
 # GGUF_WHEEL_PYTHONS lists interpreters, each given a fresh venv with its
 # own wheelhouse, the same install without Rust or an index, and a smoke
