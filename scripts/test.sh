@@ -118,8 +118,28 @@ python_home="$python_dir/home"
 rm -rf "$python_dist" "$python_venv" "$python_home"
 mkdir -p "$python_dist/sdist-wheel" "$python_wheelhouse" "$python_home"
 [ -x "$python_tools/bin/python" ] || python3 -m venv "$python_tools"
-"$python_tools/bin/python" -m pip install --quiet --disable-pip-version-check -r python/build-requirements.txt
+"$python_tools/bin/python" -m pip install --quiet --disable-pip-version-check -c python/build-requirements.txt maturin
+# While maturin compiles: the other tools, the fresh venv, and a wheelhouse
+# of the wheel's dependencies (pyproject.toml's) and the test tools,
+# downloaded while the network is allowed; the install then sees only the
+# wheelhouse and the wheel.
+python_prepare_log="$python_dir/prepare.log"
+(
+    set -euo pipefail
+    "$python_tools/bin/python" -m pip install --quiet --disable-pip-version-check -r python/build-requirements.txt
+    python3 -m venv "$python_venv"
+    mapfile -t python_deps < <(python3 -c 'import sys, tomllib; print(*tomllib.load(open(sys.argv[1], "rb"))["project"]["dependencies"], sep="\n")' python/pyproject.toml)
+    "$python_tools/bin/python" -m pip download --quiet --disable-pip-version-check --only-binary :all: \
+        --dest "$python_wheelhouse" "${python_deps[@]}" pytest tqdm
+) >"$python_prepare_log" 2>&1 &
+python_prepare_pid=$!
+trap 'kill "$python_prepare_pid" 2>/dev/null || true' EXIT
 "$python_tools/bin/maturin" build --quiet --release -m python/Cargo.toml --out "$python_dist"
+if ! wait "$python_prepare_pid"; then
+    cat "$python_prepare_log"
+    echo "error: installing the build tools, making the venv or downloading the wheelhouse failed (above)" >&2
+    exit 1
+fi
 python_wheels=("$python_dist"/gguf_rs-*.whl)
 if [ "${#python_wheels[@]}" != 1 ]; then
     echo "error: expected one wheel in $python_dist, got: ${python_wheels[*]}" >&2
@@ -164,12 +184,6 @@ python_sdist_log="$python_dir/sdist.log"
 python_sdist_pid=$!
 # A failure in the foreground (set -e) does not leave it running.
 trap 'kill "$python_sdist_pid" 2>/dev/null || true' EXIT
-# The wheel's dependencies and the test tools, downloaded while the network
-# is allowed; then the install sees only the wheelhouse and the wheel.
-"$python_tools/bin/python" -m pip download --quiet --disable-pip-version-check --only-binary :all: \
-    --dest "$python_wheelhouse" "$python_wheel" pytest tqdm
-rm -f "$python_wheelhouse"/gguf_rs-*.whl
-python3 -m venv "$python_venv"
 no_rust=(env -i PATH=/usr/bin:/bin HOME="$python_home")
 if "${no_rust[@]}" sh -c 'command -v cargo || command -v rustc || command -v maturin'; then
     echo "error: the install without a Rust toolchain finds one on PATH=/usr/bin:/bin (above)" >&2
