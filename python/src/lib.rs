@@ -49,9 +49,9 @@ pub(crate) fn to_py(py: Python<'_>, err: gguf::Error) -> PyErr {
 
 /// [`to_py`] for gguf-llama's error (a summary, an estimate): gguf-core's
 /// errors inside as [`to_py`] raises them, its own as a [`GGUFError`].
-pub(crate) fn llama_to_py(py: Python<'_>, err: gguf::llama::Error) -> PyErr {
+pub(crate) fn llama_to_py(py: Python<'_>, err: gguf_llama::Error) -> PyErr {
     match err {
-        gguf::llama::Error::Gguf(e) => to_py(py, e),
+        gguf_llama::Error::Gguf(e) => to_py(py, e),
         other => to_py_message(py, other.to_string(), other.offset()),
     }
 }

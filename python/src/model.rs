@@ -1,9 +1,9 @@
 //! `gguf_rs.open(source)`: a whole model (one file or every shard of a
 //! split one) through the library's door, `Model::open`.
 
-use gguf::estimate::Estimate;
-use gguf::summary::ModelSummary;
 use gguf::{Gguf, Model};
+use gguf_llama::estimate::Estimate;
+use gguf_llama::summary::ModelSummary;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
@@ -124,8 +124,8 @@ impl PyModel {
         let d = estimate_dict(py, &e)?;
         if let Some(budget) = fit {
             let (f, smallest) = py
-                .detach(|| -> gguf::llama::Result<_> {
-                    let f = gguf::estimate::fit(model, &s, budget)?;
+                .detach(|| -> gguf_llama::Result<_> {
+                    let f = gguf_llama::estimate::fit(model, &s, budget)?;
                     // When nothing fits, what the smallest context needs.
                     let smallest = match f.max_ctx {
                         Some(_) => None,

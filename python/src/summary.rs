@@ -2,9 +2,9 @@
 //! `ModelSummary::of` and `Estimate::of` as Python dicts (the keys and
 //! values `gguf estimate --json` prints), with nothing computed here.
 
-use gguf::estimate::{Device, Estimate, Fit, FlashAttn, Settings, KV_CACHE_TYPES};
-use gguf::summary::ModelSummary;
 use gguf::GgmlType;
+use gguf_llama::estimate::{Device, Estimate, Fit, FlashAttn, Settings, KV_CACHE_TYPES};
+use gguf_llama::summary::ModelSummary;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -61,7 +61,7 @@ fn cache_type(name: &str) -> PyResult<GgmlType> {
         .ok_or_else(|| {
             GGUFError::new_err(format!(
                 "llama.cpp does not take {name:?} as a cache type; it accepts {}",
-                gguf::estimate::kv_cache_type_names()
+                gguf_llama::estimate::kv_cache_type_names()
             ))
         })
 }

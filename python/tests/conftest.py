@@ -19,6 +19,25 @@ GEMMA = os.environ.get("GGUF_GEMMA_MODEL")
 
 FIXTURES = ["all_types", "big_endian", "align64", "align1"]
 
+# scripts/test.sh runs the suite against the wheel it installed into a venv
+# and names the venv here: the suite then refuses any other copy of the
+# package (python/gguf_rs, an older install).
+INSTALLED_IN = os.environ.get("GGUF_RS_INSTALLED_IN")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    import gguf_rs
+
+    return f"gguf_rs {gguf_rs.__version__} from {Path(gguf_rs._native.__file__).parent}"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    import gguf_rs
+
+    native = Path(gguf_rs._native.__file__).resolve()
+    if INSTALLED_IN and not native.is_relative_to(Path(INSTALLED_IN).resolve()):
+        raise pytest.UsageError(f"gguf_rs is imported from {native}, not from the wheel installed in {INSTALLED_IN}")
+
 
 @pytest.fixture(scope="session")
 def fixture_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
