@@ -19,6 +19,10 @@ dict of Python values, tensors with ``to_numpy()``, ``summary()`` and
 ``estimate()``. ``gguf_rs.Editor(path)`` edits a file's metadata in place,
 ``gguf_rs.ModelEditor(path)`` a whole (split) model's;
 ``gguf_rs.Builder()`` writes a new file from values and numpy arrays.
+The CLI's commands are calls too: ``gguf_rs.import_hf(dir, out, type=...)``
+(``gguf import``), ``gguf_rs.quantize(input, output, preset, ...)``
+(``gguf quantize``), ``gguf_rs.imatrix(path)`` (importance matrices), and
+``model.tokenizer()`` (``encode``, ``decode``, ``token_to_piece``).
 
 Files gguf-kit refuses raise :class:`GGUFError`, a ``ValueError`` with the
 library's message and the byte offset where the file is wrong; a file that
@@ -37,21 +41,29 @@ from ._native import Editor, GGUFError, ModelEditor, __version__
 from .builder import Builder
 from .model import Model, Tensor, open
 from .reader import GGUFReader, ReaderField, ReaderTensor
+from .commands import Imatrix, architectures, imatrix, import_hf, quantize
+from .tokenizer import Tokenizer
 
 __all__ = [
     "Builder",
     "Editor",
     "GGUFError",
     "GGUFReader",
+    "Imatrix",
     "Model",
     "ModelEditor",
     "ReaderField",
     "ReaderTensor",
     "Tensor",
+    "Tokenizer",
+    "architectures",
+    "imatrix",
+    "import_hf",
     "__version__",
     "install",
     "installed",
     "open",
+    "quantize",
     "quants",
     "uninstall",
 ]

@@ -24,6 +24,7 @@ import numpy as np
 from gguf.constants import GGMLQuantizationType
 
 from ._native import Model as _NativeModel
+from .tokenizer import Tokenizer
 
 __all__ = ["Model", "Tensor", "open"]
 
@@ -134,6 +135,12 @@ class Model:
             no_mmap,
             fit,
         )
+
+    def tokenizer(self) -> Tokenizer:
+        """The model's tokenizer, built from its ``tokenizer.*`` metadata
+        (:class:`gguf_rs.Tokenizer`); :class:`gguf_rs.GGUFError` when the
+        metadata is missing or llama.cpp would refuse it."""
+        return Tokenizer(self._native.tokenizer())
 
     def tensor(self, name: str) -> Tensor:
         """The tensor called ``name`` (``KeyError`` if there is none)."""

@@ -18,10 +18,15 @@ use pyo3::types::{PyBool, PyByteArray, PyBytes, PyList};
 mod buffer;
 mod builder;
 mod editor;
+mod hf_import;
+mod imatrix;
 mod layout;
 mod model;
 mod model_editor;
+mod model_quantize;
+mod progress;
 mod summary;
+mod tokenizer;
 mod values;
 
 use buffer::{input_bytes, F32Buffer};
@@ -52,6 +57,23 @@ pub(crate) fn to_py(py: Python<'_>, err: gguf::Error) -> PyErr {
 pub(crate) fn llama_to_py(py: Python<'_>, err: gguf_llama::Error) -> PyErr {
     match err {
         gguf_llama::Error::Gguf(e) => to_py(py, e),
+        other => to_py_message(py, other.to_string(), other.offset()),
+    }
+}
+
+/// [`to_py`] for gguf-import's error.
+pub(crate) fn import_to_py(py: Python<'_>, err: gguf_import::Error) -> PyErr {
+    match err {
+        gguf_import::Error::Gguf(e) => to_py(py, e),
+        gguf_import::Error::Quantize(e) => llama_to_py(py, e),
+        other => to_py_message(py, other.to_string(), other.offset()),
+    }
+}
+
+/// [`to_py`] for gguf-tokenizer's error.
+pub(crate) fn tokenizer_to_py(py: Python<'_>, err: gguf_tokenizer::Error) -> PyErr {
+    match err {
+        gguf_tokenizer::Error::Gguf(e) => to_py(py, e),
         other => to_py_message(py, other.to_string(), other.offset()),
     }
 }
@@ -478,6 +500,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dequantize, m)?)?;
     m.add_function(wrap_pyfunction!(quantize, m)?)?;
     m.add_function(wrap_pyfunction!(block_geometry, m)?)?;
+    m.add_class::<imatrix::PyImatrix>()?;
+    m.add_class::<tokenizer::PyTokenizer>()?;
+    m.add_function(wrap_pyfunction!(model_quantize::quantize_model, m)?)?;
+    m.add_function(wrap_pyfunction!(model_quantize::max_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(hf_import::import_hf, m)?)?;
+    m.add_function(wrap_pyfunction!(hf_import::import_architectures, m)?)?;
     m.add("GGUFError", m.py().get_type::<GGUFError>())?;
     // The package's version is the crate's (maturin takes the wheel's
     // version from Cargo.toml too).

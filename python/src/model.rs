@@ -139,6 +139,15 @@ impl PyModel {
         Ok(d)
     }
 
+    /// The model's tokenizer, built from its `tokenizer.*` metadata.
+    fn tokenizer(&self, py: Python<'_>) -> PyResult<crate::tokenizer::PyTokenizer> {
+        let model = &self.model;
+        let tok = py
+            .detach(|| gguf_tokenizer::Tokenizer::from_model(model))
+            .map_err(|e| crate::tokenizer_to_py(py, e))?;
+        Ok(crate::tokenizer::PyTokenizer { tok })
+    }
+
     /// Number of files the model spans.
     fn shard_count(&self) -> usize {
         self.model.shards().len()
