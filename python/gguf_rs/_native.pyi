@@ -63,6 +63,8 @@ class Model:
     def shard_count(self) -> int: ...
     def tensor_bytes(self, name: str) -> bytes: ...
     def tensor_f32(self, name: str) -> F32Buffer: ...
+    def tokenizer(self) -> Tokenizer:
+        """The model's tokenizer (gguf_tokenizer::Tokenizer::from_model)."""
     def summary(self) -> dict[str, object]:
         """The library's ModelSummary::of as a dict."""
     def estimate(
@@ -194,3 +196,92 @@ class Builder:
 
 def ggml_type_id(name: str) -> int:
     """The GGML type id called `name` (any case); GGUFError when there is none."""
+
+class Tokenizer:
+    """A model's tokenizer as llama.cpp runs it (python/src/tokenizer.rs)."""
+
+    @property
+    def vocab_type(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def pre(self) -> str | None: ...
+    def encode(self, text: str, add_special: bool = True, parse_special: bool = False) -> list[int]: ...
+    def decode_bytes(self, ids: list[int], remove_special: bool = False, unparse_special: bool = False) -> bytes: ...
+    def token_to_piece(self, id: int, special: bool = False) -> bytes: ...
+    def token_text(self, id: int) -> str | None: ...
+    def token_score(self, id: int) -> float | None: ...
+    def token_attr(self, id: int) -> int | None: ...
+    def token_id(self, text: str) -> int | None: ...
+    def specials(self) -> dict[str, int | None]: ...
+    def flags(self) -> dict[str, bool]: ...
+    def __len__(self) -> int: ...
+
+class Imatrix:
+    """An importance matrix read by gguf-llama (python/src/imatrix.rs)."""
+
+    @property
+    def format(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def datasets(self) -> list[str]: ...
+    @property
+    def chunk_count(self) -> int: ...
+    @property
+    def chunk_size(self) -> int | None: ...
+    @staticmethod
+    def read(path: str | PathLike[str]) -> Imatrix: ...
+    def names(self) -> list[str]: ...
+    def entry(self, name: str) -> tuple[F32Buffer, list[float]] | None: ...
+    def weights(self, name: str) -> F32Buffer | None: ...
+    def convert(self, to: str, chunk_size: int | None = None) -> tuple[Imatrix, bool]:
+        """The matrix in format `to`, and whether `to` holds every count exactly."""
+    def write(self, path: str | PathLike[str]) -> None: ...
+    def to_bytes(self) -> bytes: ...
+    def __len__(self) -> int: ...
+
+def quantize_model(
+    input: str | PathLike[str],
+    output: str | PathLike[str] | None,
+    preset: str,
+    *,
+    threads: int = 0,
+    imatrix: Imatrix | str | PathLike[str] | None = None,
+    include_weights: list[str] = ...,
+    exclude_weights: list[str] = ...,
+    output_tensor_type: str | None = None,
+    token_embedding_type: str | None = None,
+    tensor_type: list[str] = ...,
+    leave_output_tensor: bool = False,
+    pure: bool = False,
+    allow_requantize: bool = False,
+    keep_split: bool = False,
+    override_kv: list[str] = ...,
+    prune_layers: list[int] = ...,
+    dry_run: bool = False,
+    progress: Callable[[str, int, int], object] | None = None,
+) -> dict[str, object]:
+    """gguf_llama::quantize::quantize_model (or dry_run) with `gguf quantize`'s flags."""
+
+def max_threads() -> int:
+    """The most threads a quantization uses (4 per core)."""
+
+def import_hf(
+    dir: str | PathLike[str],
+    output: str | PathLike[str],
+    *,
+    type: str = "f16",
+    imatrix: Imatrix | str | PathLike[str] | None = None,
+    pre_tokenizer: str | None = None,
+    split_max_size: int | None = None,
+    split_max_tensors: int | None = None,
+    threads: int = 0,
+    lora_base: str | PathLike[str] | None = None,
+    mmproj: bool = False,
+    progress: Callable[[str, int, int], object] | None = None,
+) -> dict[str, object]:
+    """gguf_import::import_model with `gguf import`'s flags."""
+
+def import_architectures() -> list[tuple[str, str, bool, bool]]:
+    """(config.json name, GGUF architecture, experts, vision projector) of each known architecture."""
