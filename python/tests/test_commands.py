@@ -22,29 +22,20 @@ import gguf_rs
 from conftest import REPO
 
 IMPORT = REPO / "tests" / "data" / "import"
-# tests/integration/import_oracle.rs's FIXTURES: each fixture's BPE
-# pre-tokenizer (None: SentencePiece, or a hash the converter knows).
-PRE_TOKENIZER = {
-    "llama-bpe": "llama-bpe",
-    "qwen2-bias": "qwen2",
-    "qwen3": "qwen2",
-    "qwen3-moe": "qwen2",
-    "qwen3-next": "qwen2",
-    "olmo2": "llama-bpe",
-    "smollm3": "llama-bpe",
-    "granite": "llama-bpe",
-    "granitemoe": "qwen2",
-    "glm4": "glm4",
-    "glm4-moe": "glm4",
-    "deepseek-v3": "llama-bpe",
-    "gpt-oss": "llama-bpe",
-    "qwen3-fp8": "qwen2",
-    "deepseek-v3-fp8": "llama-bpe",
-    "gpt-oss-mxfp4": "llama-bpe",
-    "qwen2-vl": "qwen2",
-    "qwen2.5-vl": "qwen2",
-    "qwen3-vl": "qwen2",
-}
+
+
+def pre_tokenizers() -> dict[str, str]:
+    """Each fixture's BPE pre-tokenizer, from the Rust suite's table
+    (tests/integration/import_oracle.rs's FIXTURES), the one place it is
+    written; a fixture without one is SentencePiece or has a hash the
+    converter knows."""
+    text = (REPO / "tests" / "integration" / "import_oracle.rs").read_text()
+    found = dict(re.findall(r'^\s*\("([^"]+)", Some\("([^"]+)"\), (?:true|false)\),', text, re.M))
+    assert found, "no FIXTURES rows found in import_oracle.rs"
+    return found
+
+
+PRE_TOKENIZER = pre_tokenizers()
 
 
 def sha256(path: Path) -> str:
