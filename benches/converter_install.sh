@@ -14,7 +14,8 @@
 #   CONVERTER_VENV (default /work/targets/convert-venv), LLAMA_CPP (default the vendored llama.cpp
 #   of llama-cpp-python 0.3.36 at /work/targets/open/llama/src/vendor/llama.cpp), WHEEL (the
 #   gguf_rs wheel to install into a copy of the venv; default: built with maturin), WORK
-#   (default target/bench-converter-install), LARGE=0 to skip the large checkpoint.
+#   (default target/bench-converter-install), LARGE=0 to skip the large checkpoint, MOE_CHECKPOINT
+#   (where it is, or is generated; default target/bench-moe/qwen3-moe-1g).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 VENV=${CONVERTER_VENV:-/work/targets/convert-venv}
@@ -88,7 +89,7 @@ printf '%-34s %12s %18s\n' 'with gguf_rs.install()' "$iw" "$im"
 [ ${#failed[@]} -eq 0 ] || echo "different: ${failed[*]}"
 
 if [ "${LARGE:-1}" != 0 ] && [ ${#only[@]} -eq 0 ]; then
-    CKPT=$ROOT/target/bench-moe/qwen3-moe-1g
+    CKPT=${MOE_CHECKPOINT:-$ROOT/target/bench-moe/qwen3-moe-1g}
     [ -f "$CKPT/config.json" ] || "$VENV/bin/python" scripts/make_moe_bench_checkpoint.py "$CKPT" >&2
     for outtype in f16 q8_0; do
         for way in plain install; do
