@@ -37,12 +37,14 @@ from ._native import Editor, GGUFError, ModelEditor, __version__
 from .builder import Builder
 from .model import Model, Tensor, open
 from .reader import GGUFReader, ReaderField, ReaderTensor
+from .writer import GGUFWriter
 
 __all__ = [
     "Builder",
     "Editor",
     "GGUFError",
     "GGUFReader",
+    "GGUFWriter",
     "Model",
     "ModelEditor",
     "ReaderField",
@@ -64,13 +66,22 @@ def _targets() -> list[tuple[Any, str, Any]]:
     import gguf
     import gguf.gguf_reader
     import gguf.quants
+    import gguf.gguf_writer
 
-    return [
+    targets = [
         (gguf, "GGUFReader", GGUFReader),
         (gguf.gguf_reader, "GGUFReader", GGUFReader),
         (gguf, "dequantize", quants.dequantize),
         (gguf.quants, "dequantize", quants.dequantize),
     ]
+    targets += [
+        (gguf, "GGUFWriter", GGUFWriter),
+        (gguf.gguf_writer, "GGUFWriter", GGUFWriter),
+        (gguf.quants, "quantize", quants.quantize),
+    ]
+    if hasattr(gguf, "quantize"):
+        targets.append((gguf, "quantize", quants.quantize))
+    return targets
 
 
 def install() -> None:

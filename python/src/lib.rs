@@ -23,6 +23,7 @@ mod model;
 mod model_editor;
 mod summary;
 mod values;
+mod writer;
 
 use buffer::{input_bytes, F32Buffer};
 use layout::{field_layout, value_types};
@@ -479,6 +480,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(quantize, m)?)?;
     m.add_function(wrap_pyfunction!(block_geometry, m)?)?;
     m.add("GGUFError", m.py().get_type::<GGUFError>())?;
+    m.add_class::<writer::PyWriterCore>()?;
     // The package's version is the crate's (maturin takes the wheel's
     // version from Cargo.toml too).
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
