@@ -595,6 +595,17 @@ impl PyWriterCore {
         };
         self.builder = Some(builder);
         self.unbind();
+        if let Some(t) = self.tensors.get(stream.next) {
+            // The library's error is the I/O error of the channel closed
+            // before that tensor: say what the caller left out instead.
+            return Err(refuse(
+                py,
+                format!(
+                    "the writer was closed before tensor {:?}'s data was written (write_tensor_data): no file was written",
+                    t.name
+                ),
+            ));
+        }
         written.map(|_| ()).map_err(|e| to_py(py, e))
     }
 
