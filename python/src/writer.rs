@@ -119,7 +119,10 @@ fn string(obj: &Bound<'_, PyAny>) -> PyResult<String> {
     } else {
         return Err(refuse(
             obj.py(),
-            format!("a string value must be str or bytes, got {}", obj.get_type().repr()?),
+            format!(
+                "a string value must be str or bytes, got {}",
+                obj.get_type().repr()?
+            ),
         ));
     };
     String::from_utf8(bytes)
@@ -206,6 +209,9 @@ fn array(obj: &Bound<'_, PyAny>, sub_type: Option<u32>) -> PyResult<OwnedArray> 
         }
     })
 }
+
+/// A tensor as `plan` lists it: name, GGML type id, ggml dims, bytes.
+type TensorRow = (String, u32, Vec<u64>, u64);
 
 /// A declared tensor.
 struct Declared {
@@ -344,9 +350,7 @@ impl PyWriterCore {
 
     /// The data alignment the files will have (`general.alignment`, or 32).
     fn alignment(&self) -> u64 {
-        self.builder
-            .as_ref()
-            .map_or(32, Builder::current_alignment)
+        self.builder.as_ref().map_or(32, Builder::current_alignment)
     }
 
     /// Declares tensor `name` of GGML type id `qtype` and ggml dims `dims`
@@ -392,7 +396,7 @@ impl PyWriterCore {
         max_tensors: usize,
         max_size: u64,
         small_first: bool,
-    ) -> PyResult<Vec<(PathBuf, Vec<(String, u32, Vec<u64>, u64)>)>> {
+    ) -> PyResult<Vec<(PathBuf, Vec<TensorRow>)>> {
         let builder = self
             .builder
             .as_ref()
@@ -475,7 +479,10 @@ impl PyWriterCore {
         if let Some(t) = self.tensors.first() {
             return Err(refuse(
                 py,
-                format!("tensor {:?} was declared but its data never written", t.name),
+                format!(
+                    "tensor {:?} was declared but its data never written",
+                    t.name
+                ),
             ));
         }
         let builder = self.builder(py)?;

@@ -599,4 +599,3 @@ def test_install_swaps_the_writer_and_quantize() -> None:
         gguf_rs.uninstall()
     assert (gguf.GGUFWriter, gguf.gguf_writer.GGUFWriter, gguf.quants.quantize, gguf.quantize) == theirs
     assert TheirWriter is theirs[0]
-    assert os.environ.get("GGUF_RS_NO_SUCH") is None
