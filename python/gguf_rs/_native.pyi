@@ -202,6 +202,8 @@ class WriterCore:
     def __init__(self, big_endian: bool) -> None: ...
     def set(self, key: str, value: object, vtype: int, sub_type: int | None = None) -> bool:
         """Set `key` to a value of gguf-py's GGUFValueType `vtype` (checked now); True when the key existed."""
+    def items(self) -> list[tuple[str, object, int, int | None]]:
+        """Every entry in order: key, value, gguf-py value type id, array item type id."""
     def has_key(self, key: str) -> bool: ...
     def alignment(self) -> int:
         """The data alignment the files get: general.alignment, or 32."""

@@ -36,7 +36,7 @@ from typing import Any, Sequence
 import numpy as np
 import gguf.gguf_writer as _gguf_py_writer
 from gguf.constants import GGMLQuantizationType, GGUFEndian, GGUFValueType
-from gguf.gguf_writer import TensorInfo, WriterState
+from gguf.gguf_writer import GGUFValue, TensorInfo, WriterState
 from gguf.lazy import LazyBase
 from gguf.quants import quant_shape_from_byte_shape
 
@@ -149,6 +149,14 @@ class GGUFWriter(_GGUFPyWriter):
                 for name, qtype, dims, nbytes in shard
             }
             for _, shard in self._plan()
+        ]
+
+    @property
+    def kv_data(self) -> list[dict[str, GGUFValue]]:  # type: ignore[override]
+        """The metadata, as gguf-py's attribute holds it (a copy: change it
+        with the ``add_*`` methods)."""
+        return [
+            {k: GGUFValue(value=v, type=GGUFValueType(t), sub_type=None if s is None else GGUFValueType(s)) for k, v, t, s in self._core.items()}
         ]
 
     def add_key_value(self, key: str, val: Any, vtype: GGUFValueType, sub_type: GGUFValueType | None = None) -> None:

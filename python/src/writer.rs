@@ -210,6 +210,64 @@ fn array(obj: &Bound<'_, PyAny>, sub_type: Option<u32>) -> PyResult<OwnedArray> 
     })
 }
 
+/// An array's items as a Python list, and gguf-py's id of their type.
+fn py_array<'py>(py: Python<'py>, a: &OwnedArray) -> PyResult<(Bound<'py, PyAny>, u32)> {
+    fn list<'py, T: IntoPyObject<'py> + Clone>(
+        py: Python<'py>,
+        items: &[T],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        Ok(PyList::new(py, items.iter().cloned())?.into_any())
+    }
+    Ok(match a {
+        OwnedArray::U8(v) => (list(py, v)?, UINT8),
+        OwnedArray::I8(v) => (list(py, v)?, INT8),
+        OwnedArray::U16(v) => (list(py, v)?, UINT16),
+        OwnedArray::I16(v) => (list(py, v)?, INT16),
+        OwnedArray::U32(v) => (list(py, v)?, UINT32),
+        OwnedArray::I32(v) => (list(py, v)?, INT32),
+        OwnedArray::U64(v) => (list(py, v)?, UINT64),
+        OwnedArray::I64(v) => (list(py, v)?, INT64),
+        OwnedArray::F32(v) => (list(py, v)?, FLOAT32),
+        OwnedArray::F64(v) => (list(py, v)?, FLOAT64),
+        OwnedArray::Bool(v) => (list(py, v)?, BOOL),
+        OwnedArray::String(v) => (list(py, v)?, STRING),
+        OwnedArray::Array(v) => {
+            let items = v
+                .iter()
+                .map(|a| py_array(py, a).map(|(l, _)| l))
+                .collect::<PyResult<Vec<_>>>()?;
+            (PyList::new(py, items)?.into_any(), ARRAY)
+        }
+    })
+}
+
+/// A value as gguf-py's `GGUFValue` holds it: the Python value, its type
+/// id and, for an array, its items' type id.
+fn py_value<'py>(
+    py: Python<'py>,
+    v: &OwnedValue,
+) -> PyResult<(Bound<'py, PyAny>, u32, Option<u32>)> {
+    let scalar = |o: Bound<'py, PyAny>, t: u32| Ok((o, t, None));
+    match v {
+        OwnedValue::U8(x) => scalar(x.into_pyobject(py)?.into_any(), UINT8),
+        OwnedValue::I8(x) => scalar(x.into_pyobject(py)?.into_any(), INT8),
+        OwnedValue::U16(x) => scalar(x.into_pyobject(py)?.into_any(), UINT16),
+        OwnedValue::I16(x) => scalar(x.into_pyobject(py)?.into_any(), INT16),
+        OwnedValue::U32(x) => scalar(x.into_pyobject(py)?.into_any(), UINT32),
+        OwnedValue::I32(x) => scalar(x.into_pyobject(py)?.into_any(), INT32),
+        OwnedValue::U64(x) => scalar(x.into_pyobject(py)?.into_any(), UINT64),
+        OwnedValue::I64(x) => scalar(x.into_pyobject(py)?.into_any(), INT64),
+        OwnedValue::F32(x) => scalar(x.into_pyobject(py)?.into_any(), FLOAT32),
+        OwnedValue::F64(x) => scalar(x.into_pyobject(py)?.into_any(), FLOAT64),
+        OwnedValue::Bool(x) => scalar(x.into_pyobject(py)?.to_owned().into_any(), BOOL),
+        OwnedValue::String(x) => scalar(x.into_pyobject(py)?.into_any(), STRING),
+        OwnedValue::Array(a) => {
+            let (list, sub) = py_array(py, a)?;
+            Ok((list, ARRAY, Some(sub)))
+        }
+    }
+}
+
 /// A tensor as `plan` lists it: name, GGML type id, ggml dims, bytes.
 type TensorRow = (String, u32, Vec<u64>, u64);
 
@@ -339,6 +397,26 @@ impl PyWriterCore {
         let existed = builder.value(&key).is_some();
         builder.set(key, v).map_err(|e| to_py(py, e))?;
         Ok(existed)
+    }
+
+    /// Every entry in order: `(key, value, vtype, sub_type)`, gguf-py's
+    /// `GGUFValue` fields.
+    #[allow(clippy::type_complexity)]
+    fn items<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Vec<(String, Bound<'py, PyAny>, u32, Option<u32>)>> {
+        let Some(builder) = self.builder.as_ref() else {
+            return Err(refuse(py, "the writer is busy writing its files".into()));
+        };
+        builder
+            .keys()
+            .filter_map(|k| builder.value(k).map(|v| (k, v.to_owned_value())))
+            .map(|(k, v)| {
+                let (value, ty, sub) = py_value(py, &v)?;
+                Ok((k.to_owned(), value, ty, sub))
+            })
+            .collect()
     }
 
     /// Whether `key` is set.

@@ -479,6 +479,23 @@ def test_same_parameter_count_and_plan(tmp_path: Path) -> None:
     assert theirs == ours
 
 
+def test_kv_data_as_gguf_pys(tmp_path: Path) -> None:
+    ws = [cls(tmp_path / "m.gguf", "llama") for cls in (TheirWriter, OurWriter)]
+    for w in ws:
+        w.add_uint8("a", 3)
+        w.add_float64("b", 0.5)
+        w.add_bool("c", True)
+        w.add_token_list(["x", "y"])
+        w.add_key_value("n", [[1, 2], [3]], V.ARRAY)
+        w.add_key_value("f", [1.5], V.ARRAY, sub_type=V.FLOAT32)
+    theirs = ws[0].kv_data[0]
+    ours = ws[1].kv_data[0]
+    assert list(theirs) == list(ours)
+    for k in theirs:
+        assert (ours[k].value, ours[k].type) == (theirs[k].value, theirs[k].type), k
+    assert ours["tokenizer.ggml.tokens"].sub_type == V.STRING and ours["f"].sub_type == V.FLOAT32
+
+
 def test_lazy_tensors_are_computed_when_written(tmp_path: Path) -> None:
     made: list[str] = []
 
