@@ -1,17 +1,18 @@
-"""gguf_rs: gguf-py's ``GGUFReader`` and ``gguf.quants`` backed by gguf-kit.
+"""gguf_rs: gguf-py's ``GGUFReader``, ``GGUFWriter`` and ``gguf.quants``
+backed by gguf-kit, and the gguf-kit tool's commands as Python calls.
 
 Two ways to use it:
 
 - import ours where you would import gguf-py's::
 
-      from gguf_rs import GGUFReader
-      from gguf_rs.quants import dequantize
+      from gguf_rs import GGUFReader, GGUFWriter
+      from gguf_rs.quants import dequantize, quantize
 
 - or switch every user of gguf-py in the process (gguf-py's scripts,
   transformers, ComfyUI-GGUF, ...) at once, and back::
 
       import gguf_rs
-      gguf_rs.install()      # gguf.GGUFReader and gguf.quants.dequantize are ours
+      gguf_rs.install()      # gguf.GGUFReader, GGUFWriter, quants.(de)quantize are ours
       gguf_rs.uninstall()    # gguf-py's again
 
 gguf-kit's own view of a model is ``gguf_rs.open(source)``: metadata as a
@@ -43,12 +44,14 @@ from .model import Model, Tensor, open
 from .reader import GGUFReader, ReaderField, ReaderTensor
 from .commands import Imatrix, architectures, imatrix, import_hf, quantize
 from .tokenizer import Tokenizer
+from .writer import GGUFWriter
 
 __all__ = [
     "Builder",
     "Editor",
     "GGUFError",
     "GGUFReader",
+    "GGUFWriter",
     "Imatrix",
     "Model",
     "ModelEditor",
@@ -76,17 +79,27 @@ def _targets() -> list[tuple[Any, str, Any]]:
     import gguf
     import gguf.gguf_reader
     import gguf.quants
+    import gguf.gguf_writer
 
-    return [
+    targets = [
         (gguf, "GGUFReader", GGUFReader),
         (gguf.gguf_reader, "GGUFReader", GGUFReader),
         (gguf, "dequantize", quants.dequantize),
         (gguf.quants, "dequantize", quants.dequantize),
     ]
+    targets += [
+        (gguf, "GGUFWriter", GGUFWriter),
+        (gguf.gguf_writer, "GGUFWriter", GGUFWriter),
+        (gguf.quants, "quantize", quants.quantize),
+    ]
+    if hasattr(gguf, "quantize"):
+        targets.append((gguf, "quantize", quants.quantize))
+    return targets
 
 
 def install() -> None:
-    """Makes ``gguf.GGUFReader`` and ``gguf.quants.dequantize`` (and their
+    """Makes ``gguf.GGUFReader``, ``gguf.GGUFWriter``,
+    ``gguf.quants.dequantize`` and ``gguf.quants.quantize`` (and their
     re-exports in ``gguf``) ours, for every module that looks them up from
     now on; ``from gguf import GGUFReader`` done before keeps gguf-py's.
     Calling it twice is harmless; :func:`uninstall` undoes it."""
@@ -98,7 +111,8 @@ def install() -> None:
 
 
 def uninstall() -> None:
-    """Puts gguf-py's own ``GGUFReader`` and ``dequantize`` back."""
+    """Puts gguf-py's own ``GGUFReader``, ``GGUFWriter``, ``dequantize`` and
+    ``quantize`` back."""
     while _saved:
         module, name, theirs = _saved.pop()
         setattr(module, name, theirs)

@@ -2,6 +2,7 @@
 
 from collections.abc import Callable
 from os import PathLike
+from pathlib import Path
 
 import numpy as np
 
@@ -285,3 +286,39 @@ def import_hf(
 
 def import_architectures() -> list[tuple[str, str, bool, bool]]:
     """(config.json name, GGUF architecture, experts, vision projector) of each known architecture."""
+class WriterCore:
+    """The state and the files of gguf_rs.GGUFWriter, on gguf-kit's write::Builder."""
+
+    def __init__(self, big_endian: bool) -> None: ...
+    def set(self, key: str, value: object, vtype: int, sub_type: int | None = None) -> bool:
+        """Set `key` to a value of gguf-py's GGUFValueType `vtype` (checked now); True when the key existed."""
+    def items(self) -> list[tuple[str, object, int, int | None]]:
+        """Every entry in order: key, value, gguf-py value type id, array item type id."""
+    def has_key(self, key: str) -> bool: ...
+    def alignment(self) -> int:
+        """The data alignment the files get: general.alignment, or 32."""
+    def add_tensor(self, name: str, qtype: int, dims: list[int], nbytes: int) -> None:
+        """Declare a tensor (ggml dims, innermost first); GGUFError when `nbytes` is not its size."""
+    def plan(
+        self, path: str | PathLike[str], max_tensors: int, max_size: int, small_first: bool
+    ) -> list[tuple[Path, list[tuple[str, int, list[int], int]]]]:
+        """Each file a write makes: its path and its tensors (name, qtype, dims, nbytes), by gguf-py's split rules."""
+    def write(
+        self,
+        path: str | PathLike[str],
+        max_tensors: int,
+        max_size: int,
+        small_first: bool,
+        data: Callable[[str], bytes | np.ndarray],
+        done: Callable[[str], object] | None = None,
+    ) -> list[Path]:
+        """Write every file, each tensor's bytes from `data(name)` in turn; files appear only when all are complete."""
+    def write_metadata_only(self, path: str | PathLike[str]) -> None:
+        """A file of metadata and no tensor, unpadded (gguf-py's vocab-only file)."""
+    def start_stream(self, path: str | PathLike[str], max_tensors: int, max_size: int, small_first: bool) -> None:
+        """Start writing on a thread; each tensor's bytes come from push, in order."""
+    def push(self, data: bytes | np.ndarray) -> None:
+        """The next tensor's bytes; after the last, wait for the files."""
+    def finish(self) -> None:
+        """End the stream; GGUFError naming a tensor whose data never came (no file is written then)."""
+    def streaming(self) -> bool: ...

@@ -28,6 +28,7 @@ mod progress;
 mod summary;
 mod tokenizer;
 mod values;
+mod writer;
 
 use buffer::{input_bytes, F32Buffer};
 use layout::{field_layout, value_types};
@@ -507,6 +508,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hf_import::import_hf, m)?)?;
     m.add_function(wrap_pyfunction!(hf_import::import_architectures, m)?)?;
     m.add("GGUFError", m.py().get_type::<GGUFError>())?;
+    m.add_class::<writer::PyWriterCore>()?;
     // The package's version is the crate's (maturin takes the wheel's
     // version from Cargo.toml too).
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

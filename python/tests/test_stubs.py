@@ -68,3 +68,12 @@ def test_the_new_api_has_docstrings() -> None:
 def test_docstring_examples_run() -> None:
     result = doctest.testmod(gguf_rs.builder, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_the_writer_has_docstrings_and_its_example_runs() -> None:
+    import gguf_rs.writer
+
+    for obj in (gguf_rs.GGUFWriter, gguf_rs.writer, native.WriterCore.write, native.WriterCore.plan):
+        assert obj.__doc__ and len(obj.__doc__) > 40, obj
+    result = doctest.testmod(gguf_rs.writer, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
