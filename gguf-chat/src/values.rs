@@ -16,10 +16,7 @@ pub(crate) fn from_json(v: &Json) -> Value {
         },
         Json::String(s) => Value::from(s.as_str()),
         Json::Array(a) => Value::from(a.iter().map(from_json).collect::<Vec<_>>()),
-        Json::Object(o) => o
-            .iter()
-            .map(|(k, v)| (Value::from(k.as_str()), from_json(v)))
-            .collect(),
+        Json::Object(o) => Value::from_pairs(o.iter().map(|(k, v)| (Value::from(k.as_str()), from_json(v)))),
     }
 }
 
