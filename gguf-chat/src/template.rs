@@ -54,6 +54,39 @@ pub struct ChatTemplate {
 }
 
 const NEEDLE: &str = "\u{2063}gguf-chat-probe\u{2063}";
+const NEEDLE2: &str = "\u{2063}gguf-chat-probe-2\u{2063}";
+
+/// HF's `{% generation %}` ... `{% endgeneration %}` (a marker for training masks; it renders
+/// its body) as a block minijinja knows, keeping every other byte where it was.
+fn without_generation_tags(source: &str) -> std::borrow::Cow<'_, str> {
+    if !source.contains("generation") {
+        return source.into();
+    }
+    let mut out = String::with_capacity(source.len());
+    let mut rest = source;
+    while let Some(i) = rest.find("{%") {
+        out.push_str(&rest[..i]);
+        let tag = &rest[i..];
+        let Some(end) = tag.find("%}") else {
+            out.push_str(tag);
+            rest = "";
+            break;
+        };
+        let inner = tag[2..end].trim_matches(|c: char| c == '-' || c == '+' || c.is_whitespace());
+        let (l, r) = (
+            if tag[2..].starts_with('-') { "-" } else { "" },
+            if tag[..end].ends_with('-') { "-" } else { "" },
+        );
+        match inner {
+            "generation" => out.push_str(&format!("{{%{l} if true {r}%}}")),
+            "endgeneration" => out.push_str(&format!("{{%{l} endif {r}%}}")),
+            _ => out.push_str(&tag[..end + 2]),
+        }
+        rest = &tag[end + 2..];
+    }
+    out.push_str(rest);
+    out.into()
+}
 
 /// 1-based line and column (in characters) of a byte offset.
 fn line_col(source: &str, at: usize) -> (usize, usize) {
@@ -151,10 +184,11 @@ impl ChatTemplate {
             });
         }
         let env = environment(&limits, 0);
-        env.template_from_str(source)
-            .map_err(|e| engine_error(source, &e, &limits))?;
+        let source = without_generation_tags(source);
+        env.template_from_str(&source)
+            .map_err(|e| engine_error(&source, &e, &limits))?;
         let mut t = ChatTemplate {
-            source: source.to_string(),
+            source: source.into_owned(),
             bos_token: bos_token.to_string(),
             eos_token: eos_token.to_string(),
             add_bos: false,
@@ -274,8 +308,16 @@ impl ChatTemplate {
         env.set_fuel(Some(2_000_000));
         let user = |c: Json| json!([{"role": "user", "content": c}]);
         let as_string = self.probe_once(&env, user(NEEDLE.into()), None);
-        let as_parts = self.probe_once(&env, user(json!([{"type": "text", "text": NEEDLE}])), None);
-        let typed_content = as_parts.as_deref().is_some_and(|o| o.contains(NEEDLE));
+        // Parts reach the output as text only if neither their `type` nor their layout as a
+        // list does (a template that writes the list with `~` or `tojson` does not read parts).
+        let as_parts = self.probe_once(
+            &env,
+            user(json!([{"type": "text", "text": NEEDLE}, {"type": "text", "text": NEEDLE2}])),
+            None,
+        );
+        let typed_content = as_parts.as_deref().is_some_and(|o| {
+            o.contains(NEEDLE) && o.contains(NEEDLE2) && !o.contains("'type'") && !o.contains("\"type\"")
+        });
         let string_content = match &as_string {
             None => false,
             Some(o) => o.contains(NEEDLE) || !typed_content,
