@@ -48,14 +48,84 @@ pub(crate) fn environment(limits: &Limits, now: i64) -> Environment<'static> {
         Ok(Value::from(strftime(&fmt, now)))
     });
     env.add_filter("tojson", tojson);
-    env.add_filter("string", |v: Value| -> Value {
-        match v.kind() {
-            ValueKind::Map | ValueKind::Seq => Value::from(json_text(&v, None, None)),
-            _ => Value::from(plain_text(&v)),
-        }
+    env.add_filter("string", |v: Value| Value::from(plain_text(&v)));
+    env.add_filter("truncate", truncate);
+    env.add_filter("wordcount", |v: Value| {
+        Value::from(plain_text(&v).split_whitespace().count())
     });
+    env.add_test("escaped", |v: Value| v.is_safe());
+    env.add_test("callable", |v: Value| {
+        matches!(v.kind(), ValueKind::Plain) && v.as_object().is_some()
+    });
+    env.add_function("dict", dict);
     env.add_filter("safe", |v: Value| v);
     env
+}
+
+/// `dict(pairs, **kwargs)`: a list of key/value pairs and keyword items.
+fn dict(args: Rest<Value>, kwargs: Kwargs) -> Result<Value, MjError> {
+    let mut pairs: Vec<(Value, Value)> = Vec::new();
+    let mut put = |k: Value, v: Value| match pairs.iter_mut().find(|(pk, _)| *pk == k) {
+        Some(slot) => slot.1 = v,
+        None => pairs.push((k, v)),
+    };
+    if let Some(first) = args.first() {
+        if first.kind() == ValueKind::Map {
+            for k in first.try_iter()? {
+                let v = first.get_item(&k)?;
+                put(k, v);
+            }
+        } else if !first.is_none() && !first.is_undefined() {
+            for pair in first.try_iter()? {
+                let kv: Vec<Value> = pair.try_iter()?.collect();
+                let [k, v] = <[Value; 2]>::try_from(kv).map_err(|_| {
+                    MjError::new(ErrorKind::InvalidOperation, "dict(): each item must be a pair")
+                })?;
+                put(k, v);
+            }
+        }
+    }
+    for k in kwargs.args() {
+        let v: Value = kwargs.get(k)?;
+        put(Value::from(k), v);
+    }
+    Ok(Value::from_pairs(pairs))
+}
+
+/// `truncate(length=255, killwords=false, end='...', leeway=5)` as Jinja's.
+fn truncate(v: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, MjError> {
+    if v.is_undefined() || v.is_none() {
+        return Ok(Value::from(""));
+    }
+    let s = plain_text(&v);
+    let len = kwargs
+        .get::<Option<usize>>("length")?
+        .or_else(|| args.first().and_then(Value::as_usize))
+        .unwrap_or(255);
+    let killwords = kwargs
+        .get::<Option<bool>>("killwords")?
+        .or_else(|| args.get(1).map(Value::is_true))
+        .unwrap_or(false);
+    let end = kwargs
+        .get::<Option<String>>("end")?
+        .or_else(|| args.get(2).map(plain_text))
+        .unwrap_or_else(|| "...".into());
+    let leeway = kwargs.get::<Option<usize>>("leeway")?.unwrap_or(5);
+    let n = s.chars().count();
+    if n <= len + leeway {
+        return Ok(Value::from(s));
+    }
+    let keep = len.saturating_sub(end.chars().count());
+    let cut: String = s.chars().take(keep).collect();
+    let cut = if killwords {
+        cut
+    } else {
+        match cut.rfind(' ') {
+            Some(i) => cut[..i].to_string(),
+            None => cut,
+        }
+    };
+    Ok(Value::from(cut + &end))
 }
 
 fn json_text(v: &Value, indent: Option<usize>, seps: Option<(String, String)>) -> String {
@@ -98,15 +168,34 @@ fn tojson(v: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, MjError>
             items.get(1).map(plain_text).unwrap_or_else(|| ": ".into()),
         ))
     });
-    if kwargs.get::<Option<bool>>("sort_keys")?.unwrap_or(false) {
-        return Err(MjError::new(
-            ErrorKind::InvalidOperation,
-            "tojson(sort_keys=true) is not implemented (nor in llama.cpp)",
-        ));
-    }
+    let sort = kwargs
+        .get::<Option<Value>>("sort_keys")?
+        .or_else(|| pos(3))
+        .is_some_and(|v| v.is_true());
     kwargs.assert_all_used()?;
+    let v = if sort { sorted_keys(&v) } else { v };
     let s = json_text(&v, indent, seps);
     Ok(Value::from(if ascii { ensure_ascii(&s) } else { s }))
+}
+
+/// Objects with their keys in order, all the way down.
+fn sorted_keys(v: &Value) -> Value {
+    match v.kind() {
+        ValueKind::Map => {
+            let mut keys: Vec<Value> = v.try_iter().map(|i| i.collect()).unwrap_or_default();
+            keys.sort_by_key(plain_text);
+            Value::from_pairs(keys.into_iter().map(|k| {
+                let item = sorted_keys(&v.get_item(&k).unwrap_or_default());
+                (k, item)
+            }))
+        }
+        ValueKind::Seq => Value::from(
+            v.try_iter()
+                .map(|i| i.map(|x| sorted_keys(&x)).collect::<Vec<_>>())
+                .unwrap_or_default(),
+        ),
+        _ => v.clone(),
+    }
 }
 
 fn arg_str(args: &[Value], i: usize) -> Option<String> {

@@ -237,7 +237,12 @@ fn repr_inner(v: &Value, nested: bool) -> String {
                 .try_iter()
                 .map(|i| i.map(|x| repr_inner(&x, true)).collect())
                 .unwrap_or_default();
-            format!("[{}]", items.join(", "))
+            if v.is_tuple() {
+                let comma = if items.len() == 1 { "," } else { "" };
+                format!("({}{comma})", items.join(", "))
+            } else {
+                format!("[{}]", items.join(", "))
+            }
         }
         _ => v.to_string(),
     }
