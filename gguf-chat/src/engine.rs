@@ -58,7 +58,7 @@ pub(crate) fn environment(limits: &Limits, now: i64) -> Environment<'static> {
         matches!(v.kind(), ValueKind::Plain) && v.as_object().is_some()
     });
     env.add_function("dict", dict);
-    env.add_filter("safe", |v: Value| v);
+    env.add_filter("safe", |v: Value| Value::from_safe_string(plain_text(&v)));
     env
 }
 
