@@ -142,8 +142,9 @@ impl Conversation {
 
     /// The text of every string the conversation gives a template, in message order: what
     /// input marking looks for in a prompt.
-    pub(crate) fn input_strings(&self) -> Vec<&str> {
-        let mut out = Vec::new();
+    pub(crate) fn input_strings(&self) -> Vec<String> {
+        let mut leaves = Vec::new();
+        let mut out: Vec<&str> = Vec::new();
         for m in &self.messages {
             if !m.reasoning_content.is_empty() {
                 out.push(m.reasoning_content.as_str());
@@ -156,6 +157,16 @@ impl Conversation {
                 out.push(c.arguments.as_str());
             }
         }
+        // Arguments a template gets as an object reach the output as their values.
+        for m in &self.messages {
+            for c in &m.tool_calls {
+                if let Ok(v) = serde_json::from_str::<Json>(&c.arguments) {
+                    leaf_strings(&v, &mut leaves);
+                }
+            }
+        }
+        let mut out: Vec<String> = out.into_iter().map(String::from).collect();
+        out.extend(leaves);
         out.retain(|s| !s.is_empty());
         out
     }
@@ -179,6 +190,15 @@ impl Conversation {
                 })
                 .collect(),
         ))
+    }
+}
+
+fn leaf_strings(v: &Json, out: &mut Vec<String>) {
+    match v {
+        Json::String(s) => out.push(s.clone()),
+        Json::Array(a) => a.iter().for_each(|x| leaf_strings(x, out)),
+        Json::Object(o) => o.values().for_each(|x| leaf_strings(x, out)),
+        _ => {}
     }
 }
 

@@ -510,7 +510,15 @@ impl ChatTemplate {
                 .collect(),
             _ => vec![0..text.len()],
         };
-        let mut input = crate::rendered::mark(&text, &expressions, &conv.input_strings());
+        // A `{{ m.role }}` is template text to us (see the crate docs): spans that write exactly
+        // a role are no place for content.
+        let expressions: Vec<Range<usize>> = expressions
+            .into_iter()
+            .filter(|r| !conv.messages.iter().any(|m| m.role == text[r.clone()]))
+            .collect();
+        let inputs = conv.input_strings();
+        let inputs: Vec<&str> = inputs.iter().map(String::as_str).collect();
+        let mut input = crate::rendered::mark(&text, &expressions, &inputs);
         let mut text = text;
         if self.add_bos && !self.bos_token.is_empty() && text.starts_with(&self.bos_token) {
             let n = self.bos_token.len();
