@@ -53,8 +53,8 @@ pub struct ChatTemplate {
     caps: Caps,
 }
 
-const NEEDLE: &str = "\u{2063}gguf-chat-probe\u{2063}";
-const NEEDLE2: &str = "\u{2063}gguf-chat-probe-2\u{2063}";
+const NEEDLE: &str = "GGUF_CHAT_PROBE_5d1e";
+const NEEDLE2: &str = "GGUF_CHAT_PROBE_2_9c4b";
 
 /// HF's `{% generation %}` ... `{% endgeneration %}` (a marker for training masks; it renders
 /// its body) as a block minijinja knows, keeping every other byte where it was.
