@@ -1,7 +1,7 @@
 //! The conversation: llama-server's request body read as llama.cpp reads it
 //! (`common_chat_msgs_parse_oaicompat`, `common_chat_tools_parse_oaicompat`).
 
-use serde_json::{Map, Value as Json, json};
+use serde_json::{json, Map, Value as Json};
 
 use crate::error::{Error, Result};
 
@@ -95,7 +95,9 @@ fn string_at(obj: &Map<String, Json>, key: &str, what: &str) -> Result<String> {
     match obj.get(key) {
         None | Some(Json::Null) => Ok(String::new()),
         Some(Json::String(s)) => Ok(s.clone()),
-        Some(other) => Err(bad(format!("{what}: '{key}' must be a string, got {other}"))),
+        Some(other) => Err(bad(format!(
+            "{what}: '{key}' must be a string, got {other}"
+        ))),
     }
 }
 
@@ -322,9 +324,9 @@ impl Message {
         let content = match &self.content {
             Content::Text(t) => Json::String(t.clone()),
             Content::Parts(p) if p.is_empty() => Json::String(String::new()),
-            Content::Parts(p) if p.iter().any(|p| p.kind == "media_marker") => {
-                Json::String(concat_parts(p.iter().map(|p| (p.kind.as_str(), p.text.as_str()))))
-            }
+            Content::Parts(p) if p.iter().any(|p| p.kind == "media_marker") => Json::String(
+                concat_parts(p.iter().map(|p| (p.kind.as_str(), p.text.as_str()))),
+            ),
             Content::Parts(p) => Json::Array(
                 p.iter()
                     .map(|p| json!({"type": p.kind, "text": p.text}))
@@ -333,7 +335,10 @@ impl Message {
         };
         m.insert("content".into(), content);
         if !self.reasoning_content.is_empty() {
-            m.insert("reasoning_content".into(), self.reasoning_content.clone().into());
+            m.insert(
+                "reasoning_content".into(),
+                self.reasoning_content.clone().into(),
+            );
         }
         if !self.name.is_empty() {
             m.insert("name".into(), self.name.clone().into());

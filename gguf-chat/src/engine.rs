@@ -6,8 +6,8 @@
 use minijinja::value::{Kwargs, Rest, Value, ValueKind};
 use minijinja::{Environment, Error as MjError, ErrorKind, State, UndefinedBehavior};
 
-use crate::options::{Limits, strftime};
-use crate::values::{JsonStyle, ensure_ascii, plain_text, to_json};
+use crate::options::{strftime, Limits};
+use crate::values::{ensure_ascii, plain_text, to_json, JsonStyle};
 
 /// The prefix `raise_exception` gives its error's detail, so that a render tells a template's
 /// own refusal from an engine error.
@@ -37,16 +37,20 @@ pub(crate) fn environment(limits: &Limits, now: i64) -> Environment<'static> {
             .map_err(|_| MjError::new(ErrorKind::WriteFailure, "output"))
     });
     env.set_unknown_method_callback(method);
-    env.add_function("raise_exception", |msg: Option<Value>| -> Result<Value, MjError> {
-        let text = msg.map(|m| plain_text(&m)).unwrap_or_default();
-        Err(MjError::new(
-            ErrorKind::InvalidOperation,
-            format!("{RAISED}{text}"),
-        ))
-    });
-    env.add_function("strftime_now", move |fmt: String| -> Result<Value, MjError> {
-        Ok(Value::from(strftime(&fmt, now)))
-    });
+    env.add_function(
+        "raise_exception",
+        |msg: Option<Value>| -> Result<Value, MjError> {
+            let text = msg.map(|m| plain_text(&m)).unwrap_or_default();
+            Err(MjError::new(
+                ErrorKind::InvalidOperation,
+                format!("{RAISED}{text}"),
+            ))
+        },
+    );
+    env.add_function(
+        "strftime_now",
+        move |fmt: String| -> Result<Value, MjError> { Ok(Value::from(strftime(&fmt, now))) },
+    );
     env.add_filter("tojson", tojson);
     env.add_filter("string", |v: Value| Value::from(plain_text(&v)));
     env.add_filter("truncate", truncate);
@@ -79,7 +83,10 @@ fn dict(args: Rest<Value>, kwargs: Kwargs) -> Result<Value, MjError> {
             for pair in first.try_iter()? {
                 let kv: Vec<Value> = pair.try_iter()?.collect();
                 let [k, v] = <[Value; 2]>::try_from(kv).map_err(|_| {
-                    MjError::new(ErrorKind::InvalidOperation, "dict(): each item must be a pair")
+                    MjError::new(
+                        ErrorKind::InvalidOperation,
+                        "dict(): each item must be a pair",
+                    )
                 })?;
                 put(k, v);
             }
@@ -160,7 +167,9 @@ fn tojson(v: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, MjError>
         .is_some_and(|v| v.is_true());
     let indent = kwargs.get::<Option<Value>>("indent")?.or_else(|| pos(1));
     let indent = indent.and_then(|i| i.as_i64()).map(|i| i.max(0) as usize);
-    let seps = kwargs.get::<Option<Value>>("separators")?.or_else(|| pos(2));
+    let seps = kwargs
+        .get::<Option<Value>>("separators")?
+        .or_else(|| pos(2));
     let seps = seps.and_then(|s| {
         let items: Vec<Value> = s.try_iter().ok()?.collect();
         Some((
@@ -256,7 +265,10 @@ fn py_title(s: &str) -> String {
 fn py_capitalize(s: &str) -> String {
     let mut it = s.chars();
     match it.next() {
-        Some(f) => f.to_uppercase().chain(it.flat_map(char::to_lowercase)).collect(),
+        Some(f) => f
+            .to_uppercase()
+            .chain(it.flat_map(char::to_lowercase))
+            .collect(),
         None => String::new(),
     }
 }
@@ -289,7 +301,10 @@ fn py_format(s: &str, args: &[Value]) -> Result<String, MjError> {
                     auto - 1
                 } else {
                     field.parse::<usize>().map_err(|_| {
-                        MjError::new(ErrorKind::InvalidOperation, "str.format: only positional fields")
+                        MjError::new(
+                            ErrorKind::InvalidOperation,
+                            "str.format: only positional fields",
+                        )
                     })?
                 };
                 let v = args.get(idx).ok_or_else(|| {
@@ -359,11 +374,18 @@ fn method(_state: &mut State, value: &Value, name: &str, args: &[Value]) -> Resu
                 }
                 "find" | "index" | "rfind" => {
                     let Some(sub) = a0 else { return Err(unknown()) };
-                    let at = if name == "rfind" { s.rfind(&sub) } else { s.find(&sub) };
+                    let at = if name == "rfind" {
+                        s.rfind(&sub)
+                    } else {
+                        s.find(&sub)
+                    };
                     match at {
                         Some(b) => Value::from(s[..b].chars().count() as i64),
                         None if name == "index" => {
-                            return Err(MjError::new(ErrorKind::InvalidOperation, "substring not found"));
+                            return Err(MjError::new(
+                                ErrorKind::InvalidOperation,
+                                "substring not found",
+                            ));
                         }
                         None => Value::from(-1),
                     }
@@ -389,8 +411,12 @@ fn method(_state: &mut State, value: &Value, name: &str, args: &[Value]) -> Resu
                 "isdigit" => Value::from(!s.is_empty() && s.chars().all(|c| c.is_ascii_digit())),
                 "isalpha" => Value::from(!s.is_empty() && s.chars().all(char::is_alphabetic)),
                 "isspace" => Value::from(!s.is_empty() && s.chars().all(char::is_whitespace)),
-                "isupper" => Value::from(s.chars().any(char::is_uppercase) && !s.chars().any(char::is_lowercase)),
-                "islower" => Value::from(s.chars().any(char::is_lowercase) && !s.chars().any(char::is_uppercase)),
+                "isupper" => Value::from(
+                    s.chars().any(char::is_uppercase) && !s.chars().any(char::is_lowercase),
+                ),
+                "islower" => Value::from(
+                    s.chars().any(char::is_lowercase) && !s.chars().any(char::is_uppercase),
+                ),
                 _ => return Err(unknown()),
             })
         }

@@ -116,10 +116,28 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 }
 
 const MONTHS: [&str; 12] = [
-    "January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-    "November", "December",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 ];
-const DAYS: [&str; 7] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+const DAYS: [&str; 7] = [
+    "Sunday",
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+];
 
 /// C's `strftime` in the C locale, for UTC: the conversions templates use (`%d %b %Y`,
 /// `%Y-%m-%d`, `%A`, `%H:%M`, ...). Others are written out as they are.
@@ -185,7 +203,10 @@ mod tests {
     fn dates() {
         let t = days_from_civil(2024, 7, 26) * 86_400 + 13 * 3600 + 5 * 60;
         assert_eq!(strftime("%d %b %Y", t), "26 Jul 2024");
-        assert_eq!(strftime("%A %B %e %H:%M %p %j", t), "Friday July 26 13:05 PM 208");
+        assert_eq!(
+            strftime("%A %B %e %H:%M %p %j", t),
+            "Friday July 26 13:05 PM 208"
+        );
         assert_eq!(civil_from_days(days_from_civil(2000, 2, 29)), (2000, 2, 29));
         assert_eq!(strftime("%F", 0), "1970-01-01");
     }

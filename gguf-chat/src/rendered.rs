@@ -21,7 +21,11 @@ pub struct Rendered {
 /// (trimmed) is looked for trimmed.
 pub(crate) fn mark(text: &str, expressions: &[Range<usize>], inputs: &[&str]) -> Vec<Range<usize>> {
     let mut marked: Vec<Range<usize>> = Vec::new();
-    let inside = |r: &Range<usize>| expressions.iter().any(|e| e.start <= r.start && r.end <= e.end);
+    let inside = |r: &Range<usize>| {
+        expressions
+            .iter()
+            .any(|e| e.start <= r.start && r.end <= e.end)
+    };
     let free = |marked: &[Range<usize>], r: &Range<usize>| {
         marked.iter().all(|m| m.end <= r.start || r.end <= m.start)
     };
@@ -116,7 +120,10 @@ impl Rendered {
         let mut out = Vec::new();
         let (first, last) = match tok.vocab_type() {
             VocabType::Wpm => (add_special, add_special),
-            _ => (add_special && tok.flags().add_bos, add_special && tok.flags().add_eos),
+            _ => (
+                add_special && tok.flags().add_bos,
+                add_special && tok.flags().add_eos,
+            ),
         };
         if first {
             // The BOS (CLS) the tokenizer adds to an empty text, alone.
@@ -127,7 +134,11 @@ impl Rendered {
         }
         if last {
             let both = tok.encode("", true, false)?;
-            out.extend(both.last().copied().filter(|_| both.len() > usize::from(first) || !first));
+            out.extend(
+                both.last()
+                    .copied()
+                    .filter(|_| both.len() > usize::from(first) || !first),
+            );
         }
         Ok(out)
     }

@@ -8,12 +8,12 @@ use gguf_core::Gguf;
 use gguf_tokenizer::Tokenizer;
 use minijinja::value::Value;
 use minijinja::{Environment, ErrorKind};
-use serde_json::{Map, Value as Json, json};
+use serde_json::{json, Map, Value as Json};
 
-use crate::conversation::{Content, Conversation, concat_parts};
-use crate::engine::{RAISED, environment};
+use crate::conversation::{concat_parts, Content, Conversation};
+use crate::engine::{environment, RAISED};
 use crate::error::{Error, Limit, Result};
-use crate::options::{Limits, RenderOptions, strftime};
+use crate::options::{strftime, Limits, RenderOptions};
 use crate::rendered::Rendered;
 use crate::values::from_json;
 
@@ -93,11 +93,7 @@ fn line_col(source: &str, at: usize) -> (usize, usize) {
     let at = at.min(source.len());
     let before = source.get(..at).unwrap_or(source);
     let line = before.matches('\n').count() + 1;
-    let col = before
-        .rsplit('\n')
-        .next()
-        .map_or(0, |l| l.chars().count())
-        + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, col)
 }
 
@@ -125,13 +121,13 @@ pub(crate) fn engine_error(source: &str, e: &minijinja::Error, limits: &Limits) 
     // A raise_exception deep in a macro arrives wrapped: look through the chain.
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = cur {
-        if let Some(m) = err.downcast_ref::<minijinja::Error>() {
-            if let Some(msg) = m.detail().and_then(|d| d.split_once(RAISED)).map(|(_, m)| m) {
-                return Error::Raised {
-                    line: m.line().or(e.line()),
-                    message: msg.to_string(),
-                };
-            }
+        if let Some(m) = err.downcast_ref::<minijinja::Error>()
+            && let Some((_, msg)) = m.detail().and_then(|d| d.split_once(RAISED))
+        {
+            return Error::Raised {
+                line: m.line().or(e.line()),
+                message: msg.to_string(),
+            };
         }
         cur = err.source();
     }
@@ -225,14 +221,19 @@ impl ChatTemplate {
                 return Err(Error::Model(if names.is_empty() {
                     format!("the model has no chat template ({key})")
                 } else {
-                    format!("the model has no {key}; its templates: {}", names.join(", "))
+                    format!(
+                        "the model has no {key}; its templates: {}",
+                        names.join(", ")
+                    )
                 }));
             }
         };
         let tok = Tokenizer::from_model(model)?;
         let text = |id: Option<u32>| -> Result<String> {
             match id {
-                Some(id) => Ok(String::from_utf8_lossy(&tok.token_to_piece(id, true)?).into_owned()),
+                Some(id) => {
+                    Ok(String::from_utf8_lossy(&tok.token_to_piece(id, true)?).into_owned())
+                }
                 None => Ok(String::new()),
             }
         };
@@ -285,7 +286,12 @@ impl ChatTemplate {
         self
     }
 
-    fn probe_once(&self, env: &Environment<'_>, messages: Json, tools: Option<Json>) -> Option<String> {
+    fn probe_once(
+        &self,
+        env: &Environment<'_>,
+        messages: Json,
+        tools: Option<Json>,
+    ) -> Option<String> {
         let mut ctx = Map::new();
         ctx.insert("messages".into(), messages);
         ctx.insert("bos_token".into(), self.bos_token.clone().into());
@@ -299,7 +305,8 @@ impl ChatTemplate {
             buf: Vec::new(),
             max: 1 << 20,
         };
-        tmpl.render_captured_to(from_json(&Json::Object(ctx)), &mut w).ok()?;
+        tmpl.render_captured_to(from_json(&Json::Object(ctx)), &mut w)
+            .ok()?;
         String::from_utf8(w.buf).ok()
     }
 
@@ -316,7 +323,10 @@ impl ChatTemplate {
             None,
         );
         let typed_content = as_parts.as_deref().is_some_and(|o| {
-            o.contains(NEEDLE) && o.contains(NEEDLE2) && !o.contains("'type'") && !o.contains("\"type\"")
+            o.contains(NEEDLE)
+                && o.contains(NEEDLE2)
+                && !o.contains("'type'")
+                && !o.contains("\"type\"")
         });
         let string_content = match &as_string {
             None => false,
@@ -413,7 +423,9 @@ impl ChatTemplate {
         let only_string = caps.string_content && !caps.typed_content;
         let only_typed = !caps.string_content && caps.typed_content;
         for m in &mut messages {
-            let Some(c) = m.get_mut("content") else { continue };
+            let Some(c) = m.get_mut("content") else {
+                continue;
+            };
             if only_typed && c.is_string() {
                 *c = json!([{"type": "text", "text": c.as_str().unwrap_or("")}]);
             } else if only_string && c.is_array() {
@@ -441,7 +453,8 @@ impl ChatTemplate {
         if !caps.system_role && messages.first().is_some_and(|m| m["role"] == "system") {
             let first = messages.remove(0);
             if let Some(next) = messages.first_mut() {
-                let (Some(a), Some(b)) = (first["content"].as_str(), next["content"].as_str()) else {
+                let (Some(a), Some(b)) = (first["content"].as_str(), next["content"].as_str())
+                else {
                     return Err(Error::Conversation(
                         "the template has no system role and the system message cannot be merged into the next (content parts)".into(),
                     ));
@@ -473,10 +486,16 @@ impl ChatTemplate {
     pub fn render(&self, conv: &Conversation, opts: &RenderOptions) -> Result<Rendered> {
         let limits = &opts.limits;
         let mut ctx = Map::new();
-        ctx.insert("messages".into(), Json::Array(self.messages_for_template(conv)?));
+        ctx.insert(
+            "messages".into(),
+            Json::Array(self.messages_for_template(conv)?),
+        );
         ctx.insert("bos_token".into(), self.bos_token.clone().into());
         ctx.insert("eos_token".into(), self.eos_token.clone().into());
-        ctx.insert("enable_thinking".into(), opts.enable_thinking.unwrap_or(true).into());
+        ctx.insert(
+            "enable_thinking".into(),
+            opts.enable_thinking.unwrap_or(true).into(),
+        );
         if let Some(t) = conv.tools_json() {
             ctx.insert("tools".into(), t);
         }
@@ -499,8 +518,11 @@ impl ChatTemplate {
             max: limits.output_bytes,
         };
         tmpl.render_captured_to(ctx.clone(), &mut w).map_err(err)?;
-        let text = String::from_utf8(w.buf)
-            .map_err(|_| Error::Template { line: None, column: None, message: "the output is not UTF-8".into() })?;
+        let text = String::from_utf8(w.buf).map_err(|_| Error::Template {
+            line: None,
+            column: None,
+            message: "the output is not UTF-8".into(),
+        })?;
         // Then again for where each piece of output came from (the same, now known bounded).
         let expressions: Vec<Range<usize>> = match tmpl.render_with_spans(ctx) {
             Ok((again, spans)) if again == text => spans
@@ -508,7 +530,7 @@ impl ChatTemplate {
                 .filter(|s| s.kind() == minijinja::OutputSpanKind::Expression)
                 .map(|s| s.output_range())
                 .collect(),
-            _ => vec![0..text.len()],
+            _ => std::iter::once(0..text.len()).collect(),
         };
         // A `{{ m.role }}` is template text to us (see the crate docs): spans that write exactly
         // a role are no place for content.
@@ -526,7 +548,7 @@ impl ChatTemplate {
             input = input
                 .into_iter()
                 .filter_map(|r| {
-                    let r = r.start.saturating_sub(n).max(0)..r.end.saturating_sub(n);
+                    let r = r.start.saturating_sub(n)..r.end.saturating_sub(n);
                     (r.start < r.end).then_some(r)
                 })
                 .collect();

@@ -16,7 +16,10 @@ pub(crate) fn from_json(v: &Json) -> Value {
         },
         Json::String(s) => Value::from(s.as_str()),
         Json::Array(a) => Value::from(a.iter().map(from_json).collect::<Vec<_>>()),
-        Json::Object(o) => Value::from_pairs(o.iter().map(|(k, v)| (Value::from(k.as_str()), from_json(v)))),
+        Json::Object(o) => Value::from_pairs(
+            o.iter()
+                .map(|(k, v)| (Value::from(k.as_str()), from_json(v))),
+        ),
     }
 }
 
@@ -41,7 +44,14 @@ pub(crate) fn float_text(f: f64) -> String {
 /// llama.cpp's `tojson` writes.
 pub(crate) fn float_json(f: f64) -> String {
     if !f.is_finite() {
-        return if f.is_nan() { "nan" } else if f > 0.0 { "inf" } else { "-inf" }.into();
+        return if f.is_nan() {
+            "nan"
+        } else if f > 0.0 {
+            "inf"
+        } else {
+            "-inf"
+        }
+        .into();
     }
     if f == 0.0 {
         return if f.is_sign_negative() { "-0" } else { "0" }.into();
@@ -54,12 +64,11 @@ pub(crate) fn float_json(f: f64) -> String {
     if (-4..6).contains(&e) {
         let decimals = (5 - e).max(0) as usize;
         let s = format!("{f:.decimals$}");
-        let s = if s.contains('.') {
+        if s.contains('.') {
             s.trim_end_matches('0').trim_end_matches('.').to_string()
         } else {
             s
-        };
-        s
+        }
     } else {
         let m = if mant.contains('.') {
             mant.trim_end_matches('0').trim_end_matches('.')
@@ -261,17 +270,38 @@ mod tests {
         assert_eq!(float_json(0.5), "0.5");
         assert_eq!(float_json(123456789.0), "1.23457e+08");
         assert_eq!(float_json(1e-5), "1e-05");
-        assert_eq!(float_json(3.14159265), "3.14159");
+        assert_eq!(float_json(1.234567891), "1.23457");
     }
 
     #[test]
     fn json_layout() {
         let v = from_json(&serde_json::json!({"a": [1, "x\n"], "b": {}}));
         let mut s = String::new();
-        to_json(&mut s, &v, &JsonStyle { indent: None, item_sep: ", ", key_sep: ": " }, 0);
+        to_json(
+            &mut s,
+            &v,
+            &JsonStyle {
+                indent: None,
+                item_sep: ", ",
+                key_sep: ": ",
+            },
+            0,
+        );
         assert_eq!(s, r#"{"a": [1, "x\n"], "b": {}}"#);
         let mut s = String::new();
-        to_json(&mut s, &v, &JsonStyle { indent: Some(2), item_sep: ",", key_sep: ": " }, 0);
-        assert_eq!(s, "{\n  \"a\": [\n    1,\n    \"x\\n\"\n  ],\n  \"b\": {}\n}");
+        to_json(
+            &mut s,
+            &v,
+            &JsonStyle {
+                indent: Some(2),
+                item_sep: ",",
+                key_sep: ": ",
+            },
+            0,
+        );
+        assert_eq!(
+            s,
+            "{\n  \"a\": [\n    1,\n    \"x\\n\"\n  ],\n  \"b\": {}\n}"
+        );
     }
 }

@@ -14,7 +14,10 @@ fn data() -> PathBuf {
 
 fn load(name: &str) -> Json {
     let p = data().join(name);
-    serde_json::from_str(&std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
+    serde_json::from_str(
+        &std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
+    )
+    .unwrap()
 }
 
 fn opts_on(date: &str) -> RenderOptions {
@@ -25,24 +28,63 @@ fn opts_on(date: &str) -> RenderOptions {
 
 /// Engine cases llama.cpp's engine renders differently from ours, with the reason.
 const ENGINE_EXCEPTIONS: &[(&str, &str)] = &[
-    ("empty computed member defaults to undefined", "minijinja's parser rejects `a[]` (as Jinja2's does)"),
-    ("empty computed member is undefined", "minijinja's parser rejects `a[]` (as Jinja2's does)"),
-    ("array non-index access", "minijinja indexes a list with the float 1.0 as with 1"),
+    (
+        "empty computed member defaults to undefined",
+        "minijinja's parser rejects `a[]` (as Jinja2's does)",
+    ),
+    (
+        "empty computed member is undefined",
+        "minijinja's parser rejects `a[]` (as Jinja2's does)",
+    ),
+    (
+        "array non-index access",
+        "minijinja indexes a list with the float 1.0 as with 1",
+    ),
     ("unary plus variable", "minijinja's parser has no unary `+`"),
     ("unary plus float", "minijinja's parser has no unary `+`"),
-    ("sort reverse", "minijinja's sort takes keyword arguments only (`sort(reverse=true)` works)"),
-    ("sort with numeric attribute", "minijinja's `attribute=` is a string path, not an index"),
-    ("sort with numeric-like attribute", "minijinja's `attribute=` is a string path, not an index"),
-    ("array|join numeric attribute", "minijinja's `attribute=` is a string path, not an index"),
-    ("indent with trailing newline", "minijinja's indent drops the trailing newline's indent"),
-    ("indent with string", "minijinja's indent takes a number as width"),
-    ("is sameas undefined", "minijinja treats two undefined values as the same"),
-    ("is callable", "methods are not values in minijinja (`''.strip` is undefined)"),
-    ("string.format() named fields", "our str.format takes positional fields only"),
+    (
+        "sort reverse",
+        "minijinja's sort takes keyword arguments only (`sort(reverse=true)` works)",
+    ),
+    (
+        "sort with numeric attribute",
+        "minijinja's `attribute=` is a string path, not an index",
+    ),
+    (
+        "sort with numeric-like attribute",
+        "minijinja's `attribute=` is a string path, not an index",
+    ),
+    (
+        "array|join numeric attribute",
+        "minijinja's `attribute=` is a string path, not an index",
+    ),
+    (
+        "indent with trailing newline",
+        "minijinja's indent drops the trailing newline's indent",
+    ),
+    (
+        "indent with string",
+        "minijinja's indent takes a number as width",
+    ),
+    (
+        "is sameas undefined",
+        "minijinja treats two undefined values as the same",
+    ),
+    (
+        "is callable",
+        "methods are not values in minijinja (`''.strip` is undefined)",
+    ),
+    (
+        "string.format() named fields",
+        "our str.format takes positional fields only",
+    ),
     ("array.pop() last", "lists are immutable in minijinja"),
     ("array.pop() with index", "lists are immutable in minijinja"),
     ("array.append()", "lists are immutable in minijinja"),
-    ("env should not have object methods", "methods are not attributes in minijinja (`obj.keys` is undefined)"),
+    (
+        "env should not have object methods",
+        "methods are not attributes in minijinja (`obj.keys` is undefined)",
+    ),
 ];
 
 #[test]
@@ -60,13 +102,25 @@ fn engine_cases() {
             Ok(g) if g == want => equal += 1,
             other => {
                 if !ENGINE_EXCEPTIONS.iter().any(|(n, _)| *n == name) {
-                    failures.push(format!("{name}: template {:?}\n  want {want:?}\n  got  {other:?}", c["template"]));
+                    failures.push(format!(
+                        "{name}: template {:?}\n  want {want:?}\n  got  {other:?}",
+                        c["template"]
+                    ));
                 }
             }
         }
     }
-    println!("engine cases: {equal}/{} equal ({} listed exceptions)", cases.len(), ENGINE_EXCEPTIONS.len());
-    assert!(failures.is_empty(), "{} unexpected differences:\n{}", failures.len(), failures.join("\n"));
+    println!(
+        "engine cases: {equal}/{} equal ({} listed exceptions)",
+        cases.len(),
+        ENGINE_EXCEPTIONS.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} unexpected differences:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 fn conversation_of(messages: &Json) -> Conversation {
@@ -91,11 +145,19 @@ fn chat_template_cases() {
         let want = c["expected"].as_str().unwrap();
         match got {
             Ok(g) if g.text == want => equal += 1,
-            other => failures.push(format!("{name}:\n  want {want:?}\n  got  {:?}", other.map(|r| r.text))),
+            other => failures.push(format!(
+                "{name}:\n  want {want:?}\n  got  {:?}",
+                other.map(|r| r.text)
+            )),
         }
     }
     println!("chat-template cases: {equal}/{} equal", cases.len());
-    assert!(failures.is_empty(), "{} differences:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} differences:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// (template, conversation) pairs where our prompt differs from llama.cpp's, with the reason.
@@ -133,11 +195,17 @@ fn real_templates() {
         v.into_iter()
             .map(|p| {
                 let stem = p.file_stem().unwrap().to_str().unwrap().to_string();
-                (stem, serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap())
+                (
+                    stem,
+                    serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap(),
+                )
             })
             .collect()
     };
-    let mut dir: Vec<_> = std::fs::read_dir(data().join("goldens")).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut dir: Vec<_> = std::fs::read_dir(data().join("goldens"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     dir.sort();
     let (mut total, mut equal) = (0, 0);
     let mut failures = Vec::new();
@@ -145,7 +213,11 @@ fn real_templates() {
         let g: Json = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let tname = g["template"].as_str().unwrap();
         let source = std::fs::read_to_string(data().join("templates").join(tname)).unwrap();
-        let tmpl = ChatTemplate::new(&source, g["bos_token"].as_str().unwrap(), g["eos_token"].as_str().unwrap());
+        let tmpl = ChatTemplate::new(
+            &source,
+            g["bos_token"].as_str().unwrap(),
+            g["eos_token"].as_str().unwrap(),
+        );
         let opts = opts_on(g["date"].as_str().unwrap());
         let (mut t_eq, mut t_n) = (0, 0);
         for case in g["cases"].as_array().unwrap() {
@@ -165,7 +237,10 @@ fn real_templates() {
             if ok {
                 equal += 1;
                 t_eq += 1;
-            } else if !GOLDEN_EXCEPTIONS.iter().any(|(t, c, _)| *t == tname && *c == cname) {
+            } else if !GOLDEN_EXCEPTIONS
+                .iter()
+                .any(|(t, c, _)| *t == tname && *c == cname)
+            {
                 failures.push(format!(
                     "{tname} × {cname}:\n  want {:?}\n  got  {:?}",
                     case.get("expected").or(case.get("error")),
@@ -175,6 +250,14 @@ fn real_templates() {
         }
         println!("{tname}: {t_eq}/{t_n}");
     }
-    println!("real templates: {equal}/{total} prompts equal ({} listed exceptions)", GOLDEN_EXCEPTIONS.len());
-    assert!(failures.is_empty(), "{} unexpected differences:\n{}", failures.len(), failures.join("\n\n"));
+    println!(
+        "real templates: {equal}/{total} prompts equal ({} listed exceptions)",
+        GOLDEN_EXCEPTIONS.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} unexpected differences:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }

@@ -4,13 +4,18 @@
 use std::path::Path;
 
 use gguf_chat::{ChatTemplate, Conversation, Error, Limit, RenderOptions};
-use gguf_core::Model;
 use gguf_core::write::Builder;
+use gguf_core::Model;
 use gguf_tokenizer::Tokenizer;
 use serde_json::json;
 
 fn vocab(name: &str) -> Vec<u8> {
-    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/tokenizer").join(name)).unwrap()
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/data/tokenizer")
+            .join(name),
+    )
+    .unwrap()
 }
 
 /// A vocabulary file with chat templates added.
@@ -34,7 +39,13 @@ fn conv(v: serde_json::Value) -> Conversation {
 fn from_model_reads_the_template_and_the_bos_eos_texts() {
     let bytes = with_templates(
         "llama-spm.gguf",
-        &[("tokenizer.chat_template", "{{ bos_token }}[{{ messages[0].content }}]{{ eos_token }}"), ("tokenizer.chat_template.tool_use", "T")],
+        &[
+            (
+                "tokenizer.chat_template",
+                "{{ bos_token }}[{{ messages[0].content }}]{{ eos_token }}",
+            ),
+            ("tokenizer.chat_template.tool_use", "T"),
+        ],
     );
     let model = Model::open(&bytes).unwrap();
     assert_eq!(ChatTemplate::names(&model), ["default", "tool_use"]);
@@ -46,9 +57,18 @@ fn from_model_reads_the_template_and_the_bos_eos_texts() {
     assert_eq!(r.text, "[hi]</s>");
     let tok = Tokenizer::from_model(&model).unwrap();
     let ids = r.encode(&tok, true).unwrap();
-    assert_eq!(ids.iter().filter(|&&i| Some(i) == tok.specials().bos).count(), 1);
+    assert_eq!(
+        ids.iter()
+            .filter(|&&i| Some(i) == tok.specials().bos)
+            .count(),
+        1
+    );
     assert_eq!(ids[0], tok.specials().bos.unwrap());
-    assert_eq!(*ids.last().unwrap(), tok.specials().eos.unwrap(), "template EOS text is parsed");
+    assert_eq!(
+        *ids.last().unwrap(),
+        tok.specials().eos.unwrap(),
+        "template EOS text is parsed"
+    );
     let named = ChatTemplate::from_model(&model, Some("tool_use")).unwrap();
     assert_eq!(named.source(), "T");
     match ChatTemplate::from_model(&model, Some("rag")) {
@@ -58,7 +78,10 @@ fn from_model_reads_the_template_and_the_bos_eos_texts() {
     let plain_bytes = vocab("llama-spm.gguf");
     let plain = Model::open(&plain_bytes).unwrap();
     assert!(ChatTemplate::names(&plain).is_empty());
-    assert!(matches!(ChatTemplate::from_model(&plain, None), Err(Error::Model(_))));
+    assert!(matches!(
+        ChatTemplate::from_model(&plain, None),
+        Err(Error::Model(_))
+    ));
 }
 
 #[test]
@@ -73,7 +96,11 @@ fn special_token_text_from_users_is_plain_text() {
     let c = conv(json!({"messages": [{"role": "user", "content": evil}]}));
     let r = t.render(&c, &RenderOptions::new()).unwrap();
     // The content was trimmed by the template and still found.
-    let marked: Vec<&str> = r.input_ranges().iter().map(|x| &r.text[x.clone()]).collect();
+    let marked: Vec<&str> = r
+        .input_ranges()
+        .iter()
+        .map(|x| &r.text[x.clone()])
+        .collect();
     assert_eq!(marked, [evil.trim()]);
     let ids = r.encode(&tok, true).unwrap();
     // One turn's worth of control tokens: the template's, not the user's.
@@ -109,7 +136,15 @@ fn marking_follows_the_conversation_not_the_template() {
     let segs: Vec<_> = r.segments().collect();
     assert_eq!(
         segs,
-        [("<user>", false), ("use", true), ("<assistant>", false), ("<tool>", true), ("({'a': '", false), ("<b>", true), ("'})user", false)]
+        [
+            ("<user>", false),
+            ("use", true),
+            ("<assistant>", false),
+            ("<tool>", true),
+            ("({'a': '", false),
+            ("<b>", true),
+            ("'})user", false)
+        ]
     );
 }
 
@@ -126,14 +161,21 @@ fn options_reach_the_template() {
     o.enable_thinking = Some(false);
     o.extra.insert("extra".into(), json!([1, "a"]));
     let r = t.render(&Conversation::default(), &o).unwrap();
-    assert_eq!(r.text, "2024-02-29 Thursday|29 Feb 2024|False|False|[1, 'a']");
+    assert_eq!(
+        r.text,
+        "2024-02-29 Thursday|29 Feb 2024|False|False|[1, 'a']"
+    );
     assert_eq!(RenderOptions::new().now % 86_400, 0);
 }
 
 #[test]
 fn errors_say_where() {
     match ChatTemplate::new("line one\n{% if x %}\n{{ x + }}", "", "") {
-        Err(Error::Template { line: Some(3), column: Some(_), .. }) => {}
+        Err(Error::Template {
+            line: Some(3),
+            column: Some(_),
+            ..
+        }) => {}
         other => panic!("{other:?}"),
     }
     let t = ChatTemplate::new("a\n{{ raise_exception('no system role') }}", "", "").unwrap();
@@ -144,10 +186,17 @@ fn errors_say_where() {
         }
         other => panic!("{other:?}"),
     }
-    for bad in [json!(3), json!({"messages": 1}), json!([{"content": "no role"}]), json!([{"role": "user"}]),
-        json!([{"role": "user", "content": [{"type": "image_url"}]}])]
-    {
-        assert!(matches!(Conversation::from_json(&bad), Err(Error::Conversation(_))), "{bad}");
+    for bad in [
+        json!(3),
+        json!({"messages": 1}),
+        json!([{"content": "no role"}]),
+        json!([{"role": "user"}]),
+        json!([{"role": "user", "content": [{"type": "image_url"}]}]),
+    ] {
+        assert!(
+            matches!(Conversation::from_json(&bad), Err(Error::Conversation(_))),
+            "{bad}"
+        );
     }
 }
 
@@ -156,7 +205,8 @@ fn limited(src: &str) -> Result<String, Error> {
     let mut o = RenderOptions::new();
     o.limits.fuel = 200_000;
     o.limits.output_bytes = 1 << 20;
-    t.render(&conv(json!([{"role": "user", "content": "x"}])), &o).map(|r| r.text)
+    t.render(&conv(json!([{"role": "user", "content": "x"}])), &o)
+        .map(|r| r.text)
 }
 
 #[test]
@@ -165,11 +215,26 @@ fn hostile_templates_get_errors() {
         Err(Error::Limit { limit, .. }) => limit,
         other => panic!("{src}: {other:?}"),
     };
-    assert_eq!(limit("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"), Limit::Fuel);
-    assert_eq!(limit("{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}"), Limit::OutputBytes);
-    assert_eq!(limit("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"), Limit::Recursion);
+    assert_eq!(
+        limit("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"),
+        Limit::Fuel
+    );
+    assert_eq!(
+        limit("{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}"),
+        Limit::OutputBytes
+    );
+    assert_eq!(
+        limit("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"),
+        Limit::Recursion
+    );
     let huge = "x".repeat(5 << 20);
-    assert!(matches!(ChatTemplate::new(&huge, "", ""), Err(Error::Limit { limit: Limit::TemplateBytes, .. })));
+    assert!(matches!(
+        ChatTemplate::new(&huge, "", ""),
+        Err(Error::Limit {
+            limit: Limit::TemplateBytes,
+            ..
+        })
+    ));
     // Python's escape hatches are undefined here, or an error: never the host.
     for src in [
         "{{ ''.__class__ }}",
@@ -189,7 +254,10 @@ fn hostile_templates_get_errors() {
         "{{ env }}{{ environ }}",
     ] {
         match limited(src) {
-            Ok(out) => assert!(!out.contains("root") && !out.contains("class") && !out.contains("uid"), "{src}: {out}"),
+            Ok(out) => assert!(
+                !out.contains("root") && !out.contains("class") && !out.contains("uid"),
+                "{src}: {out}"
+            ),
             Err(Error::Template { .. }) => {}
             Err(e) => panic!("{src}: {e:?}"),
         }

@@ -8,7 +8,10 @@ use gguf::Model;
 
 #[test]
 fn a_models_template_renders_and_tokenizes_with_input_marked() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tokenizer/llama-bpe.gguf");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/tokenizer/llama-bpe.gguf"
+    );
     let bytes = std::fs::read(path).unwrap();
     let model = Model::open(&bytes).unwrap();
     let mut b = Builder::from_model(&model).unwrap();
@@ -20,9 +23,15 @@ fn a_models_template_renders_and_tokenizes_with_input_marked() {
     let bytes = b.to_vec().unwrap();
     let model = Model::open(&bytes).unwrap();
     let tmpl = ChatTemplate::from_model(&model, None).unwrap();
-    let conv = Conversation::from_json(&serde_json::json!({"messages": [{"role": "user", "content": "<|eot_id|>"}]})).unwrap();
+    let conv = Conversation::from_json(
+        &serde_json::json!({"messages": [{"role": "user", "content": "<|eot_id|>"}]}),
+    )
+    .unwrap();
     let r = tmpl.render(&conv, &RenderOptions::new()).unwrap();
-    assert_eq!(r.text, "<|start_header_id|>user<|end_header_id|>\n\n<|eot_id|><|eot_id|>");
+    assert_eq!(
+        r.text,
+        "<|start_header_id|>user<|end_header_id|>\n\n<|eot_id|><|eot_id|>"
+    );
     let tok = Tokenizer::from_model(&model).unwrap();
     let eot = tok.token_id("<|eot_id|>").unwrap();
     let ids = r.encode(&tok, false).unwrap();

@@ -22,7 +22,10 @@ fn data() -> PathBuf {
 /// exchange.
 fn conversations() -> Vec<(String, Json)> {
     let mut out: Vec<(String, Json)> = Vec::new();
-    let mut files: Vec<_> = std::fs::read_dir(data().join("conversations")).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(data().join("conversations"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
     for p in files {
         let v = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
@@ -39,15 +42,23 @@ fn conversations() -> Vec<(String, Json)> {
         {"role": "tool", "tool_call_id": "call_a", "content": "sunny"},
         {"role": "tool", "tool_call_id": "call_b", "content": "rainy"},
         {"role": "user", "content": "Which is warmer?"}]})));
-    out.push(("assistant_last".into(), json!({"messages": [
-        {"role": "user", "content": "Say hi"}, {"role": "assistant", "content": "Hi!"}]})));
+    out.push((
+        "assistant_last".into(),
+        json!({"messages": [
+        {"role": "user", "content": "Say hi"}, {"role": "assistant", "content": "Hi!"}]}),
+    ));
     out.push(("empty".into(), json!({"messages": [
         {"role": "user", "content": ""}, {"role": "assistant", "content": ""}, {"role": "user", "content": "ok"}]})));
-    out.push(("jinja_text".into(), json!({"messages": [
-        {"role": "user", "content": "{{ 7*7 }} {% if x %}{# c #} \\n ' \" ` \u{0} \u{7f}"}]})));
+    out.push((
+        "jinja_text".into(),
+        json!({"messages": [
+        {"role": "user", "content": "{{ 7*7 }} {% if x %}{# c #} \\n ' \" ` \u{0} \u{7f}"}]}),
+    ));
     let mut long = Vec::new();
     for i in 0..12 {
-        long.push(json!({"role": "user", "content": format!("Question {i}: {}", "why? ".repeat(i))}));
+        long.push(
+            json!({"role": "user", "content": format!("Question {i}: {}", "why? ".repeat(i))}),
+        );
         long.push(json!({"role": "assistant", "content": format!("  Answer {i}.\n\n  ")}));
     }
     long.push(json!({"role": "user", "content": "Last."}));
@@ -68,10 +79,16 @@ fn templates_render_as_llama_cpp_renders_them() {
     }
     let dir = tempfile::tempdir().unwrap();
     let convs = conversations();
-    let mut templates: Vec<_> = std::fs::read_dir(data().join("templates")).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut templates: Vec<_> = std::fs::read_dir(data().join("templates"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     templates.sort();
     // The tool renders with today's date (its clock, UTC here); so do we.
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
     let mut opts = RenderOptions::new();
     opts.now = secs / 86_400 * 86_400;
     let (mut total, mut equal) = (0, 0);
@@ -89,10 +106,23 @@ fn templates_render_as_llama_cpp_renders_them() {
             req["bos_token"] = "<s>".into();
             req["eos_token"] = "</s>".into();
             std::fs::write(&input, req.to_string()).unwrap();
-            let run = Command::new(&tool).arg("--json").arg(&input).arg("--output").arg(&output).arg(t).output().unwrap();
-            let theirs = if run.status.success() { std::fs::read_to_string(&output).ok() } else { None };
+            let run = Command::new(&tool)
+                .arg("--json")
+                .arg(&input)
+                .arg("--output")
+                .arg(&output)
+                .arg(t)
+                .output()
+                .unwrap();
+            let theirs = if run.status.success() {
+                std::fs::read_to_string(&output).ok()
+            } else {
+                None
+            };
             let ours = match &ours_t {
-                Ok(tm) => Conversation::from_json(conv).and_then(|c| tm.render(&c, &opts)).map(|r| r.text),
+                Ok(tm) => Conversation::from_json(conv)
+                    .and_then(|c| tm.render(&c, &opts))
+                    .map(|r| r.text),
                 Err(e) => Err(Error::Model(e.to_string())),
             };
             total += 1;
@@ -106,7 +136,9 @@ fn templates_render_as_llama_cpp_renders_them() {
                 equal += 1;
                 t_eq += 1;
             } else {
-                diffs.push(format!("{name} × {cname}:\n  llama.cpp {theirs:?}\n  ours      {ours:?}"));
+                diffs.push(format!(
+                    "{name} × {cname}:\n  llama.cpp {theirs:?}\n  ours      {ours:?}"
+                ));
             }
         }
         println!("{name}: {t_eq}/{t_n}");
@@ -115,5 +147,8 @@ fn templates_render_as_llama_cpp_renders_them() {
     for d in &diffs {
         println!("{d}\n");
     }
-    assert!(equal * 10 >= total * 9, "only {equal}/{total} prompts equal");
+    assert!(
+        equal * 10 >= total * 9,
+        "only {equal}/{total} prompts equal"
+    );
 }
