@@ -104,3 +104,8 @@ pub use error::{Error, Limit, Result};
 pub use options::{Limits, RenderOptions};
 pub use rendered::Rendered;
 pub use template::{Caps, ChatTemplate};
+
+/// The README's example, run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
