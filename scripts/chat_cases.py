@@ -10,7 +10,9 @@ Reads the llama.cpp that llama-cpp-python 0.3.36 vendors (LLAMA_CPP, default
 - tests/data/chat/chat_template_cases.json: the TestCase table of tests/test-chat-template.cpp's
   automated tests, with the conversation they all render (plus each case's extra messages) and
   the prompt llama.cpp's jinja path gives (`expected_output_jinja`, else `expected_output`),
-  rendered through common_chat_templates_apply with add_generation_prompt.
+  rendered through common_chat_templates_apply with add_generation_prompt;
+- tests/data/chat/generation_prompt_cases.json: test-chat.cpp's generation-prompt checks (the
+  prompt of a system and a user message ends with the template's generation prompt).
 
 Usage: scripts/chat_cases.py [LLAMA_CPP]
 """
@@ -225,13 +227,38 @@ def chat_template_cases(src: str):
     return cases
 
 
+def generation_prompt_cases(src: str):
+    """test-chat.cpp's test_template_generation_prompt: for each template, the prompt of its
+    basic() conversation (the system message and message_user) must end with the generation
+    prompt given (common_chat_templates_apply with add_generation_prompt, enable_thinking)."""
+    body = src[src.index("static void test_template_generation_prompt()") :]
+    body = body[: body.index("\n}\n")]
+    system = re.search(r'system_msg\.content\s*=\s*"([^"]*)"', body).group(1)
+    user = re.search(r'const common_chat_msg message_user\{\s*"user",\s*"([^"]*)"', src).group(1)
+    cases = []
+    for block in re.finditer(r'read_templates\("models/templates/([^"]+)"\);(.*?)\n    \}', body, re.S):
+        m = re.search(r'check\(tmpls, basic\(\),\s*((?:"(?:[^"\\]|\\.)*"\s*)+)\);', block.group(2))
+        if m:
+            lit = "".join(unescape(x[1:-1]) for x in re.findall(r'"(?:[^"\\]|\\.)*"', m.group(1)))
+            cases.append(
+                {
+                    "template": block.group(1),
+                    "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+                    "generation_prompt": lit,
+                }
+            )
+    return cases
+
+
 def main() -> None:
     llama = Path(sys.argv[1] if len(sys.argv) > 1 else "/work/targets/open/llama/src/vendor/llama.cpp")
     jc = jinja_cases((llama / "tests/test-jinja.cpp").read_text())
     ct = chat_template_cases((llama / "tests/test-chat-template.cpp").read_text())
     (OUT / "jinja_cases.json").write_text(json.dumps(jc, indent=1, ensure_ascii=False) + "\n")
     (OUT / "chat_template_cases.json").write_text(json.dumps(ct, indent=1, ensure_ascii=False) + "\n")
-    print("test-jinja.cpp:", len(jc), "cases; test-chat-template.cpp:", len(ct), "cases")
+    gp = generation_prompt_cases((llama / "tests/test-chat.cpp").read_text())
+    (OUT / "generation_prompt_cases.json").write_text(json.dumps(gp, indent=1, ensure_ascii=False) + "\n")
+    print("test-jinja.cpp:", len(jc), "cases; test-chat-template.cpp:", len(ct), "cases; test-chat.cpp:", len(gp), "generation prompts")
 
 
 if __name__ == "__main__":

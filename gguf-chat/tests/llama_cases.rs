@@ -261,3 +261,43 @@ fn real_templates() {
         failures.join("\n\n")
     );
 }
+
+/// test-chat.cpp's generation prompts: the prompt of a system and a user message ends with the
+/// template's generation prompt, which is what the prompt with it adds to the prompt without it
+/// (llama.cpp's `common_chat_template_generation_prompt`).
+#[test]
+fn generation_prompts() {
+    let cases = load("generation_prompt_cases.json");
+    let cases = cases.as_array().unwrap();
+    let mut equal = 0;
+    let mut failures = Vec::new();
+    for c in cases {
+        let name = c["template"].as_str().unwrap();
+        let source = std::fs::read_to_string(data().join("templates").join(name)).unwrap();
+        let t = ChatTemplate::new(&source, "<s>", "</s>").unwrap();
+        let conv = conversation_of(&c["messages"]);
+        let mut without = RenderOptions::new();
+        without.add_generation_prompt = false;
+        let with = t.render(&conv, &RenderOptions::new()).unwrap().text;
+        let without = t.render(&conv, &without).unwrap().text;
+        let mut common = with
+            .bytes()
+            .zip(without.bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        while !with.is_char_boundary(common) {
+            common -= 1;
+        }
+        let want = c["generation_prompt"].as_str().unwrap();
+        if with.ends_with(want) && &with[common..] == want {
+            equal += 1;
+        } else {
+            failures.push(format!(
+                "{name}: want {want:?}, prompt ends {:?}",
+                &with[with.len().saturating_sub(60)..]
+            ));
+        }
+    }
+    println!("generation prompts: {equal}/{} equal", cases.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
