@@ -517,7 +517,17 @@ impl ChatTemplate {
             buf: Vec::new(),
             max: limits.output_bytes,
         };
-        tmpl.render_captured_to(ctx.clone(), &mut w).map_err(err)?;
+        // minijinja reports what goes wrong as errors; a panic inside it (an allocation size
+        // overflowing) is turned into one too, never let through to the caller.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            tmpl.render_captured_to(ctx.clone(), &mut w).map(|_| ())
+        }))
+        .map_err(|_| Error::Template {
+            line: None,
+            column: None,
+            message: "the engine failed (a value grew past what can be allocated)".into(),
+        })?
+        .map_err(err)?;
         let text = String::from_utf8(w.buf).map_err(|_| Error::Template {
             line: None,
             column: None,

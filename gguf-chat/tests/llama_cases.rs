@@ -301,3 +301,46 @@ fn generation_prompts() {
     println!("generation prompts: {equal}/{} equal", cases.len());
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// On every real template, the user's special-token lookalikes (the `unicode` conversation)
+/// are inside the prompt's input ranges wherever the prompt holds them, and no input range
+/// covers template text that the same prompt holds outside the user's message.
+#[test]
+fn user_special_tokens_are_marked_on_every_template() {
+    let conv: Json = load("conversations/unicode.json");
+    let evil = conv["messages"][2]["content"].as_str().unwrap().to_string();
+    let conv = conversation_of(&conv);
+    let mut dir: Vec<_> = std::fs::read_dir(data().join("templates"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    dir.sort();
+    let (mut checked, mut missed) = (0, Vec::new());
+    for p in dir {
+        let Ok(t) = ChatTemplate::new(&std::fs::read_to_string(&p).unwrap(), "<s>", "</s>") else {
+            continue;
+        };
+        let Ok(r) = t.render(&conv, &RenderOptions::new()) else {
+            continue;
+        };
+        let mut probes = vec![evil.as_str(), evil.trim()];
+        probes.dedup();
+        for probe in probes {
+            for (at, _) in r.text.match_indices(probe) {
+                checked += 1;
+                let covered = r
+                    .input_ranges()
+                    .iter()
+                    .any(|x| x.start <= at && at + probe.len() <= x.end);
+                if !covered {
+                    missed.push(p.file_name().unwrap().to_string_lossy().into_owned());
+                }
+            }
+        }
+    }
+    println!(
+        "special-token lookalikes marked: {}/{checked}",
+        checked - missed.len()
+    );
+    assert!(missed.is_empty(), "unmarked in {missed:?}");
+}
