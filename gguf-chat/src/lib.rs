@@ -74,7 +74,7 @@
 //!   reproduced. The tests list each template and conversation where this shows.
 //! - **Capabilities** are probed by what reaches the output; llama.cpp records which inputs a
 //!   render touched. They agree on the templates of llama.cpp's `models/templates/` except
-//!   where the tests say.
+//!   LFM2.5-8B-A1B, whose content parts llama.cpp joins with newlines and we pass as parts.
 //! - **Input marking** is recovered after rendering (above) rather than carried through every
 //!   string operation: an input the template transforms (other than trimming: split, sliced,
 //!   upper-cased) is not marked; role names are never marked (llama.cpp marks them too, and
@@ -82,12 +82,23 @@
 //! - **Tokenizing marked prompts**: each piece is tokenized on its own (as llama.cpp's README
 //!   says for its parts), so a SentencePiece vocabulary that adds a leading space adds it to
 //!   each piece.
+//! - **`+` with an undefined or `none` side**: llama.cpp takes it as `""` next to a string;
+//!   minijinja fails (Firefunction v2's `+ functions`, Command R+'s `+ param_fields.description`).
 //! - **Concatenation with `~`** of `none` or booleans writes minijinja's `none`/`true`, not
 //!   llama.cpp's `None`/`True` (printing them with `{{ }}` matches).
+//! - **The engine's edges** (llama.cpp's test-jinja.cpp, each listed in our test with its
+//!   reason): no unary `+`, no `a[]`, `sort`'s reverse only as a keyword, `attribute=` a name
+//!   and not an index, `indent` with a string width or `blank=true` on the last line,
+//!   `str.format` with named fields, `x is sameas(x)` for undefined `x`, methods as values
+//!   (`''.strip is callable`, `obj.keys is defined`), a list indexed with a float.
 //! - **List mutation**: `list.append`/`pop` and `dict.pop` (llama.cpp has them) fail; lists
 //!   are immutable in minijinja.
 //! - **Memory**: a template that doubles a string held in a `namespace` attribute in a loop
-//!   without writing it out is bounded only by fuel, which does not bound the string's size.
+//!   without writing it out is bounded only by fuel, which does not bound the string's size
+//!   (minijinja's `*` refuses large strings; its `~` and `+` have no such check). A panic inside
+//!   the engine is caught and returned as an error; an allocation the system refuses is not.
+//! - **Continuing a final message** (`continue_final_message`) and llama.cpp's
+//!   `reasoning_format`/`tool_choice`/grammar outputs are not part of rendering here.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

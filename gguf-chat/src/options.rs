@@ -39,8 +39,8 @@ impl Default for Limits {
 pub struct RenderOptions {
     /// End with the prompt that starts the assistant's reply (`add_generation_prompt`).
     pub add_generation_prompt: bool,
-    /// `enable_thinking` as llama.cpp passes it (`None`: the variable is not set, as with
-    /// llama.cpp's default; templates then use their own default).
+    /// `enable_thinking` as llama.cpp passes it; `None` is llama.cpp's default, `true` (the
+    /// variable is always set, as llama.cpp sets it).
     pub enable_thinking: Option<bool>,
     /// Extra template variables (llama-server's `chat_template_kwargs`); they replace the
     /// variables of the same name.
