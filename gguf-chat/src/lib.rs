@@ -54,8 +54,8 @@
 //! the same split as byte ranges ([`Rendered::input_ranges`]), found after rendering: each
 //! string of the conversation is looked for, in order, inside the output of the template's
 //! `{{ ... }}` expressions (minijinja's output spans; literal template text is never input).
-//! [`Rendered::encode`] then tokenizes template text with special tokens parsed and input text
-//! as plain text.
+//! [`Rendered::encode`] then finds special tokens only in template text, and tokenizes the text
+//! between them (template and input together) as llama.cpp's tokenizer would.
 //!
 //! # Safety
 //!
@@ -79,9 +79,10 @@
 //!   string operation: an input the template transforms (other than trimming: split, sliced,
 //!   upper-cased) is not marked; role names are never marked (llama.cpp marks them too, and
 //!   `bos_token`/`eos_token`, which makes `{{ bos_token }}` plain text there).
-//! - **Tokenizing marked prompts**: each piece is tokenized on its own (as llama.cpp's README
-//!   says for its parts), so a SentencePiece vocabulary that adds a leading space adds it to
-//!   each piece.
+//! - **Tokenizing marked prompts**: llama.cpp (this version) marks input but its server still
+//!   tokenizes the whole prompt with special tokens parsed; [`Rendered::encode`] does the same
+//!   except that special-token text from the conversation stays text (the tests check that a
+//!   prompt without such text gets exactly the whole prompt's ids, on every real template).
 //! - **`+` with an undefined or `none` side**: llama.cpp takes it as `""` next to a string;
 //!   minijinja fails (Firefunction v2's `+ functions`, Command R+'s `+ param_fields.description`).
 //! - **Concatenation with `~`** of `none` or booleans writes minijinja's `none`/`true`, not

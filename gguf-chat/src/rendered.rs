@@ -2,7 +2,7 @@
 
 use std::ops::Range;
 
-use gguf_tokenizer::{Tokenizer, VocabType};
+use gguf_tokenizer::{TokenAttr, Tokenizer, VocabType};
 
 use crate::error::Result;
 
@@ -64,6 +64,24 @@ pub(crate) fn mark(text: &str, expressions: &[Range<usize>], inputs: &[&str]) ->
     out
 }
 
+/// C's `isspace`: the whitespace llama.cpp strips beside an `lstrip`/`rstrip` token.
+fn is_c_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\u{b}' | '\u{c}' | '\r')
+}
+
+/// Appends text to the current fragment, without its leading whitespace after an `rstrip` token.
+fn push_text(text: &mut String, s: &str, strip_next: &mut bool) {
+    let s = if *strip_next {
+        s.trim_start_matches(is_c_space)
+    } else {
+        s
+    };
+    if !s.is_empty() {
+        *strip_next = false;
+    }
+    text.push_str(s);
+}
+
 impl Rendered {
     pub(crate) fn new(text: String, input: Vec<Range<usize>>) -> Rendered {
         Rendered { text, input }
@@ -102,10 +120,14 @@ impl Rendered {
         pieces.into_iter()
     }
 
-    /// Token ids of the prompt: the template's text with special tokens parsed, the
-    /// conversation's text as plain text (a user who writes `<|im_end|>` gets the tokens of
-    /// those characters, not the control token), each piece tokenized on its own, and with
-    /// `add_special` the BOS/EOS (CLS/SEP) tokens the vocabulary adds around the whole.
+    /// Token ids of the prompt, as `llama_tokenize(prompt, add_special, parse_special=true)`
+    /// gives them except that special tokens are found only in the template's text: a user who
+    /// writes `<|im_end|>` gets the tokens of those characters, not the control token. The
+    /// control tokens of the template's pieces cut the prompt into fragments as llama.cpp's
+    /// tokenizer cuts it (their `lstrip`/`rstrip` taking the whitespace beside them); each
+    /// fragment, template and conversation text together, is tokenized as one text, so a prompt
+    /// with no special-token text from the conversation gets exactly llama.cpp's ids. With
+    /// `add_special`, the BOS/EOS (CLS/SEP) tokens the vocabulary adds.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -129,9 +151,42 @@ impl Rendered {
             // The BOS (CLS) the tokenizer adds to an empty text, alone.
             out.extend(tok.encode("", true, false)?.into_iter().take(1));
         }
+        // Fragments: runs of text, and the template's control tokens between them.
+        let mut text = String::new();
+        let mut strip_next = false;
+        let flush = |text: &mut String, out: &mut Vec<u32>| -> Result<()> {
+            if !text.is_empty() {
+                out.extend(tok.encode(text, false, false)?);
+                text.clear();
+            }
+            Ok(())
+        };
         for (piece, from_input) in self.segments() {
-            out.extend(tok.encode(piece, false, !from_input)?);
+            let mut rest = piece;
+            if !from_input {
+                let parsed = tok.encode(piece, false, true)?;
+                for id in parsed {
+                    let Some(data) = tok.token(id) else { continue };
+                    if !data.attr.has(TokenAttr::CONTROL) && !data.attr.has(TokenAttr::UNKNOWN) {
+                        continue;
+                    }
+                    let Some(at) = rest.find(data.text.as_str()) else {
+                        continue;
+                    };
+                    push_text(&mut text, &rest[..at], &mut strip_next);
+                    if data.attr.has(TokenAttr::LSTRIP) {
+                        let keep = text.trim_end_matches(is_c_space).len();
+                        text.truncate(keep);
+                    }
+                    flush(&mut text, &mut out)?;
+                    out.push(id);
+                    strip_next = data.attr.has(TokenAttr::RSTRIP);
+                    rest = &rest[at + data.text.len()..];
+                }
+            }
+            push_text(&mut text, rest, &mut strip_next);
         }
+        flush(&mut text, &mut out)?;
         if last {
             let both = tok.encode("", true, false)?;
             out.extend(

@@ -109,11 +109,7 @@ fn special_token_text_from_users_is_plain_text() {
     // Tokenized whole, with special tokens parsed, the user's text would open a turn.
     let naive = tok.encode(&r.text, true, true).unwrap();
     assert_eq!(naive.iter().filter(|&&i| i == eot).count(), 2);
-    // Every template piece and every input piece, tokenized on its own, concatenate to it.
-    let mut pieces = Vec::new();
-    for (s, input) in r.segments() {
-        pieces.extend(tok.encode(s, false, !input).unwrap());
-    }
+}
     assert_eq!(&ids[ids.len() - pieces.len()..], &pieces[..]);
 }
 
@@ -266,4 +262,46 @@ fn hostile_templates_get_errors() {
     for src in ["{% for %}", "{{ (((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((1 }}", "{% if %}{% endfor %}", "{{ 1/0 }}", "{% set x = 'a' * 100000000000 %}"] {
         assert!(limited(src).is_err(), "{src}");
     }
+}
+
+/// With no special-token text from the conversation, `encode` gives exactly llama.cpp's ids for
+/// the whole prompt (`llama_tokenize(prompt, add_special, parse_special=true)`, which our
+/// tokenizer matches): on every real template, every conversation but the one with lookalikes,
+/// and three vocabularies.
+#[test]
+fn marked_tokens_equal_whole_prompt_tokens_without_lookalikes() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/chat");
+    let mut templates: Vec<_> = std::fs::read_dir(data.join("templates")).unwrap().map(|e| e.unwrap().path()).collect();
+    templates.sort();
+    let convs: Vec<Conversation> = ["basic", "system", "tools", "reasoning", "parts"]
+        .iter()
+        .map(|n| {
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(data.join(format!("conversations/{n}.json"))).unwrap()).unwrap();
+            conv(v)
+        })
+        .collect();
+    let (mut n, mut same) = (0, 0);
+    let mut diffs = Vec::new();
+    for v in ["llama-bpe.gguf", "llama-spm.gguf", "gemma-4.gguf"] {
+        let bytes = vocab(v);
+        let model = Model::open(&bytes).unwrap();
+        let tok = Tokenizer::from_model(&model).unwrap();
+        for t in &templates {
+            let Ok(tmpl) = ChatTemplate::new(&std::fs::read_to_string(t).unwrap(), "<s>", "</s>") else { continue };
+            for c in &convs {
+                let Ok(r) = tmpl.render(c, &RenderOptions::new()) else { continue };
+                n += 1;
+                let ours = r.encode(&tok, true).unwrap();
+                let whole = tok.encode(&r.text, true, true).unwrap();
+                if ours == whole {
+                    same += 1;
+                } else {
+                    diffs.push(format!("{v} × {}", t.file_name().unwrap().to_string_lossy()));
+                }
+            }
+        }
+    }
+    println!("marked = whole-prompt tokens: {same}/{n}");
+    assert!(diffs.is_empty(), "{} differ: {diffs:?}", diffs.len());
 }
