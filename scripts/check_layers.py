@@ -162,7 +162,8 @@ CRATES = {
         "gguf_chat",
         [
             ["error", "options", "values"],  # the error and limits; JSON <-> engine values, llama.cpp's text of values
-            ["conversation", "engine"],  # the request as llama.cpp reads it; minijinja with llama.cpp's built-ins
+            # the request as llama.cpp reads it; minijinja with llama.cpp's built-ins; its model-specific handlers
+            ["conversation", "engine", "handlers"],
             ["rendered"],  # the marked prompt and its tokens
             ["template"],  # ChatTemplate: probes, workarounds, render
         ],

@@ -67,11 +67,11 @@
 //!
 //! # Known differences from llama.cpp
 //!
-//! - **Model-specific handlers**: for some families (GPT-OSS, Gemma 4, Ministral 3,
-//!   Qwen3-Coder, Kimi K2, DeepSeek V3.2, Functionary 3.2, MiniCPM5, Muse Glimmer),
-//!   `common_chat_templates_apply` goes through a dedicated C++ handler that changes the
-//!   input further (tool-call ids, reasoning fields, tool responses); those changes are not
-//!   reproduced. The tests list each template and conversation where this shows.
+//! - **Model-specific handlers**: for some families `common_chat_templates_apply` goes
+//!   through a dedicated C++ handler. Those that change the prompt are reproduced: Ministral 3's
+//!   (reasoning and content as typed blocks) and Gemma 4's (tool results folded into the
+//!   assistant message for older templates, a model turn after a closed one); the others render
+//!   the generic input (their differences are in parsing the reply, not in the prompt).
 //! - **Capabilities** are probed by what reaches the output; llama.cpp records which inputs a
 //!   render touched. They agree on the templates of llama.cpp's `models/templates/` except
 //!   LFM2.5-8B-A1B, whose content parts llama.cpp joins with newlines and we pass as parts.
@@ -106,6 +106,7 @@
 mod conversation;
 mod engine;
 mod error;
+mod handlers;
 mod options;
 mod rendered;
 mod template;

@@ -13,6 +13,7 @@ use serde_json::{json, Map, Value as Json};
 use crate::conversation::{concat_parts, Content, Conversation};
 use crate::engine::{environment, RAISED};
 use crate::error::{Error, Limit, Result};
+use crate::handlers::Handler;
 use crate::options::{strftime, Limits, RenderOptions};
 use crate::rendered::Rendered;
 use crate::values::from_json;
@@ -485,10 +486,11 @@ impl ChatTemplate {
     /// that came from the conversation.
     pub fn render(&self, conv: &Conversation, opts: &RenderOptions) -> Result<Rendered> {
         let limits = &opts.limits;
+        let handler = Handler::of(&self.source);
         let mut ctx = Map::new();
         ctx.insert(
             "messages".into(),
-            Json::Array(self.messages_for_template(conv)?),
+            Json::Array(handler.messages(self.messages_for_template(conv)?)),
         );
         ctx.insert("bos_token".into(), self.bos_token.clone().into());
         ctx.insert("eos_token".into(), self.eos_token.clone().into());
@@ -552,6 +554,8 @@ impl ChatTemplate {
         let inputs: Vec<&str> = inputs.iter().map(String::as_str).collect();
         let mut input = crate::rendered::mark(&text, &expressions, &inputs);
         let mut text = text;
+        let suffix = handler.suffix(&text, opts.add_generation_prompt);
+        text.push_str(suffix);
         if self.add_bos && !self.bos_token.is_empty() && text.starts_with(&self.bos_token) {
             let n = self.bos_token.len();
             text.drain(..n);
