@@ -52,7 +52,8 @@ CRATE_LAYERS = [
     ["gguf-derive"],  # proc macros: wire codecs, typed metadata
     ["gguf-core"],  # the format: read, write, edit, codecs, the model door
     ["gguf-tokenizer", "gguf-llama"],  # llama.cpp's tokenizer; its policies (summary, estimate, loader, quantize)
-    ["gguf-import"],  # Hugging Face checkpoints -> GGUF (quantized through gguf-llama)
+    # Hugging Face checkpoints -> GGUF (quantized through gguf-llama); chat templates (over the tokenizer)
+    ["gguf-import", "gguf-chat"],
     ["gguf-kit"],  # the facade (`gguf`) and the CLI
     ["gguf-rs-python"],  # the Python package's extension module
 ]
@@ -154,6 +155,17 @@ CRATES = {
             ["error"],
             ["summary", "llama_load"],  # what a model is; what llama.cpp's loader refuses
             ["estimate", "quantize"],  # memory (over the summary); llama-quantize (its key rules from llama_load)
+        ],
+    ),
+    "gguf-chat": Crate(
+        "gguf-chat/src",
+        "gguf_chat",
+        [
+            ["error", "options", "values"],  # the error and limits; JSON <-> engine values, llama.cpp's text of values
+            # the request as llama.cpp reads it; minijinja with llama.cpp's built-ins; its model-specific handlers
+            ["conversation", "engine", "handlers"],
+            ["rendered"],  # the marked prompt and its tokens
+            ["template"],  # ChatTemplate: probes, workarounds, render
         ],
     ),
     "gguf-import": Crate(

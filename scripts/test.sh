@@ -96,6 +96,7 @@ check_package gguf-core tests/data/tiny.gguf
 check_package gguf-tokenizer
 check_package gguf-llama tests/data/tiny.gguf
 check_package gguf-import src/vocab/pre_hashes.tsv src/vocab/chktxt.txt
+check_package gguf-chat
 check_package gguf-kit samples/tiny-llama.gguf ARCHITECTURE.md CHANGELOG.md
 cargo test --workspace --all-targets
 cargo test --workspace --doc

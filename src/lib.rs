@@ -10,6 +10,11 @@ pub use gguf_core::*;
 #[cfg(feature = "tokenizer")]
 pub use gguf_tokenizer as tokenizer;
 
+/// Chat templates rendered as llama.cpp renders them, with input marking
+/// for tokenizing the prompt (feature `chat`): the gguf-chat crate.
+#[cfg(feature = "chat")]
+pub use gguf_chat as chat;
+
 /// llama.cpp's policies (feature `llama`): the gguf-llama crate, whose
 /// modules are also at the root of `gguf` ([`summary`], [`estimate`],
 /// [`llama_load`], [`quantize`]).

@@ -2,6 +2,8 @@
 
 mod integration {
     pub mod accept;
+    pub mod chat;
+    pub mod chat_oracle;
     pub mod cli;
     pub mod cli_check;
     pub mod cli_convert;

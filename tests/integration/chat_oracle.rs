@@ -1,0 +1,154 @@
+//! Differential test against llama.cpp's chat templates, live: for every template of
+//! `tests/data/chat/templates/` (llama.cpp's `models/templates/`) and more conversations than
+//! the goldens hold, llama.cpp's `test-chat-template --json IN --output OUT TEMPLATE` (through
+//! `common_chat_templates_apply`, with the generation prompt) against `gguf::chat`. Opt-in:
+//! `GGUF_LLAMA_TOOLS` names the llama tools directory (`bin/test-chat-template`); otherwise it
+//! prints a `skipped:` line. Prints the tally per template and every difference; fails when fewer
+//! than nine in ten prompts agree or when we panic. The known differences (llama.cpp's
+//! model-specific handlers, list mutation, `+` with undefined) are the crate's documented ones.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gguf::chat::{ChatTemplate, Conversation, Error, RenderOptions};
+use serde_json::{json, Value as Json};
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/chat")
+}
+
+/// The goldens' conversations and more: developer role, parallel tool calls with object
+/// arguments, a final assistant message, empty content, template syntax in user text, a long
+/// exchange.
+fn conversations() -> Vec<(String, Json)> {
+    let mut out: Vec<(String, Json)> = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(data().join("conversations"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    for p in files {
+        let v = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        out.push((p.file_stem().unwrap().to_string_lossy().into_owned(), v));
+    }
+    let tools = out.iter().find(|(n, _)| n == "tools").unwrap().1["tools"].clone();
+    out.push(("developer".into(), json!({"messages": [
+        {"role": "developer", "content": "Answer in French."}, {"role": "user", "content": "Hello"}]})));
+    out.push(("parallel_calls".into(), json!({"tools": tools, "messages": [
+        {"role": "user", "content": "Weather in Paris and Rome?"},
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call_a", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}},
+            {"id": "call_b", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Rome", "unit": "celsius"}}}]},
+        {"role": "tool", "tool_call_id": "call_a", "content": "sunny"},
+        {"role": "tool", "tool_call_id": "call_b", "content": "rainy"},
+        {"role": "user", "content": "Which is warmer?"}]})));
+    out.push((
+        "assistant_last".into(),
+        json!({"messages": [
+        {"role": "user", "content": "Say hi"}, {"role": "assistant", "content": "Hi!"}]}),
+    ));
+    out.push(("empty".into(), json!({"messages": [
+        {"role": "user", "content": ""}, {"role": "assistant", "content": ""}, {"role": "user", "content": "ok"}]})));
+    out.push((
+        "jinja_text".into(),
+        json!({"messages": [
+        {"role": "user", "content": "{{ 7*7 }} {% if x %}{# c #} \\n ' \" ` \u{0} \u{7f}"}]}),
+    ));
+    let mut long = Vec::new();
+    for i in 0..12 {
+        long.push(
+            json!({"role": "user", "content": format!("Question {i}: {}", "why? ".repeat(i))}),
+        );
+        long.push(json!({"role": "assistant", "content": format!("  Answer {i}.\n\n  ")}));
+    }
+    long.push(json!({"role": "user", "content": "Last."}));
+    out.push(("long".into(), json!({"messages": long})));
+    out
+}
+
+#[test]
+fn templates_render_as_llama_cpp_renders_them() {
+    let Some(tools) = std::env::var_os("GGUF_LLAMA_TOOLS") else {
+        eprintln!("skipped: GGUF_LLAMA_TOOLS is not set");
+        return;
+    };
+    let tool = PathBuf::from(tools).join("bin/test-chat-template");
+    if !tool.exists() {
+        eprintln!("skipped: no {}", tool.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let convs = conversations();
+    let mut templates: Vec<_> = std::fs::read_dir(data().join("templates"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    templates.sort();
+    // The tool renders with today's date (its clock, UTC here); so do we.
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let mut opts = RenderOptions::new();
+    opts.now = secs / 86_400 * 86_400;
+    let (mut total, mut equal) = (0, 0);
+    let mut diffs = Vec::new();
+    for t in &templates {
+        let name = t.file_name().unwrap().to_string_lossy().into_owned();
+        let source = std::fs::read_to_string(t).unwrap();
+        let ours_t = ChatTemplate::new(&source, "<s>", "</s>");
+        let (mut t_eq, mut t_n) = (0, 0);
+        for (cname, conv) in &convs {
+            let input = dir.path().join("in.json");
+            let output = dir.path().join("out.txt");
+            let _ = std::fs::remove_file(&output);
+            let mut req = conv.clone();
+            req["bos_token"] = "<s>".into();
+            req["eos_token"] = "</s>".into();
+            std::fs::write(&input, req.to_string()).unwrap();
+            let run = Command::new(&tool)
+                .arg("--json")
+                .arg(&input)
+                .arg("--output")
+                .arg(&output)
+                .arg(t)
+                .output()
+                .unwrap();
+            let theirs = if run.status.success() {
+                std::fs::read_to_string(&output).ok()
+            } else {
+                None
+            };
+            let ours = match &ours_t {
+                Ok(tm) => Conversation::from_json(conv)
+                    .and_then(|c| tm.render(&c, &opts))
+                    .map(|r| r.text),
+                Err(e) => Err(Error::Model(e.to_string())),
+            };
+            total += 1;
+            t_n += 1;
+            let same = match (&theirs, &ours) {
+                (Some(a), Ok(b)) => a == b,
+                (None, Err(_)) => true,
+                _ => false,
+            };
+            if same {
+                equal += 1;
+                t_eq += 1;
+            } else {
+                diffs.push(format!(
+                    "{name} × {cname}:\n  llama.cpp {theirs:?}\n  ours      {ours:?}"
+                ));
+            }
+        }
+        println!("{name}: {t_eq}/{t_n}");
+    }
+    println!("differential: {equal}/{total} prompts equal");
+    for d in &diffs {
+        println!("{d}\n");
+    }
+    assert!(
+        equal * 10 >= total * 9,
+        "only {equal}/{total} prompts equal"
+    );
+}
