@@ -27,6 +27,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LIMIT=${LIMIT:-2G}
 LAYERS=${LAYERS:-32}
 STEPS=${STEPS:-quantize import-q4 import-f16 split merge}
+SPLIT=${SPLIT:-4G}
 WORK=$(realpath -m "${WORK:-$ROOT/target/ltm}")
 CG_ROOT=/sys/fs/cgroup/memory
 [ -w "$CG_ROOT" ] || { echo "no writable cgroup v1 memory controller at $CG_ROOT" >&2; exit 1; }
@@ -103,7 +104,7 @@ baseline() {
 hashes() { "$GGUF" hash --algo xxh64 "$1" | awk '/^xxh64 / && $3 ~ /\.gguf:/ {n = $3; sub(/^.*\.gguf:/, "", n); print n, $2}' | sort; }
 
 input_hashes() {
-    [ -f "$WORK/input.hashes" ] || hashes "$IN" > "$WORK/input.hashes"
+    [ -f "$WORK/input.hashes" ] || hashes "$IN_COPY" > "$WORK/input.hashes"
     cat "$WORK/input.hashes"
 }
 
@@ -114,10 +115,20 @@ HF=$WORK/sparse-hf
 python3 "$ROOT/scripts/make_sparse_model.py" gguf "$IN" --layers "$LAYERS"
 python3 "$ROOT/scripts/make_sparse_model.py" hf "$HF" --layers "$LAYERS"
 SIZE=$(bytes "$IN")
-need=$((SIZE + 2 * 1024 * 1024 * 1024))
-if (($(free_disk) < need)); then
-    echo "need $(gb $need) free in $WORK for the largest output, $(gb "$(free_disk)") are" >&2
-    exit 1
+# A step whose output is as large as its input (import f16, split, merge) needs that much disk: when
+# less is free (keeping 2 GB), it runs on a model of fewer layers that fits, and says so.
+PER_LAYER=$(( (SIZE - 2 * 2048 * 32768 * 2) / LAYERS ))
+FIT=$(( ($(free_disk) - 2000000000 - 2 * 2048 * 32768 * 2) / PER_LAYER ))
+COPY_LAYERS=$(( FIT < LAYERS ? FIT : LAYERS ))
+if ((COPY_LAYERS < 1)); then echo "not enough free disk in $WORK" >&2; exit 1; fi
+if ((COPY_LAYERS < LAYERS)); then
+    IN_COPY=$WORK/copy.f16.gguf HF_COPY=$WORK/copy-hf
+    python3 "$ROOT/scripts/make_sparse_model.py" gguf "$IN_COPY" --layers "$COPY_LAYERS"
+    python3 "$ROOT/scripts/make_sparse_model.py" hf "$HF_COPY" --layers "$COPY_LAYERS"
+    echo "free disk $(gb "$(free_disk)"): import f16, split and merge (outputs as large as the" \
+        "input) run on $COPY_LAYERS layers, $(gb "$(bytes "$IN_COPY")")"
+else
+    IN_COPY=$IN HF_COPY=$HF
 fi
 echo "model: $(gb "$SIZE") GGUF, $(gb "$(bytes "$HF"/*.safetensors)") safetensors (sparse:" \
     "$(du -sh "$WORK" | cut -f1) on disk); largest tensor $(mib $((2048 * 768 * 128 * 2))) MiB" \
@@ -128,7 +139,7 @@ printf '%-26s %8s %10s %8s %8s %8s %8s %8s %8s\n' command 'wall s' 'cg peak' 'rs
 printf '%-26s %8s %10s %8s %8s %8s %8s %8s %8s\n' '' '' 'MiB' 'MiB' 'MiB' 'MiB' 'MiB' 'MiB' ''
 BASE=()
 for step in $STEPS; do
-    sync; uncache "$IN" "$HF"/*.safetensors
+    sync; uncache "$IN" "$HF"/*.safetensors "$IN_COPY" "$HF_COPY"/*.safetensors
     case $step in
     quantize)
         run_limited "quantize Q4_K_M" "$GGUF" quantize "$IN" "$WORK/q4.gguf" Q4_K_M
@@ -144,22 +155,22 @@ for step in $STEPS; do
         rm -f "$WORK/iq4.gguf"
         BASE+=("import-q4:$out:$HF/*.safetensors") ;;
     import-f16)
-        run_limited "import --type f16" "$GGUF" import "$HF" "$WORK/if16.gguf" --type f16 \
+        run_limited "import --type f16" "$GGUF" import "$HF_COPY" "$WORK/if16.gguf" --type f16 \
             --pre-tokenizer qwen2
         out=$(bytes "$WORK/if16.gguf")
         # The imported tensors are the sparse GGUF's (zeros of the same types and shapes).
         [ "$(hashes "$WORK/if16.gguf")" = "$(input_hashes)" ] || { echo "import f16: hashes differ" >&2; exit 1; }
         rm -f "$WORK/if16.gguf"
-        BASE+=("import-f16:$out:$HF/*.safetensors") ;;
+        BASE+=("import-f16:$out:$HF_COPY/*.safetensors") ;;
     split)
-        run_limited "split --max-size 4G" "$GGUF" split --max-size 4G "$IN" "$WORK/shard"
-        out=$(bytes "$WORK"/shard-*.gguf)
-        [ "$(hashes "$WORK/shard-00001-of-"*.gguf)" = "$(input_hashes)" ] || { echo "split: hashes differ" >&2; exit 1; }
-        rm -f "$WORK"/shard-*.gguf
-        BASE+=("split:$out:$IN") ;;
+        run_limited "split --max-size $SPLIT" "$GGUF" split --max-size "$SPLIT" "$IN_COPY" "$WORK/shard"
+        out=$(bytes "$WORK"/shard*.gguf)
+        [ "$(hashes "$(ls "$WORK"/shard*.gguf | head -1)")" = "$(input_hashes)" ] || { echo "split: hashes differ" >&2; exit 1; }
+        rm -f "$WORK"/shard*.gguf
+        BASE+=("split:$out:$IN_COPY") ;;
     merge)
         # Shards to merge, sparse as the input (the split's own were removed for the disk's sake).
-        python3 "$ROOT/scripts/make_sparse_model.py" shards "$WORK/sparse" --layers "$LAYERS"
+        python3 "$ROOT/scripts/make_sparse_model.py" shards "$WORK/sparse" --layers "$COPY_LAYERS" --shard-bytes "$(numfmt --from=si "$SPLIT")"
         sync; uncache "$WORK"/sparse-0*.gguf
         run_limited "merge" "$GGUF" merge "$WORK/sparse-00001-of-"*.gguf "$WORK/merged.gguf"
         out=$(bytes "$WORK/merged.gguf")
