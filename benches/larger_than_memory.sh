@@ -140,6 +140,13 @@ printf '%-26s %8s %10s %8s %8s %8s %8s %8s %8s\n' '' '' 'MiB' 'MiB' 'MiB' 'MiB' 
 BASE=()
 for step in $STEPS; do
     sync; uncache "$IN" "$HF"/*.safetensors "$IN_COPY" "$HF_COPY"/*.safetensors
+    # Other work on the machine may have taken disk since the start.
+    case $step in import-f16 | split | merge)
+        if (($(free_disk) < $(bytes "$IN_COPY") + 1000000000)); then
+            echo "$step: skipped, $(gb "$(free_disk)") free for a $(gb "$(bytes "$IN_COPY")") output"
+            continue
+        fi ;;
+    esac
     case $step in
     quantize)
         run_limited "quantize Q4_K_M" "$GGUF" quantize "$IN" "$WORK/q4.gguf" Q4_K_M
