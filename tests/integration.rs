@@ -41,6 +41,7 @@ mod integration {
     pub mod llama_load;
     pub mod llama_tools;
     pub mod memory;
+    pub mod memory_limit;
     pub mod open;
     pub mod proptest_write;
     pub mod quantize_cases;

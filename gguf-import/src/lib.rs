@@ -17,9 +17,12 @@
 //!
 //! A quantization preset ([`Target::Preset`], any of `gguf quantize`'s)
 //! gives the bytes of the converter's F16 output quantized by
-//! llama-quantize: the F16 file is written to a temporary file beside the
-//! output, then [`quantize_model`] runs
-//! on it, and the temporary file is removed.
+//! llama-quantize, without writing the F16 file: its header is the
+//! builder's preview and each tensor's F16 bytes go from the conversion
+//! straight into [`quantize_model_streamed`], which encodes them a slab of
+//! rows at a time (a stacked expert tensor expert by expert), so memory
+//! stays at a slab and one expert's mapped pages, and the disk holds only
+//! the output.
 //!
 //! With [`ImportOptions::mmproj`] the output is the checkpoint's vision
 //! projector instead (the converter's `--mmproj`: `general.architecture`
@@ -81,6 +84,7 @@ mod rope;
 mod tensors;
 mod vocab;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -90,9 +94,8 @@ use gguf_core::read::GgufFile;
 use gguf_core::write::TempFile;
 use gguf_core::write::{Builder, SplitOptions, WriteMode, WriteOptions};
 use gguf_core::GgmlType;
-use gguf_core::Source;
 use gguf_llama::quantize::{
-    quantize_model, Imatrix, Preset, QuantizeJob, QuantizeOptions, PRESETS,
+    quantize_model_streamed, Imatrix, Preset, QuantizeJob, QuantizeOptions, TensorBytes, PRESETS,
 };
 
 use checkpoint::Checkpoint;
@@ -413,7 +416,7 @@ fn check_output_paths(dir: &Path, output: &Path, options: &ImportOptions<'_>) ->
 /// Imports the Hugging Face checkpoint in `dir` to `output` (see the
 /// [module docs](self)). `progress(stage, done, total)` counts bytes of
 /// the files being written, and in the [`Stage::Quantize`] stage the work
-/// of [`quantize_model`]'s progress.
+/// of [`quantize_model_streamed`]'s progress.
 ///
 /// Errors name the file, and the key or tensor: a missing or malformed
 /// `config.json`, an architecture without a table
@@ -694,38 +697,48 @@ fn write_planned(
                 Some(d) if !d.as_os_str().is_empty() => d,
                 _ => Path::new("."),
             };
-            let mut f16 = TempFile::new_in(dir_out).map_err(|e| e.with_path(output))?;
-            b.write_with(
-                f16.file_mut(),
-                WriteOptions::new().progress(|d, t| progress(Stage::Convert, d, t)),
-            )
-            .map_err(kept)?;
-            drop(b);
-            quantize(preset, options, f16.file(), output, dir_out, progress)?
+            // The F16 file is never written: its header is the builder's
+            // preview, and each tensor's F16 bytes go straight from the
+            // conversion into the quantizer, a slab at a time.
+            let f16 = b.preview()?;
+            let by_name: HashMap<&str, &tensors::Planned<'_>> =
+                planned.iter().map(|t| (t.name.as_str(), t)).collect();
+            let failure = &failure;
+            let data = move |name: &str, w: &mut dyn std::io::Write| {
+                let t = by_name
+                    .get(name)
+                    .ok_or_else(|| std::io::Error::other(format!("no tensor {name}")))?;
+                tensors::write_tensor(t, w).map_err(|e| {
+                    let io = std::io::Error::other(e.to_string());
+                    *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                    io
+                })
+            };
+            quantize(preset, options, &f16, &data, output, dir_out, progress).map_err(|e| {
+                failure
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take()
+                    .unwrap_or(e)
+            })?
         }
     };
     Ok((files, bytes, metadata))
 }
 
-/// Quantizes the converted F16 file `f16` to `preset` as llama-quantize
-/// does, into `output` (or, when splitting, into a temporary file then
-/// split as `gguf split` splits). Returns the files and their bytes.
+/// Quantizes the converted F16 model `f16` (its header; `data` writes
+/// its tensors' bytes) to `preset` as llama-quantize does, into `output`
+/// (or, when splitting, into a temporary file then split as `gguf split`
+/// splits). Returns the files and their bytes.
 fn quantize(
     preset: &'static Preset,
     options: &ImportOptions<'_>,
-    f16: &std::fs::File,
+    f16: &GgufFile<'_>,
+    data: &TensorBytes<'_>,
     output: &Path,
     dir_out: &Path,
     progress: &mut dyn FnMut(Stage, u64, u64),
 ) -> Result<(Vec<PathBuf>, u64)> {
-    // Read through our own descriptor (a duplicate shares its lock):
-    // opening the temporary file by its path would wait for the lock it
-    // holds, which tells other processes it is in use. As a stream, each
-    // tensor is one read, so memory stays at a tensor.
-    let mut stream = f16.try_clone().map_err(|e| Error::io(output, e))?;
-    // The duplicate shares the file position, left at the end by the write.
-    std::io::Seek::rewind(&mut stream).map_err(|e| Error::io(output, e))?;
-    let model = GgufFile::open(Source::reader(stream))?;
     let mut q = QuantizeOptions::new(preset.name)?;
     q.preset = preset;
     let mut job = QuantizeJob::new(q);
@@ -733,16 +746,17 @@ fn quantize(
     job.imatrix_file = options.imatrix_file.clone();
     job.threads = options.threads;
     let Some(split) = &options.split else {
-        let report = quantize_model(&model, output, &job, |d, t| progress(Stage::Quantize, d, t))?;
+        let report = quantize_model_streamed(f16, data, output, &job, |d, t| {
+            progress(Stage::Quantize, d, t)
+        })?;
         return Ok((report.files, report.file_bytes));
     };
     // The quantized file under a temporary name (removed when dropped),
     // then split into the output's shards.
     let whole = TempFile::new_in(dir_out).map_err(|e| e.with_path(output))?;
-    quantize_model(&model, whole.path(), &job, |d, t| {
+    quantize_model_streamed(f16, data, whole.path(), &job, |d, t| {
         progress(Stage::Quantize, d, t)
     })?;
-    drop(model);
     let quantized = Model::open(whole.path())?;
     let mut b = Builder::from_model(&quantized)?;
     let shards = b.write_split_with(

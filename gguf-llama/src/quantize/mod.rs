@@ -51,4 +51,7 @@ pub use rules::{
     allows_quantization, mixture_type, use_more_bits, Category, Counters, MixtureOptions,
     ModelFacts,
 };
-pub use run::{dry_run, max_threads, output_files, quantize_model, QuantizeJob};
+pub use run::{
+    dry_run, max_threads, output_files, quantize_model, quantize_model_streamed, QuantizeJob,
+    TensorBytes,
+};

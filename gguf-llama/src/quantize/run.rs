@@ -21,7 +21,7 @@ use super::imatrix::{Imatrix, ImatrixEntry};
 use super::keys::{output_metadata, KvOverride};
 use super::plan::{plan, Plan, PlannedTensor, QuantizeOptions};
 use super::report::{QuantizeReport, TensorReport};
-use super::rows::{convert_tensor, Workers};
+use super::rows::{convert_stream, convert_tensor, Workers};
 use super::work::{TensorWork, WorkMeter};
 
 /// A quantizing run's settings: llama-quantize's command line as data.
@@ -340,6 +340,59 @@ pub fn quantize_model<M: Gguf>(
     model: &M,
     output: impl AsRef<Path>,
     job: &QuantizeJob<'_>,
+    progress: impl FnMut(u64, u64),
+) -> Result<QuantizeReport> {
+    run(model, None, output.as_ref(), job, progress)
+}
+
+/// The bytes of a model's tensor, by name: written in order, once, into
+/// the sink given ([`quantize_model_streamed`]).
+pub type TensorBytes<'s> = dyn Fn(&str, &mut dyn std::io::Write) -> std::io::Result<()> + Sync + 's;
+
+/// [`quantize_model`] of a model whose tensor data are not in a file:
+/// `model` gives the metadata and tensor infos (a header-only file, such
+/// as a [`Builder::preview`]) and `data` writes each tensor's bytes when
+/// its turn comes. A tensor converted is encoded a slab of rows at a time
+/// as its bytes arrive, so memory stays at a slab whatever the tensor's
+/// size, and nothing is written but the output: the same bytes as
+/// [`quantize_model`] of the file `model` and `data` describe. An error
+/// `data` returns ends the run with it (as an I/O error).
+///
+/// ```
+/// # fn main() -> gguf_llama::Result<()> {
+/// use gguf_llama::quantize::{quantize_model, quantize_model_streamed, QuantizeJob, QuantizeOptions};
+/// use gguf_core::{GgmlType as T, Model};
+/// let x: Vec<u8> = (0..1024u32).flat_map(|i| (i as f32 * 0.1).sin().to_le_bytes()).collect();
+/// let mut b = gguf_core::write::Builder::new();
+/// b.set("general.architecture", "llama")?.set("llama.block_count", 1u32)?;
+/// b.add_tensor("blk.0.ffn_up.weight", T::F32, &[256, 4], &x[..])?;
+/// let dir = tempfile::tempdir()?;
+/// let job = QuantizeJob::new(QuantizeOptions::new("Q8_0")?);
+/// let streamed = dir.path().join("s.gguf");
+/// let data = |_: &str, w: &mut dyn std::io::Write| w.write_all(&x);
+/// quantize_model_streamed(&b.preview()?, &data, &streamed, &job, |_, _| {})?;
+/// let bytes = b.to_vec()?;
+/// let whole = dir.path().join("q.gguf");
+/// quantize_model(&Model::open(&bytes)?, &whole, &job, |_, _| {})?;
+/// assert_eq!(std::fs::read(&streamed)?, std::fs::read(&whole)?);
+/// # Ok(()) }
+/// ```
+pub fn quantize_model_streamed<M: Gguf>(
+    model: &M,
+    data: &TensorBytes<'_>,
+    output: impl AsRef<Path>,
+    job: &QuantizeJob<'_>,
+    progress: impl FnMut(u64, u64),
+) -> Result<QuantizeReport> {
+    run(model, Some(data), output.as_ref(), job, progress)
+}
+
+/// [`quantize_model`], with the tensor bytes from `data` when given.
+fn run<M: Gguf>(
+    model: &M,
+    data: Option<&TensorBytes<'_>>,
+    output: &Path,
+    job: &QuantizeJob<'_>,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<QuantizeReport> {
     let start = Instant::now();
@@ -347,7 +400,7 @@ pub fn quantize_model<M: Gguf>(
     let record = job.matrix().and_then(|m| m.record(&job.imatrix_file));
     let metadata = output_metadata(model, &plan, &job.kv_overrides, record.as_ref());
     let count = report.tensors.iter().map(|t| t.file + 1).max().unwrap_or(1);
-    let paths = output_files(output.as_ref(), count, job.options.keep_split);
+    let paths = output_files(output, count, job.options.keep_split);
     for path in &paths {
         gguf_core::write::check_output(path)?;
     }
@@ -398,12 +451,20 @@ pub fn quantize_model<M: Gguf>(
         let b = &mut builders[r.file];
         b.allow_long_tensor_names(true);
         if t.target == t.source {
-            b.add_tensor(
-                t.name.clone(),
-                t.target,
-                ggml_dims(&t.shape),
-                TensorData::File(source),
-            )?;
+            match data {
+                None => b.add_tensor(
+                    t.name.clone(),
+                    t.target,
+                    ggml_dims(&t.shape),
+                    TensorData::File(source),
+                )?,
+                Some(data) => {
+                    let name = t.input_name.clone();
+                    b.add_tensor_fn(t.name.clone(), t.target, ggml_dims(&t.shape), move |w| {
+                        data(&name, w)
+                    })?
+                }
+            };
             continue;
         }
         let (failure, use_weights, target) = (&failure, r.imatrix, t.target);
@@ -413,7 +474,14 @@ pub fn quantize_model<M: Gguf>(
                 Some(e) if use_weights => imatrix.map(|m| m.weights(e)),
                 _ => None,
             };
-            convert_tensor(&source, target, weights.as_deref(), workers, w).map_err(|e| {
+            let weights = weights.as_deref();
+            match data {
+                None => convert_tensor(&source, target, weights, workers, w),
+                Some(data) => convert_stream(&source, target, weights, workers, w, &mut |w| {
+                    data(source.name(), w)
+                }),
+            }
+            .map_err(|e| {
                 let io = std::io::Error::other(e.to_string());
                 *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
                 io
