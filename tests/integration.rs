@@ -3,6 +3,7 @@
 mod integration {
     pub mod accept;
     pub mod chat;
+    pub mod chat_cli;
     pub mod chat_oracle;
     pub mod cli;
     pub mod cli_check;

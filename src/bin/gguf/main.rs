@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+mod chat;
 mod check;
 mod convert;
 mod diff;
@@ -119,6 +120,11 @@ enum Command {
     /// writes, or quantized to a preset as llama-quantize would then
     /// quantize it: `gguf import DIR OUT.gguf --type q4_k_m`.
     Import(import::Args),
+    /// Render a conversation with the model's chat template as llama.cpp
+    /// renders it: the prompt (or --ids, --json) llama.cpp would feed the
+    /// model. Messages as llama-server's chat request body, from a file or
+    /// standard input.
+    Chat(chat::Args),
     /// Write one self-contained HTML page about a model (summary, metadata,
     /// tensor map, bits per weight per layer, memory against context
     /// length), from its header alone; --compare OTHER adds a comparison.
@@ -333,6 +339,7 @@ fn main() -> ExitCode {
         Command::Merge(args) => merge::run(args),
         Command::Imatrix(args) => imatrix::run(args),
         Command::Tokenize(args) => tokenize::run(args),
+        Command::Chat(args) => chat::run(args),
         Command::Quantize(args) => quantize::run(*args),
         Command::Import(args) => import::run(args),
         Command::Report(args) => report::run(args),
