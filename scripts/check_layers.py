@@ -166,6 +166,7 @@ CRATES = {
             ["conversation", "engine", "handlers"],
             ["rendered"],  # the marked prompt and its tokens
             ["template"],  # ChatTemplate: probes, workarounds, render
+            ["lint"],  # what `gguf check` says of a model's templates
         ],
     ),
     "gguf-import": Crate(

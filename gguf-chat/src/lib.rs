@@ -107,6 +107,7 @@ mod conversation;
 mod engine;
 mod error;
 mod handlers;
+mod lint;
 mod options;
 mod rendered;
 mod template;
@@ -114,6 +115,7 @@ mod values;
 
 pub use conversation::{Content, ContentPart, Conversation, Message, Tool, ToolCall};
 pub use error::{Error, Limit, Result};
+pub use lint::{check_templates, Finding, FindingKind};
 pub use options::{Limits, RenderOptions};
 pub use rendered::Rendered;
 pub use template::{Caps, ChatTemplate};

@@ -316,3 +316,26 @@ fn marked_tokens_equal_whole_prompt_tokens_without_lookalikes() {
     println!("marked = whole-prompt tokens: {same}/{n}");
     assert!(diffs.is_empty(), "{} differ: {diffs:?}", diffs.len());
 }
+
+/// llama.cpp's 71 real templates: none reaches outside the conversation, none uses a
+/// statement llama.cpp lacks, each parses and renders a plain conversation.
+#[test]
+fn the_real_templates_pass_the_check() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/chat/templates");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let source = std::fs::read_to_string(&path).unwrap();
+        let mut b = gguf_core::write::Builder::new();
+        b.set("tokenizer.chat_template", source.as_str()).unwrap();
+        let model = b.preview().unwrap();
+        let found = gguf_chat::check_templates(&model);
+        let wrong: Vec<_> = found
+            .iter()
+            .filter(|f| f.kind != gguf_chat::FindingKind::Render)
+            .collect();
+        assert!(wrong.is_empty(), "{}: {wrong:?}", path.display());
+        checked += 1;
+    }
+    assert!(checked >= 70, "{checked}");
+}

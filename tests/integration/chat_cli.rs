@@ -209,3 +209,67 @@ fn errors_name_what_is_wrong() {
         "{err}"
     );
 }
+
+#[test]
+fn check_looks_at_every_template_whatever_its_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let vocab = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/tokenizer/llama-bpe.gguf"
+    );
+    let bytes = std::fs::read(vocab).unwrap();
+    let source = Model::open(&bytes).unwrap();
+    // The known exploit, after a megabyte of padding, in a named template;
+    // a default template that does not parse.
+    let exploit = format!(
+        "{}{{% for x in ().__class__.__base__.__subclasses__() %}}{{{{ x()._module.__builtins__['__import__']('os').popen('id') }}}}{{% endfor %}}",
+        " ".repeat(1 << 20)
+    );
+    let mut b = Builder::from_model(&source).unwrap();
+    b.set(
+        "tokenizer.chat_template",
+        "{% for m in messages %}{{ m.content }",
+    )
+    .unwrap();
+    b.set("tokenizer.chat_template.tool_use", exploit.as_str())
+        .unwrap();
+    let path = dir.path().join("hostile.gguf");
+    std::fs::write(&path, b.to_vec().unwrap()).unwrap();
+
+    let o = gguf(&["check".as_ref(), path.as_os_str()]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("template: chat template default (line 1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("chat template tool_use (line 1, column 1048592): `__class__`"),
+        "{out}"
+    );
+    assert!(out.contains("`.popen(`"), "{out}");
+
+    let o = gguf(&["check".as_ref(), path.as_os_str(), "--json".as_ref()]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["ok"], false);
+    let templates: Vec<_> = doc["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["check"] == "template")
+        .collect();
+    assert!(templates.len() >= 5, "{templates:?}");
+
+    // A good template adds nothing to a file's check.
+    let m = model(dir.path());
+    let o = gguf(&["check".as_ref(), m.as_os_str(), "--json".as_ref()]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        !doc["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["check"] == "template"),
+        "{doc}"
+    );
+}

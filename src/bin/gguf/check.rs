@@ -7,7 +7,11 @@
 //!    tokenizer, tensors and their shapes);
 //! 3. NaN or infinity in float tensors, and in the scales of quantized
 //!    blocks (`Tensor::non_finite`);
-//! 4. metadata llama.cpp relies on (`llama_load::metadata_problems`).
+//! 4. metadata llama.cpp relies on (`llama_load::metadata_problems`);
+//! 5. the chat templates (`chat::check_templates`): each parses and renders
+//!    a plain conversation, uses only statements llama.cpp's engine has, and
+//!    reaches for nothing beyond the conversation (the known exploits'
+//!    patterns), the whole source scanned.
 //!
 //! The rules live in the library; this file opens, runs them and prints.
 //!
@@ -84,6 +88,7 @@ pub fn run(args: Args) -> crate::CliResult {
             warnings.extend(gguf::tokenizer::pre_tokenizer_hint(&file).map(|h| h.to_string()));
             valid = Some(later_shard(&file));
             p.extend(metadata(&file));
+            p.extend(templates(&file));
             p.extend(finite(&file));
             p
         }
@@ -286,6 +291,13 @@ fn metadata(file: &impl Gguf) -> Vec<Problem> {
     gguf::llama_load::metadata_problems(file)
         .iter()
         .map(|p| problem("metadata", p.to_string()))
+        .collect()
+}
+
+fn templates(file: &impl Gguf) -> Vec<Problem> {
+    gguf::chat::check_templates(file)
+        .iter()
+        .map(|f| problem("template", f.to_string()))
         .collect()
 }
 
