@@ -23,7 +23,9 @@ dict of Python values, tensors with ``to_numpy()``, ``summary()`` and
 The CLI's commands are calls too: ``gguf_rs.import_hf(dir, out, type=...)``
 (``gguf import``), ``gguf_rs.quantize(input, output, preset, ...)``
 (``gguf quantize``), ``gguf_rs.imatrix(path)`` (importance matrices), and
-``model.tokenizer()`` (``encode``, ``decode``, ``token_to_piece``).
+``model.tokenizer()`` (``encode``, ``decode``, ``token_to_piece``); and
+``model.chat(messages)`` renders a conversation with the model's chat
+template as llama.cpp does (``gguf chat``).
 
 Files gguf-kit refuses raise :class:`GGUFError`, a ``ValueError`` with the
 library's message and the byte offset where the file is wrong; a file that
@@ -40,7 +42,7 @@ from typing import Any
 from . import quants
 from ._native import Editor, GGUFError, ModelEditor, __version__
 from .builder import Builder
-from .model import Model, Tensor, open
+from .model import ChatPrompt, Model, Tensor, open
 from .reader import GGUFReader, ReaderField, ReaderTensor
 from .commands import Imatrix, architectures, imatrix, import_hf, quantize
 from .tokenizer import Tokenizer
@@ -48,6 +50,7 @@ from .writer import GGUFWriter
 
 __all__ = [
     "Builder",
+    "ChatPrompt",
     "Editor",
     "GGUFError",
     "GGUFReader",

@@ -66,6 +66,17 @@ class Model:
     def tensor_f32(self, name: str) -> F32Buffer: ...
     def tokenizer(self) -> Tokenizer:
         """The model's tokenizer (gguf_tokenizer::Tokenizer::from_model)."""
+    def chat(
+        self,
+        request: str,
+        add_generation_prompt: bool = True,
+        enable_thinking: bool | None = None,
+        template: str | None = None,
+        template_source: str | None = None,
+        extra: str | None = None,
+    ) -> tuple[str, list[tuple[int, int]], list[int]]:
+        """gguf-chat's render of a request (JSON text): prompt, input ranges, ids."""
+    def chat_templates(self) -> list[str]: ...
     def summary(self) -> dict[str, object]:
         """The library's ModelSummary::of as a dict."""
     def estimate(

@@ -26,7 +26,7 @@ from gguf.constants import GGMLQuantizationType
 from ._native import Model as _NativeModel
 from .tokenizer import Tokenizer
 
-__all__ = ["Model", "Tensor", "open"]
+__all__ = ["ChatPrompt", "Model", "Tensor", "open"]
 
 
 class Tensor:
@@ -59,6 +59,25 @@ class Tensor:
     def __repr__(self) -> str:
         kind = getattr(self.tensor_type, "name", self.tensor_type)
         return f"Tensor({self.name!r}, {kind}, shape={self.shape})"
+
+
+class ChatPrompt:
+    """A rendered conversation (:meth:`Model.chat`): ``text``, ``ids`` and
+    ``input_ranges`` (byte ranges of ``text.encode()`` from the
+    conversation; the rest is the template's)."""
+
+    __slots__ = ("text", "ids", "input_ranges")
+
+    def __init__(self, text: str, ids: list[int], input_ranges: list[tuple[int, int]]):
+        self.text = text
+        self.ids = ids
+        self.input_ranges = input_ranges
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"ChatPrompt({len(self.text)} characters, {len(self.ids)} tokens)"
 
 
 class Model:
@@ -141,6 +160,56 @@ class Model:
         (:class:`gguf_rs.Tokenizer`); :class:`gguf_rs.GGUFError` when the
         metadata is missing or llama.cpp would refuse it."""
         return Tokenizer(self._native.tokenizer())
+
+    def chat(
+        self,
+        messages: Sequence[dict[str, Any]] | dict[str, Any],
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
+        add_generation_prompt: bool = True,
+        enable_thinking: bool | None = None,
+        template: str | None = None,
+        template_source: str | None = None,
+        chat_template_kwargs: dict[str, Any] | None = None,
+    ) -> ChatPrompt:
+        """The prompt llama.cpp renders for a conversation with this model's
+        chat template (``gguf chat``): ``messages`` as the OpenAI chat format
+        has them (roles, content as text or parts, ``tool_calls``, tool
+        results, ``reasoning_content``), or a whole llama-server request body
+        (``{"messages": ..., "tools": ...}``); ``tools`` (OpenAI tool
+        definitions); ``add_generation_prompt``; ``enable_thinking`` (None:
+        llama.cpp's default); ``template`` a name of :meth:`chat_templates`
+        or ``template_source`` a Jinja template to try;
+        ``chat_template_kwargs`` extra template variables. The date the
+        template sees is today (UTC), or ``SOURCE_DATE_EPOCH``'s day.
+
+        Returns a :class:`ChatPrompt`: ``text``, ``ids`` (llama.cpp's token
+        ids, special-token text typed in a message kept as text) and
+        ``input_ranges`` (the byte ranges of ``text.encode()`` that came from
+        the conversation). A template that does not parse, raises or
+        exceeds its limits raises :class:`gguf_rs.GGUFError`."""
+        import json
+
+        request: dict[str, Any] = dict(messages) if isinstance(messages, dict) else {"messages": list(messages)}
+        if tools is not None:
+            request["tools"] = list(tools)
+        kwargs = dict(request.get("chat_template_kwargs") or {})
+        kwargs.update(chat_template_kwargs or {})
+        text, ranges, ids = self._native.chat(
+            json.dumps(request),
+            add_generation_prompt,
+            enable_thinking,
+            template,
+            template_source,
+            json.dumps(kwargs) if kwargs else None,
+        )
+        return ChatPrompt(text, ids, ranges)
+
+    def chat_templates(self) -> list[str]:
+        """The names of the model's chat templates: ``default``
+        (``tokenizer.chat_template``), then each ``NAME`` of
+        ``tokenizer.chat_template.NAME``."""
+        return self._native.chat_templates()
 
     def tensor(self, name: str) -> Tensor:
         """The tensor called ``name`` (``KeyError`` if there is none)."""

@@ -17,6 +17,7 @@ use pyo3::types::{PyBool, PyByteArray, PyBytes, PyList};
 
 mod buffer;
 mod builder;
+mod chat;
 mod editor;
 mod hf_import;
 mod imatrix;
@@ -81,7 +82,7 @@ pub(crate) fn tokenizer_to_py(py: Python<'_>, err: gguf_tokenizer::Error) -> PyE
 
 /// A [`GGUFError`] with `message`, and the byte offset the error names
 /// as its `offset` attribute.
-fn to_py_message(py: Python<'_>, message: String, offset: Option<u64>) -> PyErr {
+pub(crate) fn to_py_message(py: Python<'_>, message: String, offset: Option<u64>) -> PyErr {
     let py_err = GGUFError::new_err(message);
     // Setting an attribute on a fresh exception instance cannot fail short
     // of memory exhaustion, which Python reports on its own.

@@ -148,6 +148,38 @@ impl PyModel {
         Ok(crate::tokenizer::PyTokenizer { tok })
     }
 
+    /// A conversation (llama-server's request body, as JSON text) rendered
+    /// with the model's template (or `template` by name, or
+    /// `template_source`): `(prompt, input byte ranges, token ids)`.
+    #[pyo3(signature = (request, add_generation_prompt=true, enable_thinking=None, template=None, template_source=None, extra=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn chat(
+        &self,
+        py: Python<'_>,
+        request: &str,
+        add_generation_prompt: bool,
+        enable_thinking: Option<bool>,
+        template: Option<&str>,
+        template_source: Option<&str>,
+        extra: Option<&str>,
+    ) -> PyResult<crate::chat::Prompt> {
+        crate::chat::render(
+            py,
+            &self.model,
+            request,
+            add_generation_prompt,
+            enable_thinking,
+            template,
+            template_source,
+            extra,
+        )
+    }
+
+    /// The names of the model's chat templates.
+    fn chat_templates(&self) -> Vec<String> {
+        crate::chat::names(&self.model)
+    }
+
     /// Number of files the model spans.
     fn shard_count(&self) -> usize {
         self.model.shards().len()
