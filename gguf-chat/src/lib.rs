@@ -94,9 +94,12 @@
 //!   (`''.strip is callable`, `obj.keys is defined`), a list indexed with a float.
 //! - **List mutation**: `list.append`/`pop` and `dict.pop` (llama.cpp has them) fail; lists
 //!   are immutable in minijinja.
-//! - **Memory**: a template that doubles a string held in a `namespace` attribute in a loop
-//!   without writing it out is bounded only by fuel, which does not bound the string's size
-//!   (minijinja's `*` refuses large strings; its `~` and `+` have no such check). A panic inside
+//! - **Memory**: strings are bounded by the fuel (minijinja charges fuel for every byte a
+//!   concatenation makes and refuses one larger than the fuel left: a string doubled in a
+//!   `namespace` or through a macro's recursion stops at [`Limit::Fuel`]). Lists are not:
+//!   minijinja keeps `list + list` lazy and, past 32 nested concatenations, materializes the
+//!   result without charging fuel, so a template that doubles a list in a `namespace` in a
+//!   loop grows without bound (a known gap; `gguf check` does not detect it). A panic inside
 //!   the engine is caught and returned as an error; an allocation the system refuses is not.
 //! - **Continuing a final message** (`continue_final_message`) and llama.cpp's
 //!   `reasoning_format`/`tool_choice`/grammar outputs are not part of rendering here.

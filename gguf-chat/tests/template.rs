@@ -221,6 +221,22 @@ fn hostile_templates_get_errors() {
         limit("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"),
         Limit::Recursion
     );
+    // A string doubled without being written (in a namespace, through a
+    // macro's recursion): minijinja charges fuel for every byte a
+    // concatenation makes and refuses one larger than the fuel left, so
+    // the fuel bounds memory too.
+    assert_eq!(
+        limit("{% set ns = namespace(s='ab') %}{% for i in range(200) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s | length }}"),
+        Limit::Fuel
+    );
+    assert_eq!(
+        limit("{% set ns = namespace(s='ab') %}{% for i in range(200) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s | length }}"),
+        Limit::Fuel
+    );
+    assert_eq!(
+        limit("{% macro f(s, n) %}{% if n > 0 %}{{ f(s ~ s, n - 1) | length }}{% endif %}{% endmacro %}{{ f('ab', 60) }}"),
+        Limit::Fuel
+    );
     let huge = "x".repeat(5 << 20);
     assert!(matches!(
         ChatTemplate::new(&huge, "", ""),
