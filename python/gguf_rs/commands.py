@@ -287,8 +287,10 @@ def import_hf(
     or ``"500M"``) and ``split_max_tensors`` write shards as the
     converter's ``--split-max-*``; ``lora_base`` imports ``dir`` as a PEFT
     adapter of that base; ``mmproj=True`` writes the vision projector.
-    ``progress``: a callable ``(stage, done, total)`` (stage ``"convert"``
-    counts bytes, ``"quantize"`` work) or True for a tqdm bar.
+    ``progress``: a callable ``(stage, done, total)`` or True for a tqdm
+    bar: stage ``"convert"`` counts the bytes written for f32, f16, bf16
+    and q8_0; a preset's import is one pass, the conversion streaming into
+    the quantizer, reported as ``"quantize"`` (the quantizer's work).
 
     Returns the report: ``hf_architecture``, ``architecture``, ``files``,
     ``metadata`` (entries), ``tensors``, ``parameters``, ``bytes``,

@@ -151,19 +151,22 @@ def test_split_imports_write_shards_the_converter_names(tmp_path: Path) -> None:
 
 
 def test_progress_reaches_a_callable_and_ends_at_the_total(tmp_path: Path) -> None:
-    seen: list[tuple[str, int, int]] = []
-    gguf_rs.import_hf(
-        IMPORT / "qwen3",
-        tmp_path / "q.gguf",
-        type="q4_k_m",
-        pre_tokenizer="qwen2",
-        progress=lambda stage, done, total: seen.append((stage, done, total)),
-    )
-    stages = [s for s, _, _ in seen]
-    assert stages[0] == "convert" and stages[-1] == "quantize"
-    for stage in ("convert", "quantize"):
-        last = [(d, t) for s, d, t in seen if s == stage][-1]
-        assert last[0] == last[1] > 0
+    # A float type counts the bytes written ("convert"); a preset is one
+    # pass, the conversion streaming into the quantizer ("quantize", work).
+    for ty, stage in (("f16", "convert"), ("q4_k_m", "quantize")):
+        seen: list[tuple[str, int, int]] = []
+        gguf_rs.import_hf(
+            IMPORT / "qwen3",
+            tmp_path / f"{ty}.gguf",
+            type=ty,
+            pre_tokenizer="qwen2",
+            progress=lambda s, done, total: seen.append((s, done, total)),
+        )
+        assert seen and {s for s, _, _ in seen} == {stage}, seen
+        assert seen[-1][1] == seen[-1][2] > 0
+    seen = []
+    gguf_rs.quantize(IMPORT / "qwen3.f16.gguf", tmp_path / "q.gguf", "Q4_K_M", progress=lambda *a: seen.append(a))
+    assert seen and seen[-1][0] == "quantize" and seen[-1][1] == seen[-1][2] > 0
 
 
 def test_a_progress_callback_that_raises_stops_the_call_leaving_nothing(tmp_path: Path) -> None:
