@@ -229,6 +229,13 @@ impl ChatTemplate {
                 }));
             }
         };
+        ChatTemplate::with_source(model, &source)
+    }
+
+    /// `source` as a template of `model`: its BOS and EOS texts, and its BOS/EOS handling, as
+    /// [`from_model`](Self::from_model) gives them; for trying a template on a model that has
+    /// another one or none.
+    pub fn with_source(model: &impl Gguf, source: &str) -> Result<ChatTemplate> {
         let tok = Tokenizer::from_model(model)?;
         let text = |id: Option<u32>| -> Result<String> {
             match id {
@@ -239,7 +246,7 @@ impl ChatTemplate {
             }
         };
         let specials = tok.specials();
-        let mut t = ChatTemplate::new(&source, &text(specials.bos)?, &text(specials.eos)?)?;
+        let mut t = ChatTemplate::new(source, &text(specials.bos)?, &text(specials.eos)?)?;
         t.add_bos = tok.flags().add_bos;
         t.add_eos = tok.flags().add_eos;
         Ok(t)

@@ -45,25 +45,12 @@ pub(crate) fn render(
     }
     py.detach(|| -> gguf_chat::Result<Prompt> {
         let conversation = Conversation::from_json(&json)?;
-        let tok = Tokenizer::from_model(model)?;
         let t = match template_source {
-            Some(source) => {
-                let text = |id: Option<u32>| -> gguf_chat::Result<String> {
-                    Ok(match id {
-                        Some(id) => {
-                            String::from_utf8_lossy(&tok.token_to_piece(id, true)?).into_owned()
-                        }
-                        None => String::new(),
-                    })
-                };
-                let s = tok.specials();
-                ChatTemplate::new(source, &text(s.bos)?, &text(s.eos)?)?
-                    .with_add_special(tok.flags().add_bos, tok.flags().add_eos)
-            }
+            Some(source) => ChatTemplate::with_source(model, source)?,
             None => ChatTemplate::from_model(model, template.filter(|n| *n != "default"))?,
         };
         let rendered = t.render(&conversation, &options)?;
-        let ids = rendered.encode(&tok, true)?;
+        let ids = rendered.encode(&Tokenizer::from_model(model)?, true)?;
         let ranges = rendered
             .input_ranges()
             .iter()

@@ -31,14 +31,9 @@ impl PyModel {
     /// remote reading).
     #[new]
     fn new(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let model = if let Ok(text) = source.extract::<String>() {
-            py.detach(|| Model::open(text.as_str()))
-        } else {
-            let path: std::path::PathBuf = source.extract()?;
-            py.detach(|| Model::open(path))
-        }
-        .map_err(|e| to_py(py, e))?;
-        Ok(PyModel { model })
+        Ok(PyModel {
+            model: crate::model_quantize::open_source(py, source)?,
+        })
     }
 
     /// Every metadata entry (the split keys of a split model hidden), in

@@ -88,11 +88,7 @@ fn read_json(path: Option<&Path>, what: &str) -> Result<serde_json::Value, Strin
 }
 
 /// The template `--template` names (or the model's default).
-fn template(
-    model: &Model<'_>,
-    tok: &Tokenizer,
-    choice: Option<&str>,
-) -> Result<(ChatTemplate, String), String> {
+fn template(model: &Model<'_>, choice: Option<&str>) -> Result<(ChatTemplate, String), String> {
     let names = ChatTemplate::names(model);
     match choice {
         None => Ok((
@@ -108,19 +104,8 @@ fn template(
         }
         Some(file) if Path::new(file).is_file() => {
             let source = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
-            let text = |id: Option<u32>| -> Result<String, String> {
-                match id {
-                    Some(id) => tok
-                        .token_to_piece(id, true)
-                        .map(|p| String::from_utf8_lossy(&p).into_owned())
-                        .map_err(|e| e.to_string()),
-                    None => Ok(String::new()),
-                }
-            };
-            let specials = tok.specials();
-            let t = ChatTemplate::new(&source, &text(specials.bos)?, &text(specials.eos)?)
-                .map_err(|e| format!("{file}: {e}"))?
-                .with_add_special(tok.flags().add_bos, tok.flags().add_eos);
+            let t =
+                ChatTemplate::with_source(model, &source).map_err(|e| format!("{file}: {e}"))?;
             Ok((t, file.to_owned()))
         }
         Some(other) => Err(if names.is_empty() {
@@ -179,14 +164,14 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let model = crate::open(&args.model, &args.source)?;
-    let tok = Tokenizer::from_model(&model).map_err(|e| format!("{shown}: {e}"))?;
     let (template, name) =
-        template(&model, &tok, args.template.as_deref()).map_err(|e| format!("{shown}: {e}"))?;
+        template(&model, args.template.as_deref()).map_err(|e| format!("{shown}: {e}"))?;
     let rendered = template
         .render(&conversation, &options)
         .map_err(|e| format!("{shown}: template {name}: {e}"))?;
 
     if args.json || args.ids {
+        let tok = Tokenizer::from_model(&model).map_err(|e| format!("{shown}: {e}"))?;
         // llama-server tokenizes the prompt with special tokens added.
         let ids = rendered
             .encode(&tok, true)
