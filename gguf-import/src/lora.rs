@@ -21,8 +21,8 @@ use gguf_core::GgmlType;
 use super::arch::{Architecture, Cut, Mapped, Transform};
 use super::checkpoint::SourceTensor;
 use super::config::{config_error, read_json, Config};
+use super::options::OutType;
 use super::tensors::{map_source, output_type, tensor_error, Origin, Piece, Planned};
-use super::OutType;
 
 /// The adapter's safetensors file.
 pub(crate) const ADAPTER_FILE: &str = "adapter_model.safetensors";

@@ -27,7 +27,7 @@ use crate::config::Config;
 use crate::error::{Error, ImportError, Result};
 use crate::general;
 use crate::hparams::Keys;
-use crate::{ImportOptions, ImportReport, Stage, Target};
+use crate::options::{ImportOptions, ImportReport, Stage, Target};
 
 pub(crate) use tables::{supported, PROJECTORS};
 

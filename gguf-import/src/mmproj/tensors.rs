@@ -12,8 +12,8 @@ use gguf_core::GgmlType;
 use crate::checkpoint::SourceTensor;
 use crate::config::{config_error, Config};
 use crate::error::{Error, ImportError, Result};
+use crate::options::OutType;
 use crate::tensors::{Origin, Piece, Planned};
-use crate::OutType;
 
 use super::tables::{Field, Force, Out, Projector, Rule, ALWAYS_F32, BASE_FORCED, BLOCK_KEYS};
 

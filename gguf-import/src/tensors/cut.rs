@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::arch::{Cut, SplitRule};
 use crate::checkpoint::SourceTensor;
 use crate::config::{config_error, Config};
-use crate::OutType;
+use crate::options::OutType;
 
 use super::piece::{output_type, tensor_error, Origin, Piece, Planned};
 

@@ -6,7 +6,7 @@ use crate::error::{Error, ImportError};
 use gguf_core::GgmlType;
 
 use crate::checkpoint::SourceTensor;
-use crate::OutType;
+use crate::options::OutType;
 
 /// A tensor of the output and where it comes from.
 #[derive(Clone, Debug)]

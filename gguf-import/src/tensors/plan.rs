@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::arch::{Architecture, Mapped, Transform};
 use crate::checkpoint::{SourceTensor, SourceType};
 use crate::config::{config_error, Config};
-use crate::OutType;
+use crate::options::OutType;
 
 use super::check::check_shape;
 use super::cut::split;
