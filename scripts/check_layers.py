@@ -49,7 +49,8 @@ from pathlib import Path
 # The workspace's packages, lowest first. Packages on one line form one
 # layer and do not depend on each other.
 CRATE_LAYERS = [
-    ["gguf-derive"],  # proc macros: wire codecs, typed metadata
+    # proc macros: wire codecs, typed metadata; minijinja with gguf-chat's patches (third-party code)
+    ["gguf-derive", "gguf-minijinja"],
     ["gguf-core"],  # the format: read, write, edit, codecs, the model door
     ["gguf-tokenizer", "gguf-llama"],  # llama.cpp's tokenizer; its policies (summary, estimate, loader, quantize)
     # Hugging Face checkpoints -> GGUF (quantized through gguf-llama); chat templates (over the tokenizer)

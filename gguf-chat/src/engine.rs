@@ -7,7 +7,9 @@ use minijinja::value::{Kwargs, Rest, Value, ValueKind};
 use minijinja::{Environment, Error as MjError, ErrorKind, State, UndefinedBehavior};
 
 use crate::options::{strftime, Limits};
-use crate::values::{ensure_ascii, plain_text, to_json, JsonStyle};
+use minijinja::budget;
+
+use crate::values::{ensure_ascii, items, plain_text, to_json, JsonStyle};
 
 /// The prefix `raise_exception` gives its error's detail, so that a render tells a template's
 /// own refusal from an engine error.
@@ -64,6 +66,31 @@ pub(crate) fn environment(limits: &Limits, now: i64) -> Environment<'static> {
     env.add_function("dict", dict);
     env.add_filter("safe", |v: Value| Value::from_safe_string(plain_text(&v)));
     env
+}
+
+/// What a list slot costs of the formatting budget when a method makes a list of pieces.
+const LIST_SLOT_BYTES: usize = 32;
+
+/// Runs one render within `limits`' formatting budget ([`budget`]): a budget spent by the
+/// render's last instruction, which the engine itself has no next instruction to see, is
+/// reported here.
+pub(crate) fn bounded<T>(
+    limits: &Limits,
+    render: impl FnOnce() -> Result<T, MjError>,
+) -> Result<T, MjError> {
+    budget::with_budget(limits.format_bytes, || {
+        // minijinja reports what goes wrong as errors; a panic inside it (an allocation size
+        // overflowing) is turned into one too, never let through to the caller.
+        let out =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(render)).map_err(|_| {
+                MjError::new(
+                    ErrorKind::InvalidOperation,
+                    "the engine failed (a value grew past what can be allocated)",
+                )
+            })??;
+        budget::check()?;
+        Ok(out)
+    })
 }
 
 /// `dict(pairs, **kwargs)`: a list of key/value pairs and keyword items.
@@ -135,6 +162,18 @@ fn truncate(v: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, MjErro
     Ok(Value::from(cut + &end))
 }
 
+/// For the capability probe: `string` of a list or object as JSON rather than Python's
+/// `repr`, so that the probe tells a value written whole by `string` (which llama.cpp counts
+/// as reading every item) from one written by `+`, `~` or `{{ }}` (which it does not).
+pub(crate) fn probe_string(v: Value) -> Value {
+    match v.kind() {
+        ValueKind::Seq | ValueKind::Map | ValueKind::Iterable => {
+            Value::from(json_text(&v, None, None))
+        }
+        _ => Value::from(plain_text(&v)),
+    }
+}
+
 fn json_text(v: &Value, indent: Option<usize>, seps: Option<(String, String)>) -> String {
     let (item, key) = seps.unwrap_or_else(|| {
         (
@@ -184,7 +223,13 @@ fn tojson(v: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, MjError>
     kwargs.assert_all_used()?;
     let v = if sort { sorted_keys(&v) } else { v };
     let s = json_text(&v, indent, seps);
-    Ok(Value::from(if ascii { ensure_ascii(&s) } else { s }))
+    budget::check()?;
+    Ok(Value::from(if ascii {
+        budget::charge(s.len().saturating_mul(5))?;
+        ensure_ascii(&s)
+    } else {
+        s
+    }))
 }
 
 /// Objects with their keys in order, all the way down.
@@ -230,6 +275,15 @@ fn strip_by(s: &str, chars: Option<&str>, left: bool, right: bool) -> String {
 
 fn split(s: &str, sep: Option<&str>, max: Option<i64>, from_right: bool) -> Result<Value, MjError> {
     let max = max.filter(|m| *m >= 0).map(|m| m as usize);
+    // Every piece is a list slot: a long string split at every character is a long list.
+    let pieces = match sep {
+        Some(sep) if !sep.is_empty() => s.matches(sep).count(),
+        _ => s.split_whitespace().count(),
+    };
+    budget::charge(
+        s.len()
+            .saturating_add(pieces.saturating_mul(LIST_SLOT_BYTES)),
+    )?;
     let parts: Vec<String> = match sep {
         Some("") => {
             return Err(MjError::new(ErrorKind::InvalidOperation, "empty separator"));
@@ -310,7 +364,9 @@ fn py_format(s: &str, args: &[Value]) -> Result<String, MjError> {
                 let v = args.get(idx).ok_or_else(|| {
                     MjError::new(ErrorKind::InvalidOperation, "str.format: too few arguments")
                 })?;
-                out.push_str(&plain_text(v));
+                let text = plain_text(v);
+                budget::charge(text.len())?;
+                out.push_str(&text);
             }
             c => out.push(c),
         }
@@ -344,7 +400,10 @@ fn method(_state: &mut State, value: &Value, name: &str, args: &[Value]) -> Resu
                     args.get(1).and_then(Value::as_i64),
                     name == "rsplit",
                 )?,
-                "splitlines" => Value::from(s.lines().map(String::from).collect::<Vec<_>>()),
+                "splitlines" => {
+                    budget::charge(s.len().saturating_add(s.lines().count() * LIST_SLOT_BYTES))?;
+                    Value::from(s.lines().map(String::from).collect::<Vec<_>>())
+                }
                 "startswith" | "endswith" => {
                     let test = |p: &str| {
                         if name == "startswith" {
@@ -367,6 +426,13 @@ fn method(_state: &mut State, value: &Value, name: &str, args: &[Value]) -> Resu
                     let (Some(old), Some(new)) = (a0, arg_str(args, 1)) else {
                         return Err(unknown());
                     };
+                    // What the result can grow to is paid before it is made.
+                    let hits = if old.is_empty() {
+                        s.chars().count() + 1
+                    } else {
+                        s.matches(old.as_str()).count()
+                    };
+                    budget::charge(s.len().saturating_add(hits.saturating_mul(new.len())))?;
                     match args.get(2).and_then(Value::as_i64) {
                         Some(n) if n >= 0 => Value::from(s.replacen(&old, &new, n as usize)),
                         _ => Value::from(s.replace(&old, &new)),
@@ -399,13 +465,17 @@ fn method(_state: &mut State, value: &Value, name: &str, args: &[Value]) -> Resu
                     })
                 }
                 "join" => {
-                    let items: Vec<String> = args
-                        .first()
-                        .ok_or_else(unknown)?
-                        .try_iter()?
-                        .map(|v| plain_text(&v))
-                        .collect();
-                    Value::from(items.join(s))
+                    let mut out = String::new();
+                    for (i, v) in items(args.first().ok_or_else(unknown)?).iter().enumerate() {
+                        let text = plain_text(v);
+                        budget::charge(text.len().saturating_add(s.len()))?;
+                        if i > 0 {
+                            out.push_str(s);
+                        }
+                        out.push_str(&text);
+                    }
+                    budget::check()?;
+                    Value::from(out)
                 }
                 "format" => Value::from(py_format(s, args)?),
                 "isdigit" => Value::from(!s.is_empty() && s.chars().all(|c| c.is_ascii_digit())),
@@ -422,7 +492,8 @@ fn method(_state: &mut State, value: &Value, name: &str, args: &[Value]) -> Resu
         }
         ValueKind::Map => match name {
             "items" => {
-                let keys: Vec<Value> = value.try_iter()?.collect();
+                let keys = items(value);
+                budget::check()?;
                 Ok(Value::from(
                     keys.into_iter()
                         .map(|k| {
@@ -432,11 +503,11 @@ fn method(_state: &mut State, value: &Value, name: &str, args: &[Value]) -> Resu
                         .collect::<Vec<_>>(),
                 ))
             }
-            "keys" => Ok(Value::from(value.try_iter()?.collect::<Vec<_>>())),
+            "keys" => Ok(Value::from(items(value))),
             "values" => Ok(Value::from(
-                value
-                    .try_iter()?
-                    .map(|k| value.get_item(&k).unwrap_or_default())
+                items(value)
+                    .iter()
+                    .map(|k| value.get_item(k).unwrap_or_default())
                     .collect::<Vec<_>>(),
             )),
             "get" => {

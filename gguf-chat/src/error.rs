@@ -16,6 +16,9 @@ pub enum Limit {
     Recursion,
     /// [`Limits::template_bytes`](crate::options::Limits::template_bytes): the template's size.
     TemplateBytes,
+    /// [`Limits::format_bytes`](crate::options::Limits::format_bytes): the text made by
+    /// formatting values.
+    FormatBytes,
 }
 
 impl std::fmt::Display for Limit {
@@ -25,6 +28,7 @@ impl std::fmt::Display for Limit {
             Limit::OutputBytes => "output size",
             Limit::Recursion => "recursion depth",
             Limit::TemplateBytes => "template size",
+            Limit::FormatBytes => "formatting (bytes of text made from values)",
         })
     }
 }

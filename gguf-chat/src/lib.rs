@@ -62,8 +62,18 @@
 //! A template reaches only the context above: minijinja has no attribute access to host
 //! objects (`__class__`, `__globals__`, `cycler.__init__` are undefined), no loader (no
 //! include, import or extends reaches a file), no environment or clock besides
-//! [`RenderOptions::now`]. Execution is bounded by [`Limits`]: fuel (instructions), output
+//! [`RenderOptions::now`]. Execution is bounded by [`Limits`]: fuel (instructions, and the
+//! bytes and list slots that operations create), the text made by formatting values, output
 //! bytes, recursion depth and template size, each reported as [`Error::Limit`] naming it.
+//!
+//! The engine is minijinja 3.1 with a few patches (the `gguf-minijinja` crate, its
+//! `PATCHES.md`): a list copied from a chain of concatenations is paid for before it is
+//! made, and formatting a value (printing a list, `~`, `join`, `format`, `string`, `tojson`,
+//! string methods) spends from [`Limits::format_bytes`] as it writes, since a list can hold one
+//! long string millions of times at little cost. A template that doubles a list or a string in
+//! a loop, or formats a huge list, stops at a limit within about a second and a few hundred
+//! MiB at the default limits, whatever it does; a panic inside the engine is caught and
+//! returned as an error.
 //!
 //! # Known differences from llama.cpp
 //!
@@ -83,10 +93,8 @@
 //!   tokenizes the whole prompt with special tokens parsed; [`Rendered::encode`] does the same
 //!   except that special-token text from the conversation stays text (the tests check that a
 //!   prompt without such text gets exactly the whole prompt's ids, on every real template).
-//! - **`+` with an undefined or `none` side**: llama.cpp takes it as `""` next to a string;
-//!   minijinja fails (Firefunction v2's `+ functions`, Command R+'s `+ param_fields.description`).
-//! - **Concatenation with `~`** of `none` or booleans writes minijinja's `none`/`true`, not
-//!   llama.cpp's `None`/`True` (printing them with `{{ }}` matches).
+//! - **Concatenation with `~`** of booleans or undefined next to a non-string, and `none ~
+//!   none`: minijinja writes its text where llama.cpp's engine fails.
 //! - **The engine's edges** (llama.cpp's test-jinja.cpp, each listed in our test with its
 //!   reason): no unary `+`, no `a[]`, `sort`'s reverse only as a keyword, `attribute=` a name
 //!   and not an index, `indent` with a string width or `blank=true` on the last line,
@@ -94,13 +102,6 @@
 //!   (`''.strip is callable`, `obj.keys is defined`), a list indexed with a float.
 //! - **List mutation**: `list.append`/`pop` and `dict.pop` (llama.cpp has them) fail; lists
 //!   are immutable in minijinja.
-//! - **Memory**: strings are bounded by the fuel (minijinja charges fuel for every byte a
-//!   concatenation makes and refuses one larger than the fuel left: a string doubled in a
-//!   `namespace` or through a macro's recursion stops at [`Limit::Fuel`]). Lists are not:
-//!   minijinja keeps `list + list` lazy and, past 32 nested concatenations, materializes the
-//!   result without charging fuel, so a template that doubles a list in a `namespace` in a
-//!   loop grows without bound (a known gap; `gguf check` does not detect it). A panic inside
-//!   the engine is caught and returned as an error; an allocation the system refuses is not.
 //! - **Continuing a final message** (`continue_final_message`) and llama.cpp's
 //!   `reasoning_format`/`tool_choice`/grammar outputs are not part of rendering here.
 #![deny(missing_docs)]

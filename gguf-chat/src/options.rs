@@ -14,15 +14,21 @@ pub struct Limits {
     pub recursion: usize,
     /// Bytes of template source.
     pub template_bytes: u64,
+    /// Bytes of text a render may make by formatting values: printing or `~` of a list,
+    /// `join`, `format`, `string`, `tojson`, string methods. A list can hold one long string
+    /// many times over at little cost, but its text is the sum of its items: this is paid as
+    /// it is written, and the render stops when it is spent.
+    pub format_bytes: u64,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
-            fuel: 50_000_000,
+            fuel: 5_000_000,
             output_bytes: 64 << 20,
             recursion: 200,
             template_bytes: 4 << 20,
+            format_bytes: 128 << 20,
         }
     }
 }

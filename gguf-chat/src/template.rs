@@ -11,7 +11,7 @@ use minijinja::{Environment, ErrorKind};
 use serde_json::{json, Map, Value as Json};
 
 use crate::conversation::{concat_parts, Content, Conversation};
-use crate::engine::{environment, RAISED};
+use crate::engine::{bounded, environment, probe_string, RAISED};
 use crate::error::{Error, Limit, Result};
 use crate::handlers::Handler;
 use crate::options::{strftime, Limits, RenderOptions};
@@ -99,12 +99,21 @@ fn line_col(source: &str, at: usize) -> (usize, usize) {
 }
 
 /// An engine error as the crate's, with the template position.
+/// The formatting budget of one probe render (its output is at most 1 MiB).
+const PROBE_FORMAT_BYTES: u64 = 4 << 20;
+
 pub(crate) fn engine_error(source: &str, e: &minijinja::Error, limits: &Limits) -> Error {
     let detail = e.detail().unwrap_or("");
     if e.kind() == ErrorKind::OutOfFuel {
         return Error::Limit {
             limit: Limit::Fuel,
             max: limits.fuel,
+        };
+    }
+    if detail == minijinja::budget::SPENT {
+        return Error::Limit {
+            limit: Limit::FormatBytes,
+            max: limits.format_bytes,
         };
     }
     if e.kind() == ErrorKind::WriteFailure {
@@ -313,14 +322,21 @@ impl ChatTemplate {
             buf: Vec::new(),
             max: 1 << 20,
         };
-        tmpl.render_captured_to(from_json(&Json::Object(ctx)), &mut w)
-            .ok()?;
+        let limits = Limits {
+            format_bytes: PROBE_FORMAT_BYTES,
+            ..Limits::default()
+        };
+        bounded(&limits, || {
+            tmpl.render_captured_to(from_json(&Json::Object(ctx)), &mut w)
+        })
+        .ok()?;
         String::from_utf8(w.buf).ok()
     }
 
     fn probe(&self, env: &Environment<'_>) -> Caps {
         let mut env = env.clone();
         env.set_fuel(Some(2_000_000));
+        env.add_filter("string", probe_string);
         let user = |c: Json| json!([{"role": "user", "content": c}]);
         let as_string = self.probe_once(&env, user(NEEDLE.into()), None);
         // Parts reach the output as text only if neither their `type` nor their layout as a
@@ -360,7 +376,13 @@ impl ChatTemplate {
             ])
         };
         let object = self.probe_once(&env, calls(json!({"arg": NEEDLE})), Some(tools.clone()));
-        let object_arguments = object.as_deref().is_some_and(|o| o.contains(NEEDLE));
+        // llama.cpp counts the arguments as read as an object when their item is used: read
+        // by name, iterated, or written whole by `tojson`/`string` (JSON here, see
+        // `probe_string`); not when the object is only written whole by `+`, `~` or `{{ }}`
+        // (Python's `repr`, single quotes).
+        let object_arguments = object
+            .as_deref()
+            .is_some_and(|o| o.contains(NEEDLE) && !o.contains(&format!("'arg': '{NEEDLE}'")));
         let tool_calls = object_arguments || {
             let s = self.probe_once(
                 &env,
@@ -397,8 +419,10 @@ impl ChatTemplate {
             buf: Vec::new(),
             max: limits.output_bytes,
         };
-        tmpl.render_captured_to(from_json(&Json::Object(vars.clone())), &mut w)
-            .map_err(err)?;
+        bounded(limits, || {
+            tmpl.render_captured_to(from_json(&Json::Object(vars.clone())), &mut w)
+        })
+        .map_err(err)?;
         String::from_utf8(w.buf).map_err(|_| Error::Template {
             line: None,
             column: None,
@@ -526,16 +550,9 @@ impl ChatTemplate {
             buf: Vec::new(),
             max: limits.output_bytes,
         };
-        // minijinja reports what goes wrong as errors; a panic inside it (an allocation size
-        // overflowing) is turned into one too, never let through to the caller.
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        bounded(limits, || {
             tmpl.render_captured_to(ctx.clone(), &mut w).map(|_| ())
-        }))
-        .map_err(|_| Error::Template {
-            line: None,
-            column: None,
-            message: "the engine failed (a value grew past what can be allocated)".into(),
-        })?
+        })
         .map_err(err)?;
         let text = String::from_utf8(w.buf).map_err(|_| Error::Template {
             line: None,
@@ -543,7 +560,7 @@ impl ChatTemplate {
             message: "the output is not UTF-8".into(),
         })?;
         // Then again for where each piece of output came from (the same, now known bounded).
-        let expressions: Vec<Range<usize>> = match tmpl.render_with_spans(ctx) {
+        let expressions: Vec<Range<usize>> = match bounded(limits, || tmpl.render_with_spans(ctx)) {
             Ok((again, spans)) if again == text => spans
                 .iter()
                 .filter(|s| s.kind() == minijinja::OutputSpanKind::Expression)

@@ -1,6 +1,7 @@
 //! Values between JSON and the engine, and the text llama.cpp's engine writes for them:
 //! `tojson`'s spacing, floats, Python-style `str()` of lists and objects.
 
+use minijinja::budget;
 use minijinja::value::{Value, ValueKind};
 use serde_json::Value as Json;
 
@@ -87,6 +88,13 @@ pub(crate) struct JsonStyle<'a> {
 }
 
 fn json_string(out: &mut String, s: &str) {
+    // A string written whole costs its length (see `items`).
+    if budget::spend(s.len().saturating_add(2)) {
+        json_string_paid(out, s);
+    }
+}
+
+fn json_string_paid(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {
@@ -104,6 +112,18 @@ fn json_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// The items (or keys) of a list or object, each paid for from the render's formatting budget:
+/// a list that holds one long string many times costs little to build and much to write, so
+/// writing stops when the budget is spent (the engine then stops the render with
+/// [`Limit::FormatBytes`](crate::Limit::FormatBytes)).
+pub(crate) fn items(v: &Value) -> Vec<Value> {
+    let Ok(iter) = v.try_iter() else {
+        return Vec::new();
+    };
+    iter.take_while(|_| budget::spend(budget::ITEM_BYTES))
+        .collect()
+}
+
 /// llama.cpp's `value_to_json`: `", "` and `": "` without indent, a newline and the indent per
 /// level with one; strings escaped as JSON, non-ASCII written as it is.
 pub(crate) fn to_json(out: &mut String, v: &Value, style: &JsonStyle<'_>, level: usize) {
@@ -113,7 +133,9 @@ pub(crate) fn to_json(out: &mut String, v: &Value, style: &JsonStyle<'_>, level:
         }
     };
     let pad = |out: &mut String, n: usize| {
-        if let Some(i) = style.indent {
+        if let Some(i) = style.indent
+            && budget::spend(i * n)
+        {
             out.extend(std::iter::repeat_n(' ', i * n));
         }
     };
@@ -132,7 +154,7 @@ pub(crate) fn to_json(out: &mut String, v: &Value, style: &JsonStyle<'_>, level:
         ValueKind::String => json_string(out, v.as_str().unwrap_or("")),
         ValueKind::Map => {
             out.push('{');
-            let keys: Vec<Value> = v.try_iter().map(|i| i.collect()).unwrap_or_default();
+            let keys = items(v);
             if !keys.is_empty() {
                 newline(out);
                 for (i, k) in keys.iter().enumerate() {
@@ -152,7 +174,7 @@ pub(crate) fn to_json(out: &mut String, v: &Value, style: &JsonStyle<'_>, level:
         }
         ValueKind::Seq | ValueKind::Iterable => {
             out.push('[');
-            let items: Vec<Value> = v.try_iter().map(|i| i.collect()).unwrap_or_default();
+            let items = items(v);
             if !items.is_empty() {
                 newline(out);
                 for (i, item) in items.iter().enumerate() {
@@ -193,67 +215,74 @@ pub(crate) fn plain_text(v: &Value) -> String {
     match v.kind() {
         ValueKind::Undefined => String::new(),
         ValueKind::String => v.as_str().unwrap_or("").to_string(),
-        _ => repr_inner(v, false),
+        _ => {
+            let mut out = String::new();
+            repr_into(&mut out, v, false);
+            out
+        }
     }
 }
 
-fn repr_inner(v: &Value, nested: bool) -> String {
+fn repr_into(out: &mut String, v: &Value, nested: bool) {
     match v.kind() {
         ValueKind::Undefined => {
             if nested {
-                "Undefined".into()
-            } else {
-                String::new()
+                out.push_str("Undefined");
             }
         }
-        ValueKind::None => "None".into(),
-        ValueKind::Bool => (if v.is_true() { "True" } else { "False" }).into(),
+        ValueKind::None => out.push_str("None"),
+        ValueKind::Bool => out.push_str(if v.is_true() { "True" } else { "False" }),
         ValueKind::Number => {
             if v.is_integer() {
-                v.to_string()
+                out.push_str(&v.to_string());
             } else {
-                float_text(f64::try_from(v.clone()).unwrap_or(0.0))
+                out.push_str(&float_text(f64::try_from(v.clone()).unwrap_or(0.0)));
             }
         }
         ValueKind::String => {
             let s = v.as_str().unwrap_or("");
             if !nested {
-                s.to_string()
+                if budget::spend(s.len()) {
+                    out.push_str(s);
+                }
+            } else if !budget::spend(s.len().saturating_add(2)) {
+                // Spent: nothing more is written (nor scanned).
             } else if s.contains('\'') {
-                let mut o = String::new();
-                json_string(&mut o, s);
-                o
+                json_string_paid(out, s);
             } else {
-                format!("'{s}'")
+                out.push('\'');
+                out.push_str(s);
+                out.push('\'');
             }
         }
         ValueKind::Map => {
-            let keys: Vec<Value> = v.try_iter().map(|i| i.collect()).unwrap_or_default();
-            let items: Vec<String> = keys
-                .iter()
-                .map(|k| {
-                    format!(
-                        "{}: {}",
-                        repr_inner(k, true),
-                        repr_inner(&v.get_item(k).unwrap_or_default(), true)
-                    )
-                })
-                .collect();
-            format!("{{{}}}", items.join(", "))
+            out.push('{');
+            for (i, k) in items(v).iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                repr_into(out, k, true);
+                out.push_str(": ");
+                repr_into(out, &v.get_item(k).unwrap_or_default(), true);
+            }
+            out.push('}');
         }
         ValueKind::Seq | ValueKind::Iterable => {
-            let items: Vec<String> = v
-                .try_iter()
-                .map(|i| i.map(|x| repr_inner(&x, true)).collect())
-                .unwrap_or_default();
-            if v.is_tuple() {
-                let comma = if items.len() == 1 { "," } else { "" };
-                format!("({}{comma})", items.join(", "))
-            } else {
-                format!("[{}]", items.join(", "))
+            let tuple = v.is_tuple();
+            out.push(if tuple { '(' } else { '[' });
+            let items = items(v);
+            for (i, x) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                repr_into(out, x, true);
             }
+            if tuple && items.len() == 1 {
+                out.push(',');
+            }
+            out.push(if tuple { ')' } else { ']' });
         }
-        _ => v.to_string(),
+        _ => out.push_str(&v.to_string()),
     }
 }
 

@@ -169,12 +169,6 @@ fn chat_template_cases() {
 const GOLDEN_EXCEPTIONS: &[(&str, &str, &str)] = &[
     ("CohereForAI-c4ai-command-r-plus-tool_use.jinja", "tools",
         "`'): ' + param_fields.description` with no description: llama.cpp's `+` takes undefined as \"\", minijinja's fails"),
-    ("fireworks-ai-llama-3-firefunction-v2.jinja", "basic", "`+ functions` with `functions` undefined: as above"),
-    ("fireworks-ai-llama-3-firefunction-v2.jinja", "parts", "`+ functions` with `functions` undefined: as above"),
-    ("fireworks-ai-llama-3-firefunction-v2.jinja", "reasoning", "`+ functions` with `functions` undefined: as above"),
-    ("fireworks-ai-llama-3-firefunction-v2.jinja", "system", "`+ functions` with `functions` undefined: as above"),
-    ("fireworks-ai-llama-3-firefunction-v2.jinja", "tools", "`+ functions` with `functions` undefined: as above"),
-    ("fireworks-ai-llama-3-firefunction-v2.jinja", "unicode", "`+ functions` with `functions` undefined: as above"),
     ("Kimi-K2-Instruct.jinja", "tools", "`list.append`: lists are immutable in minijinja"),
     ("Kimi-K2-Thinking.jinja", "tools", "`list.append`: lists are immutable in minijinja"),
     ("LFM2.5-8B-A1B.jinja", "parts",

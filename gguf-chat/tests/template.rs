@@ -114,7 +114,7 @@ fn special_token_text_from_users_is_plain_text() {
 #[test]
 fn marking_follows_the_conversation_not_the_template() {
     let t = ChatTemplate::new(
-        "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% for c in m.tool_calls or [] %}({{ c.function.arguments }}){% endfor %}{% endfor %}user",
+        "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% for c in m.tool_calls or [] %}({{ c.function.arguments|string }}){% endfor %}{% endfor %}user",
         "",
         "",
     )
@@ -124,9 +124,23 @@ fn marking_follows_the_conversation_not_the_template() {
         {"role": "assistant", "content": "<tool>", "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": "{\"a\": \"<b>\"}"}}]}
     ]));
     let r = t.render(&c, &RenderOptions::new()).unwrap();
-    // The template reads arguments as an object (its probe showed it), so they arrive parsed.
+    // The template reads arguments as an object (`string` reads every item, as llama.cpp
+    // counts it), so they arrive parsed.
     assert!(t.caps().object_arguments);
     assert_eq!(r.text, "<user>use<assistant><tool>({'a': '<b>'})user");
+    // Written whole by `{{ }}` (or `+`, `~`), the object's items are not read: llama.cpp then
+    // keeps the arguments as the request's JSON text.
+    let whole = ChatTemplate::new(
+        "{% for m in messages %}{% for c in m.tool_calls or [] %}({{ c.function.arguments }}){% endfor %}{% endfor %}",
+        "",
+        "",
+    )
+    .unwrap();
+    assert!(!whole.caps().object_arguments);
+    assert_eq!(
+        whole.render(&c, &RenderOptions::new()).unwrap().text,
+        r#"({"a": "<b>"})"#
+    );
     let segs: Vec<_> = r.segments().collect();
     assert_eq!(
         segs,
@@ -201,6 +215,76 @@ fn limited(src: &str) -> Result<String, Error> {
     o.limits.output_bytes = 1 << 20;
     t.render(&conv(json!([{"role": "user", "content": "x"}])), &o)
         .map(|r| r.text)
+}
+
+/// Templates whose values grow without end while costing few instructions: a list doubled
+/// in a namespace, one long string repeated in a list and then formatted, a string doubled
+/// through `format` or `replace`. Each stops at a limit; none allocates past it.
+#[test]
+fn growth_is_bounded() {
+    let limit = |src: &str| {
+        let t = ChatTemplate::new(src, "", "").unwrap();
+        let mut o = RenderOptions::new();
+        o.limits.fuel = 2_000_000;
+        o.limits.format_bytes = 4 << 20;
+        match t.render(&conv(json!([{"role": "user", "content": "x"}])), &o) {
+            Err(Error::Limit { limit, .. }) => limit,
+            other => panic!("{src}: {other:?}"),
+        }
+    };
+    let doubled = "{% set ns = namespace(x=[1]) %}{% for i in range(60) %}{% set ns.x = ns.x + ns.x %}{% endfor %}";
+    // minijinja copies a chain of 33 concatenations into one list: paid before it is made.
+    assert_eq!(
+        limit(&format!("{doubled}{{{{ ns.x|length }}}}")),
+        Limit::Fuel
+    );
+    for use_ in [
+        "ns.x",
+        "ns.x|tojson",
+        "ns.x|string",
+        "'' ~ ns.x",
+        "ns.x|join(',')",
+        "ns.x|list|length",
+    ] {
+        let got = limit(&format!("{doubled}{{{{ {use_} }}}}"));
+        assert!(
+            matches!(got, Limit::Fuel | Limit::FormatBytes),
+            "{use_}: {got:?}"
+        );
+    }
+    let repeated = "{% set s = 'a' * 1000000 %}{% set l = [s] * 10000000 %}";
+    assert_eq!(limit(&format!("{repeated}{{{{ l }}}}")), Limit::FormatBytes);
+    for use_ in [
+        "l|join",
+        "'' ~ l",
+        "l|tojson",
+        "l|tojson(ensure_ascii=true)",
+        "l|string",
+        "'%s'|format(l)",
+        "'{}'.format(l)",
+        "','.join(l)",
+        "{'k': l}|string",
+        "{'k': l}.items()|string",
+        "([{'k': s}] * 10000000)|string",
+    ] {
+        let got = limit(&format!("{repeated}{{{{ ({use_})|length }}}}"));
+        assert!(
+            matches!(got, Limit::Fuel | Limit::FormatBytes),
+            "{use_}: {got:?}"
+        );
+    }
+    for step in ["'{}{}'.format(ns.s, ns.s)", "ns.s.replace('a', ns.s)"] {
+        let src = format!("{{% set ns = namespace(s='ab') %}}{{% for i in range(60) %}}{{% set ns.s = {step} %}}{{% endfor %}}{{{{ ns.s|length }}}}");
+        assert_eq!(limit(&src), Limit::FormatBytes, "{step}");
+    }
+    assert_eq!(
+        limit("{% set s = 'a ' * 5000000 %}{{ s.split(' ')|length }}"),
+        Limit::FormatBytes
+    );
+    assert_eq!(
+        limit("{% set l = [[1] * 1000000] * 100 %}{{ (l|sum(start=[]))|length }}"),
+        Limit::Fuel
+    );
 }
 
 #[test]
