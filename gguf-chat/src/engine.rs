@@ -56,6 +56,7 @@ pub(crate) fn environment(limits: &Limits, now: i64) -> Environment<'static> {
     env.add_filter("tojson", tojson);
     env.add_filter("string", |v: Value| Value::from(plain_text(&v)));
     env.add_filter("truncate", truncate);
+    env.add_filter("indent", indent);
     env.add_filter("wordcount", |v: Value| {
         Value::from(plain_text(&v).split_whitespace().count())
     });
@@ -91,6 +92,68 @@ pub(crate) fn bounded<T>(
         budget::check()?;
         Ok(out)
     })
+}
+
+/// `indent(width=4, first=false, blank=false)` as llama.cpp's engine has it: the width a number
+/// of spaces or the indent text itself, a trailing newline kept (and indented with `blank`),
+/// and, as there, the first line counted as "first" until something has been written.
+fn indent(v: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, MjError> {
+    let arg = |name: &str, i: usize| -> Result<Option<Value>, MjError> {
+        Ok(kwargs
+            .get::<Option<Value>>(name)?
+            .or_else(|| args.get(i).cloned()))
+    };
+    let width = arg("width", 0)?;
+    let first = arg("first", 1)?.is_some_and(|v| v.is_true());
+    let blank = arg("blank", 2)?.is_some_and(|v| v.is_true());
+    kwargs.assert_all_used()?;
+    let Some(input) = v.as_str() else {
+        return Err(MjError::new(
+            ErrorKind::InvalidOperation,
+            "indent() first argument must be a string",
+        ));
+    };
+    let pad = match &width {
+        Some(w) if w.kind() == ValueKind::String => w.as_str().unwrap_or("").to_string(),
+        Some(w) if w.as_i64().is_some() => {
+            let n = w.as_i64().unwrap_or(0).max(0) as usize;
+            budget::charge(n)?;
+            " ".repeat(n)
+        }
+        _ => "    ".to_string(),
+    };
+    let lines: Vec<&str> = match input.strip_suffix('\n') {
+        Some(body) => body.split('\n').collect(),
+        None if input.is_empty() => Vec::new(),
+        None => input.split('\n').collect(),
+    };
+    budget::charge(
+        input
+            .len()
+            .saturating_add((lines.len() + 1).saturating_mul(pad.len())),
+    )?;
+    let mut out = String::new();
+    for line in lines {
+        let at_start = out.is_empty();
+        if !at_start {
+            out.push('\n');
+        }
+        if if at_start {
+            first
+        } else {
+            !line.is_empty() || blank
+        } {
+            out.push_str(&pad);
+        }
+        out.push_str(line);
+    }
+    if input.ends_with('\n') {
+        out.push('\n');
+        if blank {
+            out.push_str(&pad);
+        }
+    }
+    Ok(Value::from(out))
 }
 
 /// `dict(pairs, **kwargs)`: a list of key/value pairs and keyword items.
@@ -327,8 +390,13 @@ fn py_capitalize(s: &str) -> String {
     }
 }
 
-/// `str.format` with positional `{}` / `{0}` fields (what templates use).
+/// `str.format` with positional `{}` / `{0}` and named `{name}` fields.
 fn py_format(s: &str, args: &[Value]) -> Result<String, MjError> {
+    // Keyword arguments arrive as a last value of their own.
+    let (named, args) = match args.split_last() {
+        Some((last, rest)) if last.is_kwargs() => (Some(last), rest),
+        _ => (None, args),
+    };
     let mut out = String::new();
     let mut auto = 0usize;
     let mut it = s.chars().peekable();
@@ -350,21 +418,30 @@ fn py_format(s: &str, args: &[Value]) -> Result<String, MjError> {
                     }
                     field.push(d);
                 }
-                let idx = if field.is_empty() {
-                    auto += 1;
-                    auto - 1
-                } else {
-                    field.parse::<usize>().map_err(|_| {
-                        MjError::new(
-                            ErrorKind::InvalidOperation,
-                            "str.format: only positional fields",
-                        )
+                let v = if field.is_empty() || field.bytes().all(|b| b.is_ascii_digit()) {
+                    let idx = if field.is_empty() {
+                        auto += 1;
+                        auto - 1
+                    } else {
+                        field.parse::<usize>().map_err(|_| {
+                            MjError::new(ErrorKind::InvalidOperation, "str.format: bad field")
+                        })?
+                    };
+                    args.get(idx).cloned().ok_or_else(|| {
+                        MjError::new(ErrorKind::InvalidOperation, "str.format: too few arguments")
                     })?
+                } else {
+                    named
+                        .and_then(|k| k.get_attr(&field).ok())
+                        .filter(|v| !v.is_undefined())
+                        .ok_or_else(|| {
+                            MjError::new(
+                                ErrorKind::InvalidOperation,
+                                format!("str.format: no argument named {field}"),
+                            )
+                        })?
                 };
-                let v = args.get(idx).ok_or_else(|| {
-                    MjError::new(ErrorKind::InvalidOperation, "str.format: too few arguments")
-                })?;
-                let text = plain_text(v);
+                let text = plain_text(&v);
                 budget::charge(text.len())?;
                 out.push_str(&text);
             }

@@ -38,9 +38,11 @@
 //!   defaults), lenient undefined values, no auto-escaping, and llama.cpp's own built-ins:
 //!   `raise_exception` ([`Error::Raised`]), `strftime_now` (on [`RenderOptions::now`], UTC),
 //!   `tojson` with Python's spacing (`", "`, `": "`; `indent`, `separators`, `ensure_ascii`)
-//!   and no HTML escaping, `string` of a list or object as JSON, Python's string methods
+//!   and no HTML escaping, `indent` (a string as the width, the trailing newline kept),
+//!   `string` of a list or object as JSON, Python's string methods
 //!   (`strip`/`lstrip`/`rstrip` with characters, `split`/`rsplit` with a maximum,
-//!   `startswith`/`endswith` with tuples, `replace`, `find`, `count`, `join`, `format`,
+//!   `startswith`/`endswith` with tuples, `replace`, `find`, `count`, `join`, `format` with
+//!   positional and named fields,
 //!   `title`, `capitalize`, ...) and dict methods (`items`, `keys`, `values`, `get`), and
 //!   llama.cpp's text for values: `None`, `True`/`False`, floats as C's `%f` without trailing
 //!   zeros (`1.0`, `0.5`), lists and objects in Python's `repr`.
@@ -96,10 +98,9 @@
 //! - **Concatenation with `~`** of booleans or undefined next to a non-string, and `none ~
 //!   none`: minijinja writes its text where llama.cpp's engine fails.
 //! - **The engine's edges** (llama.cpp's test-jinja.cpp, each listed in our test with its
-//!   reason): no unary `+`, no `a[]`, `sort`'s reverse only as a keyword, `attribute=` a name
-//!   and not an index, `indent` with a string width or `blank=true` on the last line,
-//!   `str.format` with named fields, `x is sameas(x)` for undefined `x`, methods as values
-//!   (`''.strip is callable`, `obj.keys is defined`), a list indexed with a float.
+//!   reason): `sort`'s reverse only as a keyword, `attribute=` a name and not an index,
+//!   `x is sameas(x)` for undefined `x`, methods as values (`''.strip is callable`,
+//!   `obj.keys is defined`), a list indexed with a float.
 //! - **List mutation**: `list.append`/`pop` and `dict.pop` (llama.cpp has them) fail; lists
 //!   are immutable in minijinja.
 //! - **Continuing a final message** (`continue_final_message`) and llama.cpp's

@@ -428,6 +428,12 @@ impl<'a> Parser<'a> {
     /// are not part of the operand and apply to the negated value.
     fn parse_unary_only(&mut self) -> Result<ast::Expr<'a>, Error> {
         let span = self.stream.current_span();
+        // gguf patch: unary `+` (llama.cpp's engine has it) leaves its operand as it is.
+        if skip_token!(self, Token::Plus) {
+            let operand_span = self.stream.current_span();
+            let operand = ok!(self.parse_unary_only());
+            return self.parse_postfix(operand, operand_span);
+        }
         if !matches_token!(self, Token::Minus) {
             return self.parse_primary();
         }
@@ -493,6 +499,17 @@ impl<'a> Parser<'a> {
                 }
                 Some((Token::BracketOpen, _)) => {
                     ok!(self.stream.next());
+
+                    // gguf patch: llama.cpp's engine reads `a[]` as undefined.
+                    if skip_token!(self, Token::BracketClose) {
+                        expr = ast::Expr::Const(Spanned::new(
+                            ast::Const {
+                                value: Value::UNDEFINED,
+                            },
+                            self.stream.expand_span(span),
+                        ));
+                        continue;
+                    }
 
                     let mut start = None;
                     let mut stop = None;

@@ -1167,10 +1167,10 @@ mod tests {
                 .starts_with("invalid operation: unable to calculate"));
         }
 
-        let err = add(&max, &Value::from("foo")).unwrap_err();
+        // gguf patch: `+` next to a string concatenates (llama.cpp's engine).
         assert_eq!(
-            err.to_string(),
-            "invalid operation: tried to use + operator on unsupported types number and string"
+            add(&max, &Value::from("foo")).unwrap(),
+            Value::from(format!("{max}foo"))
         );
     }
 
@@ -1218,10 +1218,19 @@ mod tests {
 
     #[test]
     fn test_adding() {
-        let err = add(&Value::from("a"), &Value::from(42)).unwrap_err();
+        // gguf patch: `+` next to a string concatenates (llama.cpp's engine), with none and
+        // undefined as "".
         assert_eq!(
-            err.to_string(),
-            "invalid operation: tried to use + operator on unsupported types string and number"
+            add(&Value::from("a"), &Value::from(42)).unwrap(),
+            Value::from("a42")
+        );
+        assert_eq!(
+            add(&Value::from(()), &Value::from("a")).unwrap(),
+            Value::from("a")
+        );
+        assert_eq!(
+            add(&Value::from("a"), &Value::UNDEFINED).unwrap(),
+            Value::from("a")
         );
 
         assert_eq!(
