@@ -39,7 +39,7 @@
 //!   `raise_exception` ([`Error::Raised`]), `strftime_now` (on [`RenderOptions::now`], UTC),
 //!   `tojson` with Python's spacing (`", "`, `": "`; `indent`, `separators`, `ensure_ascii`)
 //!   and no HTML escaping, `indent` (a string as the width, the trailing newline kept),
-//!   `string` of a list or object as JSON, Python's string methods
+//!   `string` of a list or object in Python's `repr`, Python's string methods
 //!   (`strip`/`lstrip`/`rstrip` with characters, `split`/`rsplit` with a maximum,
 //!   `startswith`/`endswith` with tuples, `replace`, `find`, `count`, `join`, `format` with
 //!   positional and named fields,
