@@ -101,8 +101,9 @@
 //!   reason): `sort`'s reverse only as a keyword, `attribute=` a name and not an index,
 //!   `x is sameas(x)` for undefined `x`, methods as values (`''.strip is callable`,
 //!   `obj.keys is defined`), a list indexed with a float.
-//! - **List mutation**: `list.append`/`pop` and `dict.pop` (llama.cpp has them) fail; lists
-//!   are immutable in minijinja.
+//! - **Lists inside themselves**: `l.append(l)` (llama.cpp makes a list that never ends when
+//!   printed) is refused; lists otherwise change in place as there (`append`, `insert`,
+//!   `extend`, `pop`, `remove`, `clear`); `dict.pop` is not there.
 //! - **Continuing a final message** (`continue_final_message`) and llama.cpp's
 //!   `reasoning_format`/`tool_choice`/grammar outputs are not part of rendering here.
 #![deny(missing_docs)]

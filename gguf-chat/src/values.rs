@@ -5,7 +5,8 @@ use minijinja::budget;
 use minijinja::value::{Value, ValueKind};
 use serde_json::Value as Json;
 
-/// A JSON value as an engine value (objects keep their key order).
+/// A JSON value as an engine value (objects keep their key order; lists can be changed in
+/// place by `append`, `pop`, ... as in llama.cpp's engine).
 pub(crate) fn from_json(v: &Json) -> Value {
     match v {
         Json::Null => Value::from(()),
@@ -16,7 +17,7 @@ pub(crate) fn from_json(v: &Json) -> Value {
             _ => Value::from(n.as_f64().unwrap_or(0.0)),
         },
         Json::String(s) => Value::from(s.as_str()),
-        Json::Array(a) => Value::from(a.iter().map(from_json).collect::<Vec<_>>()),
+        Json::Array(a) => minijinja::value::mutable_list(a.iter().map(from_json).collect()),
         Json::Object(o) => Value::from_pairs(
             o.iter()
                 .map(|(k, v)| (Value::from(k.as_str()), from_json(v))),

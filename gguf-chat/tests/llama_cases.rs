@@ -56,9 +56,6 @@ const ENGINE_EXCEPTIONS: &[(&str, &str)] = &[
         "is callable",
         "methods are not values in minijinja (`''.strip` is undefined)",
     ),
-    ("array.pop() last", "lists are immutable in minijinja"),
-    ("array.pop() with index", "lists are immutable in minijinja"),
-    ("array.append()", "lists are immutable in minijinja"),
     (
         "env should not have object methods",
         "methods are not attributes in minijinja (`obj.keys` is undefined)",
@@ -145,8 +142,6 @@ fn chat_template_cases() {
 
 /// (template, conversation) pairs where our prompt differs from llama.cpp's, with the reason.
 const GOLDEN_EXCEPTIONS: &[(&str, &str, &str)] = &[
-    ("Kimi-K2-Instruct.jinja", "tools", "`list.append`: lists are immutable in minijinja"),
-    ("Kimi-K2-Thinking.jinja", "tools", "`list.append`: lists are immutable in minijinja"),
     ("LFM2.5-8B-A1B.jinja", "parts",
         "llama.cpp's caps probe finds this template reads string content only and joins parts with newlines; ours sees it render parts"),
     ("mistralai-Ministral-3-14B-Reasoning-2512.jinja", "parts",

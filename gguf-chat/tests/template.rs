@@ -285,6 +285,42 @@ fn growth_is_bounded() {
         limit("{% set l = [[1] * 1000000] * 100 %}{{ (l|sum(start=[]))|length }}"),
         Limit::Fuel
     );
+    // Lists change in place as in llama.cpp's engine; growing one is paid for.
+    assert_eq!(
+        limit("{% set l = [] %}{% for i in range(10000) %}{% for j in range(10000) %}{% set _ = l.append(j) %}{% endfor %}{% endfor %}"),
+        Limit::Fuel
+    );
+    assert_eq!(
+        limit("{% set l = [1] %}{% for i in range(100) %}{% set _ = l.extend(l) %}{% endfor %}"),
+        Limit::Fuel
+    );
+}
+
+#[test]
+fn lists_change_in_place() {
+    let render = |src: &str| {
+        ChatTemplate::new(src, "", "")
+            .and_then(|t| t.render_vars(&serde_json::Map::new(), &RenderOptions::new()))
+    };
+    assert_eq!(
+        render("{% set ns = namespace(l=[]) %}{% set _ = ns.l.append(1) %}{% set _ = ns.l.insert(0, 0) %}{% set _ = ns.l.extend([2, 3]) %}{{ ns.l.pop(1) }}{{ ns.l }}{% set _ = ns.l.remove(2) %}{{ ns.l|length }}")
+            .unwrap(),
+        "1[0, 2, 3]2"
+    );
+    // A fresh list each time a literal is evaluated, not one shared constant.
+    assert_eq!(
+        render("{% for i in range(3) %}{% set l = [] %}{% set _ = l.append(i) %}{{ l|length }}{% endfor %}").unwrap(),
+        "111"
+    );
+    // A list put inside itself is refused (printing it would never end).
+    for src in [
+        "{% set l = [] %}{% set _ = l.append(l) %}",
+        "{% set l = [] %}{% set _ = l.append({'k': [l]}) %}",
+        "{% set l = [] %}{% set _ = l.insert(0, l) %}",
+    ] {
+        assert!(matches!(render(src), Err(Error::Template { .. })), "{src}");
+    }
+    assert!(render("{% set l = [] %}{{ l.pop() }}").is_err());
 }
 
 #[test]

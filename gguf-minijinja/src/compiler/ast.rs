@@ -663,7 +663,9 @@ pub struct List<'a> {
 
 impl List<'_> {
     pub fn as_const(&self) -> Option<Value> {
-        Some(Value::from(const_values(&self.items)?))
+        // gguf patch: list literals can change in place (`append`), so each evaluation
+        // builds its own list instead of sharing one constant.
+        None
     }
 }
 

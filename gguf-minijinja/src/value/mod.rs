@@ -259,6 +259,13 @@ mod argtypes;
 #[cfg(feature = "serde")]
 mod deserialize;
 pub(crate) mod merge_object;
+// gguf patch: list literals that change in place.
+pub(crate) mod mutable_list;
+
+/// gguf patch: a list that `append`, `pop`, ... change in place, as a `[...]` literal is.
+pub fn mutable_list(items: Vec<Value>) -> Value {
+    Value::from_object(mutable_list::MutableList::new(items))
+}
 pub(crate) mod namespace_object;
 mod object;
 pub(crate) mod ops;

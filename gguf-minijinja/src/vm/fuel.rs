@@ -206,6 +206,10 @@ pub(crate) fn value_cost(value: &Value) -> u64 {
         ValueRepr::Object(ref obj) => {
             if let Some(seq) = obj.downcast_ref::<Vec<Value>>() {
                 cost_of(seq.len(), SLOT_COST)
+            } else if let Some(seq) = obj.downcast_ref::<crate::value::mutable_list::MutableList>()
+            {
+                // gguf patch: list literals are mutable lists.
+                cost_of(seq.len(), SLOT_COST)
             } else if let Some(map) = obj.downcast_ref::<ValueMap>() {
                 cost_of(map.len(), 2 * SLOT_COST)
             } else if let Some(tuple) = obj.downcast_ref::<crate::value::Tuple>() {

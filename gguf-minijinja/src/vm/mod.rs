@@ -611,7 +611,10 @@ impl<'env> Executor<'env> {
                         v.push(stack.pop());
                     }
                     v.reverse();
-                    stack.push(charge_value!(Value::from_object(v)))
+                    // gguf patch: a literal list can be changed in place (`append`, `pop`).
+                    stack.push(charge_value!(Value::from_object(
+                        crate::value::mutable_list::MutableList::new(v)
+                    )))
                 }
                 Instruction::BuildTuple(n) => {
                     use crate::value::Tuple;
