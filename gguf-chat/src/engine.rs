@@ -3,11 +3,11 @@
 //! differently: `raise_exception`, `strftime_now`, `tojson`'s spacing, Python's string and
 //! dict methods, the text of `None`, booleans, floats, lists and objects.
 
+use minijinja::budget;
 use minijinja::value::{Kwargs, Rest, Value, ValueKind};
 use minijinja::{Environment, Error as MjError, ErrorKind, State, UndefinedBehavior};
 
 use crate::options::{strftime, Limits};
-use minijinja::budget;
 
 use crate::values::{ensure_ascii, items, plain_text, to_json, JsonStyle};
 
@@ -94,18 +94,21 @@ pub(crate) fn bounded<T>(
     })
 }
 
+/// A filter's argument given by keyword `name` or as its `i`-th positional argument (after
+/// the value filtered), as Python's calls take them.
+fn arg(kwargs: &Kwargs, args: &[Value], name: &str, i: usize) -> Result<Option<Value>, MjError> {
+    Ok(kwargs
+        .get::<Option<Value>>(name)?
+        .or_else(|| args.get(i).cloned()))
+}
+
 /// `indent(width=4, first=false, blank=false)` as llama.cpp's engine has it: the width a number
 /// of spaces or the indent text itself, a trailing newline kept (and indented with `blank`),
 /// and, as there, the first line counted as "first" until something has been written.
 fn indent(v: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, MjError> {
-    let arg = |name: &str, i: usize| -> Result<Option<Value>, MjError> {
-        Ok(kwargs
-            .get::<Option<Value>>(name)?
-            .or_else(|| args.get(i).cloned()))
-    };
-    let width = arg("width", 0)?;
-    let first = arg("first", 1)?.is_some_and(|v| v.is_true());
-    let blank = arg("blank", 2)?.is_some_and(|v| v.is_true());
+    let width = arg(&kwargs, &args, "width", 0)?;
+    let first = arg(&kwargs, &args, "first", 1)?.is_some_and(|v| v.is_true());
+    let blank = arg(&kwargs, &args, "blank", 2)?.is_some_and(|v| v.is_true());
     kwargs.assert_all_used()?;
     let Some(input) = v.as_str() else {
         return Err(MjError::new(
@@ -113,12 +116,14 @@ fn indent(v: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, MjError>
             "indent() first argument must be a string",
         ));
     };
-    let pad = match &width {
-        Some(w) if w.kind() == ValueKind::String => w.as_str().unwrap_or("").to_string(),
-        Some(w) if w.as_i64().is_some() => {
-            let n = w.as_i64().unwrap_or(0).max(0) as usize;
-            budget::charge(n)?;
-            " ".repeat(n)
+    let pad = match (
+        width.as_ref().and_then(Value::as_str),
+        width.as_ref().and_then(Value::as_i64),
+    ) {
+        (Some(text), _) => text.to_string(),
+        (None, Some(n)) => {
+            budget::charge(n.max(0) as usize)?;
+            " ".repeat(n.max(0) as usize)
         }
         _ => "    ".to_string(),
     };
@@ -138,11 +143,12 @@ fn indent(v: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, MjError>
         if !at_start {
             out.push('\n');
         }
-        if if at_start {
+        let padded = if at_start {
             first
         } else {
             !line.is_empty() || blank
-        } {
+        };
+        if padded {
             out.push_str(&pad);
         }
         out.push_str(line);
@@ -262,16 +268,10 @@ fn json_text(v: &Value, indent: Option<usize>, seps: Option<(String, String)>) -
 /// as llama.cpp's engine does (Python's `json.dumps` spacing, not minijinja's compact form,
 /// and no HTML escaping).
 fn tojson(v: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, MjError> {
-    let pos = |i: usize| args.get(i).cloned();
-    let ascii = kwargs
-        .get::<Option<Value>>("ensure_ascii")?
-        .or_else(|| pos(0))
-        .is_some_and(|v| v.is_true());
-    let indent = kwargs.get::<Option<Value>>("indent")?.or_else(|| pos(1));
+    let ascii = arg(&kwargs, &args, "ensure_ascii", 0)?.is_some_and(|v| v.is_true());
+    let indent = arg(&kwargs, &args, "indent", 1)?;
     let indent = indent.and_then(|i| i.as_i64()).map(|i| i.max(0) as usize);
-    let seps = kwargs
-        .get::<Option<Value>>("separators")?
-        .or_else(|| pos(2));
+    let seps = arg(&kwargs, &args, "separators", 2)?;
     let seps = seps.and_then(|s| {
         let items: Vec<Value> = s.try_iter().ok()?.collect();
         Some((
@@ -279,10 +279,7 @@ fn tojson(v: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, MjError>
             items.get(1).map(plain_text).unwrap_or_else(|| ": ".into()),
         ))
     });
-    let sort = kwargs
-        .get::<Option<Value>>("sort_keys")?
-        .or_else(|| pos(3))
-        .is_some_and(|v| v.is_true());
+    let sort = arg(&kwargs, &args, "sort_keys", 3)?.is_some_and(|v| v.is_true());
     kwargs.assert_all_used()?;
     let v = if sort { sorted_keys(&v) } else { v };
     let s = json_text(&v, indent, seps);
