@@ -39,6 +39,7 @@ pub(crate) fn environment(limits: &Limits, now: i64) -> Environment<'static> {
             .map_err(|_| MjError::new(ErrorKind::WriteFailure, "output"))
     });
     env.set_unknown_method_callback(method);
+    env.set_method_value_callback(|value, name| llama_builtin(value.kind(), name));
     env.add_function(
         "raise_exception",
         |msg: Option<Value>| -> Result<Value, MjError> {
@@ -449,7 +450,134 @@ fn py_format(s: &str, args: &[Value]) -> Result<String, MjError> {
 }
 
 /// Python's methods on strings, dicts and lists, as llama.cpp's engine has them.
-fn method(_state: &mut State, value: &Value, name: &str, args: &[Value]) -> Result<Value, MjError> {
+/// Whether llama.cpp's engine has the built-in `name` for a value of this kind. There filters
+/// and methods are one table per type: `s.length()` is `s|length`, and `''.strip`, read without
+/// a call, is a value (a method bound to the string), as is `{}.keys`, before any item so named.
+fn llama_builtin(kind: ValueKind, name: &str) -> bool {
+    let names: &[&str] = match kind {
+        ValueKind::Number | ValueKind::Bool => {
+            &["default", "abs", "int", "float", "safe", "string", "tojson"]
+        }
+        ValueKind::String => &[
+            "default",
+            "upper",
+            "lower",
+            "strip",
+            "rstrip",
+            "lstrip",
+            "title",
+            "capitalize",
+            "length",
+            "startswith",
+            "endswith",
+            "split",
+            "rsplit",
+            "replace",
+            "format",
+            "int",
+            "float",
+            "string",
+            "slice",
+            "safe",
+            "tojson",
+            "indent",
+            "join",
+        ],
+        ValueKind::Seq => &[
+            "default",
+            "list",
+            "first",
+            "last",
+            "length",
+            "slice",
+            "selectattr",
+            "select",
+            "rejectattr",
+            "reject",
+            "join",
+            "string",
+            "tojson",
+            "map",
+            "append",
+            "pop",
+            "sort",
+            "reverse",
+            "min",
+            "max",
+            "unique",
+        ],
+        ValueKind::Map => &[
+            "get", "keys", "values", "items", "tojson", "string", "length", "dictsort", "join",
+        ],
+        ValueKind::None => &[
+            "default",
+            "tojson",
+            "string",
+            "safe",
+            "items",
+            "map",
+            "reject",
+            "rejectattr",
+            "select",
+            "selectattr",
+            "unique",
+        ],
+        ValueKind::Undefined => &[
+            "default",
+            "capitalize",
+            "first",
+            "items",
+            "join",
+            "last",
+            "length",
+            "list",
+            "lower",
+            "map",
+            "max",
+            "min",
+            "reject",
+            "rejectattr",
+            "replace",
+            "reverse",
+            "safe",
+            "select",
+            "selectattr",
+            "sort",
+            "string",
+            "strip",
+            "sum",
+            "title",
+            "truncate",
+            "unique",
+            "upper",
+            "wordcount",
+        ],
+        _ => &[],
+    };
+    names.contains(&name)
+}
+
+fn method(state: &mut State, value: &Value, name: &str, args: &[Value]) -> Result<Value, MjError> {
+    match python_method(value, name, args) {
+        // What llama.cpp has as a built-in of the value but Python has not as a method
+        // (`s.length()`, `list.first()`) is the filter of that name.
+        Err(e) if e.kind() == ErrorKind::UnknownMethod && llama_builtin(value.kind(), name) => {
+            let mut all = Vec::with_capacity(args.len() + 1);
+            all.push(value.clone());
+            all.extend_from_slice(args);
+            state.apply_filter(name, &all).map_err(|f| {
+                if f.kind() == ErrorKind::UnknownFilter {
+                    e
+                } else {
+                    f
+                }
+            })
+        }
+        other => other,
+    }
+}
+
+fn python_method(value: &Value, name: &str, args: &[Value]) -> Result<Value, MjError> {
     let unknown = || {
         MjError::new(
             ErrorKind::UnknownMethod,

@@ -97,10 +97,11 @@
 //!   prompt without such text gets exactly the whole prompt's ids, on every real template).
 //! - **Concatenation with `~`** of booleans or undefined next to a non-string, and `none ~
 //!   none`: minijinja writes its text where llama.cpp's engine fails.
-//! - **The engine's edges** (llama.cpp's test-jinja.cpp, each listed in our test with its
-//!   reason): `sort`'s reverse only as a keyword, `attribute=` a name and not an index,
-//!   `x is sameas(x)` for undefined `x`, methods as values (`''.strip is callable`,
-//!   `obj.keys is defined`), a list indexed with a float.
+//! - **Built-ins**: as in llama.cpp's engine, filters and methods are one table per type
+//!   (`s.length()`, `''.strip is callable`, `obj.items` the method before an item so named,
+//!   `obj['items']` the item); the Python string methods llama.cpp lacks (`find`, `count`,
+//!   `isdigit`, ...) are there as well, and `sort` compares strings case-sensitively as
+//!   llama.cpp does (whatever `case_sensitive` says).
 //! - **Lists inside themselves**: `l.append(l)` (llama.cpp makes a list that never ends when
 //!   printed) is refused; lists otherwise change in place as there (`append`, `insert`,
 //!   `extend`, `pop`, `remove`, `clear`); `dict.pop` is not there.

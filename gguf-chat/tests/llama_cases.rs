@@ -27,40 +27,7 @@ fn opts_on(date: &str) -> RenderOptions {
 }
 
 /// Engine cases llama.cpp's engine renders differently from ours, with the reason.
-const ENGINE_EXCEPTIONS: &[(&str, &str)] = &[
-    (
-        "array non-index access",
-        "minijinja indexes a list with the float 1.0 as with 1",
-    ),
-    (
-        "sort reverse",
-        "minijinja's sort takes keyword arguments only (`sort(reverse=true)` works)",
-    ),
-    (
-        "sort with numeric attribute",
-        "minijinja's `attribute=` is a string path, not an index",
-    ),
-    (
-        "sort with numeric-like attribute",
-        "minijinja's `attribute=` is a string path, not an index",
-    ),
-    (
-        "array|join numeric attribute",
-        "minijinja's `attribute=` is a string path, not an index",
-    ),
-    (
-        "is sameas undefined",
-        "minijinja treats two undefined values as the same",
-    ),
-    (
-        "is callable",
-        "methods are not values in minijinja (`''.strip` is undefined)",
-    ),
-    (
-        "env should not have object methods",
-        "methods are not attributes in minijinja (`obj.keys` is undefined)",
-    ),
-];
+const ENGINE_EXCEPTIONS: &[(&str, &str)] = &[];
 
 #[test]
 fn engine_cases() {

@@ -324,6 +324,51 @@ fn lists_change_in_place() {
 }
 
 #[test]
+fn builtins_are_one_table_as_in_llama_cpp() {
+    let render = |src: &str, vars: serde_json::Value| {
+        ChatTemplate::new(src, "", "")
+            .and_then(|t| t.render_vars(vars.as_object().unwrap(), &RenderOptions::new()))
+            .unwrap()
+    };
+    let none = serde_json::json!({});
+    // A filter called as a method, and a method read as a value.
+    assert_eq!(
+        render("{{ 'abc'.length() }} {{ [3, 4].first() }}", none.clone()),
+        "3 3"
+    );
+    assert_eq!(
+        render(
+            "{{ 'yes' if ' a '.strip is callable }} {{ ' a '.strip() }}",
+            none.clone()
+        ),
+        "yes a"
+    );
+    let s = serde_json::json!({"spec": {"items": {"type": "string"}}});
+    // `spec.items` is the method, before the item (llama.cpp's order); `spec['items']` the item.
+    assert_eq!(
+        render("{{ spec.items is callable }} {{ spec['items'].type }}", s),
+        "True string"
+    );
+    // A loop's attributes stay its own.
+    assert_eq!(
+        render(
+            "{% for x in [1, 2] %}{{ loop.length }}{% endfor %}",
+            none.clone()
+        ),
+        "22"
+    );
+    // sort takes its arguments by position too, and an integer attribute indexes.
+    assert_eq!(
+        render(
+            "{{ [[2, 'b'], [1, 'a']]|sort(false, false, 0)|join(',', 1) }}",
+            none.clone()
+        ),
+        "a,b"
+    );
+    assert_eq!(render("{{ ['b', 'B', 'a']|sort|join }}", none), "Bab");
+}
+
+#[test]
 fn hostile_templates_get_errors() {
     let limit = |src: &str| match limited(src) {
         Err(Error::Limit { limit, .. }) => limit,

@@ -21,6 +21,8 @@ type FormatterFunc = dyn Fn(&mut Output, &mut State, &Value) -> Result<(), Error
 type PathJoinFunc = dyn for<'s> Fn(&'s str, &'s str) -> Cow<'s, str> + Sync + Send;
 type UnknownMethodFunc =
     dyn Fn(&mut State, &Value, &str, &[Value]) -> Result<Value, Error> + Sync + Send;
+// gguf patch: see `set_method_value_callback`.
+type MethodValueFunc = dyn Fn(&Value, &str) -> bool + Sync + Send;
 
 fn default_auto_escape_callback() -> Arc<AutoEscapeFunc> {
     static DEFAULT_AUTO_ESCAPE: OnceLock<Arc<AutoEscapeFunc>> = OnceLock::new();
@@ -73,6 +75,7 @@ pub struct Environment<'source> {
     globals: Arc<BTreeMap<Cow<'source, str>, Value>>,
     path_join_callback: Option<Arc<PathJoinFunc>>,
     pub(crate) unknown_method_callback: Option<Arc<UnknownMethodFunc>>,
+    pub(crate) method_value_callback: Option<Arc<MethodValueFunc>>,
     undefined_behavior: UndefinedBehavior,
     formatter: Arc<FormatterFunc>,
     formatter_is_default: bool,
@@ -115,6 +118,7 @@ impl<'source> Environment<'source> {
             globals: defaults::get_globals(),
             path_join_callback: None,
             unknown_method_callback: None,
+            method_value_callback: None,
             undefined_behavior: UndefinedBehavior::default(),
             formatter: default_formatter(),
             formatter_is_default: true,
@@ -138,6 +142,7 @@ impl<'source> Environment<'source> {
             globals: Default::default(),
             path_join_callback: None,
             unknown_method_callback: None,
+            method_value_callback: None,
             undefined_behavior: UndefinedBehavior::default(),
             formatter: default_formatter(),
             formatter_is_default: true,
@@ -336,6 +341,35 @@ impl<'source> Environment<'source> {
         F: Fn(&mut State, &Value, &str, &[Value]) -> Result<Value, Error> + Sync + Send + 'static,
     {
         self.unknown_method_callback = Some(Arc::new(f));
+    }
+
+    /// gguf patch: names which, read as an attribute (`value.name`, not `value.name(...)`),
+    /// are the value's method rather than an item of it, as in llama.cpp's engine, where
+    /// `''.strip is callable` and `{}.keys is defined`. When `f(value, name)` is true,
+    /// `value.name` is that method bound to the value: calling it is `value.name(...)`.
+    pub fn set_method_value_callback<F>(&mut self, f: F)
+    where
+        F: Fn(&Value, &str) -> bool + Sync + Send + 'static,
+    {
+        self.method_value_callback = Some(Arc::new(f));
+    }
+
+    /// gguf patch: `value.name` as a method, if `set_method_value_callback`'s function says so.
+    pub(crate) fn method_value(&self, value: &Value, name: &str) -> Option<Value> {
+        let callback = self.method_value_callback.as_ref()?;
+        // A loop's attributes (`loop.length`) are its own: it has no methods, as in llama.cpp.
+        if value
+            .downcast_object_ref::<crate::vm::loop_object::Loop>()
+            .is_some()
+        {
+            return None;
+        }
+        callback(value, name).then(|| {
+            Value::from_object(crate::value::bound_method::BoundMethod {
+                receiver: value.clone(),
+                name: name.into(),
+            })
+        })
     }
 
     /// Removes all stored templates.

@@ -778,7 +778,7 @@ mod builtins {
         state: &mut State,
         value: &Value,
         joiner: Option<StringInput<'_>>,
-        attribute: Option<&str>,
+        attribute: Option<Value>,
         kwargs: Kwargs,
     ) -> Result<Value, Error> {
         // The joiner is repeated for every item, so the size of the result is
@@ -852,7 +852,8 @@ mod builtins {
         };
         let attribute = match attribute {
             Some(attribute) => Some(attribute),
-            None => ok!(kwargs.get::<Option<&str>>("attribute")),
+            // gguf patch: a name or an integer (`attribute_of`).
+            None => ok!(kwargs.get::<Option<Value>>("attribute")),
         };
         ok!(kwargs.assert_all_used());
 
@@ -865,7 +866,7 @@ mod builtins {
             )
             .with_source(err)
         }));
-        let iter = iter.map(|item| map_attribute(item, attribute));
+        let iter = iter.map(|item| map_attribute(item, attribute.as_ref()));
 
         if matches!(state.auto_escape(), AutoEscape::None) {
             return Ok(Value::from(ok!(join_plain(state, iter, joiner_str))));
@@ -1188,8 +1189,10 @@ mod builtins {
         ok!(kwargs.assert_all_used());
 
         let mut rv = start;
+        // gguf patch: the lookup `join` and `sort` share (`attribute_of`), by name here.
+        let attribute = attribute.map(Value::from);
         let iter = state.fuel_iter(ok!(state.undefined_behavior().try_iter(values)));
-        for value in iter.map(|item| map_attribute(item, attribute)) {
+        for value in iter.map(|item| map_attribute(item, attribute.as_ref())) {
             ok!(value.check());
             if value.is_undefined() {
                 continue;
@@ -1210,10 +1213,20 @@ mod builtins {
 
     /// Replaces an item with its attribute.  Invalid items are kept so that
     /// their error is reported.
-    fn map_attribute(item: Value, attribute: Option<&str>) -> Value {
+    fn map_attribute(item: Value, attribute: Option<&Value>) -> Value {
         match attribute {
-            Some(attr) if item.check().is_ok() => item.get_path_or_default(attr, &Value::UNDEFINED),
+            Some(attr) if item.check().is_ok() => attribute_of(&item, attr),
             _ => item,
+        }
+    }
+
+    /// gguf patch: the `attribute=` of `join` and `sort` is a path (`"a.0"`) or, as llama.cpp's
+    /// engine takes it, an integer index into the item (negative from the end).
+    fn attribute_of(item: &Value, attr: &Value) -> Value {
+        match attr.as_str() {
+            Some(path) => item.get_path_or_default(path, &Value::UNDEFINED),
+            None if attr.is_integer() => item.get_item_opt(attr).unwrap_or(Value::UNDEFINED),
+            None => Value::UNDEFINED,
         }
     }
 
@@ -1615,7 +1628,12 @@ mod builtins {
     /// {{ cities|sort(attribute="name, state") }}
     /// ```
     #[cfg_attr(docsrs, doc(cfg(feature = "builtins")))]
-    pub fn sort(state: &State, value: Value, kwargs: Kwargs) -> Result<Value, Error> {
+    pub fn sort(
+        state: &State,
+        value: Value,
+        args: crate::value::Rest<Value>,
+        kwargs: Kwargs,
+    ) -> Result<Value, Error> {
         let items = ok!(checked(state.fuel_iter(ok!(
             state.undefined_behavior().try_iter(value).map_err(|err| {
                 Error::new(ErrorKind::InvalidOperation, "cannot convert value to list")
@@ -1625,10 +1643,31 @@ mod builtins {
         .try_collect_vec());
         ok!(state.charge_sort(items.len()));
 
-        let case_sensitive = ok!(kwargs.get::<Option<bool>>("case_sensitive")).unwrap_or(false);
-        let reverse = ok!(kwargs.get::<Option<bool>>("reverse")).unwrap_or(false);
+        // gguf patch: `reverse`, `case_sensitive` and `attribute` also positional, in Jinja2's
+        // order, as llama.cpp's engine takes them; an integer attribute is an index.
+        let arg = |name: &str, i: usize| -> Result<Option<Value>, Error> {
+            Ok(ok!(kwargs.get::<Option<Value>>(name)).or_else(|| args.get(i).cloned()))
+        };
+        if args.len() > 3 {
+            return Err(Error::from(ErrorKind::TooManyArguments));
+        }
+        // gguf patch: strings compare case-sensitively whatever `case_sensitive` says, as in
+        // llama.cpp's engine.
+        let _ = ok!(arg("case_sensitive", 1));
+        let case_sensitive = true;
+        let reverse = ok!(arg("reverse", 0)).is_some_and(|v| v.is_true());
+        let attribute = ok!(arg("attribute", 2));
+        if let Some(index) = attribute.as_ref().filter(|a| a.is_integer()) {
+            let mut keyed: Vec<_> = items
+                .into_iter()
+                .map(|item| (Some(attribute_of(&item, index)), item))
+                .collect();
+            ok!(sort_keyed(&mut keyed, case_sensitive, reverse));
+            ok!(kwargs.assert_all_used());
+            return Ok(Value::from_iter(keyed.into_iter().map(|x| x.1)));
+        }
 
-        if let Some(attr) = ok!(kwargs.get::<Option<&str>>("attribute")) {
+        if let Some(attr) = attribute.as_ref().and_then(Value::as_str) {
             let keys: Vec<_> = attr
                 .split(',')
                 .map(str::trim)

@@ -507,6 +507,10 @@ mod builtins {
     #[cfg_attr(docsrs, doc(cfg(feature = "builtins")))]
     #[cfg(feature = "builtins")]
     pub fn is_sameas(value: &Value, other: &Value) -> bool {
+        // gguf patch: an undefined value is the same as nothing, as in llama.cpp's engine.
+        if value.is_undefined() || other.is_undefined() {
+            return false;
+        }
         match (value.as_object(), other.as_object()) {
             (Some(a), Some(b)) => a.is_same_object(b),
             (None, Some(_)) | (Some(_), None) => false,

@@ -256,6 +256,8 @@ impl Object for StaticKeyMap {
 #[macro_use]
 mod type_erase;
 mod argtypes;
+// gguf patch: methods as values.
+pub(crate) mod bound_method;
 #[cfg(feature = "serde")]
 mod deserialize;
 pub(crate) mod merge_object;
@@ -1830,6 +1832,19 @@ impl Value {
     }
 
     pub(crate) fn get_item_opt(&self, key: &Value) -> Option<Value> {
+        // gguf patch: a float does not index a list or a string (`items[1.0]` is undefined), as
+        // in llama.cpp's engine.
+        if matches!(key.0, ValueRepr::F64(_))
+            && match self.0 {
+                ValueRepr::String(..) | ValueRepr::SmallStr(_) | ValueRepr::Bytes(_) => true,
+                ValueRepr::Object(ref dy) => {
+                    matches!(dy.repr(), ObjectRepr::Seq | ObjectRepr::Iterable)
+                }
+                _ => false,
+            }
+        {
+            return None;
+        }
         fn index(value: &Value, len: impl Fn() -> Option<usize>) -> Option<usize> {
             match value.as_i64().and_then(|v| isize::try_from(v).ok()) {
                 Some(i) if i < 0 => some!(len()).checked_sub(i.unsigned_abs()),

@@ -33,7 +33,8 @@ type Closure<'env> = BTreeMap<&'env str, Value>;
 mod context;
 #[cfg(feature = "fuel")]
 pub(crate) mod fuel;
-mod loop_object;
+// gguf patch: visible to `Environment::method_value`.
+pub(crate) mod loop_object;
 #[cfg(feature = "macros")]
 mod macro_object;
 #[cfg(feature = "multi_template")]
@@ -535,7 +536,10 @@ impl<'env> Executor<'env> {
                     // do not need to pass down the error object for the more common success case.
                     // Only when we cannot look up something, we start to consider the undefined
                     // special case.
-                    stack.push(match a.get_attr_fast(name) {
+                    // gguf patch: a method read as an attribute is a value
+                    // (`Environment::set_method_value_callback`), before any item of that name.
+                    let method = state.env().method_value(&a, name);
+                    stack.push(match method.or_else(|| a.get_attr_fast(name)) {
                         Some(value) => assert_valid!(value),
                         None => {
                             ctx_ok!(undefined_behavior.handle_undefined(&a, undefined_origin!()))
