@@ -84,9 +84,12 @@
 //!   (reasoning and content as typed blocks) and Gemma 4's (tool results folded into the
 //!   assistant message for older templates, a model turn after a closed one); the others render
 //!   the generic input (their differences are in parsing the reply, not in the prompt).
-//! - **Capabilities** are probed by what reaches the output; llama.cpp records which inputs a
-//!   render touched. They agree on the templates of llama.cpp's `models/templates/` except
-//!   LFM2.5-8B-A1B, whose content parts llama.cpp joins with newlines and we pass as parts.
+//! - **Capabilities** are probed mostly by what reaches the output; llama.cpp records which
+//!   inputs a render touched and how. Where it matters they agree: a template that tests
+//!   `content is string` reads typed parts only if it iterates or indexes an empty list given
+//!   as content (llama.cpp's rule), and tool-call arguments written whole by `+`, `~` or
+//!   `{{ }}` are not read as an object. On llama.cpp's `models/templates/` every prompt is
+//!   equal.
 //! - **Input marking** is recovered after rendering (above) rather than carried through every
 //!   string operation: an input the template transforms (other than trimming: split, sliced,
 //!   upper-cased) is not marked; role names are never marked (llama.cpp marks them too, and

@@ -6,7 +6,10 @@ use std::ops::Range;
 
 use gguf_core::Gguf;
 use gguf_tokenizer::Tokenizer;
-use minijinja::value::Value;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use minijinja::value::{Enumerator, Object, ObjectRepr, Value, ValueKind};
 use minijinja::{Environment, ErrorKind};
 use serde_json::{json, Map, Value as Json};
 
@@ -309,8 +312,16 @@ impl ChatTemplate {
         messages: Json,
         tools: Option<Json>,
     ) -> Option<String> {
+        self.probe_with(env, from_json(&messages), tools)
+    }
+
+    fn probe_with(
+        &self,
+        env: &Environment<'_>,
+        messages: Value,
+        tools: Option<Json>,
+    ) -> Option<String> {
         let mut ctx = Map::new();
-        ctx.insert("messages".into(), messages);
         ctx.insert("bos_token".into(), self.bos_token.clone().into());
         ctx.insert("eos_token".into(), self.eos_token.clone().into());
         ctx.insert("add_generation_prompt".into(), true.into());
@@ -326,10 +337,9 @@ impl ChatTemplate {
             format_bytes: PROBE_FORMAT_BYTES,
             ..Limits::default()
         };
-        bounded(&limits, || {
-            tmpl.render_captured_to(from_json(&Json::Object(ctx)), &mut w)
-        })
-        .ok()?;
+        let ctx = from_json(&Json::Object(ctx));
+        let ctx = minijinja::context! { messages => messages, ..ctx };
+        bounded(&limits, || tmpl.render_captured_to(ctx, &mut w)).ok()?;
         String::from_utf8(w.buf).ok()
     }
 
@@ -338,6 +348,15 @@ impl ChatTemplate {
         env.set_fuel(Some(2_000_000));
         env.add_filter("string", probe_string);
         let user = |c: Json| json!([{"role": "user", "content": c}]);
+        // Whether the template tests `content is string`, as llama.cpp's probe records it.
+        let tests_string = Arc::new(AtomicBool::new(false));
+        let seen = tests_string.clone();
+        env.add_test("string", move |v: Value| {
+            if v.as_str() == Some(NEEDLE) {
+                seen.store(true, Ordering::Relaxed);
+            }
+            v.kind() == ValueKind::String
+        });
         let as_string = self.probe_once(&env, user(NEEDLE.into()), None);
         // Parts reach the output as text only if neither their `type` nor their layout as a
         // list does (a template that writes the list with `~` or `tojson` does not read parts).
@@ -346,12 +365,24 @@ impl ChatTemplate {
             user(json!([{"type": "text", "text": NEEDLE}, {"type": "text", "text": NEEDLE2}])),
             None,
         );
-        let typed_content = as_parts.as_deref().is_some_and(|o| {
-            o.contains(NEEDLE)
-                && o.contains(NEEDLE2)
-                && !o.contains("'type'")
-                && !o.contains("\"type\"")
-        });
+        let typed_content = if tests_string.load(Ordering::Relaxed) {
+            // A template that tells strings from lists reads parts, for llama.cpp, if given an
+            // empty list it renders and iterates or indexes it; otherwise llama.cpp joins the
+            // parts into a string before rendering.
+            let list = Arc::new(ProbeList::default());
+            let messages = Value::from(vec![minijinja::context! {
+                role => "user",
+                content => Value::from_dyn_object(list.clone()),
+            }]);
+            self.probe_with(&env, messages, None).is_some() && list.read.load(Ordering::Relaxed)
+        } else {
+            as_parts.as_deref().is_some_and(|o| {
+                o.contains(NEEDLE)
+                    && o.contains(NEEDLE2)
+                    && !o.contains("'type'")
+                    && !o.contains("\"type\"")
+            })
+        };
         let string_content = match &as_string {
             None => false,
             Some(o) => o.contains(NEEDLE) || !typed_content,
@@ -603,5 +634,37 @@ impl ChatTemplate {
                 .collect();
         }
         Ok(Rendered::new(text, input))
+    }
+}
+
+/// An empty list that records whether a template iterated or indexed it (what llama.cpp's
+/// probe counts as reading content as a list); its length, its truth and writing it as text
+/// are not reads.
+#[derive(Debug, Default)]
+struct ProbeList {
+    read: AtomicBool,
+}
+
+impl Object for ProbeList {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Seq
+    }
+
+    fn get_value(self: &Arc<Self>, _key: &Value) -> Option<Value> {
+        self.read.store(true, Ordering::Relaxed);
+        None
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        self.read.store(true, Ordering::Relaxed);
+        Enumerator::Seq(0)
+    }
+
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        Some(0)
+    }
+
+    fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[]")
     }
 }

@@ -118,6 +118,11 @@ fn json_string_paid(out: &mut String, s: &str) {
 /// writing stops when the budget is spent (the engine then stops the render with
 /// [`Limit::FormatBytes`](crate::Limit::FormatBytes)).
 pub(crate) fn items(v: &Value) -> Vec<Value> {
+    // An empty list is not iterated: writing it is not reading it (the capability probe's
+    // `ProbeList` counts iterations as reads, as llama.cpp's probe does).
+    if v.len() == Some(0) {
+        return Vec::new();
+    }
     let Ok(iter) = v.try_iter() else {
         return Vec::new();
     };

@@ -108,12 +108,7 @@ fn chat_template_cases() {
 }
 
 /// (template, conversation) pairs where our prompt differs from llama.cpp's, with the reason.
-const GOLDEN_EXCEPTIONS: &[(&str, &str, &str)] = &[
-    ("LFM2.5-8B-A1B.jinja", "parts",
-        "llama.cpp's caps probe finds this template reads string content only and joins parts with newlines; ours sees it render parts"),
-    ("mistralai-Ministral-3-14B-Reasoning-2512.jinja", "parts",
-        "our caps probe sees this template read typed parts; llama.cpp's sees strings only and joins them with newlines before the Ministral 3 handler"),
-];
+const GOLDEN_EXCEPTIONS: &[(&str, &str, &str)] = &[];
 
 #[test]
 fn real_templates() {
