@@ -4,13 +4,23 @@
 //! `common_chat_templates_apply`, with the generation prompt) against `gguf::chat`. Opt-in:
 //! `GGUF_LLAMA_TOOLS` names the llama tools directory (`bin/test-chat-template`); otherwise it
 //! prints a `skipped:` line. Prints the tally per template and every difference; fails when fewer
-//! than nine in ten prompts agree or when we panic. The known differences (llama.cpp's
-//! model-specific handlers, list mutation, `+` with undefined) are the crate's documented ones.
+//! than nine in ten prompts agree or when we panic.
+//!
+//! Then the token ids: every prompt both engines rendered the same, tokenized by llama.cpp
+//! (`llama_tokenize(prompt, add_special, parse_special)` through llama-cpp-python, as its
+//! server tokenizes a rendered prompt) and by `Rendered::encode`, with Gemma 3
+//! (`GGUF_GEMMA_MODEL`) and llama.cpp's vocabularies (`GGUF_LLAMA_VOCABS`, its `models/`
+//! directory; by default the one next to the tools' llama.cpp source). A prompt whose
+//! conversation holds the text of one of the vocabulary's special tokens is not compared: there
+//! we keep that text plain by design (the crate's documented difference), and it is counted
+//! apart. Fails on any other difference.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gguf::chat::{ChatTemplate, Conversation, Error, RenderOptions};
+use gguf::chat::{ChatTemplate, Conversation, Error, RenderOptions, Rendered};
+use gguf::tokenizer::Tokenizer;
+use gguf::GgufFile;
 use serde_json::{json, Value as Json};
 
 fn data() -> PathBuf {
@@ -93,6 +103,7 @@ fn templates_render_as_llama_cpp_renders_them() {
     opts.now = secs / 86_400 * 86_400;
     let (mut total, mut equal) = (0, 0);
     let mut diffs = Vec::new();
+    let mut same_prompts: Vec<(String, Rendered)> = Vec::new();
     for t in &templates {
         let name = t.file_name().unwrap().to_string_lossy().into_owned();
         let source = std::fs::read_to_string(t).unwrap();
@@ -119,12 +130,14 @@ fn templates_render_as_llama_cpp_renders_them() {
             } else {
                 None
             };
-            let ours = match &ours_t {
-                Ok(tm) => Conversation::from_json(conv)
-                    .and_then(|c| tm.render(&c, &opts))
-                    .map(|r| r.text),
+            let rendered = match &ours_t {
+                Ok(tm) => Conversation::from_json(conv).and_then(|c| tm.render(&c, &opts)),
                 Err(e) => Err(Error::Model(e.to_string())),
             };
+            let ours = rendered
+                .as_ref()
+                .map(|r| r.text.clone())
+                .map_err(|e| e.to_string());
             total += 1;
             t_n += 1;
             let same = match (&theirs, &ours) {
@@ -132,6 +145,9 @@ fn templates_render_as_llama_cpp_renders_them() {
                 (None, Err(_)) => true,
                 _ => false,
             };
+            if let (true, Ok(r)) = (same, rendered) {
+                same_prompts.push((format!("{name} × {cname}"), r));
+            }
             if same {
                 equal += 1;
                 t_eq += 1;
@@ -151,4 +167,88 @@ fn templates_render_as_llama_cpp_renders_them() {
         equal * 10 >= total * 9,
         "only {equal}/{total} prompts equal"
     );
+    token_ids_match(&same_prompts);
+}
+
+/// The vocabularies the token ids are compared on.
+fn vocabularies() -> Vec<PathBuf> {
+    let mut models: Vec<PathBuf> = std::env::var_os("GGUF_GEMMA_MODEL")
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    let dir = std::env::var_os("GGUF_LLAMA_VOCABS")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let tools = PathBuf::from(std::env::var_os("GGUF_LLAMA_TOOLS")?);
+            Some(tools.join("src/vendor/llama.cpp/models"))
+        });
+    if let Some(dir) = dir.filter(|d| d.is_dir()) {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "gguf"))
+            .collect();
+        v.sort();
+        models.extend(v);
+    }
+    models
+}
+
+fn token_ids_match(prompts: &[(String, Rendered)]) {
+    let Some(python) = super::tokenize_oracle::oracle_python() else {
+        eprintln!("skipped: token ids not compared: no llama-cpp-python (GGUF_LLAMA_TOOLS/venv)");
+        return;
+    };
+    let models = vocabularies();
+    if models.is_empty() {
+        eprintln!("skipped: token ids not compared: set GGUF_GEMMA_MODEL or GGUF_LLAMA_VOCABS");
+        return;
+    }
+    let texts: Vec<String> = prompts.iter().map(|(_, r)| r.text.clone()).collect();
+    let (mut total, mut equal, mut kept_plain) = (0, 0, 0);
+    let mut diffs = Vec::new();
+    for model in &models {
+        let vocab = model.file_name().unwrap().to_string_lossy().into_owned();
+        let tok = match Tokenizer::from_model(&GgufFile::open(model).unwrap()) {
+            Ok(t) => t,
+            Err(e) => {
+                println!("{vocab}: not compared: {e}");
+                continue;
+            }
+        };
+        let answer = super::tokenize_oracle::ask(&python, model, &texts, false);
+        let (mut v_eq, mut v_n) = (0, 0);
+        for ((label, r), case) in prompts.iter().zip(answer["cases"].as_array().unwrap()) {
+            let theirs: Vec<u32> = case["both"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_u64().unwrap() as u32)
+                .collect();
+            let ours = r.encode(&tok, true).unwrap();
+            // Special-token text from the conversation: ours stays plain text, by design.
+            if ours != tok.encode(&r.text, true, true).unwrap() {
+                kept_plain += 1;
+                continue;
+            }
+            total += 1;
+            v_n += 1;
+            if ours == theirs {
+                equal += 1;
+                v_eq += 1;
+            } else if diffs.len() < 20 {
+                diffs.push(format!(
+                    "{vocab} {label}:\n  llama.cpp {theirs:?}\n  ours      {ours:?}"
+                ));
+            }
+        }
+        println!("{vocab}: {v_eq}/{v_n} token ids equal");
+    }
+    println!(
+        "token ids: {equal}/{total} prompts equal ({kept_plain} with special-token text from the conversation, kept plain, not compared)"
+    );
+    for d in &diffs {
+        println!("{d}\n");
+    }
+    assert_eq!(equal, total, "token ids differ");
 }

@@ -26,7 +26,7 @@ use super::tokenize_cli::random_text;
 use super::util::Rng;
 
 /// The interpreter with llama-cpp-python, if the comparison is asked for.
-fn oracle_python() -> Option<PathBuf> {
+pub(super) fn oracle_python() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("GGUF_LLAMA_PYTHON") {
         return Some(PathBuf::from(p));
     }
@@ -42,7 +42,12 @@ fn unhex(hex: &str) -> Vec<u8> {
 }
 
 /// llama.cpp's answers for `texts` with `model`.
-fn ask(python: &Path, model: &Path, texts: &[String], pieces: bool) -> serde_json::Value {
+pub(super) fn ask(
+    python: &Path,
+    model: &Path,
+    texts: &[String],
+    pieces: bool,
+) -> serde_json::Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracles/llama_tokenizer.py");
     let mut child = Command::new(python)
         .arg(script)
