@@ -42,6 +42,13 @@ fn conversations() -> Vec<(String, Json)> {
         out.push((p.file_stem().unwrap().to_string_lossy().into_owned(), v));
     }
     let tools = out.iter().find(|(n, _)| n == "tools").unwrap().1["tools"].clone();
+    // JSON-schema keys that are also built-in names (`items`, `keys`, `values`): llama.cpp's
+    // engine reads `spec.items` as the method.
+    out.push(("schema_builtins".into(), json!({"tools": [{"type": "function", "function": {
+        "name": "add_items", "description": "Adds items.", "parameters": {"type": "object",
+        "properties": {"items": {"type": "array", "items": {"type": "string"}, "description": "What to add"},
+            "keys": {"type": "object", "description": "Keys", "values": {"type": "integer"}}},
+        "required": ["items"]}}}], "messages": [{"role": "user", "content": "Add milk."}]})));
     out.push(("developer".into(), json!({"messages": [
         {"role": "developer", "content": "Answer in French."}, {"role": "user", "content": "Hello"}]})));
     out.push(("parallel_calls".into(), json!({"tools": tools, "messages": [
