@@ -1,6 +1,6 @@
 //! llama.cpp's own chat-template cases, as data (`tests/data/chat/`, see its README): the
 //! engine cases of test-jinja.cpp, the prompts of test-chat-template.cpp, and
-//! test-chat-template's output for each of llama.cpp's 71 real templates on our
+//! test-chat-template's output for each of llama.cpp's 70 real templates on our
 //! conversations. Each known difference is listed below with its reason.
 
 use std::path::{Path, PathBuf};

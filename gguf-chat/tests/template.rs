@@ -498,7 +498,7 @@ fn marked_tokens_equal_whole_prompt_tokens_without_lookalikes() {
     assert!(diffs.is_empty(), "{} differ: {diffs:?}", diffs.len());
 }
 
-/// llama.cpp's 71 real templates: none reaches outside the conversation, none uses a
+/// llama.cpp's 70 real templates: none reaches outside the conversation, none uses a
 /// statement llama.cpp lacks, each parses and renders a plain conversation.
 #[test]
 fn the_real_templates_pass_the_check() {
