@@ -92,6 +92,29 @@ pub(crate) struct SourceTensor<'a> {
 }
 
 impl SourceTensor<'_> {
+    /// Asks the kernel to start reading bytes `range` of this tensor's data
+    /// (clamped to it) into the page cache, so that a later access finds them
+    /// there while the conversion works on what came before: the reading of
+    /// the next slab overlaps the conversion of this one.
+    pub fn read_ahead(&self, range: std::ops::Range<usize>) {
+        #[cfg(unix)]
+        if let Some(map) = self.map {
+            let end = range.end.min(self.data.len());
+            if range.start >= end {
+                return;
+            }
+            let base = self.data.as_ptr() as usize - map.as_ptr() as usize;
+            // A hint only: a refusal changes nothing but the timing.
+            let _ = map.advise_range(
+                memmap2::Advice::WillNeed,
+                base + range.start,
+                end - range.start,
+            );
+        }
+        #[cfg(not(unix))]
+        let _ = range;
+    }
+
     /// Tells the kernel this tensor's pages will not be needed again, so
     /// that converting a model keeps this process's memory at a tensor, not
     /// the whole mapped checkpoint.

@@ -495,9 +495,11 @@ fn write_planned(
         b.set(k, v)?;
     }
     let metadata = b.keys().count();
-    for t in planned {
+    for (i, t) in planned.iter().enumerate() {
         let failure = &failure;
+        let next = planned.get(i + 1);
         b.add_tensor_fn(t.name.clone(), t.ty, &t.shape, move |w| {
+            next.inspect(|n| tensors::read_ahead(n));
             tensors::write_tensor(t, w).map_err(|e| {
                 let io = std::io::Error::other(e.to_string());
                 *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
@@ -539,13 +541,19 @@ fn write_planned(
             // preview, and each tensor's F16 bytes go straight from the
             // conversion into the quantizer, a slab at a time.
             let f16 = b.preview()?;
-            let by_name: HashMap<&str, &tensors::Planned<'_>> =
-                planned.iter().map(|t| (t.name.as_str(), t)).collect();
+            let by_name: HashMap<&str, usize> = planned
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.name.as_str(), i))
+                .collect();
             let failure = &failure;
             let data = move |name: &str, w: &mut dyn std::io::Write| {
-                let t = by_name
+                let &i = by_name
                     .get(name)
                     .ok_or_else(|| std::io::Error::other(format!("no tensor {name}")))?;
+                // The quantizer asks for the tensors in the plan's order.
+                planned.get(i + 1).inspect(|n| tensors::read_ahead(n));
+                let t = &planned[i];
                 tensors::write_tensor(t, w).map_err(|e| {
                     let io = std::io::Error::other(e.to_string());
                     *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);

@@ -22,4 +22,4 @@ pub(crate) use names::{map_source, rename_mtp};
 pub(crate) use piece::{generated, output_type, tensor_error, Origin, Piece, Planned};
 pub(crate) use plan::plan;
 pub(crate) use quantized::{mxfp4, pair_quantized};
-pub(crate) use write::write_tensor;
+pub(crate) use write::{read_ahead, write_tensor};

@@ -15,6 +15,30 @@ use super::piece::{tensor_error, Origin, Piece, Planned};
 /// Elements per slab of rows converted at once.
 const SLAB: usize = 1 << 20;
 
+/// Bytes of the next tensor's source asked of the kernel when a tensor
+/// starts (see [`read_ahead`]).
+const NEXT_TENSOR_BYTES: usize = 64 << 20;
+
+/// Starts the kernel reading the first [`NEXT_TENSOR_BYTES`] of `t`'s
+/// checkpoint bytes, so that they arrive while the tensor before it is
+/// converted.
+pub(crate) fn read_ahead(t: &Planned<'_>) {
+    let mut budget = NEXT_TENSOR_BYTES;
+    let sources: Vec<&SourceTensor<'_>> = match &t.origin {
+        Origin::Checkpoint(pieces) => pieces.iter().map(|p| &p.source).collect(),
+        Origin::Generated(_) => Vec::new(),
+        Origin::Mxfp4(m) => vec![&m.blocks, &m.scales],
+    };
+    for src in sources {
+        if budget == 0 {
+            break;
+        }
+        let n = src.data.len().min(budget);
+        src.read_ahead(0..n);
+        budget -= n;
+    }
+}
+
 /// Writes `t`'s output bytes to `w`: each slab of rows decoded to `f32`,
 /// transformed (permuted, shifted, cut) and encoded to the output type, as
 /// the converter's numpy code computes it. A stacked tensor is written
@@ -58,10 +82,16 @@ pub(crate) fn write_tensor(t: &Planned<'_>, w: &mut dyn Write) -> Result<()> {
         }
         let inner = piece.len as usize;
         let rows_per_slab = (SLAB / inner.max(1)).max(1) as u64;
+        let size = src.dtype.size() as u64;
+        let slab_bytes = rows_per_slab * piece.row_step.max(inner as u64) * size;
         let mut start = 0u64;
         while start < piece.rows {
             let end = (start + rows_per_slab).min(piece.rows);
             let n = (end - start) as usize;
+            // The slab after this one read by the kernel meanwhile (rows in
+            // source order; a permuted slab's rows lie within the same heads).
+            let ahead = (piece.start + end * piece.row_step) * size;
+            src.read_ahead(ahead as usize..(ahead + slab_bytes) as usize);
             buf.resize(n * inner, 0.0);
             decode_rows(t, piece, start, &mut buf);
             out.resize(n * inner / block * type_size, 0);
