@@ -61,6 +61,7 @@ mod iq;
 mod iq_grids;
 mod iq_quant;
 mod k_quants;
+pub(crate) mod lanes;
 mod legacy;
 mod ternary;
 mod weighted;
@@ -151,6 +152,17 @@ fn portable_only() -> bool {
 #[inline(always)]
 fn portable_only() -> bool {
     false
+}
+
+/// Whether the hand-written AVX2 search kernels of `x86` may run: the CPU
+/// has AVX2 and no test asked for the portable code. The quantizers ask
+/// this per search (a cached atomic load) rather than taking a proof of it
+/// as a parameter, so that one body serves both of `simd_dispatch!`'s
+/// copies; inside the AVX2 copy the kernel call inlines.
+#[cfg(all(feature = "simd", target_arch = "x86_64"))]
+#[inline(always)]
+pub(crate) fn avx2() -> bool {
+    !portable_only() && std::arch::is_x86_feature_detected!("avx2")
 }
 
 fn decoder(ty: GgmlType, endian: Endian) -> Option<Decoder> {

@@ -167,6 +167,149 @@ pub(crate) fn dequant_f16_le(data: &[u8], out: &mut [f32]) {
     super::float::dequant_f16::<false>(data, out);
 }
 
+/// In-lane 4x4 transposes of `r`: lane half `h` of output `k` holds
+/// element `k` of half `h` of each of `r[0..4]`.
+#[target_feature(enable = "avx2")]
+fn transpose4(r: [__m256; 4]) -> [__m256; 4] {
+    let t0 = _mm256_unpacklo_ps(r[0], r[1]);
+    let t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    let t2 = _mm256_unpacklo_ps(r[2], r[3]);
+    let t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    [
+        _mm256_shuffle_ps::<0x44>(t0, t2),
+        _mm256_shuffle_ps::<0xEE>(t0, t2),
+        _mm256_shuffle_ps::<0x44>(t1, t3),
+        _mm256_shuffle_ps::<0xEE>(t1, t3),
+    ]
+}
+
+/// `values[(p - 1) / 2]` of 8 lattice values `p` (odd, positive).
+#[target_feature(enable = "avx2")]
+fn point_values(p: [i8; 8], table: __m256) -> __m256 {
+    let v = _mm256_cvtepi8_epi32(_mm_cvtsi64_si128(i64::from_le_bytes(p.map(|b| b as u8))));
+    let idx = _mm256_srai_epi32::<1>(_mm256_sub_epi32(v, _mm256_set1_epi32(1)));
+    _mm256_permutevar8x32_ps(table, idx)
+}
+
+/// The `dims` values of point `j` from `at` on in `out` (ones, the value
+/// of level 0, past the end of `points`, which a lattice never reaches).
+#[inline(always)]
+fn put_point(points: &[i8], dims: usize, j: u16, out: &mut [i8]) {
+    let at = j as usize * dims;
+    match points.get(at..at + dims) {
+        Some(p) => out[..dims].copy_from_slice(p),
+        None => out[..dims].fill(1),
+    }
+}
+
+/// `Lattice::nearest_portable` for 8- and 4-value points, 8 neighbours at
+/// a time: each lane computes one neighbour's `w * diff * diff` terms and
+/// adds them from 0 in the portable loop's order (the terms are made a row
+/// per neighbour and transposed, so that the adds run across lanes), and
+/// the pick scans the lanes in neighbour order with the portable test.
+/// Other point sizes run the portable loop.
+///
+/// # Safety
+///
+/// As [`put16`]: the CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) fn nearest_point(
+    points: &[i8],
+    dims: usize,
+    neighbours: &[u16],
+    x: &[f32],
+    w: &[f32],
+    scale: f32,
+    values: &[f32; 8],
+) -> usize {
+    let mut best_d2 = f32::MAX;
+    let mut best = neighbours.first().copied().unwrap_or(0) as usize;
+    let table: __m256 = cast(*values);
+    let sc = _mm256_set1_ps(scale);
+    // `x` and `w` as vectors: 8 values, or 4 twice.
+    let (xv, wv) = match (dims, x, w) {
+        (8, &[x0, x1, x2, x3, x4, x5, x6, x7], &[w0, w1, w2, w3, w4, w5, w6, w7]) => (
+            cast::<[f32; 8], __m256>([x0, x1, x2, x3, x4, x5, x6, x7]),
+            cast::<[f32; 8], __m256>([w0, w1, w2, w3, w4, w5, w6, w7]),
+        ),
+        (4, &[x0, x1, x2, x3], &[w0, w1, w2, w3]) => (
+            cast::<[f32; 8], __m256>([x0, x1, x2, x3, x0, x1, x2, x3]),
+            cast::<[f32; 8], __m256>([w0, w1, w2, w3, w0, w1, w2, w3]),
+        ),
+        _ => {
+            for &j in neighbours {
+                let mut p = [1i8; 8];
+                put_point(points, dims.min(8), j, &mut p);
+                let mut d2 = 0.0f32;
+                for ((&p, &x), &w) in p.iter().zip(x).zip(w).take(dims) {
+                    let diff = scale * values[((p - 1) / 2) as usize & 7] - x;
+                    d2 += w * diff * diff;
+                }
+                if d2 < best_d2 {
+                    best_d2 = d2;
+                    best = j as usize;
+                }
+            }
+            return best;
+        }
+    };
+    let term = |p: [i8; 8]| {
+        let diff = _mm256_sub_ps(_mm256_mul_ps(sc, point_values(p, table)), xv);
+        _mm256_mul_ps(_mm256_mul_ps(wv, diff), diff)
+    };
+    for chunk in neighbours.chunks(8) {
+        // Lanes past the chunk's end score its first neighbour again,
+        // unread.
+        let j = |i: usize| chunk.get(i).copied().unwrap_or(chunk[0]);
+        let mut acc = _mm256_setzero_ps();
+        if dims == 8 {
+            let mut rows = [_mm256_setzero_ps(); 8];
+            for (i, r) in rows.iter_mut().enumerate() {
+                let mut p = [1i8; 8];
+                put_point(points, 8, j(i), &mut p);
+                *r = term(p);
+            }
+            let a = transpose4([rows[0], rows[1], rows[2], rows[3]]);
+            let b = transpose4([rows[4], rows[5], rows[6], rows[7]]);
+            let cols = [
+                _mm256_permute2f128_ps::<0x20>(a[0], b[0]),
+                _mm256_permute2f128_ps::<0x20>(a[1], b[1]),
+                _mm256_permute2f128_ps::<0x20>(a[2], b[2]),
+                _mm256_permute2f128_ps::<0x20>(a[3], b[3]),
+                _mm256_permute2f128_ps::<0x31>(a[0], b[0]),
+                _mm256_permute2f128_ps::<0x31>(a[1], b[1]),
+                _mm256_permute2f128_ps::<0x31>(a[2], b[2]),
+                _mm256_permute2f128_ps::<0x31>(a[3], b[3]),
+            ];
+            for c in cols {
+                acc = _mm256_add_ps(acc, c);
+            }
+        } else {
+            // Row `i` holds neighbour `i` in its low half and `i + 4` in
+            // its high half, so the in-lane transpose gives lanes in
+            // neighbour order.
+            let mut rows = [_mm256_setzero_ps(); 4];
+            for (i, r) in rows.iter_mut().enumerate() {
+                let mut p = [1i8; 8];
+                put_point(points, 4, j(i), &mut p[..4]);
+                put_point(points, 4, j(i + 4), &mut p[4..]);
+                *r = term(p);
+            }
+            for c in transpose4(rows) {
+                acc = _mm256_add_ps(acc, c);
+            }
+        }
+        let d2: [f32; 8] = cast(acc);
+        for (&d2, &j) in d2.iter().zip(chunk) {
+            if d2 < best_d2 {
+                best_d2 = d2;
+                best = j as usize;
+            }
+        }
+    }
+    best
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

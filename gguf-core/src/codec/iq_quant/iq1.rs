@@ -77,21 +77,9 @@ fn best_neighbour2(
     xx: &[f32; 3],
     l: &mut [i8],
 ) -> usize {
-    let mut best_score = f32::MAX;
-    // ggml stops the process when nothing beats FLT_MAX (NaN input).
-    let mut best = neighbours.first().copied().unwrap_or(0) as usize;
-    for &j in neighbours {
-        let mut d2 = 0.0f32;
-        for (i, &p) in g.point(j as usize).iter().enumerate() {
-            let q = xx[((p - 1) / 2) as usize];
-            let diff = scale * q - xb[i];
-            d2 += w[i] * diff * diff;
-        }
-        if d2 < best_score {
-            best_score = d2;
-            best = j as usize;
-        }
-    }
+    let mut values = [0f32; 8];
+    values[..3].copy_from_slice(xx);
+    let best = g.nearest(neighbours, xb, w, scale, &values);
     g.levels_of(best, l);
     best
 }
