@@ -299,6 +299,12 @@ pub(crate) fn nearest_point(
                 acc = _mm256_add_ps(acc, c);
             }
         }
+        // Only a lane below the best so far can be picked (the best only
+        // falls), so a chunk without one is skipped unread.
+        let below = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(acc, _mm256_set1_ps(best_d2)));
+        if below & ((1 << chunk.len()) - 1) == 0 {
+            continue;
+        }
         let d2: [f32; 8] = cast(acc);
         for (&d2, &j) in d2.iter().zip(chunk) {
             if d2 < best_d2 {
@@ -308,6 +314,190 @@ pub(crate) fn nearest_point(
         }
     }
     best
+}
+
+/// ggml's `nearest_int` (the 1.5 * 2^23 trick) in each lane, as
+/// `k_quants::nearest_int` computes it.
+#[target_feature(enable = "avx2")]
+fn nearest_int8(v: __m256) -> __m256i {
+    let val = _mm256_castps_si256(_mm256_add_ps(v, _mm256_set1_ps(12_582_912.0)));
+    _mm256_sub_epi32(
+        _mm256_and_si256(val, _mm256_set1_epi32(0x007f_ffff)),
+        _mm256_set1_epi32(0x0040_0000),
+    )
+}
+
+/// Eight candidates of `make_qkx2_quants`'s scale search, one per lane.
+pub(crate) struct Qkx8 {
+    /// The determinant (a candidate counts only where it is positive).
+    pub dd: [f32; 8],
+    /// The weighted error.
+    pub err: [f32; 8],
+    /// The least-squares scale and min.
+    pub scale: [f32; 8],
+    pub min: [f32; 8],
+}
+
+/// `make_qkx2_quants`'s search step for the inverse scales `iscale`, lane
+/// `k` doing what its loop body does for one, in its order: levels of
+/// `xm` (`x - min`), the three weighted sums from 0 over the elements in
+/// order, the least-squares scale and min, and the error over the elements
+/// in order.
+///
+/// # Safety
+///
+/// As [`put16`]: the CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn qkx_candidates<const N: usize>(
+    x: &[f32; N],
+    w: &[f32; N],
+    xm: &[f32; N],
+    iscale: [f32; 8],
+    nmax: i32,
+    sum_w: f32,
+    sum_x: f32,
+    use_mad: bool,
+) -> Qkx8 {
+    let is: __m256 = cast(iscale);
+    let (zero, zero_i, nmax_i) = (
+        _mm256_setzero_ps(),
+        _mm256_setzero_si256(),
+        _mm256_set1_epi32(nmax),
+    );
+    let mut lf = [zero; N];
+    let (mut s_l, mut s_l2, mut s_xl) = (zero, zero, zero);
+    for i in 0..N {
+        let l = nearest_int8(_mm256_mul_ps(is, _mm256_set1_ps(xm[i])));
+        let l = _mm256_cvtepi32_ps(_mm256_max_epi32(_mm256_min_epi32(l, nmax_i), zero_i));
+        lf[i] = l;
+        let a = _mm256_mul_ps(_mm256_set1_ps(w[i]), l);
+        s_l = _mm256_add_ps(s_l, a);
+        s_l2 = _mm256_add_ps(s_l2, _mm256_mul_ps(a, l));
+        s_xl = _mm256_add_ps(s_xl, _mm256_mul_ps(a, _mm256_set1_ps(x[i])));
+    }
+    let (sw, sx) = (_mm256_set1_ps(sum_w), _mm256_set1_ps(sum_x));
+    let dd = _mm256_sub_ps(_mm256_mul_ps(sw, s_l2), _mm256_mul_ps(s_l, s_l));
+    let scale = _mm256_div_ps(
+        _mm256_sub_ps(_mm256_mul_ps(sw, s_xl), _mm256_mul_ps(sx, s_l)),
+        dd,
+    );
+    let min = _mm256_div_ps(
+        _mm256_sub_ps(_mm256_mul_ps(s_l2, sx), _mm256_mul_ps(s_l, s_xl)),
+        dd,
+    );
+    let pos = _mm256_cmp_ps::<_CMP_GT_OQ>(min, zero);
+    let min = _mm256_blendv_ps(min, zero, pos);
+    let scale = _mm256_blendv_ps(scale, _mm256_div_ps(s_xl, s_l2), pos);
+    let abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
+    let mut err = zero;
+    for i in 0..N {
+        let diff = _mm256_sub_ps(
+            _mm256_add_ps(_mm256_mul_ps(scale, lf[i]), min),
+            _mm256_set1_ps(x[i]),
+        );
+        let diff = if use_mad {
+            _mm256_and_ps(diff, abs)
+        } else {
+            _mm256_mul_ps(diff, diff)
+        };
+        err = _mm256_add_ps(err, _mm256_mul_ps(_mm256_set1_ps(w[i]), diff));
+    }
+    Qkx8 {
+        dd: cast(dd),
+        err: cast(err),
+        scale: cast(scale),
+        min: cast(min),
+    }
+}
+
+/// `make_qx_quants`'s trial of the inverse scales `iscale`, one per lane:
+/// levels in `-nmax..nmax` and the sums `(sum wx*l, sum w*l*l)` from 0 over
+/// the elements in order.
+///
+/// # Safety
+///
+/// As [`put16`]: the CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) fn qx_candidates<const N: usize>(
+    x: &[f32; N],
+    w: &[f32; N],
+    wx: &[f32; N],
+    iscale: [f32; 8],
+    nmax: i32,
+) -> ([f32; 8], [f32; 8]) {
+    let is: __m256 = cast(iscale);
+    let (lo, hi) = (_mm256_set1_epi32(-nmax), _mm256_set1_epi32(nmax - 1));
+    let (mut slx, mut sl2) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+    for i in 0..N {
+        let l = nearest_int8(_mm256_mul_ps(is, _mm256_set1_ps(x[i])));
+        let l = _mm256_cvtepi32_ps(_mm256_max_epi32(_mm256_min_epi32(l, hi), lo));
+        slx = _mm256_add_ps(slx, _mm256_mul_ps(_mm256_set1_ps(wx[i]), l));
+        sl2 = _mm256_add_ps(sl2, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(w[i]), l), l));
+    }
+    (cast(slx), cast(sl2))
+}
+
+/// `make_qp_quants`'s trial of the inverse scales `iscale`, one per lane:
+/// levels up to `nmax` and the weighted squared error from 0 over the
+/// elements in order.
+///
+/// # Safety
+///
+/// As [`put16`]: the CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) fn qp_candidates<const N: usize>(
+    x: &[f32; N],
+    w: &[f32; N],
+    iscale: [f32; 8],
+    nmax: i32,
+) -> [f32; 8] {
+    let is: __m256 = cast(iscale);
+    let scale = _mm256_div_ps(_mm256_set1_ps(1.0), is);
+    let hi = _mm256_set1_epi32(nmax);
+    let mut mse = _mm256_setzero_ps();
+    for i in 0..N {
+        let xi = _mm256_set1_ps(x[i]);
+        let l = nearest_int8(_mm256_mul_ps(is, xi));
+        let l = _mm256_cvtepi32_ps(_mm256_min_epi32(l, hi));
+        let diff = _mm256_sub_ps(xi, _mm256_mul_ps(scale, l));
+        mse = _mm256_add_ps(mse, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(w[i]), diff), diff));
+    }
+    cast(mse)
+}
+
+/// The IQ4 scale search's trial of the inverse scales `id`, one per lane:
+/// each element's nearest level as `iq4::nearest_levels` picks it (the
+/// last level at or below, the first above, the nearer of the two with
+/// ties up, the top level for NaN) and the sums `(sum w*q*x, sum w*q*q)`
+/// from 0 over the elements in order.
+///
+/// # Safety
+///
+/// As [`put16`]: the CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) fn iq4_candidates(xb: &[f32; 32], w: &[f32; 32], id: [f32; 8]) -> ([f32; 8], [f32; 8]) {
+    let v = KVALUES_IQ4NL.map(|k| _mm256_set1_ps(k as f32));
+    let ids: __m256 = cast(id);
+    let (mut sqx, mut sq2) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+    for j in 0..32 {
+        let xj = _mm256_set1_ps(xb[j]);
+        let x = _mm256_mul_ps(ids, xj);
+        let (mut lo, mut hi) = (v[0], v[15]);
+        for &vi in &v[1..15] {
+            lo = _mm256_blendv_ps(lo, vi, _mm256_cmp_ps::<_CMP_LE_OQ>(vi, x));
+        }
+        for &vi in v[1..15].iter().rev() {
+            hi = _mm256_blendv_ps(hi, vi, _mm256_cmp_ps::<_CMP_GT_OQ>(vi, x));
+        }
+        let down = _mm256_cmp_ps::<_CMP_LT_OQ>(_mm256_sub_ps(x, lo), _mm256_sub_ps(hi, x));
+        let q = _mm256_blendv_ps(hi, lo, down);
+        let q = _mm256_blendv_ps(q, v[15], _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x));
+        let wq = _mm256_mul_ps(_mm256_set1_ps(w[j]), q);
+        sqx = _mm256_add_ps(sqx, _mm256_mul_ps(wq, xj));
+        sq2 = _mm256_add_ps(sq2, _mm256_mul_ps(wq, q));
+    }
+    (cast(sqx), cast(sq2))
 }
 
 #[cfg(test)]

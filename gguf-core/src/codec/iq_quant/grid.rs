@@ -134,6 +134,7 @@ impl Lattice {
     }
 
     /// Values per point.
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn dims(&self) -> usize {
         self.dims
     }

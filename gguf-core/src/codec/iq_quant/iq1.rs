@@ -16,6 +16,7 @@ const GROUP_MAX_EPS_IQ1_M: f32 = 1e-7;
 /// Sorts `(value, index)` pairs by value as glibc's `qsort` (what ggml
 /// calls) does for small arrays: a top-down merge sort, stable, so equal
 /// values keep their order (it decides the prefix sums' rounding).
+#[inline(always)]
 fn merge_sort(v: &mut [(f32, usize)], tmp: &mut [(f32, usize)]) {
     let n = v.len();
     if n <= 1 {
@@ -44,6 +45,7 @@ fn merge_sort(v: &mut [(f32, usize)], tmp: &mut [(f32, usize)]) {
 
 /// The block's values (at most 32) sorted, as indices into the block: the
 /// first `xb.len()` entries. On the stack: this runs for every block.
+#[inline(always)]
 fn sorted_order(xb: &[f32]) -> [usize; 32] {
     let n = xb.len().min(32);
     let mut pairs = [(0f32, 0usize); 32];
@@ -60,6 +62,7 @@ fn sorted_order(xb: &[f32]) -> [usize; 32] {
 }
 
 /// ggml's `MAX` fold of `|x|`.
+#[inline(always)]
 fn abs_max(xb: &[f32]) -> f32 {
     xb.iter()
         .skip(1)
@@ -68,6 +71,7 @@ fn abs_max(xb: &[f32]) -> f32 {
 
 /// ggml's `iq1_find_best_neighbour2`: the neighbour whose values
 /// `scale * xx[l]` are nearest (weighted) to `xb`; writes its levels.
+#[inline(always)]
 fn best_neighbour2(
     g: &Lattice,
     neighbours: &[u16],
@@ -87,6 +91,7 @@ fn best_neighbour2(
 /// Snaps the groups of 8 levels in `l` to the lattice (`xx_of(k)` the
 /// shifted levels of group `k`); returns the indices and whether all were
 /// on it already.
+#[inline(always)]
 fn snap_groups<const K: usize>(
     g: &Lattice,
     xb: &[f32],
@@ -111,6 +116,7 @@ fn snap_groups<const K: usize>(
 }
 
 /// The least-squares scale of the snapped groups (`None` unless positive).
+#[inline(always)]
 fn refit<const K: usize>(
     g: &Lattice,
     xb: &[f32],
@@ -130,6 +136,7 @@ fn refit<const K: usize>(
 }
 
 /// Levels from the split points of the sorted order.
+#[inline(always)]
 fn split_levels(order: &[usize], i1: usize, i2: usize, l: &mut [i8]) {
     for (j, &i) in order.iter().enumerate() {
         l[i] = if j < i1 {
@@ -142,6 +149,7 @@ fn split_levels(order: &[usize], i1: usize, i2: usize, l: &mut [i8]) {
     }
 }
 
+#[inline(always)]
 fn sigma2(xbl: &[f32]) -> f32 {
     let mut s = 0.0f32;
     for &v in xbl {
@@ -150,6 +158,7 @@ fn sigma2(xbl: &[f32]) -> f32 {
     2.0 * s / 256.0
 }
 
+#[inline(always)]
 fn block_weights(xb: &[f32], qw: Option<&[f32]>, sigma2: f32, w: &mut [f32]) {
     for i in 0..xb.len() {
         w[i] = match qw {
@@ -161,6 +170,7 @@ fn block_weights(xb: &[f32], qw: Option<&[f32]>, sigma2: f32, w: &mut [f32]) {
 
 /// One row of IQ1_S (50-byte super-blocks). Without weights (refused by
 /// the callers, as by ggml) the row is left zero.
+#[inline(always)]
 pub(crate) fn quant_iq1_s(src: &[f32], out: &mut [u8], weights: Option<&[f32]>) {
     let Some(weights) = weights else { return };
     let g = grid::iq1();
@@ -254,6 +264,7 @@ pub(crate) fn quant_iq1_s(src: &[f32], out: &mut [u8], weights: Option<&[f32]>) 
 
 /// IQ1_M's shifted levels for group `k` (0 or 1) of a block with sign
 /// choice `shift` (bit 1: first group minus, bit 0: second group minus).
+#[inline(always)]
 fn xx_m(shift: usize, k: usize) -> &'static [f32; 3] {
     let minus = if k == 0 { shift >= 2 } else { shift % 2 == 1 };
     if minus {
@@ -264,6 +275,7 @@ fn xx_m(shift: usize, k: usize) -> &'static [f32; 3] {
 }
 
 /// One row of IQ1_M (56-byte super-blocks of 16-element blocks).
+#[inline(always)]
 pub(crate) fn quant_iq1_m(src: &[f32], out: &mut [u8], weights: Option<&[f32]>) {
     const MASKS: [u8; 4] = [0x00, 0x80, 0x08, 0x88];
     let g = grid::iq1();
