@@ -367,13 +367,16 @@ fn check_one(pick: u8, d: &mut Draw<'_>) -> Result<(), String> {
             // and without importance weights (finite inputs: with NaN
             // scales the stored bytes carry a NaN's payload).
             use crate::format::GgmlType as T;
-            const TYPES: [T; 16] = [
-                T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K,
+            const TYPES: [T; 17] = [
+                T::Q8_0, T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K,
                 T::Q6_K, T::IQ4_NL, T::IQ4_XS, T::IQ3_XXS, T::IQ3_S, T::IQ2_XXS, T::IQ2_XS,
                 T::IQ2_S,
             ];
             let ty = TYPES[(pick as usize / 8) % TYPES.len()];
-            let raw = std::mem::replace(&mut d.raw, false);
+            // Q8_0 keeps a NaN block's bytes exact (its kernel hands such a
+            // block to the portable code), so it gets raw floats too.
+            let keep = d.raw && ty == T::Q8_0;
+            let raw = std::mem::replace(&mut d.raw, keep);
             let x = d.array::<256>(false);
             let w = (d.byte() & 1 == 0).then(|| d.array::<256>(true));
             d.raw = raw;

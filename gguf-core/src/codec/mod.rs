@@ -263,7 +263,11 @@ pub(crate) fn encoder(ty: GgmlType) -> Option<Encoder> {
         T::Q4_1 => pick!(legacy::quant_q4_1),
         T::Q5_0 => pick!(legacy::quant_q5_0),
         T::Q5_1 => pick!(legacy::quant_q5_1),
-        T::Q8_0 => pick!(legacy::quant_q8_0),
+        T::Q8_0 => Some(simd_dispatch!(["avx2"] fn(s: &[f32], o: &mut [u8]) {
+            x86::quant_q8_0(s, o)
+        } else {
+            legacy::quant_q8_0(s, o)
+        }) as Encoder),
         T::Q8_1 => pick!(legacy::quant_q8_1),
         T::Q1_0 => pick!(legacy::quant_q1_0),
         T::Q2_0 => pick!(legacy::quant_q2_0),

@@ -22,7 +22,7 @@ use std::arch::x86_64::*;
 
 use bytemuck::cast;
 
-use super::float::{rd_f16, rd_u16};
+use super::float::{f32_to_f16, rd_f16, rd_u16};
 use super::iq_grids::KVALUES_IQ4NL;
 use super::{arrays, arrays_mut};
 
@@ -165,6 +165,73 @@ pub(crate) fn dequant_f16_le(data: &[u8], out: &mut [f32]) {
     }
     let (data, out) = (&data[done * 16..], &mut out[done * 8..]);
     super::float::dequant_f16::<false>(data, out);
+}
+
+/// Q8_0, byte-identical with `legacy::quant_q8_0`. The block's `amax` is
+/// a C `MAX` fold, whose result depends on the order only through NaNs (a
+/// NaN is taken, and the fold restarts after it); without one the
+/// maximum of the magnitudes is the same in any order, so it is taken
+/// across lanes, and a block with a NaN runs the portable code. Each
+/// element's `round(x * id)` is the portable expression: the product,
+/// then rounding half away from zero (truncation plus one step where the
+/// exact remainder is at least a half), then `cvttps2dq`, which gives C's
+/// `INT_MIN` for NaN and out-of-range values as `c_f32_to_i32` does.
+///
+/// # Safety
+///
+/// As [`put16`]: the CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) fn quant_q8_0(src: &[f32], out: &mut [u8]) {
+    let abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
+    let (half, one) = (_mm256_set1_ps(0.5), _mm256_set1_ps(1.0));
+    let sign_mask = _mm256_castsi256_ps(_mm256_set1_epi32(i32::MIN));
+    for (x, y) in arrays::<32, _>(src).zip(out.chunks_exact_mut(34)) {
+        let v: [__m256; 4] = cast(*x);
+        let a = [
+            _mm256_and_ps(v[0], abs_mask),
+            _mm256_and_ps(v[1], abs_mask),
+            _mm256_and_ps(v[2], abs_mask),
+            _mm256_and_ps(v[3], abs_mask),
+        ];
+        let nan = _mm256_or_ps(
+            _mm256_or_ps(
+                _mm256_cmp_ps::<_CMP_UNORD_Q>(a[0], a[0]),
+                _mm256_cmp_ps::<_CMP_UNORD_Q>(a[1], a[1]),
+            ),
+            _mm256_or_ps(
+                _mm256_cmp_ps::<_CMP_UNORD_Q>(a[2], a[2]),
+                _mm256_cmp_ps::<_CMP_UNORD_Q>(a[3], a[3]),
+            ),
+        );
+        if _mm256_movemask_ps(nan) != 0 {
+            super::legacy::quant_q8_0(x, y);
+            continue;
+        }
+        let m = _mm256_max_ps(_mm256_max_ps(a[0], a[1]), _mm256_max_ps(a[2], a[3]));
+        let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps::<1>(m));
+        let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+        let m = _mm_max_ss(m, _mm_shuffle_ps::<1>(m, m));
+        let amax = _mm_cvtss_f32(m);
+        let d = amax / 127.0;
+        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+        y[..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
+        let idv = _mm256_set1_ps(id);
+        let mut q = [0i32; 32];
+        for (k, q) in bytemuck::cast_mut::<[i32; 32], [[i32; 8]; 4]>(&mut q)
+            .iter_mut()
+            .enumerate()
+        {
+            let p = _mm256_mul_ps(v[k], idv);
+            let t = _mm256_round_ps::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(p);
+            let frac = _mm256_and_ps(_mm256_sub_ps(p, t), abs_mask);
+            let step = _mm256_or_ps(_mm256_and_ps(p, sign_mask), one);
+            let up = _mm256_and_ps(_mm256_cmp_ps::<_CMP_GE_OQ>(frac, half), step);
+            *q = cast(_mm256_cvttps_epi32(_mm256_add_ps(t, up)));
+        }
+        for (o, &q) in y[2..34].iter_mut().zip(&q) {
+            *o = q as u8;
+        }
+    }
 }
 
 /// In-lane 4x4 transposes of `r`: lane half `h` of output `k` holds
