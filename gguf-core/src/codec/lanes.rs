@@ -239,10 +239,10 @@ fn both<R>(mut f: impl FnMut() -> R) -> (R, R) {
 
 #[cfg(all(any(test, feature = "testing"), feature = "simd", target_arch = "x86_64"))]
 fn check_one(pick: u8, d: &mut Draw<'_>) -> Result<(), String> {
-    use super::iq_quant::{grid, iq4};
+    use super::iq_quant::{grid, iq1, iq4};
     use super::k_quants::{make_qkx2_quants, make_qx_quants};
     use super::weighted::k::make_qp_quants;
-    match pick % 8 {
+    match pick % 9 {
         0 | 1 => {
             // A neighbour search of one of the lattices, at a lattice key
             // (most keys are off the lattice) or over a window of points;
@@ -362,13 +362,27 @@ fn check_one(pick: u8, d: &mut Draw<'_>) -> Result<(), String> {
                 return Err(format!("IQ4 block scale: portable {a}, AVX2 {b} (x {x:?}, w {w:?})"));
             }
         }
+        7 => {
+            // IQ1_S's split search over prefix sums of weighted values.
+            let (mut sumx, mut sumw) = ([0f32; 33], [0f32; 33]);
+            for j in 0..32 {
+                let (w, x) = (d.nonneg(), d.f32());
+                sumx[j + 1] = sumx[j] + w * x;
+                sumw[j + 1] = sumw[j] + w;
+            }
+            let max = d.nonneg();
+            let (a, b) = both(|| iq1::split_search(&sumx, &sumw, max));
+            if !same(a.0, b.0) || a.1 != b.1 {
+                return Err(format!("IQ1_S split search: portable {a:?}, AVX2 {b:?}"));
+            }
+        }
         _ => {
             // A whole row through the quantizer the kernels serve, with
             // and without importance weights (finite inputs: with NaN
             // scales the stored bytes carry a NaN's payload).
             use crate::format::GgmlType as T;
-            const TYPES: [T; 17] = [
-                T::Q8_0, T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K,
+            const TYPES: [T; 19] = [
+                T::IQ1_S, T::IQ1_M, T::Q8_0, T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K,
                 T::Q6_K, T::IQ4_NL, T::IQ4_XS, T::IQ3_XXS, T::IQ3_S, T::IQ2_XXS, T::IQ2_XS,
                 T::IQ2_S,
             ];

@@ -234,6 +234,59 @@ pub(crate) fn quant_q8_0(src: &[f32], out: &mut [u8]) {
     }
 }
 
+/// Whether any of the `run` (at most 8) IQ1_S split candidates
+/// `(i1, i2..i2 + run)`, with either shift, passes the search's test
+/// against `best`: each lane computes `iq1::split_sums` for one `i2` with
+/// its operations in its order.
+///
+/// # Safety
+///
+/// As [`put16`]: the CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) fn iq1_split_passes(
+    sumx: &[f32; 33],
+    sumw: &[f32; 33],
+    i1: usize,
+    i2: usize,
+    run: usize,
+    best: f32,
+) -> bool {
+    use super::iq_quant::iq1::{X_M, X_P};
+    let (mut x2, mut w2) = ([0f32; 8], [0f32; 8]);
+    for k in 0..run.min(8) {
+        x2[k] = sumx.get(i2 + k).copied().unwrap_or(0.0);
+        w2[k] = sumw.get(i2 + k).copied().unwrap_or(0.0);
+    }
+    let (x2, w2): (__m256, __m256) = (cast(x2), cast(w2));
+    let s = |v: f32| _mm256_set1_ps(v);
+    let (x0, x1, x32) = (s(sumx[0]), s(sumx[i1]), s(sumx[32]));
+    let (w0, w1, w32) = (s(sumw[0]), s(sumw[i1]), s(sumw[32]));
+    let (a, b, c) = (_mm256_sub_ps(x1, x0), _mm256_sub_ps(x2, x1), _mm256_sub_ps(x32, x2));
+    let (aw, bw, cw) = (_mm256_sub_ps(w1, w0), _mm256_sub_ps(w2, w1), _mm256_sub_ps(w32, w2));
+    let bestv = s(best);
+    let mut pass = _mm256_setzero_ps();
+    for xs in [&X_P, &X_M] {
+        let (p0, p1, p2) = (s(xs[0]), s(xs[1]), s(xs[2]));
+        let sumqx = _mm256_add_ps(
+            _mm256_add_ps(_mm256_mul_ps(a, p0), _mm256_mul_ps(b, p1)),
+            _mm256_mul_ps(c, p2),
+        );
+        let sumq2 = _mm256_add_ps(
+            _mm256_add_ps(
+                _mm256_mul_ps(_mm256_mul_ps(aw, p0), p0),
+                _mm256_mul_ps(_mm256_mul_ps(bw, p1), p1),
+            ),
+            _mm256_mul_ps(_mm256_mul_ps(cw, p2), p2),
+        );
+        let ok = _mm256_and_ps(
+            _mm256_cmp_ps::<_CMP_GT_OQ>(sumq2, _mm256_setzero_ps()),
+            _mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_mul_ps(sumqx, sumqx), _mm256_mul_ps(bestv, sumq2)),
+        );
+        pass = _mm256_or_ps(pass, ok);
+    }
+    _mm256_movemask_ps(pass) & ((1 << run.min(8)) - 1) != 0
+}
+
 /// In-lane 4x4 transposes of `r`: lane half `h` of output `k` holds
 /// element `k` of half `h` of each of `r[0..4]`.
 #[target_feature(enable = "avx2")]

@@ -8,8 +8,8 @@ use super::super::k_quants::nearest_int;
 use super::grid::{self, Lattice};
 
 const DELTA: f32 = 0.125;
-const X_P: [f32; 3] = [-1.0 + DELTA, DELTA, 1.0 + DELTA];
-const X_M: [f32; 3] = [-1.0 - DELTA, -DELTA, 1.0 - DELTA];
+pub(crate) const X_P: [f32; 3] = [-1.0 + DELTA, DELTA, 1.0 + DELTA];
+pub(crate) const X_M: [f32; 3] = [-1.0 - DELTA, -DELTA, 1.0 - DELTA];
 const GROUP_MAX_EPS_IQ1_S: f32 = 1e-12;
 const GROUP_MAX_EPS_IQ1_M: f32 = 1e-7;
 
@@ -168,6 +168,77 @@ fn block_weights(xb: &[f32], qw: Option<&[f32]>, sigma2: f32, w: &mut [f32]) {
     }
 }
 
+/// One candidate of IQ1_S's split search: `(sumqx, sumq2)` with the
+/// elements below sorted position `i1` at level 0, up to `i2` at 1, the
+/// rest at 2, of the shifted levels `xs`.
+#[inline(always)]
+pub(crate) fn split_sums(
+    sumx: &[f32; 33],
+    sumw: &[f32; 33],
+    i1: usize,
+    i2: usize,
+    xs: &[f32; 3],
+) -> (f32, f32) {
+    let sumqx = (sumx[i1] - sumx[0]) * xs[0]
+        + (sumx[i2] - sumx[i1]) * xs[1]
+        + (sumx[32] - sumx[i2]) * xs[2];
+    let sumq2 = (sumw[i1] - sumw[0]) * xs[0] * xs[0]
+        + (sumw[i2] - sumw[i1]) * xs[1] * xs[1]
+        + (sumw[32] - sumw[i2]) * xs[2] * xs[2];
+    (sumqx, sumq2)
+}
+
+/// IQ1_S's search over every split `i1 <= i2` of the sorted elements and
+/// both shifts, in ggml's order: the scale (`max` when nothing is picked)
+/// and the pick. With AVX2, 8 splits at once: a run of 8 where no lane
+/// passes ggml's test against the best so far changes nothing (the best
+/// only changes when a candidate passes), so it is skipped; any other run
+/// is taken one candidate at a time as here.
+#[inline(always)]
+pub(crate) fn split_search(
+    sumx: &[f32; 33],
+    sumw: &[f32; 33],
+    max: f32,
+) -> (f32, Option<(usize, usize, i8)>) {
+    let mut best_score = -f32::MAX;
+    let mut scale = max;
+    let mut best: Option<(usize, usize, i8)> = None;
+    #[cfg(all(feature = "simd", target_arch = "x86_64"))]
+    let lanes = super::super::avx2();
+    #[cfg(not(all(feature = "simd", target_arch = "x86_64")))]
+    let lanes = false;
+    for i1 in 0..=32 {
+        let mut i2 = i1;
+        while i2 <= 32 {
+            let run = (33 - i2).min(8);
+            #[cfg(all(feature = "simd", target_arch = "x86_64"))]
+            if lanes {
+                // SAFETY: `avx2()` saw the CPU has AVX2.
+                #[allow(unsafe_code)]
+                let any = unsafe {
+                    super::super::x86::iq1_split_passes(sumx, sumw, i1, i2, run, best_score)
+                };
+                if !any {
+                    i2 += run;
+                    continue;
+                }
+            }
+            for i2 in i2..i2 + if lanes { run } else { 1 } {
+                for (xs, shift) in [(&X_P, 1i8), (&X_M, -1)] {
+                    let (sumqx, sumq2) = split_sums(sumx, sumw, i1, i2, xs);
+                    if sumq2 > 0.0 && sumqx * sumqx > best_score * sumq2 {
+                        scale = sumqx / sumq2;
+                        best_score = scale * sumqx;
+                        best = Some((i1, i2, shift));
+                    }
+                }
+            }
+            i2 += if lanes { run } else { 1 };
+        }
+    }
+    (scale, best)
+}
+
 /// One row of IQ1_S (50-byte super-blocks). Without weights (refused by
 /// the callers, as by ggml) the row is left zero.
 #[inline(always)]
@@ -199,26 +270,7 @@ pub(crate) fn quant_iq1_s(src: &[f32], out: &mut [u8], weights: Option<&[f32]>) 
                 sumx[j + 1] = sumx[j] + w[i] * xb[i];
                 sumw[j + 1] = sumw[j] + w[i];
             }
-            let mut best_score = -f32::MAX;
-            let mut scale = max;
-            let mut best: Option<(usize, usize, i8)> = None;
-            for i1 in 0..=32 {
-                for i2 in i1..=32 {
-                    for (xs, shift) in [(&X_P, 1i8), (&X_M, -1)] {
-                        let sumqx = (sumx[i1] - sumx[0]) * xs[0]
-                            + (sumx[i2] - sumx[i1]) * xs[1]
-                            + (sumx[32] - sumx[i2]) * xs[2];
-                        let sumq2 = (sumw[i1] - sumw[0]) * xs[0] * xs[0]
-                            + (sumw[i2] - sumw[i1]) * xs[1] * xs[1]
-                            + (sumw[32] - sumw[i2]) * xs[2] * xs[2];
-                        if sumq2 > 0.0 && sumqx * sumqx > best_score * sumq2 {
-                            scale = sumqx / sumq2;
-                            best_score = scale * sumqx;
-                            best = Some((i1, i2, shift));
-                        }
-                    }
-                }
-            }
+            let (mut scale, best) = split_search(&sumx, &sumw, max);
             let Some((i1, i2, mut shift)) = best else {
                 continue;
             };
