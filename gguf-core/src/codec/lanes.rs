@@ -185,13 +185,21 @@ impl<'a> Draw<'a> {
         }
         let m = u32::from_le_bytes([b[0], b[1], b[2], 0]) as f32 / 16_777_216.0;
         let v = m * 2f32.powi((b[3] % 32) as i32 - 16);
-        if b[3] & 0x80 != 0 { -v } else { v }
+        if b[3] & 0x80 != 0 {
+            -v
+        } else {
+            v
+        }
     }
 
     /// A non-negative float in the finite mode (weights, magnitudes).
     fn nonneg(&mut self) -> f32 {
         let v = self.f32();
-        if self.raw { v } else { v.abs() }
+        if self.raw {
+            v
+        } else {
+            v.abs()
+        }
     }
 
     fn array<const N: usize>(&mut self, nonneg: bool) -> [f32; N] {
@@ -232,12 +240,20 @@ pub(crate) fn agree(bytes: &[u8]) -> Result<(), String> {
 }
 
 /// Both runs of `f`: the portable code's result, then the dispatched one.
-#[cfg(all(any(test, feature = "testing"), feature = "simd", target_arch = "x86_64"))]
+#[cfg(all(
+    any(test, feature = "testing"),
+    feature = "simd",
+    target_arch = "x86_64"
+))]
 fn both<R>(mut f: impl FnMut() -> R) -> (R, R) {
     (super::portable(&mut f), f())
 }
 
-#[cfg(all(any(test, feature = "testing"), feature = "simd", target_arch = "x86_64"))]
+#[cfg(all(
+    any(test, feature = "testing"),
+    feature = "simd",
+    target_arch = "x86_64"
+))]
 fn check_one(pick: u8, d: &mut Draw<'_>) -> Result<(), String> {
     use super::iq_quant::{grid, iq1, iq4};
     use super::k_quants::{make_qkx2_quants, make_qx_quants};
@@ -294,7 +310,9 @@ fn check_one(pick: u8, d: &mut Draw<'_>) -> Result<(), String> {
             let (nmax, rmin, rdelta, nstep, mad) = PARAMS[(pick as usize / 8) % PARAMS.len()];
             let bad = |n: usize, a: &(f32, f32, Vec<u8>), b: &(f32, f32, Vec<u8>)| {
                 let ok = same(a.0, b.0) && same(a.1, b.1) && a.2 == b.2;
-                (!ok).then(|| format!("make_qkx2_quants N={n} nmax={nmax}: portable {a:?}, AVX2 {b:?}"))
+                (!ok).then(|| {
+                    format!("make_qkx2_quants N={n} nmax={nmax}: portable {a:?}, AVX2 {b:?}")
+                })
             };
             if pick & 1 == 0 {
                 let (x, w) = (d.array::<32>(false), d.array::<32>(true));
@@ -334,7 +352,9 @@ fn check_one(pick: u8, d: &mut Draw<'_>) -> Result<(), String> {
                 })
             };
             if !same(a.0, b.0) || a.1 != b.1 {
-                return Err(format!("make_qx_quants nmax={nmax}: portable {a:?}, AVX2 {b:?}"));
+                return Err(format!(
+                    "make_qx_quants nmax={nmax}: portable {a:?}, AVX2 {b:?}"
+                ));
             }
         }
         5 => {
@@ -359,7 +379,9 @@ fn check_one(pick: u8, d: &mut Draw<'_>) -> Result<(), String> {
             let (x, w) = (d.array::<32>(false), d.array::<32>(true));
             let (a, b) = both(|| iq4::block_scale(&x, &w));
             if !same(a, b) {
-                return Err(format!("IQ4 block scale: portable {a}, AVX2 {b} (x {x:?}, w {w:?})"));
+                return Err(format!(
+                    "IQ4 block scale: portable {a}, AVX2 {b} (x {x:?}, w {w:?})"
+                ));
             }
         }
         7 => {
@@ -382,8 +404,24 @@ fn check_one(pick: u8, d: &mut Draw<'_>) -> Result<(), String> {
             // scales the stored bytes carry a NaN's payload).
             use crate::format::GgmlType as T;
             const TYPES: [T; 19] = [
-                T::IQ1_S, T::IQ1_M, T::Q8_0, T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K,
-                T::Q6_K, T::IQ4_NL, T::IQ4_XS, T::IQ3_XXS, T::IQ3_S, T::IQ2_XXS, T::IQ2_XS,
+                T::IQ1_S,
+                T::IQ1_M,
+                T::Q8_0,
+                T::Q4_0,
+                T::Q4_1,
+                T::Q5_0,
+                T::Q5_1,
+                T::Q2_K,
+                T::Q3_K,
+                T::Q4_K,
+                T::Q5_K,
+                T::Q6_K,
+                T::IQ4_NL,
+                T::IQ4_XS,
+                T::IQ3_XXS,
+                T::IQ3_S,
+                T::IQ2_XXS,
+                T::IQ2_XS,
                 T::IQ2_S,
             ];
             let ty = TYPES[(pick as usize / 8) % TYPES.len()];
@@ -394,9 +432,13 @@ fn check_one(pick: u8, d: &mut Draw<'_>) -> Result<(), String> {
             let x = d.array::<256>(false);
             let w = (d.byte() & 1 == 0).then(|| d.array::<256>(true));
             d.raw = raw;
-            let (a, b) = both(|| super::quantize_weighted(ty, &x, &[256], w.as_ref().map(|w| &w[..])).ok());
+            let (a, b) =
+                both(|| super::quantize_weighted(ty, &x, &[256], w.as_ref().map(|w| &w[..])).ok());
             if a != b {
-                return Err(format!("{ty} row (weights: {}): portable and AVX2 bytes differ", w.is_some()));
+                return Err(format!(
+                    "{ty} row (weights: {}): portable and AVX2 bytes differ",
+                    w.is_some()
+                ));
             }
         }
     }

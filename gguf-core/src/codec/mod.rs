@@ -141,22 +141,38 @@ macro_rules! simd_dispatch {
 // Tests of this crate (and, through `testing`, the fuzz targets) set this
 // to run the portable code where the AVX2 copy would run, and compare the
 // two.
-#[cfg(all(any(test, feature = "testing"), feature = "simd", target_arch = "x86_64"))]
+#[cfg(all(
+    any(test, feature = "testing"),
+    feature = "simd",
+    target_arch = "x86_64"
+))]
 thread_local!(static PORTABLE_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
 
-#[cfg(all(any(test, feature = "testing"), feature = "simd", target_arch = "x86_64"))]
+#[cfg(all(
+    any(test, feature = "testing"),
+    feature = "simd",
+    target_arch = "x86_64"
+))]
 fn portable_only() -> bool {
     PORTABLE_ONLY.get()
 }
 
-#[cfg(all(not(any(test, feature = "testing")), feature = "simd", target_arch = "x86_64"))]
+#[cfg(all(
+    not(any(test, feature = "testing")),
+    feature = "simd",
+    target_arch = "x86_64"
+))]
 #[inline(always)]
 fn portable_only() -> bool {
     false
 }
 
 /// Runs `f` with every dispatch taking the portable code.
-#[cfg(all(any(test, feature = "testing"), feature = "simd", target_arch = "x86_64"))]
+#[cfg(all(
+    any(test, feature = "testing"),
+    feature = "simd",
+    target_arch = "x86_64"
+))]
 pub(crate) fn portable<R>(f: impl FnOnce() -> R) -> R {
     PORTABLE_ONLY.set(true);
     let r = f();

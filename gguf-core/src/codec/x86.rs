@@ -261,8 +261,16 @@ pub(crate) fn iq1_split_passes(
     let s = |v: f32| _mm256_set1_ps(v);
     let (x0, x1, x32) = (s(sumx[0]), s(sumx[i1]), s(sumx[32]));
     let (w0, w1, w32) = (s(sumw[0]), s(sumw[i1]), s(sumw[32]));
-    let (a, b, c) = (_mm256_sub_ps(x1, x0), _mm256_sub_ps(x2, x1), _mm256_sub_ps(x32, x2));
-    let (aw, bw, cw) = (_mm256_sub_ps(w1, w0), _mm256_sub_ps(w2, w1), _mm256_sub_ps(w32, w2));
+    let (a, b, c) = (
+        _mm256_sub_ps(x1, x0),
+        _mm256_sub_ps(x2, x1),
+        _mm256_sub_ps(x32, x2),
+    );
+    let (aw, bw, cw) = (
+        _mm256_sub_ps(w1, w0),
+        _mm256_sub_ps(w2, w1),
+        _mm256_sub_ps(w32, w2),
+    );
     let bestv = s(best);
     let mut pass = _mm256_setzero_ps();
     for xs in [&X_P, &X_M] {
@@ -553,7 +561,10 @@ pub(crate) fn qx_candidates<const N: usize>(
         let l = nearest_int8(_mm256_mul_ps(is, _mm256_set1_ps(x[i])));
         let l = _mm256_cvtepi32_ps(_mm256_max_epi32(_mm256_min_epi32(l, hi), lo));
         slx = _mm256_add_ps(slx, _mm256_mul_ps(_mm256_set1_ps(wx[i]), l));
-        sl2 = _mm256_add_ps(sl2, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(w[i]), l), l));
+        sl2 = _mm256_add_ps(
+            sl2,
+            _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(w[i]), l), l),
+        );
     }
     (cast(slx), cast(sl2))
 }
@@ -581,7 +592,10 @@ pub(crate) fn qp_candidates<const N: usize>(
         let l = nearest_int8(_mm256_mul_ps(is, xi));
         let l = _mm256_cvtepi32_ps(_mm256_min_epi32(l, hi));
         let diff = _mm256_sub_ps(xi, _mm256_mul_ps(scale, l));
-        mse = _mm256_add_ps(mse, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(w[i]), diff), diff));
+        mse = _mm256_add_ps(
+            mse,
+            _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(w[i]), diff), diff),
+        );
     }
     cast(mse)
 }

@@ -94,7 +94,15 @@ impl Lattice {
             // SAFETY: `avx2()` saw the CPU has AVX2.
             #[allow(unsafe_code)]
             return unsafe {
-                super::super::x86::nearest_point(self.points_of(), self.dims, neighbours, x, w, scale, values)
+                super::super::x86::nearest_point(
+                    self.points_of(),
+                    self.dims,
+                    neighbours,
+                    x,
+                    w,
+                    scale,
+                    values,
+                )
             };
         }
         self.nearest_portable(neighbours, xval, weight, scale, values)
@@ -138,7 +146,6 @@ impl Lattice {
     pub(crate) fn dims(&self) -> usize {
         self.dims
     }
-
 
     /// Writes the levels `l` of point `i`.
     pub(crate) fn levels_of(&self, i: usize, l: &mut [i8]) {
