@@ -600,6 +600,17 @@ pub(crate) fn qp_candidates<const N: usize>(
     cast(mse)
 }
 
+/// Entry `i` (0..=15) of the 16 values `t_lo ++ t_hi`, in each lane.
+#[target_feature(enable = "avx2")]
+fn level(i: __m256i, t_lo: __m256, t_hi: __m256) -> __m256 {
+    let high = _mm256_castsi256_ps(_mm256_cmpgt_epi32(i, _mm256_set1_epi32(7)));
+    _mm256_blendv_ps(
+        _mm256_permutevar8x32_ps(t_lo, i),
+        _mm256_permutevar8x32_ps(t_hi, i),
+        high,
+    )
+}
+
 /// The IQ4 scale search's trial of the inverse scales `id`, one per lane:
 /// each element's nearest level as `iq4::nearest_levels` picks it (the
 /// last level at or below, the first above, the nearer of the two with
@@ -612,18 +623,24 @@ pub(crate) fn qp_candidates<const N: usize>(
 #[target_feature(enable = "avx2")]
 pub(crate) fn iq4_candidates(xb: &[f32; 32], w: &[f32; 32], id: [f32; 8]) -> ([f32; 8], [f32; 8]) {
     let v = KVALUES_IQ4NL.map(|k| _mm256_set1_ps(k as f32));
+    let kv = KVALUES_IQ4NL.map(|k| k as f32);
+    let t_lo: __m256 = cast([kv[0], kv[1], kv[2], kv[3], kv[4], kv[5], kv[6], kv[7]]);
+    let t_hi: __m256 = cast([kv[8], kv[9], kv[10], kv[11], kv[12], kv[13], kv[14], kv[15]]);
     let ids: __m256 = cast(id);
     let (mut sqx, mut sq2) = (_mm256_setzero_ps(), _mm256_setzero_ps());
     for j in 0..32 {
         let xj = _mm256_set1_ps(xb[j]);
         let x = _mm256_mul_ps(ids, xj);
-        let (mut lo, mut hi) = (v[0], v[15]);
+        // The levels are increasing, so with `c` the count of inner
+        // levels at or below `x`, the last level at or below is `v[c]`
+        // (`v[0]` for none) and the first above is `v[c + 1]` (`v[15]`
+        // past the inner ones): `nearest_levels`' `lo` and `hi`.
+        let mut c = _mm256_setzero_si256();
         for &vi in &v[1..15] {
-            lo = _mm256_blendv_ps(lo, vi, _mm256_cmp_ps::<_CMP_LE_OQ>(vi, x));
+            c = _mm256_sub_epi32(c, _mm256_castps_si256(_mm256_cmp_ps::<_CMP_LE_OQ>(vi, x)));
         }
-        for &vi in v[1..15].iter().rev() {
-            hi = _mm256_blendv_ps(hi, vi, _mm256_cmp_ps::<_CMP_GT_OQ>(vi, x));
-        }
+        let lo = level(c, t_lo, t_hi);
+        let hi = level(_mm256_add_epi32(c, _mm256_set1_epi32(1)), t_lo, t_hi);
         let down = _mm256_cmp_ps::<_CMP_LT_OQ>(_mm256_sub_ps(x, lo), _mm256_sub_ps(hi, x));
         let q = _mm256_blendv_ps(hi, lo, down);
         let q = _mm256_blendv_ps(q, v[15], _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x));
