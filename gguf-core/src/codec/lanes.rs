@@ -77,12 +77,12 @@ pub(crate) fn qkx2_search<const N: usize>(
         }
         let r = x86::qkx_candidates(x, weights, &xm, cands, nmax, sum_w, sum_x, use_mad);
         let mut next = is + count as i32;
-        for k in 0..count {
+        for (k, &cand) in cands.iter().enumerate().take(count) {
             if r.dd[k] > 0.0 && r.err[k] < best_error {
                 best_error = r.err[k];
                 scale = r.scale[k];
                 min = r.min[k];
-                winner = Some((cands[k], base));
+                winner = Some((cand, base));
                 if min.to_bits() != base.to_bits() {
                     for (d, &v) in xm.iter_mut().zip(x) {
                         *d = v - min;
