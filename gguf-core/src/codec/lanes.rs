@@ -149,14 +149,22 @@ pub(crate) fn qx_search<const N: usize>(
 /// Floats drawn from fuzz bytes: raw bit patterns (NaN, infinities,
 /// subnormals) or, in the finite mode, values of varied magnitude, and
 /// small numbers for choices.
-#[cfg(any(test, feature = "testing"))]
+#[cfg(all(
+    any(test, feature = "testing"),
+    feature = "simd",
+    target_arch = "x86_64"
+))]
 struct Draw<'a> {
     bytes: &'a [u8],
     at: usize,
     raw: bool,
 }
 
-#[cfg(any(test, feature = "testing"))]
+#[cfg(all(
+    any(test, feature = "testing"),
+    feature = "simd",
+    target_arch = "x86_64"
+))]
 impl<'a> Draw<'a> {
     fn new(bytes: &'a [u8]) -> Self {
         let raw = bytes.first().is_some_and(|b| b & 0x80 != 0);
@@ -217,7 +225,11 @@ impl<'a> Draw<'a> {
 
 /// The same float, or both NaN (whose sign and payload the compilers are
 /// free to pick, in the portable code as in ggml's).
-#[cfg(any(test, feature = "testing"))]
+#[cfg(all(
+    any(test, feature = "testing"),
+    feature = "simd",
+    target_arch = "x86_64"
+))]
 fn same(a: f32, b: f32) -> bool {
     a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
 }

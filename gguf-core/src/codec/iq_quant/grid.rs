@@ -137,12 +137,17 @@ impl Lattice {
     }
 
     /// Every point's values, `dims` per point.
+    #[cfg(all(feature = "simd", target_arch = "x86_64"))]
     pub(crate) fn points_of(&self) -> &[i8] {
         &self.points
     }
 
     /// Values per point.
-    #[cfg(any(test, feature = "testing"))]
+    #[cfg(all(
+        any(test, feature = "testing"),
+        feature = "simd",
+        target_arch = "x86_64"
+    ))]
     pub(crate) fn dims(&self) -> usize {
         self.dims
     }
