@@ -31,9 +31,11 @@
 //!
 //! On x86-64, with the `simd` feature (on by default), the decoders and
 //! encoders run an AVX2 copy when the CPU has it (checked at run time), with
-//! hand-written kernels for Q4_0, IQ4_NL, IQ4_XS and (with F16C) F16; every
-//! path computes the same IEEE operations, so the output is the same bytes
-//! with the feature or without. With the `parallel` feature (on by default)
+//! hand-written decoders for Q4_0, IQ4_NL, IQ4_XS and (with F16C) F16, a
+//! hand-written Q8_0 encoder, and the quantizers' scale and lattice
+//! searches evaluating 8 candidates at once; every path computes the same
+//! IEEE operations for each value or candidate, so the output is the same
+//! bytes with the feature or without. With the `parallel` feature (on by default)
 //! [`dequantize_par`] and the writer's quantize-on-write use every core
 //! (rayon); without it they run on the calling thread.
 //!

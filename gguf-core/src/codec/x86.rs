@@ -1,10 +1,20 @@
-//! AVX2 kernels for the nibble types whose portable loops LLVM vectorizes
-//! badly: Q4_0 (it vectorizes across blocks with byte gathers) and the IQ4
-//! types (a 16-entry table lookup it cannot vectorize; `pshufb` does it in
-//! one instruction). Each computes exactly the same IEEE operations as the
-//! portable code (`(q - 8) as f32 * d`, `d * kvalues[q] as f32`), so the
+//! AVX2 kernels for the codecs whose portable loops LLVM vectorizes badly.
+//!
+//! Decoders: Q4_0 (it vectorizes across blocks with byte gathers) and the
+//! IQ4 types (a 16-entry table lookup it cannot vectorize; `pshufb` does it
+//! in one instruction). Each computes exactly the same IEEE operations as
+//! the portable code (`(q - 8) as f32 * d`, `d * kvalues[q] as f32`), so the
 //! output is bit-identical; the oracle tests run whichever path the CPU
 //! selects, and `matches_portable` below compares the two directly.
+//!
+//! Quantizers: the Q8_0 encoder, and the searches ggml runs one candidate
+//! at a time with a chain of dependent float adds per candidate (the
+//! lattice neighbour search of the IQ grids, the trial scales of
+//! `make_qkx2_quants`, `make_qx_quants`, `make_qp_quants` and IQ4, IQ1_S's
+//! splits). Their kernels evaluate 8 candidates at once, one per lane, each
+//! lane with the portable code's operations in its order, so each
+//! candidate's result is the same bits; the callers pick among them as the
+//! portable code does (`lanes.rs` says why that is exact and checks it).
 //!
 //! # Safety
 //!
@@ -12,11 +22,12 @@
 //! compiler enforces: each is `#[target_feature(enable = "avx2")]` (F16
 //! also `f16c`), so calling it from code without those features needs an
 //! `unsafe` block whose `SAFETY:` comment shows the CPU has them (the
-//! `simd_dispatch!` macro in `tensor/mod.rs` checks
-//! `is_x86_feature_detected!` right before the call). Memory is only
-//! touched through typed arrays (`&[u8; 16]` in, `&mut [f32; 16]` out),
-//! converted to and from vector registers by `bytemuck::cast`, so there are
-//! no raw pointers and no lengths to trust.
+//! `simd_dispatch!` macro in `codec/mod.rs` checks
+//! `is_x86_feature_detected!` right before the call; the searches call
+//! after `codec::avx2()` has). Memory is only touched through typed arrays
+//! and checked slices (`&[u8; 16]` in, `&mut [f32; 16]` out, `get` for a
+//! lattice point), converted to and from vector registers by
+//! `bytemuck::cast`, so there are no raw pointers and no lengths to trust.
 
 use std::arch::x86_64::*;
 
