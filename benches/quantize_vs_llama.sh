@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Benchmark: `gguf quantize` against llama.cpp's `llama-quantize` on an F16 Gemma 3 270M, for Q4_K_M,
-# IQ4_XS and IQ2_XS with an importance matrix, the same thread count, in the same run: wall time (best of
-# RUNS) and peak resident memory (`/usr/bin/time -v`) of both, and whether the outputs are the same bytes.
+# Benchmark: `gguf quantize` against llama.cpp's `llama-quantize` on an F16 Gemma 3 270M, for every
+# preset both accept, with an importance matrix and without one (where llama-quantize accepts that: the
+# IQ1/IQ2/IQ3_XXS mixtures need one), the same thread count, in the same run: wall time (best of RUNS)
+# and peak resident memory (`/usr/bin/time -v`) of both, and whether the outputs are the same bytes.
 #
-# usage: benches/quantize_vs_llama.sh TOOLS_DIR [RUNS] [THREADS]
+# usage: benches/quantize_vs_llama.sh TOOLS_DIR [RUNS] [THREADS] [PRESET...]
+#   PRESET...: the presets to run (default: all of them, below).
 #   TOOLS_DIR: llama.cpp's tools (bin/llama-quantize, bin/llama-imatrix), as /work/shared/oracles/build-llama-tools.sh
 #   builds them. The F16 model and its importance matrix are made once into $WORK (default target/bench-quantize)
 #   from GGUF_GEMMA_MODEL (the bundled Q4_K_M Gemma 3 270M) with llama-quantize and llama-imatrix.
@@ -12,6 +14,11 @@ set -euo pipefail
 TOOLS=$(realpath "${1:?usage: $0 TOOLS_DIR [RUNS] [THREADS]}")
 RUNS=${2:-3}
 THREADS=${3:-$(nproc)}
+shift $(( $# < 3 ? $# : 3 ))
+PRESETS=("$@")
+[ ${#PRESETS[@]} -gt 0 ] || PRESETS=(Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q1_0 Q2_0 MXFP4_MOE TQ1_0 TQ2_0 Q2_K Q2_K_S
+  Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K IQ1_S IQ1_M IQ2_XXS IQ2_XS IQ2_S IQ2_M IQ3_XXS
+  IQ3_XS IQ3_S IQ3_M IQ4_NL IQ4_XS F16 BF16 F32)
 BIN="$TOOLS/bin"
 [ -x "$BIN/llama-quantize" ] || BIN="$TOOLS"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,7 +41,7 @@ fi
 measure() {
   local best="" best_rss="" log="$WORK/time.log"
   for _ in $(seq "$RUNS"); do
-    /usr/bin/time -v "$@" >/dev/null 2>"$log" || { cat "$log" >&2; exit 1; }
+    /usr/bin/time -v "$@" >/dev/null 2>"$log" || return 1
     local wall rss
     wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$log")
     rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2/1024}' "$log")
@@ -43,15 +50,30 @@ measure() {
   echo "$best $best_rss"
 }
 
-printf '%-8s | %-10s | %12s | %12s | %6s | %14s | %14s\n' preset "same bytes" "ours (s)" "llama (s)" ratio "ours peak MiB" "llama peak MiB"
-for preset in Q4_K_M IQ4_XS IQ2_XS; do
-  o="$WORK/ours-$preset.gguf"
-  l="$WORK/llama-$preset.gguf"
-  read -r lt lm < <(measure "$BIN/llama-quantize" --imatrix "$IMATRIX" "$F16" "$l" "$preset" "$THREADS")
-  read -r ot om < <(measure "$OURS" quantize --imatrix "$IMATRIX" "$F16" "$o" "$preset" "$THREADS")
-  same=no
-  cmp -s "$o" "$l" && same=yes
-  ratio=$(awk "BEGIN{printf \"%.2f\", $ot / $lt}")
-  printf '%-8s | %-10s | %12s | %12s | %6s | %14s | %14s\n' "$preset" "$same" "$ot" "$lt" "$ratio" "$om" "$lm"
+printf '%-9s | %-7s | %-10s | %9s | %9s | %6s | %13s | %14s\n' preset imatrix "same bytes" "ours (s)" "llama (s)" ratio "ours peak MiB" "llama peak MiB"
+for preset in "${PRESETS[@]}"; do
+  for im in yes no; do
+    o="$WORK/ours-$preset-$im.gguf"
+    l="$WORK/llama-$preset-$im.gguf"
+    flags=()
+    [ "$im" = yes ] && flags=(--imatrix "$IMATRIX")
+    rm -f "$o" "$l"
+    if ! out=$(measure "$BIN/llama-quantize" "${flags[@]}" "$F16" "$l" "$preset" "$THREADS"); then
+      # llama-quantize refuses this preset without an importance matrix; so must we.
+      if [ "$im" = no ] && ! "$OURS" quantize "$F16" "$o" "$preset" "$THREADS" >/dev/null 2>&1; then
+        printf '%-9s | %-7s | %-10s | %9s | %9s | %6s | %13s | %14s\n' "$preset" "$im" "both refuse" - - - - -
+        continue
+      fi
+      echo "llama-quantize failed on $preset (imatrix: $im) and we did not" >&2; cat "$WORK/time.log" >&2; exit 1
+    fi
+    read -r lt lm <<<"$out"
+    out=$(measure "$OURS" quantize "${flags[@]}" "$F16" "$o" "$preset" "$THREADS") || { cat "$WORK/time.log" >&2; exit 1; }
+    read -r ot om <<<"$out"
+    same=no
+    cmp -s "$o" "$l" && same=yes
+    ratio=$(awk "BEGIN{printf \"%.2f\", $ot / $lt}")
+    printf '%-9s | %-7s | %-10s | %9s | %9s | %6s | %13s | %14s\n' "$preset" "$im" "$same" "$ot" "$lt" "$ratio" "$om" "$lm"
+    rm -f "$o" "$l"
+  done
 done
 echo "threads: $THREADS, best of $RUNS runs; ratio = ours / llama-quantize (below 1: we are faster)"

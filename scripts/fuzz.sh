@@ -26,7 +26,7 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(parse reader_agree round_trip edit codecs split)
+    targets=(parse reader_agree round_trip edit codecs split lane_searches)
 fi
 sanitizer="${FUZZ_SANITIZER:-address}"
 

@@ -124,6 +124,14 @@ pub fn tiny_file() -> Vec<u8> {
 
 pub use crate::write::temp::{PAUSE_AFTER_RENAME, PAUSE_BEFORE_RENAME};
 
+/// Runs the codecs' AVX2 search kernels and the portable searches they
+/// replace on inputs drawn from `bytes` (the `lane_searches` fuzz
+/// target's oracle): `Err` describes the first result that differs. Does
+/// nothing where the CPU lacks AVX2 or without the `simd` feature.
+pub fn lane_searches_agree(bytes: &[u8]) -> std::result::Result<(), String> {
+    crate::codec::lanes::agree(bytes)
+}
+
 /// A deterministic xorshift64 generator from `seed` (non-zero): each call
 /// gives a number below `n`. Random test inputs that repeat run to run,
 /// without an RNG crate.

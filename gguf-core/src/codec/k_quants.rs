@@ -284,6 +284,22 @@ pub(crate) fn make_qkx2_quants<const N: usize>(
     if nstep < 1 {
         return (scale, -min);
     }
+    #[cfg(all(feature = "simd", target_arch = "x86_64"))]
+    if super::avx2() {
+        let start = super::lanes::Qkx2Start {
+            max,
+            min,
+            scale,
+            best_error,
+            sum_w,
+            sum_x,
+        };
+        // SAFETY: `avx2()` saw the CPU has AVX2.
+        #[allow(unsafe_code)]
+        return unsafe {
+            super::lanes::qkx2_search(nmax, x, weights, l_out, rmin, rdelta, nstep, use_mad, start)
+        };
+    }
     let nmaxf = nmax as f32;
     let mut wl = [0f32; N];
     let mut wll = [0f32; N];
@@ -397,6 +413,18 @@ pub(crate) fn make_qx_quants<const N: usize>(
             suml2 += pl2[i];
         }
         (sumlx, suml2)
+    }
+    #[cfg(all(feature = "simd", target_arch = "x86_64"))]
+    if super::avx2() {
+        // SAFETY: `avx2()` saw the CPU has AVX2.
+        #[allow(unsafe_code)]
+        let (iscale, scale) = unsafe { super::lanes::qx_search(nmax, max, x, w, &wx) };
+        // The winner's levels, as its trial made them.
+        quantize(iscale, nmax, x, w, &wx, &mut lv);
+        for (o, &l) in l_out.iter_mut().zip(&lv) {
+            *o = (l + nmax) as i8;
+        }
+        return scale;
     }
     let (sumlx, suml2) = quantize(-nmaxf / max, nmax, x, w, &wx, &mut lv);
     for (o, &l) in l_out.iter_mut().zip(&lv) {

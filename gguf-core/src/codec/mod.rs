@@ -31,9 +31,11 @@
 //!
 //! On x86-64, with the `simd` feature (on by default), the decoders and
 //! encoders run an AVX2 copy when the CPU has it (checked at run time), with
-//! hand-written kernels for Q4_0, IQ4_NL, IQ4_XS and (with F16C) F16; every
-//! path computes the same IEEE operations, so the output is the same bytes
-//! with the feature or without. With the `parallel` feature (on by default)
+//! hand-written decoders for Q4_0, IQ4_NL, IQ4_XS and (with F16C) F16, a
+//! hand-written Q8_0 encoder, and the quantizers' scale and lattice
+//! searches evaluating 8 candidates at once; every path computes the same
+//! IEEE operations for each value or candidate, so the output is the same
+//! bytes with the feature or without. With the `parallel` feature (on by default)
 //! [`dequantize_par`] and the writer's quantize-on-write use every core
 //! (rayon); without it they run on the calling thread.
 //!
@@ -61,6 +63,7 @@ mod iq;
 mod iq_grids;
 mod iq_quant;
 mod k_quants;
+pub(crate) mod lanes;
 mod legacy;
 mod ternary;
 mod weighted;
@@ -137,20 +140,57 @@ macro_rules! simd_dispatch {
     }};
 }
 
-// Tests of this crate set this to run the portable code where the AVX2
-// copy would run, and compare the two.
-#[cfg(all(test, feature = "simd", target_arch = "x86_64"))]
+// Tests of this crate (and, through `testing`, the fuzz targets) set this
+// to run the portable code where the AVX2 copy would run, and compare the
+// two.
+#[cfg(all(
+    any(test, feature = "testing"),
+    feature = "simd",
+    target_arch = "x86_64"
+))]
 thread_local!(static PORTABLE_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
 
-#[cfg(all(test, feature = "simd", target_arch = "x86_64"))]
+#[cfg(all(
+    any(test, feature = "testing"),
+    feature = "simd",
+    target_arch = "x86_64"
+))]
 fn portable_only() -> bool {
     PORTABLE_ONLY.get()
 }
 
-#[cfg(all(not(test), feature = "simd", target_arch = "x86_64"))]
+#[cfg(all(
+    not(any(test, feature = "testing")),
+    feature = "simd",
+    target_arch = "x86_64"
+))]
 #[inline(always)]
 fn portable_only() -> bool {
     false
+}
+
+/// Runs `f` with every dispatch taking the portable code.
+#[cfg(all(
+    any(test, feature = "testing"),
+    feature = "simd",
+    target_arch = "x86_64"
+))]
+pub(crate) fn portable<R>(f: impl FnOnce() -> R) -> R {
+    PORTABLE_ONLY.set(true);
+    let r = f();
+    PORTABLE_ONLY.set(false);
+    r
+}
+
+/// Whether the hand-written AVX2 search kernels of `x86` may run: the CPU
+/// has AVX2 and no test asked for the portable code. The quantizers ask
+/// this per search (a cached atomic load) rather than taking a proof of it
+/// as a parameter, so that one body serves both of `simd_dispatch!`'s
+/// copies; inside the AVX2 copy the kernel call inlines.
+#[cfg(all(feature = "simd", target_arch = "x86_64"))]
+#[inline(always)]
+pub(crate) fn avx2() -> bool {
+    !portable_only() && std::arch::is_x86_feature_detected!("avx2")
 }
 
 fn decoder(ty: GgmlType, endian: Endian) -> Option<Decoder> {
@@ -241,7 +281,11 @@ pub(crate) fn encoder(ty: GgmlType) -> Option<Encoder> {
         T::Q4_1 => pick!(legacy::quant_q4_1),
         T::Q5_0 => pick!(legacy::quant_q5_0),
         T::Q5_1 => pick!(legacy::quant_q5_1),
-        T::Q8_0 => pick!(legacy::quant_q8_0),
+        T::Q8_0 => Some(simd_dispatch!(["avx2"] fn(s: &[f32], o: &mut [u8]) {
+            x86::quant_q8_0(s, o)
+        } else {
+            legacy::quant_q8_0(s, o)
+        }) as Encoder),
         T::Q8_1 => pick!(legacy::quant_q8_1),
         T::Q1_0 => pick!(legacy::quant_q1_0),
         T::Q2_0 => pick!(legacy::quant_q2_0),

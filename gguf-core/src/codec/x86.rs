@@ -1,10 +1,20 @@
-//! AVX2 kernels for the nibble types whose portable loops LLVM vectorizes
-//! badly: Q4_0 (it vectorizes across blocks with byte gathers) and the IQ4
-//! types (a 16-entry table lookup it cannot vectorize; `pshufb` does it in
-//! one instruction). Each computes exactly the same IEEE operations as the
-//! portable code (`(q - 8) as f32 * d`, `d * kvalues[q] as f32`), so the
+//! AVX2 kernels for the codecs whose portable loops LLVM vectorizes badly.
+//!
+//! Decoders: Q4_0 (it vectorizes across blocks with byte gathers) and the
+//! IQ4 types (a 16-entry table lookup it cannot vectorize; `pshufb` does it
+//! in one instruction). Each computes exactly the same IEEE operations as
+//! the portable code (`(q - 8) as f32 * d`, `d * kvalues[q] as f32`), so the
 //! output is bit-identical; the oracle tests run whichever path the CPU
 //! selects, and `matches_portable` below compares the two directly.
+//!
+//! Quantizers: the Q8_0 encoder, and the searches ggml runs one candidate
+//! at a time with a chain of dependent float adds per candidate (the
+//! lattice neighbour search of the IQ grids, the trial scales of
+//! `make_qkx2_quants`, `make_qx_quants`, `make_qp_quants` and IQ4, IQ1_S's
+//! splits). Their kernels evaluate 8 candidates at once, one per lane, each
+//! lane with the portable code's operations in its order, so each
+//! candidate's result is the same bits; the callers pick among them as the
+//! portable code does (`lanes.rs` says why that is exact and checks it).
 //!
 //! # Safety
 //!
@@ -12,17 +22,18 @@
 //! compiler enforces: each is `#[target_feature(enable = "avx2")]` (F16
 //! also `f16c`), so calling it from code without those features needs an
 //! `unsafe` block whose `SAFETY:` comment shows the CPU has them (the
-//! `simd_dispatch!` macro in `tensor/mod.rs` checks
-//! `is_x86_feature_detected!` right before the call). Memory is only
-//! touched through typed arrays (`&[u8; 16]` in, `&mut [f32; 16]` out),
-//! converted to and from vector registers by `bytemuck::cast`, so there are
-//! no raw pointers and no lengths to trust.
+//! `simd_dispatch!` macro in `codec/mod.rs` checks
+//! `is_x86_feature_detected!` right before the call; the searches call
+//! after `codec::avx2()` has). Memory is only touched through typed arrays
+//! and checked slices (`&[u8; 16]` in, `&mut [f32; 16]` out, `get` for a
+//! lattice point), converted to and from vector registers by
+//! `bytemuck::cast`, so there are no raw pointers and no lengths to trust.
 
 use std::arch::x86_64::*;
 
 use bytemuck::cast;
 
-use super::float::{rd_f16, rd_u16};
+use super::float::{f32_to_f16, rd_f16, rd_u16};
 use super::iq_grids::KVALUES_IQ4NL;
 use super::{arrays, arrays_mut};
 
@@ -165,6 +176,490 @@ pub(crate) fn dequant_f16_le(data: &[u8], out: &mut [f32]) {
     }
     let (data, out) = (&data[done * 16..], &mut out[done * 8..]);
     super::float::dequant_f16::<false>(data, out);
+}
+
+/// Q8_0, byte-identical with `legacy::quant_q8_0`. The block's `amax` is
+/// a C `MAX` fold, whose result depends on the order only through NaNs (a
+/// NaN is taken, and the fold restarts after it); without one the
+/// maximum of the magnitudes is the same in any order, so it is taken
+/// across lanes, and a block with a NaN runs the portable code. Each
+/// element's `round(x * id)` is the portable expression: the product,
+/// then rounding half away from zero (truncation plus one step where the
+/// exact remainder is at least a half), then `cvttps2dq`, which gives C's
+/// `INT_MIN` for NaN and out-of-range values as `c_f32_to_i32` does.
+///
+/// # Safety
+///
+/// As [`put16`]: the CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) fn quant_q8_0(src: &[f32], out: &mut [u8]) {
+    let abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
+    let (half, one) = (_mm256_set1_ps(0.5), _mm256_set1_ps(1.0));
+    let sign_mask = _mm256_castsi256_ps(_mm256_set1_epi32(i32::MIN));
+    for (x, y) in arrays::<32, _>(src).zip(out.chunks_exact_mut(34)) {
+        let v: [__m256; 4] = cast(*x);
+        let a = [
+            _mm256_and_ps(v[0], abs_mask),
+            _mm256_and_ps(v[1], abs_mask),
+            _mm256_and_ps(v[2], abs_mask),
+            _mm256_and_ps(v[3], abs_mask),
+        ];
+        let nan = _mm256_or_ps(
+            _mm256_or_ps(
+                _mm256_cmp_ps::<_CMP_UNORD_Q>(a[0], a[0]),
+                _mm256_cmp_ps::<_CMP_UNORD_Q>(a[1], a[1]),
+            ),
+            _mm256_or_ps(
+                _mm256_cmp_ps::<_CMP_UNORD_Q>(a[2], a[2]),
+                _mm256_cmp_ps::<_CMP_UNORD_Q>(a[3], a[3]),
+            ),
+        );
+        if _mm256_movemask_ps(nan) != 0 {
+            super::legacy::quant_q8_0(x, y);
+            continue;
+        }
+        let m = _mm256_max_ps(_mm256_max_ps(a[0], a[1]), _mm256_max_ps(a[2], a[3]));
+        let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps::<1>(m));
+        let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+        let m = _mm_max_ss(m, _mm_shuffle_ps::<1>(m, m));
+        let amax = _mm_cvtss_f32(m);
+        let d = amax / 127.0;
+        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+        y[..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
+        let idv = _mm256_set1_ps(id);
+        let mut q = [0i32; 32];
+        for (k, q) in bytemuck::cast_mut::<[i32; 32], [[i32; 8]; 4]>(&mut q)
+            .iter_mut()
+            .enumerate()
+        {
+            let p = _mm256_mul_ps(v[k], idv);
+            let t = _mm256_round_ps::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(p);
+            let frac = _mm256_and_ps(_mm256_sub_ps(p, t), abs_mask);
+            let step = _mm256_or_ps(_mm256_and_ps(p, sign_mask), one);
+            let up = _mm256_and_ps(_mm256_cmp_ps::<_CMP_GE_OQ>(frac, half), step);
+            *q = cast(_mm256_cvttps_epi32(_mm256_add_ps(t, up)));
+        }
+        for (o, &q) in y[2..34].iter_mut().zip(&q) {
+            *o = q as u8;
+        }
+    }
+}
+
+/// Whether any of the `run` (at most 8) IQ1_S split candidates
+/// `(i1, i2..i2 + run)`, with either shift, passes the search's test
+/// against `best`: each lane computes `iq1::split_sums` for one `i2` with
+/// its operations in its order.
+///
+/// # Safety
+///
+/// As [`put16`]: the CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) fn iq1_split_passes(
+    sumx: &[f32; 33],
+    sumw: &[f32; 33],
+    i1: usize,
+    i2: usize,
+    run: usize,
+    best: f32,
+) -> bool {
+    use super::iq_quant::iq1::{X_M, X_P};
+    let (mut x2, mut w2) = ([0f32; 8], [0f32; 8]);
+    for k in 0..run.min(8) {
+        x2[k] = sumx.get(i2 + k).copied().unwrap_or(0.0);
+        w2[k] = sumw.get(i2 + k).copied().unwrap_or(0.0);
+    }
+    let (x2, w2): (__m256, __m256) = (cast(x2), cast(w2));
+    let s = |v: f32| _mm256_set1_ps(v);
+    let (x0, x1, x32) = (s(sumx[0]), s(sumx[i1]), s(sumx[32]));
+    let (w0, w1, w32) = (s(sumw[0]), s(sumw[i1]), s(sumw[32]));
+    let (a, b, c) = (
+        _mm256_sub_ps(x1, x0),
+        _mm256_sub_ps(x2, x1),
+        _mm256_sub_ps(x32, x2),
+    );
+    let (aw, bw, cw) = (
+        _mm256_sub_ps(w1, w0),
+        _mm256_sub_ps(w2, w1),
+        _mm256_sub_ps(w32, w2),
+    );
+    let bestv = s(best);
+    let mut pass = _mm256_setzero_ps();
+    for xs in [&X_P, &X_M] {
+        let (p0, p1, p2) = (s(xs[0]), s(xs[1]), s(xs[2]));
+        let sumqx = _mm256_add_ps(
+            _mm256_add_ps(_mm256_mul_ps(a, p0), _mm256_mul_ps(b, p1)),
+            _mm256_mul_ps(c, p2),
+        );
+        let sumq2 = _mm256_add_ps(
+            _mm256_add_ps(
+                _mm256_mul_ps(_mm256_mul_ps(aw, p0), p0),
+                _mm256_mul_ps(_mm256_mul_ps(bw, p1), p1),
+            ),
+            _mm256_mul_ps(_mm256_mul_ps(cw, p2), p2),
+        );
+        let ok = _mm256_and_ps(
+            _mm256_cmp_ps::<_CMP_GT_OQ>(sumq2, _mm256_setzero_ps()),
+            _mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_mul_ps(sumqx, sumqx), _mm256_mul_ps(bestv, sumq2)),
+        );
+        pass = _mm256_or_ps(pass, ok);
+    }
+    _mm256_movemask_ps(pass) & ((1 << run.min(8)) - 1) != 0
+}
+
+/// In-lane 4x4 transposes of `r`: lane half `h` of output `k` holds
+/// element `k` of half `h` of each of `r[0..4]`.
+#[target_feature(enable = "avx2")]
+fn transpose4(r: [__m256; 4]) -> [__m256; 4] {
+    let t0 = _mm256_unpacklo_ps(r[0], r[1]);
+    let t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    let t2 = _mm256_unpacklo_ps(r[2], r[3]);
+    let t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    [
+        _mm256_shuffle_ps::<0x44>(t0, t2),
+        _mm256_shuffle_ps::<0xEE>(t0, t2),
+        _mm256_shuffle_ps::<0x44>(t1, t3),
+        _mm256_shuffle_ps::<0xEE>(t1, t3),
+    ]
+}
+
+/// `values[(p - 1) / 2]` of 8 lattice values `p` (odd, positive).
+#[target_feature(enable = "avx2")]
+fn point_values(p: [i8; 8], table: __m256) -> __m256 {
+    let v = _mm256_cvtepi8_epi32(_mm_cvtsi64_si128(i64::from_le_bytes(p.map(|b| b as u8))));
+    let idx = _mm256_srai_epi32::<1>(_mm256_sub_epi32(v, _mm256_set1_epi32(1)));
+    _mm256_permutevar8x32_ps(table, idx)
+}
+
+/// The `dims` values of point `j` from `at` on in `out` (ones, the value
+/// of level 0, past the end of `points`, which a lattice never reaches).
+#[inline(always)]
+fn put_point(points: &[i8], dims: usize, j: u16, out: &mut [i8]) {
+    let at = j as usize * dims;
+    match points.get(at..at + dims) {
+        Some(p) => out[..dims].copy_from_slice(p),
+        None => out[..dims].fill(1),
+    }
+}
+
+/// `Lattice::nearest_portable` for 8- and 4-value points, 8 neighbours at
+/// a time: each lane computes one neighbour's `w * diff * diff` terms and
+/// adds them from 0 in the portable loop's order (the terms are made a row
+/// per neighbour and transposed, so that the adds run across lanes), and
+/// the pick scans the lanes in neighbour order with the portable test.
+/// Other point sizes run the portable loop.
+///
+/// # Safety
+///
+/// As [`put16`]: the CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) fn nearest_point(
+    points: &[i8],
+    dims: usize,
+    neighbours: &[u16],
+    x: &[f32],
+    w: &[f32],
+    scale: f32,
+    values: &[f32; 8],
+) -> usize {
+    let mut best_d2 = f32::MAX;
+    let mut best = neighbours.first().copied().unwrap_or(0) as usize;
+    let table: __m256 = cast(*values);
+    let sc = _mm256_set1_ps(scale);
+    // `x` and `w` as vectors: 8 values, or 4 twice.
+    let (xv, wv) = match (dims, x, w) {
+        (8, &[x0, x1, x2, x3, x4, x5, x6, x7], &[w0, w1, w2, w3, w4, w5, w6, w7]) => (
+            cast::<[f32; 8], __m256>([x0, x1, x2, x3, x4, x5, x6, x7]),
+            cast::<[f32; 8], __m256>([w0, w1, w2, w3, w4, w5, w6, w7]),
+        ),
+        (4, &[x0, x1, x2, x3], &[w0, w1, w2, w3]) => (
+            cast::<[f32; 8], __m256>([x0, x1, x2, x3, x0, x1, x2, x3]),
+            cast::<[f32; 8], __m256>([w0, w1, w2, w3, w0, w1, w2, w3]),
+        ),
+        _ => {
+            for &j in neighbours {
+                let mut p = [1i8; 8];
+                put_point(points, dims.min(8), j, &mut p);
+                let mut d2 = 0.0f32;
+                for ((&p, &x), &w) in p.iter().zip(x).zip(w).take(dims) {
+                    let diff = scale * values[((p - 1) / 2) as usize & 7] - x;
+                    d2 += w * diff * diff;
+                }
+                if d2 < best_d2 {
+                    best_d2 = d2;
+                    best = j as usize;
+                }
+            }
+            return best;
+        }
+    };
+    let term = |p: [i8; 8]| {
+        let diff = _mm256_sub_ps(_mm256_mul_ps(sc, point_values(p, table)), xv);
+        _mm256_mul_ps(_mm256_mul_ps(wv, diff), diff)
+    };
+    for chunk in neighbours.chunks(8) {
+        // Lanes past the chunk's end score its first neighbour again,
+        // unread.
+        let j = |i: usize| chunk.get(i).copied().unwrap_or(chunk[0]);
+        let mut acc = _mm256_setzero_ps();
+        if dims == 8 {
+            let mut rows = [_mm256_setzero_ps(); 8];
+            for (i, r) in rows.iter_mut().enumerate() {
+                let mut p = [1i8; 8];
+                put_point(points, 8, j(i), &mut p);
+                *r = term(p);
+            }
+            let a = transpose4([rows[0], rows[1], rows[2], rows[3]]);
+            let b = transpose4([rows[4], rows[5], rows[6], rows[7]]);
+            let cols = [
+                _mm256_permute2f128_ps::<0x20>(a[0], b[0]),
+                _mm256_permute2f128_ps::<0x20>(a[1], b[1]),
+                _mm256_permute2f128_ps::<0x20>(a[2], b[2]),
+                _mm256_permute2f128_ps::<0x20>(a[3], b[3]),
+                _mm256_permute2f128_ps::<0x31>(a[0], b[0]),
+                _mm256_permute2f128_ps::<0x31>(a[1], b[1]),
+                _mm256_permute2f128_ps::<0x31>(a[2], b[2]),
+                _mm256_permute2f128_ps::<0x31>(a[3], b[3]),
+            ];
+            for c in cols {
+                acc = _mm256_add_ps(acc, c);
+            }
+        } else {
+            // Row `i` holds neighbour `i` in its low half and `i + 4` in
+            // its high half, so the in-lane transpose gives lanes in
+            // neighbour order.
+            let mut rows = [_mm256_setzero_ps(); 4];
+            for (i, r) in rows.iter_mut().enumerate() {
+                let mut p = [1i8; 8];
+                put_point(points, 4, j(i), &mut p[..4]);
+                put_point(points, 4, j(i + 4), &mut p[4..]);
+                *r = term(p);
+            }
+            for c in transpose4(rows) {
+                acc = _mm256_add_ps(acc, c);
+            }
+        }
+        // Only a lane below the best so far can be picked (the best only
+        // falls), so a chunk without one is skipped unread.
+        let below = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(acc, _mm256_set1_ps(best_d2)));
+        if below & ((1 << chunk.len()) - 1) == 0 {
+            continue;
+        }
+        let d2: [f32; 8] = cast(acc);
+        for (&d2, &j) in d2.iter().zip(chunk) {
+            if d2 < best_d2 {
+                best_d2 = d2;
+                best = j as usize;
+            }
+        }
+    }
+    best
+}
+
+/// ggml's `nearest_int` (the 1.5 * 2^23 trick) in each lane, as
+/// `k_quants::nearest_int` computes it.
+#[target_feature(enable = "avx2")]
+fn nearest_int8(v: __m256) -> __m256i {
+    let val = _mm256_castps_si256(_mm256_add_ps(v, _mm256_set1_ps(12_582_912.0)));
+    _mm256_sub_epi32(
+        _mm256_and_si256(val, _mm256_set1_epi32(0x007f_ffff)),
+        _mm256_set1_epi32(0x0040_0000),
+    )
+}
+
+/// Eight candidates of `make_qkx2_quants`'s scale search, one per lane.
+pub(crate) struct Qkx8 {
+    /// The determinant (a candidate counts only where it is positive).
+    pub dd: [f32; 8],
+    /// The weighted error.
+    pub err: [f32; 8],
+    /// The least-squares scale and min.
+    pub scale: [f32; 8],
+    pub min: [f32; 8],
+}
+
+/// `make_qkx2_quants`'s search step for the inverse scales `iscale`, lane
+/// `k` doing what its loop body does for one, in its order: levels of
+/// `xm` (`x - min`), the three weighted sums from 0 over the elements in
+/// order, the least-squares scale and min, and the error over the elements
+/// in order.
+///
+/// # Safety
+///
+/// As [`put16`]: the CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn qkx_candidates<const N: usize>(
+    x: &[f32; N],
+    w: &[f32; N],
+    xm: &[f32; N],
+    iscale: [f32; 8],
+    nmax: i32,
+    sum_w: f32,
+    sum_x: f32,
+    use_mad: bool,
+) -> Qkx8 {
+    let is: __m256 = cast(iscale);
+    let (zero, zero_i, nmax_i) = (
+        _mm256_setzero_ps(),
+        _mm256_setzero_si256(),
+        _mm256_set1_epi32(nmax),
+    );
+    let mut lf = [zero; N];
+    let (mut s_l, mut s_l2, mut s_xl) = (zero, zero, zero);
+    for i in 0..N {
+        let l = nearest_int8(_mm256_mul_ps(is, _mm256_set1_ps(xm[i])));
+        let l = _mm256_cvtepi32_ps(_mm256_max_epi32(_mm256_min_epi32(l, nmax_i), zero_i));
+        lf[i] = l;
+        let a = _mm256_mul_ps(_mm256_set1_ps(w[i]), l);
+        s_l = _mm256_add_ps(s_l, a);
+        s_l2 = _mm256_add_ps(s_l2, _mm256_mul_ps(a, l));
+        s_xl = _mm256_add_ps(s_xl, _mm256_mul_ps(a, _mm256_set1_ps(x[i])));
+    }
+    let (sw, sx) = (_mm256_set1_ps(sum_w), _mm256_set1_ps(sum_x));
+    let dd = _mm256_sub_ps(_mm256_mul_ps(sw, s_l2), _mm256_mul_ps(s_l, s_l));
+    let scale = _mm256_div_ps(
+        _mm256_sub_ps(_mm256_mul_ps(sw, s_xl), _mm256_mul_ps(sx, s_l)),
+        dd,
+    );
+    let min = _mm256_div_ps(
+        _mm256_sub_ps(_mm256_mul_ps(s_l2, sx), _mm256_mul_ps(s_l, s_xl)),
+        dd,
+    );
+    let pos = _mm256_cmp_ps::<_CMP_GT_OQ>(min, zero);
+    let min = _mm256_blendv_ps(min, zero, pos);
+    let scale = _mm256_blendv_ps(scale, _mm256_div_ps(s_xl, s_l2), pos);
+    let abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
+    let mut err = zero;
+    for i in 0..N {
+        let diff = _mm256_sub_ps(
+            _mm256_add_ps(_mm256_mul_ps(scale, lf[i]), min),
+            _mm256_set1_ps(x[i]),
+        );
+        let diff = if use_mad {
+            _mm256_and_ps(diff, abs)
+        } else {
+            _mm256_mul_ps(diff, diff)
+        };
+        err = _mm256_add_ps(err, _mm256_mul_ps(_mm256_set1_ps(w[i]), diff));
+    }
+    Qkx8 {
+        dd: cast(dd),
+        err: cast(err),
+        scale: cast(scale),
+        min: cast(min),
+    }
+}
+
+/// `make_qx_quants`'s trial of the inverse scales `iscale`, one per lane:
+/// levels in `-nmax..nmax` and the sums `(sum wx*l, sum w*l*l)` from 0 over
+/// the elements in order.
+///
+/// # Safety
+///
+/// As [`put16`]: the CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) fn qx_candidates<const N: usize>(
+    x: &[f32; N],
+    w: &[f32; N],
+    wx: &[f32; N],
+    iscale: [f32; 8],
+    nmax: i32,
+) -> ([f32; 8], [f32; 8]) {
+    let is: __m256 = cast(iscale);
+    let (lo, hi) = (_mm256_set1_epi32(-nmax), _mm256_set1_epi32(nmax - 1));
+    let (mut slx, mut sl2) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+    for i in 0..N {
+        let l = nearest_int8(_mm256_mul_ps(is, _mm256_set1_ps(x[i])));
+        let l = _mm256_cvtepi32_ps(_mm256_max_epi32(_mm256_min_epi32(l, hi), lo));
+        slx = _mm256_add_ps(slx, _mm256_mul_ps(_mm256_set1_ps(wx[i]), l));
+        sl2 = _mm256_add_ps(
+            sl2,
+            _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(w[i]), l), l),
+        );
+    }
+    (cast(slx), cast(sl2))
+}
+
+/// `make_qp_quants`'s trial of the inverse scales `iscale`, one per lane:
+/// levels up to `nmax` and the weighted squared error from 0 over the
+/// elements in order.
+///
+/// # Safety
+///
+/// As [`put16`]: the CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) fn qp_candidates<const N: usize>(
+    x: &[f32; N],
+    w: &[f32; N],
+    iscale: [f32; 8],
+    nmax: i32,
+) -> [f32; 8] {
+    let is: __m256 = cast(iscale);
+    let scale = _mm256_div_ps(_mm256_set1_ps(1.0), is);
+    let hi = _mm256_set1_epi32(nmax);
+    let mut mse = _mm256_setzero_ps();
+    for i in 0..N {
+        let xi = _mm256_set1_ps(x[i]);
+        let l = nearest_int8(_mm256_mul_ps(is, xi));
+        let l = _mm256_cvtepi32_ps(_mm256_min_epi32(l, hi));
+        let diff = _mm256_sub_ps(xi, _mm256_mul_ps(scale, l));
+        mse = _mm256_add_ps(
+            mse,
+            _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(w[i]), diff), diff),
+        );
+    }
+    cast(mse)
+}
+
+/// Entry `i` (0..=15) of the 16 values `t_lo ++ t_hi`, in each lane.
+#[target_feature(enable = "avx2")]
+fn level(i: __m256i, t_lo: __m256, t_hi: __m256) -> __m256 {
+    let high = _mm256_castsi256_ps(_mm256_cmpgt_epi32(i, _mm256_set1_epi32(7)));
+    _mm256_blendv_ps(
+        _mm256_permutevar8x32_ps(t_lo, i),
+        _mm256_permutevar8x32_ps(t_hi, i),
+        high,
+    )
+}
+
+/// The IQ4 scale search's trial of the inverse scales `id`, one per lane:
+/// each element's nearest level as `iq4::nearest_levels` picks it (the
+/// last level at or below, the first above, the nearer of the two with
+/// ties up, the top level for NaN) and the sums `(sum w*q*x, sum w*q*q)`
+/// from 0 over the elements in order.
+///
+/// # Safety
+///
+/// As [`put16`]: the CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) fn iq4_candidates(xb: &[f32; 32], w: &[f32; 32], id: [f32; 8]) -> ([f32; 8], [f32; 8]) {
+    let v = KVALUES_IQ4NL.map(|k| _mm256_set1_ps(k as f32));
+    let kv = KVALUES_IQ4NL.map(|k| k as f32);
+    let t_lo: __m256 = cast([kv[0], kv[1], kv[2], kv[3], kv[4], kv[5], kv[6], kv[7]]);
+    let t_hi: __m256 = cast([kv[8], kv[9], kv[10], kv[11], kv[12], kv[13], kv[14], kv[15]]);
+    let ids: __m256 = cast(id);
+    let (mut sqx, mut sq2) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+    for j in 0..32 {
+        let xj = _mm256_set1_ps(xb[j]);
+        let x = _mm256_mul_ps(ids, xj);
+        // The levels are increasing, so with `c` the count of inner
+        // levels at or below `x`, the last level at or below is `v[c]`
+        // (`v[0]` for none) and the first above is `v[c + 1]` (`v[15]`
+        // past the inner ones): `nearest_levels`' `lo` and `hi`.
+        let mut c = _mm256_setzero_si256();
+        for &vi in &v[1..15] {
+            c = _mm256_sub_epi32(c, _mm256_castps_si256(_mm256_cmp_ps::<_CMP_LE_OQ>(vi, x)));
+        }
+        let lo = level(c, t_lo, t_hi);
+        let hi = level(_mm256_add_epi32(c, _mm256_set1_epi32(1)), t_lo, t_hi);
+        let down = _mm256_cmp_ps::<_CMP_LT_OQ>(_mm256_sub_ps(x, lo), _mm256_sub_ps(hi, x));
+        let q = _mm256_blendv_ps(hi, lo, down);
+        let q = _mm256_blendv_ps(q, v[15], _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x));
+        let wq = _mm256_mul_ps(_mm256_set1_ps(w[j]), q);
+        sqx = _mm256_add_ps(sqx, _mm256_mul_ps(wq, xj));
+        sq2 = _mm256_add_ps(sq2, _mm256_mul_ps(wq, q));
+    }
+    (cast(sqx), cast(sq2))
 }
 
 #[cfg(test)]

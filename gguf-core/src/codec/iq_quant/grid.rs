@@ -14,6 +14,9 @@ use super::super::iq_grids::{
     IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID,
 };
 
+/// The value `2l + 1` of each level `l`.
+pub(crate) const ODD: [f32; 8] = [1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 13.0, 15.0];
+
 pub(crate) struct Lattice {
     dims: usize,
     bits: usize,
@@ -64,6 +67,56 @@ impl Lattice {
         scale: f32,
         l: &mut [i8],
     ) -> usize {
+        // A point's value `2l + 1` is `ODD[l]` exactly.
+        let best = self.nearest(neighbours, xval, weight, scale, &ODD);
+        self.levels_of(best, l);
+        best
+    }
+
+    /// The neighbour whose values `scale * values[l]` (`l` each level of
+    /// the point) are nearest to `xval` in `weight`ed squared error, the
+    /// first of equals: ggml's neighbour searches. The AVX2 kernel scores 8
+    /// neighbours at once, each in its own lane with this loop's operations
+    /// in this order, and picks as this loop does.
+    pub(crate) fn nearest(
+        &self,
+        neighbours: &[u16],
+        xval: &[f32],
+        weight: &[f32],
+        scale: f32,
+        values: &[f32; 8],
+    ) -> usize {
+        #[cfg(all(feature = "simd", target_arch = "x86_64"))]
+        if super::super::avx2() {
+            let (Some(x), Some(w)) = (xval.get(..self.dims), weight.get(..self.dims)) else {
+                return self.nearest_portable(neighbours, xval, weight, scale, values);
+            };
+            // SAFETY: `avx2()` saw the CPU has AVX2.
+            #[allow(unsafe_code)]
+            return unsafe {
+                super::super::x86::nearest_point(
+                    self.points_of(),
+                    self.dims,
+                    neighbours,
+                    x,
+                    w,
+                    scale,
+                    values,
+                )
+            };
+        }
+        self.nearest_portable(neighbours, xval, weight, scale, values)
+    }
+
+    /// [`nearest`](Self::nearest) as ggml writes it: the reference.
+    pub(crate) fn nearest_portable(
+        &self,
+        neighbours: &[u16],
+        xval: &[f32],
+        weight: &[f32],
+        scale: f32,
+        values: &[f32; 8],
+    ) -> usize {
         let mut best_d2 = f32::MAX;
         // ggml stops the process when no distance beats FLT_MAX (NaN or
         // infinite input); the first neighbour keeps us going.
@@ -71,7 +124,8 @@ impl Lattice {
         for &j in neighbours {
             let mut d2 = 0.0f32;
             for ((&p, &x), &w) in self.point(j as usize).iter().zip(xval).zip(weight) {
-                let diff = scale * p as f32 - x;
+                let q = values[((p - 1) / 2) as usize & 7];
+                let diff = scale * q - x;
                 d2 += w * diff * diff;
             }
             if d2 < best_d2 {
@@ -79,8 +133,23 @@ impl Lattice {
                 best = j as usize;
             }
         }
-        self.levels_of(best, l);
         best
+    }
+
+    /// Every point's values, `dims` per point.
+    #[cfg(all(feature = "simd", target_arch = "x86_64"))]
+    pub(crate) fn points_of(&self) -> &[i8] {
+        &self.points
+    }
+
+    /// Values per point.
+    #[cfg(all(
+        any(test, feature = "testing"),
+        feature = "simd",
+        target_arch = "x86_64"
+    ))]
+    pub(crate) fn dims(&self) -> usize {
+        self.dims
     }
 
     /// Writes the levels `l` of point `i`.

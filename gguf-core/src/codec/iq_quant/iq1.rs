@@ -8,14 +8,15 @@ use super::super::k_quants::nearest_int;
 use super::grid::{self, Lattice};
 
 const DELTA: f32 = 0.125;
-const X_P: [f32; 3] = [-1.0 + DELTA, DELTA, 1.0 + DELTA];
-const X_M: [f32; 3] = [-1.0 - DELTA, -DELTA, 1.0 - DELTA];
+pub(crate) const X_P: [f32; 3] = [-1.0 + DELTA, DELTA, 1.0 + DELTA];
+pub(crate) const X_M: [f32; 3] = [-1.0 - DELTA, -DELTA, 1.0 - DELTA];
 const GROUP_MAX_EPS_IQ1_S: f32 = 1e-12;
 const GROUP_MAX_EPS_IQ1_M: f32 = 1e-7;
 
 /// Sorts `(value, index)` pairs by value as glibc's `qsort` (what ggml
 /// calls) does for small arrays: a top-down merge sort, stable, so equal
 /// values keep their order (it decides the prefix sums' rounding).
+#[inline(always)]
 fn merge_sort(v: &mut [(f32, usize)], tmp: &mut [(f32, usize)]) {
     let n = v.len();
     if n <= 1 {
@@ -44,6 +45,7 @@ fn merge_sort(v: &mut [(f32, usize)], tmp: &mut [(f32, usize)]) {
 
 /// The block's values (at most 32) sorted, as indices into the block: the
 /// first `xb.len()` entries. On the stack: this runs for every block.
+#[inline(always)]
 fn sorted_order(xb: &[f32]) -> [usize; 32] {
     let n = xb.len().min(32);
     let mut pairs = [(0f32, 0usize); 32];
@@ -60,6 +62,7 @@ fn sorted_order(xb: &[f32]) -> [usize; 32] {
 }
 
 /// ggml's `MAX` fold of `|x|`.
+#[inline(always)]
 fn abs_max(xb: &[f32]) -> f32 {
     xb.iter()
         .skip(1)
@@ -68,6 +71,7 @@ fn abs_max(xb: &[f32]) -> f32 {
 
 /// ggml's `iq1_find_best_neighbour2`: the neighbour whose values
 /// `scale * xx[l]` are nearest (weighted) to `xb`; writes its levels.
+#[inline(always)]
 fn best_neighbour2(
     g: &Lattice,
     neighbours: &[u16],
@@ -77,21 +81,9 @@ fn best_neighbour2(
     xx: &[f32; 3],
     l: &mut [i8],
 ) -> usize {
-    let mut best_score = f32::MAX;
-    // ggml stops the process when nothing beats FLT_MAX (NaN input).
-    let mut best = neighbours.first().copied().unwrap_or(0) as usize;
-    for &j in neighbours {
-        let mut d2 = 0.0f32;
-        for (i, &p) in g.point(j as usize).iter().enumerate() {
-            let q = xx[((p - 1) / 2) as usize];
-            let diff = scale * q - xb[i];
-            d2 += w[i] * diff * diff;
-        }
-        if d2 < best_score {
-            best_score = d2;
-            best = j as usize;
-        }
-    }
+    let mut values = [0f32; 8];
+    values[..3].copy_from_slice(xx);
+    let best = g.nearest(neighbours, xb, w, scale, &values);
     g.levels_of(best, l);
     best
 }
@@ -99,6 +91,7 @@ fn best_neighbour2(
 /// Snaps the groups of 8 levels in `l` to the lattice (`xx_of(k)` the
 /// shifted levels of group `k`); returns the indices and whether all were
 /// on it already.
+#[inline(always)]
 fn snap_groups<const K: usize>(
     g: &Lattice,
     xb: &[f32],
@@ -123,6 +116,7 @@ fn snap_groups<const K: usize>(
 }
 
 /// The least-squares scale of the snapped groups (`None` unless positive).
+#[inline(always)]
 fn refit<const K: usize>(
     g: &Lattice,
     xb: &[f32],
@@ -142,6 +136,7 @@ fn refit<const K: usize>(
 }
 
 /// Levels from the split points of the sorted order.
+#[inline(always)]
 fn split_levels(order: &[usize], i1: usize, i2: usize, l: &mut [i8]) {
     for (j, &i) in order.iter().enumerate() {
         l[i] = if j < i1 {
@@ -154,6 +149,7 @@ fn split_levels(order: &[usize], i1: usize, i2: usize, l: &mut [i8]) {
     }
 }
 
+#[inline(always)]
 fn sigma2(xbl: &[f32]) -> f32 {
     let mut s = 0.0f32;
     for &v in xbl {
@@ -162,6 +158,7 @@ fn sigma2(xbl: &[f32]) -> f32 {
     2.0 * s / 256.0
 }
 
+#[inline(always)]
 fn block_weights(xb: &[f32], qw: Option<&[f32]>, sigma2: f32, w: &mut [f32]) {
     for i in 0..xb.len() {
         w[i] = match qw {
@@ -171,8 +168,80 @@ fn block_weights(xb: &[f32], qw: Option<&[f32]>, sigma2: f32, w: &mut [f32]) {
     }
 }
 
+/// One candidate of IQ1_S's split search: `(sumqx, sumq2)` with the
+/// elements below sorted position `i1` at level 0, up to `i2` at 1, the
+/// rest at 2, of the shifted levels `xs`.
+#[inline(always)]
+pub(crate) fn split_sums(
+    sumx: &[f32; 33],
+    sumw: &[f32; 33],
+    i1: usize,
+    i2: usize,
+    xs: &[f32; 3],
+) -> (f32, f32) {
+    let sumqx = (sumx[i1] - sumx[0]) * xs[0]
+        + (sumx[i2] - sumx[i1]) * xs[1]
+        + (sumx[32] - sumx[i2]) * xs[2];
+    let sumq2 = (sumw[i1] - sumw[0]) * xs[0] * xs[0]
+        + (sumw[i2] - sumw[i1]) * xs[1] * xs[1]
+        + (sumw[32] - sumw[i2]) * xs[2] * xs[2];
+    (sumqx, sumq2)
+}
+
+/// IQ1_S's search over every split `i1 <= i2` of the sorted elements and
+/// both shifts, in ggml's order: the scale (`max` when nothing is picked)
+/// and the pick. With AVX2, 8 splits at once: a run of 8 where no lane
+/// passes ggml's test against the best so far changes nothing (the best
+/// only changes when a candidate passes), so it is skipped; any other run
+/// is taken one candidate at a time as here.
+#[inline(always)]
+pub(crate) fn split_search(
+    sumx: &[f32; 33],
+    sumw: &[f32; 33],
+    max: f32,
+) -> (f32, Option<(usize, usize, i8)>) {
+    let mut best_score = -f32::MAX;
+    let mut scale = max;
+    let mut best: Option<(usize, usize, i8)> = None;
+    #[cfg(all(feature = "simd", target_arch = "x86_64"))]
+    let lanes = super::super::avx2();
+    #[cfg(not(all(feature = "simd", target_arch = "x86_64")))]
+    let lanes = false;
+    for i1 in 0..=32 {
+        let mut i2 = i1;
+        while i2 <= 32 {
+            let run = (33 - i2).min(8);
+            #[cfg(all(feature = "simd", target_arch = "x86_64"))]
+            if lanes {
+                // SAFETY: `avx2()` saw the CPU has AVX2.
+                #[allow(unsafe_code)]
+                let any = unsafe {
+                    super::super::x86::iq1_split_passes(sumx, sumw, i1, i2, run, best_score)
+                };
+                if !any {
+                    i2 += run;
+                    continue;
+                }
+            }
+            for i2 in i2..i2 + if lanes { run } else { 1 } {
+                for (xs, shift) in [(&X_P, 1i8), (&X_M, -1)] {
+                    let (sumqx, sumq2) = split_sums(sumx, sumw, i1, i2, xs);
+                    if sumq2 > 0.0 && sumqx * sumqx > best_score * sumq2 {
+                        scale = sumqx / sumq2;
+                        best_score = scale * sumqx;
+                        best = Some((i1, i2, shift));
+                    }
+                }
+            }
+            i2 += if lanes { run } else { 1 };
+        }
+    }
+    (scale, best)
+}
+
 /// One row of IQ1_S (50-byte super-blocks). Without weights (refused by
 /// the callers, as by ggml) the row is left zero.
+#[inline(always)]
 pub(crate) fn quant_iq1_s(src: &[f32], out: &mut [u8], weights: Option<&[f32]>) {
     let Some(weights) = weights else { return };
     let g = grid::iq1();
@@ -201,26 +270,7 @@ pub(crate) fn quant_iq1_s(src: &[f32], out: &mut [u8], weights: Option<&[f32]>) 
                 sumx[j + 1] = sumx[j] + w[i] * xb[i];
                 sumw[j + 1] = sumw[j] + w[i];
             }
-            let mut best_score = -f32::MAX;
-            let mut scale = max;
-            let mut best: Option<(usize, usize, i8)> = None;
-            for i1 in 0..=32 {
-                for i2 in i1..=32 {
-                    for (xs, shift) in [(&X_P, 1i8), (&X_M, -1)] {
-                        let sumqx = (sumx[i1] - sumx[0]) * xs[0]
-                            + (sumx[i2] - sumx[i1]) * xs[1]
-                            + (sumx[32] - sumx[i2]) * xs[2];
-                        let sumq2 = (sumw[i1] - sumw[0]) * xs[0] * xs[0]
-                            + (sumw[i2] - sumw[i1]) * xs[1] * xs[1]
-                            + (sumw[32] - sumw[i2]) * xs[2] * xs[2];
-                        if sumq2 > 0.0 && sumqx * sumqx > best_score * sumq2 {
-                            scale = sumqx / sumq2;
-                            best_score = scale * sumqx;
-                            best = Some((i1, i2, shift));
-                        }
-                    }
-                }
-            }
+            let (mut scale, best) = split_search(&sumx, &sumw, max);
             let Some((i1, i2, mut shift)) = best else {
                 continue;
             };
@@ -266,6 +316,7 @@ pub(crate) fn quant_iq1_s(src: &[f32], out: &mut [u8], weights: Option<&[f32]>) 
 
 /// IQ1_M's shifted levels for group `k` (0 or 1) of a block with sign
 /// choice `shift` (bit 1: first group minus, bit 0: second group minus).
+#[inline(always)]
 fn xx_m(shift: usize, k: usize) -> &'static [f32; 3] {
     let minus = if k == 0 { shift >= 2 } else { shift % 2 == 1 };
     if minus {
@@ -276,6 +327,7 @@ fn xx_m(shift: usize, k: usize) -> &'static [f32; 3] {
 }
 
 /// One row of IQ1_M (56-byte super-blocks of 16-element blocks).
+#[inline(always)]
 pub(crate) fn quant_iq1_m(src: &[f32], out: &mut [u8], weights: Option<&[f32]>) {
     const MASKS: [u8; 4] = [0x00, 0x80, 0x08, 0x88];
     let g = grid::iq1();

@@ -9,6 +9,7 @@ use super::grid::{self, Lattice};
 use super::GROUP_MAX_EPS;
 
 /// `qw * sqrt(sigma2 + x^2)` per element, and the square roots.
+#[inline(always)]
 fn block_weights(xb: &[f32], qw: &[f32], sigma2: f32, w: &mut [f32], waux: &mut [f32]) {
     for i in 0..xb.len() {
         w[i] = qw[i] * (sigma2 + xb[i] * xb[i]).sqrt();
@@ -19,6 +20,7 @@ fn block_weights(xb: &[f32], qw: &[f32], sigma2: f32, w: &mut [f32], waux: &mut 
 /// Magnitudes of `xb` (groups of 8) into `xval` with 7 sign bits per group;
 /// a group with an odd count of negatives has its least important element
 /// (smallest `w * x * x`) flipped instead of signed.
+#[inline(always)]
 pub(crate) fn parity_signs(xb: &[f32], w: &[f32], xval: &mut [f32], signs: &mut [u8]) {
     for (k, s_out) in signs.iter_mut().enumerate() {
         let mut s = 0u8;
@@ -48,6 +50,7 @@ pub(crate) fn parity_signs(xb: &[f32], w: &[f32], xval: &mut [f32], signs: &mut 
 }
 
 /// ggml's `MAX` fold: `a > b ? a : b` from the first element.
+#[inline(always)]
 pub(crate) fn c_max(v: &[f32]) -> f32 {
     v.iter()
         .skip(1)
@@ -55,6 +58,7 @@ pub(crate) fn c_max(v: &[f32]) -> f32 {
 }
 
 /// `(sum w*x*q, sum w*q*q)` with `q = 2l + 1`.
+#[inline(always)]
 fn sums(w: &[f32], xval: &[f32], l: &[i8]) -> (f32, f32) {
     let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
     for i in 0..w.len() {
@@ -66,6 +70,7 @@ fn sums(w: &[f32], xval: &[f32], l: &[i8]) -> (f32, f32) {
 }
 
 /// Levels 0..=2 of 8 magnitudes at inverse scale `id`.
+#[inline(always)]
 fn levels8(xv: &[f32], id: f32, l: &mut [i8]) {
     for i in 0..8 {
         l[i] = nearest_int(0.5 * (id * xv[i] - 1.0)).clamp(0, 2) as i8;
@@ -74,6 +79,7 @@ fn levels8(xv: &[f32], id: f32, l: &mut [i8]) {
 
 /// Snaps group `k` (levels already in `l`) to the lattice at `scale`;
 /// returns whether it was on it.
+#[inline(always)]
 fn snap(g: &Lattice, xval: &[f32], waux: &[f32], scale: f32, k: usize, l: &mut [i8]) -> bool {
     let lk = &mut l[8 * k..8 * k + 8];
     match g.lookup(g.key(lk)) {
@@ -89,6 +95,7 @@ fn snap(g: &Lattice, xval: &[f32], waux: &[f32], scale: f32, k: usize, l: &mut [
 /// with one possibly negative element): the best scale. ggml keeps the
 /// levels in bytes, so a negative level wraps there and is read back
 /// wrapped in the refinement; this keeps that.
+#[inline(always)]
 pub(crate) fn make_qp_quants(nmax: i32, x: &[f32], w: &[f32]) -> f32 {
     let n = x.len();
     let mut max = 0.0f32;
@@ -165,6 +172,7 @@ pub(crate) fn make_qp_quants(nmax: i32, x: &[f32], w: &[f32]) -> f32 {
 }
 
 /// `sum x^2 / 256` over a super-block (IQ2's variance term has no factor 2).
+#[inline(always)]
 fn sigma2(xbl: &[f32]) -> f32 {
     let mut s = 0.0f32;
     for &v in xbl {
@@ -175,6 +183,7 @@ fn sigma2(xbl: &[f32]) -> f32 {
 
 /// One row of IQ2_XXS (66-byte super-blocks). Without weights (refused by
 /// the callers, as by ggml) the row is left zero.
+#[inline(always)]
 pub(crate) fn quant_iq2_xxs(src: &[f32], out: &mut [u8], weights: Option<&[f32]>) {
     let Some(weights) = weights else { return };
     let g = grid::iq2_xxs();
@@ -271,6 +280,7 @@ pub(crate) fn quant_iq2_xxs(src: &[f32], out: &mut [u8], weights: Option<&[f32]>
 
 /// One row of IQ2_XS (74-byte super-blocks of 16-element blocks). Without
 /// weights (refused by the callers, as by ggml) the row is left zero.
+#[inline(always)]
 pub(crate) fn quant_iq2_xs(src: &[f32], out: &mut [u8], weights: Option<&[f32]>) {
     let Some(weights) = weights else { return };
     let g = grid::iq2_xs();
@@ -360,6 +370,7 @@ const GROUP_MAX_EPS_IQ2_S: f32 = 1e-8;
 
 /// One row of IQ2_S (82-byte super-blocks of 16-element blocks, 8 sign
 /// bits per 8). Works without weights too.
+#[inline(always)]
 pub(crate) fn quant_iq2_s(src: &[f32], out: &mut [u8], weights: Option<&[f32]>) {
     let g = grid::iq2_s();
     for (ibl, (xbl, y)) in src

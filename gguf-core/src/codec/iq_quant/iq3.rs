@@ -11,6 +11,7 @@ const GROUP_MAX_EPS_IQ3_XXS: f32 = 1e-8;
 
 /// The weights of one block and their square roots (used in the neighbour
 /// search), as in every IQ quantizer.
+#[inline(always)]
 fn weights(xb: &[f32], qw: Option<&[f32]>, sigma2: f32) -> ([f32; 32], [f32; 32]) {
     let mut w = [0f32; 32];
     match qw {
@@ -29,6 +30,7 @@ fn weights(xb: &[f32], qw: Option<&[f32]>, sigma2: f32) -> ([f32; 32], [f32; 32]
 }
 
 /// `2 * sum x^2 / 256` over a super-block.
+#[inline(always)]
 pub(crate) fn sigma2(xbl: &[f32]) -> f32 {
     let mut s = 0.0f32;
     for &v in xbl {
@@ -38,6 +40,7 @@ pub(crate) fn sigma2(xbl: &[f32]) -> f32 {
 }
 
 /// `(sum w*x*q, sum w*q*q)` with `q = 2l + 1`.
+#[inline(always)]
 fn sums(w: &[f32; 32], xval: &[f32; 32], l: &[i8; 32]) -> (f32, f32) {
     let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
     for i in 0..32 {
@@ -49,6 +52,7 @@ fn sums(w: &[f32; 32], xval: &[f32; 32], l: &[i8; 32]) -> (f32, f32) {
 }
 
 /// Levels of 4 magnitudes at inverse scale `id` (0..=7 each).
+#[inline(always)]
 fn levels(xv: &[f32], id: f32, l: &mut [i8]) {
     for i in 0..4 {
         l[i] = nearest_int(0.5 * (id * xv[i] - 1.0)).clamp(0, 7) as i8;
@@ -59,6 +63,7 @@ fn levels(xv: &[f32], id: f32, l: &mut [i8]) {
 /// `is`, then the re-snap of the groups that were off the lattice).
 /// `all_off` is IQ3_S's variant: every group counts as off the lattice
 /// until a scale is accepted, and the re-snap covers every group.
+#[inline(always)]
 fn search(
     g: &Lattice,
     xval: &[f32; 32],
@@ -117,6 +122,7 @@ fn search(
 }
 
 /// Magnitudes of a block and its sign bits per 8 elements.
+#[inline(always)]
 fn split_signs(xb: &[f32]) -> ([f32; 32], [u8; 4]) {
     let mut xval = [0f32; 32];
     let mut signs = [0u8; 4];
@@ -132,6 +138,7 @@ fn split_signs(xb: &[f32]) -> ([f32; 32], [u8; 4]) {
 }
 
 /// ggml's `MAX` over a slice: `a > b ? a : b` from the first element.
+#[inline(always)]
 fn c_max(v: &[f32]) -> f32 {
     v.iter()
         .skip(1)
@@ -140,11 +147,13 @@ fn c_max(v: &[f32]) -> f32 {
 
 /// The grid index of levels `l` (on the lattice by construction; ggml
 /// stops the process otherwise, we store index 0).
+#[inline(always)]
 fn index_of(g: &Lattice, l: &[i8]) -> usize {
     g.lookup(g.key(l)).unwrap_or(0)
 }
 
 /// One row of IQ3_XXS (98-byte super-blocks).
+#[inline(always)]
 pub(crate) fn quant_iq3_xxs(src: &[f32], out: &mut [u8], weights_row: Option<&[f32]>) {
     let g = grid::iq3_xxs();
     for (ibl, (xbl, y)) in src
@@ -219,6 +228,7 @@ pub(crate) fn quant_iq3_xxs(src: &[f32], out: &mut [u8], weights_row: Option<&[f
 }
 
 /// One row of IQ3_S (110-byte super-blocks).
+#[inline(always)]
 pub(crate) fn quant_iq3_s(src: &[f32], out: &mut [u8], weights_row: Option<&[f32]>) {
     let g = grid::iq3_s();
     for (ibl, (xbl, y)) in src

@@ -5,7 +5,7 @@
 //! 32-element blocks for IQ4_NL) and, when given, the importance weights of
 //! that row's columns (one per element; the same for every row of a tensor).
 
-mod grid;
+pub(crate) mod grid;
 pub(crate) mod iq1;
 pub(crate) mod iq2;
 pub(crate) mod iq3;

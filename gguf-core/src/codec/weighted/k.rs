@@ -75,8 +75,25 @@ pub(crate) fn make_qp_quants<const N: usize>(
         let diff = x[i] - scale * l_out[i] as f32;
         best_mse += qw[i] * diff * diff;
     }
+    #[cfg(all(feature = "simd", target_arch = "x86_64"))]
+    let lanes = super::super::avx2();
+    #[cfg(not(all(feature = "simd", target_arch = "x86_64")))]
+    let lanes = false;
+    #[cfg(all(feature = "simd", target_arch = "x86_64"))]
+    if lanes {
+        let cands = [-4i32, -3, -2, -1, 1, 2, 3, 4].map(|is| (0.1 * is as f32 + nmaxf) / max);
+        // SAFETY: `avx2()` saw the CPU has AVX2.
+        #[allow(unsafe_code)]
+        let mse = unsafe { super::super::x86::qp_candidates(x, qw, cands, nmax) };
+        for (&mse, &iscale_is) in mse.iter().zip(&cands) {
+            if mse < best_mse {
+                best_mse = mse;
+                iscale = iscale_is;
+            }
+        }
+    }
     for is in -4i32..=4 {
-        if is == 0 {
+        if is == 0 || lanes {
             continue;
         }
         let iscale_is = (0.1 * is as f32 + nmaxf) / max;
