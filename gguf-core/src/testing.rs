@@ -129,7 +129,7 @@ pub use crate::write::temp::{PAUSE_AFTER_RENAME, PAUSE_BEFORE_RENAME};
 /// target's oracle): `Err` describes the first result that differs. Does
 /// nothing where the CPU lacks AVX2 or without the `simd` feature.
 pub fn lane_searches_agree(bytes: &[u8]) -> std::result::Result<(), String> {
-    crate::codec::lanes::agree(bytes)
+    crate::codec::agree::agree(bytes)
 }
 
 /// A deterministic xorshift64 generator from `seed` (non-zero): each call

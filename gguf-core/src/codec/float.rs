@@ -188,6 +188,15 @@ pub(crate) fn quant_bf16(src: &[f32], out: &mut [u8]) {
     }
 }
 
+/// ggml's `nearest_int`: round half to even via the 1.5 * 2^23 trick. Only
+/// meaningful for |f| <= 2^22; outside that (and for NaN) it returns the
+/// same garbage ggml does, which is what bit-exactness needs.
+#[inline(always)]
+pub(crate) fn nearest_int(f: f32) -> i32 {
+    let val = f + 12_582_912.0;
+    (val.to_bits() as i32 & 0x007f_ffff) - 0x0040_0000
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,17 +11,8 @@
 //! The quantizers follow ggml's `quantize_row_*_ref` operation by operation:
 //! float arithmetic is not associative, so any reordering changes bits.
 
-use super::float::{f32_to_f16, rd_f16};
+use super::float::{f32_to_f16, nearest_int, rd_f16};
 use super::{arrays, arrays_mut};
-
-/// ggml's `nearest_int`: round half to even via the 1.5 * 2^23 trick. Only
-/// meaningful for |f| <= 2^22; outside that (and for NaN) it returns the
-/// same garbage ggml does, which is what bit-exactness needs.
-#[inline(always)]
-pub(crate) fn nearest_int(f: f32) -> i32 {
-    let val = f + 12_582_912.0;
-    (val.to_bits() as i32 & 0x007f_ffff) - 0x0040_0000
-}
 
 /// 6-bit scale and min of sub-block `j` in Q4_K/Q5_K's packed 12 bytes.
 #[inline(always)]

@@ -56,6 +56,7 @@
 //! # Ok::<(), gguf_core::Error>(())
 //! ```
 
+pub(crate) mod agree;
 mod endian;
 mod float;
 mod fp4;

@@ -14,7 +14,7 @@
 //! splits). Their kernels evaluate 8 candidates at once, one per lane, each
 //! lane with the portable code's operations in its order, so each
 //! candidate's result is the same bits; the callers pick among them as the
-//! portable code does (`lanes.rs` says why that is exact and checks it).
+//! portable code does (`agree.rs` says why that is exact and checks it).
 //!
 //! # Safety
 //!
@@ -456,7 +456,7 @@ pub(crate) fn nearest_point(
 }
 
 /// ggml's `nearest_int` (the 1.5 * 2^23 trick) in each lane, as
-/// `k_quants::nearest_int` computes it.
+/// `float::nearest_int` computes it.
 #[target_feature(enable = "avx2")]
 fn nearest_int8(v: __m256) -> __m256i {
     let val = _mm256_castps_si256(_mm256_add_ps(v, _mm256_set1_ps(12_582_912.0)));

@@ -4,7 +4,7 @@
 //! exhaustively, then groups of 8 snap to the 2048-point lattice.
 
 use super::super::float::f32_to_f16;
-use super::super::k_quants::nearest_int;
+use super::super::float::nearest_int;
 use super::grid::{self, Lattice};
 
 const DELTA: f32 = 0.125;

@@ -4,7 +4,7 @@
 //! important element). Both need importance weights.
 
 use super::super::float::f32_to_f16;
-use super::super::k_quants::nearest_int;
+use super::super::float::nearest_int;
 use super::grid::{self, Lattice};
 use super::GROUP_MAX_EPS;
 

@@ -4,7 +4,7 @@
 //! nearest neighbours), signs are stored apart.
 
 use super::super::float::f32_to_f16;
-use super::super::k_quants::nearest_int;
+use super::super::float::nearest_int;
 use super::grid::{self, Lattice};
 
 const GROUP_MAX_EPS_IQ3_XXS: f32 = 1e-8;

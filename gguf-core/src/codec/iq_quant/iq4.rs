@@ -3,8 +3,8 @@
 //! block, then, for IQ4_XS, 6-bit block scales under one f16 super-scale).
 
 use super::super::float::f32_to_f16;
+use super::super::float::nearest_int;
 use super::super::iq_grids::KVALUES_IQ4NL;
-use super::super::k_quants::nearest_int;
 use super::GROUP_MAX_EPS;
 
 const NTRY: i32 = 7;

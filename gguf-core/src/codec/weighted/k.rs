@@ -7,9 +7,10 @@
 //! follow ggml's order exactly: any reordering changes the bytes.
 
 use super::super::arrays;
+use super::super::float::nearest_int;
 use super::super::k_quants::{
-    k4_pack_scales, k4_requantize, make_qkx2_quants, make_qx_quants, nearest_int, pack_2bit,
-    pack_q4_k, pack_q5_k, put_f16, q3_k_finish, q6_k_finish, sub_f, GROUP_MAX_EPS,
+    k4_pack_scales, k4_requantize, make_qkx2_quants, make_qx_quants, pack_2bit, pack_q4_k,
+    pack_q5_k, put_f16, q3_k_finish, q6_k_finish, sub_f, GROUP_MAX_EPS,
 };
 
 /// `sum x^2` over a super-block, added in order as ggml does.
