@@ -190,13 +190,7 @@ fn vocabularies() -> Vec<PathBuf> {
             Some(tools.join("src/vendor/llama.cpp/models"))
         });
     if let Some(dir) = dir.filter(|d| d.is_dir()) {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "gguf"))
-            .collect();
-        v.sort();
-        models.extend(v);
+        models.extend(super::tokenize_oracle::vocab_files(&dir));
     }
     models
 }

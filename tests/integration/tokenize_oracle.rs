@@ -220,6 +220,17 @@ fn report(results: &[(String, Tally)]) {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The `.gguf` files of `dir` (llama.cpp's `models/`: its `ggml-vocab-*.gguf`), in name order.
+pub(super) fn vocab_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "gguf"))
+        .collect();
+    v.sort();
+    v
+}
+
 /// Every vocabulary of llama.cpp's test set, Gemma 3 and the committed
 /// Unigram vocabulary against llama.cpp (opt-in, see the module docs;
 /// `GGUF_TOKENIZE_CASES` random texts each, 200 by default).
@@ -235,13 +246,7 @@ fn every_vocab_matches_llama_cpp() {
         models.push(m.into());
     }
     if let Ok(dir) = std::env::var("GGUF_LLAMA_VOCABS") {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "gguf"))
-            .collect();
-        v.sort();
-        models.extend(v);
+        models.extend(vocab_files(Path::new(&dir)));
     }
     if let Ok(filter) = std::env::var("GGUF_ORACLE_FILTER") {
         models.retain(|m| {
