@@ -56,9 +56,9 @@ pub(crate) fn write_tensor(t: &Planned<'_>, w: &mut dyn Write) -> Result<()> {
         Origin::Mxfp4(m) => return write_mxfp4(&m.blocks, &m.scales, (m.first, m.step, m.rows), w),
     };
     let (block, type_size) = codec::geometry(t.ty, "quantize")?;
-    let mut buf: Vec<f32> = Vec::new();
-    let mut out: Vec<u8> = Vec::new();
-    for piece in pieces {
+    // Every piece checked, then cut in slabs: (piece, first row, end row).
+    let mut slabs: Vec<(usize, u64, u64)> = Vec::new();
+    for (p, piece) in pieces.iter().enumerate() {
         let src = &piece.source;
         let elements: u64 = src.shape.iter().product();
         let expected = elements as usize * src.dtype.size();
@@ -80,26 +80,104 @@ pub(crate) fn write_tensor(t: &Planned<'_>, w: &mut dyn Write) -> Result<()> {
                 ),
             ));
         }
-        let inner = piece.len as usize;
-        let rows_per_slab = (SLAB / inner.max(1)).max(1) as u64;
-        let size = src.dtype.size() as u64;
-        let slab_bytes = rows_per_slab * piece.row_step.max(inner as u64) * size;
+        let rows_per_slab = (SLAB / (piece.len as usize).max(1)).max(1) as u64;
         let mut start = 0u64;
         while start < piece.rows {
             let end = (start + rows_per_slab).min(piece.rows);
-            let n = (end - start) as usize;
-            // The slab after this one read by the kernel meanwhile (rows in
-            // source order; a permuted slab's rows lie within the same heads).
-            let ahead = (piece.start + end * piece.row_step) * size;
-            src.read_ahead(ahead as usize..(ahead + slab_bytes) as usize);
-            buf.resize(n * inner, 0.0);
-            decode_rows(t, piece, start, &mut buf);
-            out.resize(n * inner / block * type_size, 0);
-            encode(t.ty, &buf, &mut out, block, type_size)?;
-            w.write_all(&out)?;
+            slabs.push((p, start, end));
             start = end;
         }
-        src.release();
+        if piece.rows == 0 {
+            src.release();
+        }
+    }
+    let convert = |&(p, start, end): &(usize, u64, u64), buf: &mut Vec<f32>, out: &mut Vec<u8>| {
+        let piece = &pieces[p];
+        let src = &piece.source;
+        let inner = piece.len as usize;
+        let n = (end - start) as usize;
+        // The slab after this one read by the kernel meanwhile (rows in
+        // source order; a permuted slab's rows lie within the same heads).
+        let size = src.dtype.size() as u64;
+        let slab_bytes = (end - start) * piece.row_step.max(inner as u64) * size;
+        let ahead = (piece.start + end * piece.row_step) * size;
+        src.read_ahead(ahead as usize..(ahead + slab_bytes) as usize);
+        buf.resize(n * inner, 0.0);
+        decode_rows(t, piece, start, buf);
+        out.resize(n * inner / block * type_size, 0);
+        encode(t.ty, buf, out, block, type_size)?;
+        if end == piece.rows {
+            // Its bytes are all converted: its pages are not needed again.
+            src.release();
+        }
+        Ok(())
+    };
+    pipelined(&slabs, &convert, w)
+}
+
+/// Converts each of `slabs` and writes the results in order: on another
+/// thread, the conversion of the next slab while this one writes the
+/// last (copying into the page cache is a core's work too), through two
+/// buffers handed back and forth.
+#[cfg(feature = "parallel")]
+fn pipelined<S: Sync>(
+    slabs: &[S],
+    convert: &(dyn Fn(&S, &mut Vec<f32>, &mut Vec<u8>) -> Result<()> + Sync),
+    w: &mut dyn Write,
+) -> Result<()> {
+    use std::sync::mpsc::sync_channel;
+    if slabs.len() < 2 {
+        return in_turn(slabs, convert, w);
+    }
+    std::thread::scope(|scope| {
+        let (done, converted) = sync_channel::<Result<Vec<u8>>>(1);
+        let (give_back, free) = sync_channel::<Vec<u8>>(2);
+        for _ in 0..2 {
+            let _ = give_back.send(Vec::new());
+        }
+        scope.spawn(move || {
+            let mut buf = Vec::new();
+            for slab in slabs {
+                // Hung up: the writer failed and returned.
+                let Ok(mut out) = free.recv() else { return };
+                let result = convert(slab, &mut buf, &mut out).map(|()| out);
+                let failed = result.is_err();
+                if done.send(result).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        for _ in slabs {
+            // A closed channel means the thread panicked; the scope
+            // carries its panic on.
+            let Ok(out) = converted.recv() else { break };
+            let out = out?;
+            w.write_all(&out)?;
+            let _ = give_back.send(out);
+        }
+        Ok(())
+    })
+}
+
+#[cfg(not(feature = "parallel"))]
+fn pipelined<S>(
+    slabs: &[S],
+    convert: &dyn Fn(&S, &mut Vec<f32>, &mut Vec<u8>) -> Result<()>,
+    w: &mut dyn Write,
+) -> Result<()> {
+    in_turn(slabs, convert, w)
+}
+
+/// Converts and writes each of `slabs` in turn, on this thread.
+fn in_turn<S>(
+    slabs: &[S],
+    convert: &dyn Fn(&S, &mut Vec<f32>, &mut Vec<u8>) -> Result<()>,
+    w: &mut dyn Write,
+) -> Result<()> {
+    let (mut buf, mut out) = (Vec::new(), Vec::new());
+    for slab in slabs {
+        convert(slab, &mut buf, &mut out)?;
+        w.write_all(&out)?;
     }
     Ok(())
 }
@@ -232,6 +310,22 @@ fn decode_rows(t: &Planned<'_>, piece: &Piece<'_>, start: u64, buf: &mut [f32]) 
 /// source's own precision for F16 (the converter adds in torch's float16),
 /// in `f32` otherwise (BF16 is widened first).
 fn decode(dtype: SourceType, bytes: &[u8], dst: &mut [f32], add_one: bool) {
+    // The codec's vectorized decoders where they give these values: the
+    // same bits, but NaNs keep their payload as torch's widening does.
+    let plain = match dtype {
+        SourceType::F32 => Some(GgmlType::F32),
+        SourceType::F16 if !add_one => Some(GgmlType::F16),
+        SourceType::BF16 => Some(GgmlType::BF16),
+        _ => None,
+    };
+    if let Some(ty) = plain {
+        if codec::dequantize(ty, gguf_core::Endian::Little, bytes, dst).is_ok() {
+            if add_one {
+                dst.iter_mut().for_each(|d| *d += 1.0);
+            }
+            return;
+        }
+    }
     match dtype {
         SourceType::F32 => {
             for (d, b) in dst.iter_mut().zip(bytes.chunks_exact(4)) {

@@ -16,6 +16,8 @@ use crate::write::layout::TensorSlot;
 use crate::write::source::{kernel_copy, TensorData};
 use crate::write::writeback::Writeback;
 
+use super::sink::WRITEBACK_PIECE;
+
 /// Tensors stored back to back in one mapped file exactly as they are to
 /// be written, copied by the kernel in one go: `tensors[first..end]`, the
 /// `len` bytes at `offset` of `src` (data and the padding between the
@@ -147,11 +149,6 @@ pub(super) fn copy_by_kernel(
     copied(run.len);
     Ok(true)
 }
-
-/// Bytes per kernel copy call when each copied piece starts its writeback:
-/// small enough that the disk starts early, large enough that the calls
-/// cost nothing measurable (16 per GiB).
-const WRITEBACK_PIECE: u64 = 64 << 20;
 
 #[cfg(unix)]
 fn write_all_at(file: &File, bytes: &[u8], at: u64) -> std::io::Result<()> {

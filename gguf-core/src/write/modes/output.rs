@@ -13,7 +13,7 @@ use crate::write::layout::Layout;
 use crate::write::writeback::Writeback;
 
 use super::options::{Progress, WriteMode, WriteOptions};
-use super::sink::{AnySink, WRITE_BUFFER};
+use super::sink::{AnySink, FileOut, WRITE_BUFFER};
 
 /// A seekable destination of [`Builder::write_with`]. Files are written
 /// buffered and take tensors of files opened with
@@ -156,7 +156,8 @@ impl Builder<'_> {
         let writeback = durable.then(|| Writeback::start(file)).flatten();
         match mode {
             WriteMode::Single => {
-                let mut w = BufWriter::with_capacity(WRITE_BUFFER, file);
+                let out = FileOut::new(file, writeback.as_ref());
+                let mut w = BufWriter::with_capacity(WRITE_BUFFER, out);
                 let layout = self.write_single(&mut w, progress, writeback.as_ref())?;
                 w.into_inner().map_err(|e| Error::from(e.into_error()))?;
                 Ok(layout)

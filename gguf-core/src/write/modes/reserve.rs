@@ -10,7 +10,7 @@ use crate::write::layout::Layout;
 use crate::write::writeback::Writeback;
 
 use super::options::Progress;
-use super::sink::{AnySink, WRITE_BUFFER};
+use super::sink::{AnySink, FileOut, WRITE_BUFFER};
 
 impl Builder<'_> {
     /// Writes the whole file to `out` in reserve mode, from its position.
@@ -42,7 +42,7 @@ impl Builder<'_> {
         let layout = self.layout()?;
         let start = file.stream_position()?;
         file.seek(SeekFrom::Start(start + layout.data_offset()))?;
-        let mut w = BufWriter::with_capacity(WRITE_BUFFER, &mut *file);
+        let mut w = BufWriter::with_capacity(WRITE_BUFFER, FileOut::new(&mut *file, writeback));
         let mut data_progress =
             |done: u64, total: u64| progress(done - layout.data_offset(), total);
         self.write_data(&layout, &mut w, &mut data_progress, writeback)?;
