@@ -115,16 +115,16 @@ pub(crate) fn write_tensor(t: &Planned<'_>, w: &mut dyn Write) -> Result<()> {
     pipelined(&slabs, &convert, w)
 }
 
+/// Converts one slab into bytes of the output type: its values decoded
+/// into the first buffer, encoded into the second.
+type Convert<'c, S> = dyn Fn(&S, &mut Vec<f32>, &mut Vec<u8>) -> Result<()> + Sync + 'c;
+
 /// Converts each of `slabs` and writes the results in order: on another
 /// thread, the conversion of the next slab while this one writes the
 /// last (copying into the page cache is a core's work too), through two
 /// buffers handed back and forth.
 #[cfg(feature = "parallel")]
-fn pipelined<S: Sync>(
-    slabs: &[S],
-    convert: &(dyn Fn(&S, &mut Vec<f32>, &mut Vec<u8>) -> Result<()> + Sync),
-    w: &mut dyn Write,
-) -> Result<()> {
+fn pipelined<S: Sync>(slabs: &[S], convert: &Convert<'_, S>, w: &mut dyn Write) -> Result<()> {
     use std::sync::mpsc::sync_channel;
     if slabs.len() < 2 {
         return in_turn(slabs, convert, w);
@@ -160,20 +160,12 @@ fn pipelined<S: Sync>(
 }
 
 #[cfg(not(feature = "parallel"))]
-fn pipelined<S>(
-    slabs: &[S],
-    convert: &dyn Fn(&S, &mut Vec<f32>, &mut Vec<u8>) -> Result<()>,
-    w: &mut dyn Write,
-) -> Result<()> {
+fn pipelined<S>(slabs: &[S], convert: &Convert<'_, S>, w: &mut dyn Write) -> Result<()> {
     in_turn(slabs, convert, w)
 }
 
 /// Converts and writes each of `slabs` in turn, on this thread.
-fn in_turn<S>(
-    slabs: &[S],
-    convert: &dyn Fn(&S, &mut Vec<f32>, &mut Vec<u8>) -> Result<()>,
-    w: &mut dyn Write,
-) -> Result<()> {
+fn in_turn<S>(slabs: &[S], convert: &Convert<'_, S>, w: &mut dyn Write) -> Result<()> {
     let (mut buf, mut out) = (Vec::new(), Vec::new());
     for slab in slabs {
         convert(slab, &mut buf, &mut out)?;
@@ -318,13 +310,12 @@ fn decode(dtype: SourceType, bytes: &[u8], dst: &mut [f32], add_one: bool) {
         SourceType::BF16 => Some(GgmlType::BF16),
         _ => None,
     };
-    if let Some(ty) = plain {
-        if codec::dequantize(ty, gguf_core::Endian::Little, bytes, dst).is_ok() {
-            if add_one {
-                dst.iter_mut().for_each(|d| *d += 1.0);
-            }
-            return;
+    if plain.is_some_and(|ty| codec::dequantize(ty, gguf_core::Endian::Little, bytes, dst).is_ok())
+    {
+        if add_one {
+            dst.iter_mut().for_each(|d| *d += 1.0);
         }
+        return;
     }
     match dtype {
         SourceType::F32 => {
