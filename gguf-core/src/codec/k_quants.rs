@@ -226,6 +226,102 @@ pub(crate) fn make_qkx2_quants<const N: usize>(
     nstep: i32,
     use_mad: bool,
 ) -> (f32, f32) {
+    let start = match qkx2_begin(nmax, x, weights, l_out, nstep, use_mad) {
+        Ok(start) => start,
+        Err(done) => return done,
+    };
+    #[cfg(all(feature = "simd", target_arch = "x86_64"))]
+    if super::avx2() {
+        // SAFETY: `avx2()` saw the CPU has AVX2.
+        #[allow(unsafe_code)]
+        return unsafe {
+            super::lanes::qkx2_search(nmax, x, weights, l_out, rmin, rdelta, nstep, use_mad, start)
+        };
+    }
+    qkx2_search(
+        nmax,
+        x,
+        weights,
+        l_out,
+        (rmin, rdelta, nstep),
+        use_mad,
+        start,
+    )
+}
+
+/// [`make_qkx2_quants`] of two sub-blocks `(x, weights, l_out)` at once:
+/// with AVX2 their searches run side by side, so that each one's chain of
+/// sums fills the time the other's waits on (the kernels' adds are in
+/// ggml's order, each a step behind the last); the same results as two
+/// calls.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn make_qkx2_quants_pair<const N: usize>(
+    nmax: i32,
+    a: (&[f32; N], &[f32; N], &mut [u8]),
+    b: (&[f32; N], &[f32; N], &mut [u8]),
+    rmin: f32,
+    rdelta: f32,
+    nstep: i32,
+    use_mad: bool,
+) -> [(f32, f32); 2] {
+    #[cfg(all(feature = "simd", target_arch = "x86_64"))]
+    if super::avx2() {
+        let sa = qkx2_begin(nmax, a.0, a.1, a.2, nstep, use_mad);
+        let sb = qkx2_begin(nmax, b.0, b.1, b.2, nstep, use_mad);
+        if let (Ok(sa), Ok(sb)) = (&sa, &sb) {
+            // SAFETY: `avx2()` saw the CPU has AVX2.
+            #[allow(unsafe_code)]
+            return unsafe {
+                super::lanes::qkx2_search_pair(
+                    nmax,
+                    [(a.0, a.1, a.2, *sa), (b.0, b.1, b.2, *sb)],
+                    (rmin, rdelta, nstep),
+                    use_mad,
+                )
+            };
+        }
+        let one = |s: Result<Qkx2Start, (f32, f32)>,
+                   (x, w, l): (&[f32; N], &[f32; N], &mut [u8])| match s {
+            Err(done) => done,
+            // SAFETY: `avx2()` saw the CPU has AVX2.
+            #[allow(unsafe_code)]
+            Ok(start) => unsafe {
+                super::lanes::qkx2_search(nmax, x, w, l, rmin, rdelta, nstep, use_mad, start)
+            },
+        };
+        return [one(sa, a), one(sb, b)];
+    }
+    [
+        make_qkx2_quants(nmax, a.0, a.1, a.2, rmin, rdelta, nstep, use_mad),
+        make_qkx2_quants(nmax, b.0, b.1, b.2, rmin, rdelta, nstep, use_mad),
+    ]
+}
+
+/// `make_qkx2_quants`' state when its search starts (after the first
+/// trial scale).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Qkx2Start {
+    pub max: f32,
+    pub min: f32,
+    pub scale: f32,
+    pub best_error: f32,
+    pub sum_w: f32,
+    pub sum_x: f32,
+}
+
+/// `make_qkx2_quants` up to its search: the first trial's levels in
+/// `l_out`, and either the result (no search to run) or the state the
+/// search starts from.
+#[inline(always)]
+fn qkx2_begin<const N: usize>(
+    nmax: i32,
+    x: &[f32; N],
+    weights: &[f32; N],
+    l_out: &mut [u8],
+    nstep: i32,
+    use_mad: bool,
+) -> std::result::Result<Qkx2Start, (f32, f32)> {
     let mut min = x[0];
     let mut max = x[0];
     let mut sum_w = weights[0];
@@ -246,15 +342,15 @@ pub(crate) fn make_qkx2_quants<const N: usize>(
     }
     if max == min {
         l_out.iter_mut().for_each(|l| *l = 0);
-        return (0.0, -min);
+        return Err((0.0, -min));
     }
     // `x[i] - min`, refreshed whenever `min` changes.
     let mut xm = [0f32; N];
     for (d, &v) in xm.iter_mut().zip(x) {
         *d = v - min;
     }
-    let mut iscale = nmax as f32 / (max - min);
-    let mut scale = 1.0 / iscale;
+    let iscale = nmax as f32 / (max - min);
+    let scale = 1.0 / iscale;
     let mut lf = [0f32; N];
     for (o, &v) in lf.iter_mut().zip(&xm) {
         *o = nearest_int(iscale * v).min(nmax).max(0) as f32;
@@ -273,30 +369,50 @@ pub(crate) fn make_qkx2_quants<const N: usize>(
         best_error += e;
     }
     if nstep < 1 {
-        return (scale, -min);
+        return Err((scale, -min));
     }
-    #[cfg(all(feature = "simd", target_arch = "x86_64"))]
-    if super::avx2() {
-        let start = super::lanes::Qkx2Start {
-            max,
-            min,
-            scale,
-            best_error,
-            sum_w,
-            sum_x,
-        };
-        // SAFETY: `avx2()` saw the CPU has AVX2.
-        #[allow(unsafe_code)]
-        return unsafe {
-            super::lanes::qkx2_search(nmax, x, weights, l_out, rmin, rdelta, nstep, use_mad, start)
-        };
+    Ok(Qkx2Start {
+        max,
+        min,
+        scale,
+        best_error,
+        sum_w,
+        sum_x,
+    })
+}
+
+/// `make_qkx2_quants`' search, portable: ggml's loop over `nstep + 1`
+/// trial scales from `start`.
+#[inline(always)]
+fn qkx2_search<const N: usize>(
+    nmax: i32,
+    x: &[f32; N],
+    weights: &[f32; N],
+    l_out: &mut [u8],
+    (rmin, rdelta, nstep): (f32, f32, i32),
+    use_mad: bool,
+    start: Qkx2Start,
+) -> (f32, f32) {
+    let Qkx2Start {
+        max,
+        mut min,
+        mut scale,
+        mut best_error,
+        sum_w,
+        sum_x,
+    } = start;
+    let mut xm = [0f32; N];
+    for (d, &v) in xm.iter_mut().zip(x) {
+        *d = v - min;
     }
+    let mut lf = [0f32; N];
+    let mut err = [0f32; N];
     let nmaxf = nmax as f32;
     let mut wl = [0f32; N];
     let mut wll = [0f32; N];
     let mut wlx = [0f32; N];
     for is in 0..=nstep {
-        iscale = (rmin + rdelta * is as f32 + nmaxf) / (max - min);
+        let iscale = (rmin + rdelta * is as f32 + nmaxf) / (max - min);
         for i in 0..N {
             let l = nearest_int(iscale * xm[i]).min(nmax).max(0) as f32;
             lf[i] = l;
@@ -687,34 +803,40 @@ fn quant_k4_scales(
     let mut scales = [0f32; 8];
     let mut mins = [0f32; 8];
     let (mut max_scale, mut max_min) = (0.0f32, 0.0f32);
-    for j in 0..8 {
+    let mut weights = [[0f32; 32]; 8];
+    for (j, weights) in weights.iter_mut().enumerate() {
         let xs = sub_f::<32>(x, 32 * j);
         let mut sum_x2 = 0.0f32;
         for &v in xs {
             sum_x2 += v * v;
         }
         let av_x = (sum_x2 / 32.0).sqrt();
-        let mut weights = [0f32; 32];
         for (w, &v) in weights.iter_mut().zip(xs) {
             *w = av_x + v.abs();
         }
-        let (s, m) = make_qkx2_quants(
+    }
+    // Two sub-blocks at a time, whose searches interleave.
+    for (p, l) in l.chunks_exact_mut(64).enumerate() {
+        let (la, lb) = l.split_at_mut(32);
+        let j = 2 * p;
+        let found = make_qkx2_quants_pair(
             nmax,
-            xs,
-            &weights,
-            &mut l[32 * j..32 * j + 32],
+            (sub_f::<32>(x, 32 * j), &weights[j], la),
+            (sub_f::<32>(x, 32 * j + 32), &weights[j + 1], lb),
             rmin,
             0.1,
             nstep,
             false,
         );
-        scales[j] = s;
-        mins[j] = m;
-        if s > max_scale {
-            max_scale = s;
-        }
-        if m > max_min {
-            max_min = m;
+        for (j, (s, m)) in (j..).zip(found) {
+            scales[j] = s;
+            mins[j] = m;
+            if s > max_scale {
+                max_scale = s;
+            }
+            if m > max_min {
+                max_min = m;
+            }
         }
     }
     let inv_scale = if max_scale > 0.0 {

@@ -5,19 +5,7 @@
 //! proves them (and `x86`'s other kernels) equal to the portable code.
 
 #[cfg(all(feature = "simd", target_arch = "x86_64"))]
-use super::{float::nearest_int, x86};
-
-/// `make_qkx2_quants`'s state when its search starts (after the first
-/// trial scale).
-#[cfg(all(feature = "simd", target_arch = "x86_64"))]
-pub(crate) struct Qkx2Start {
-    pub max: f32,
-    pub min: f32,
-    pub scale: f32,
-    pub best_error: f32,
-    pub sum_w: f32,
-    pub sum_x: f32,
-}
+use super::{float::nearest_int, k_quants::Qkx2Start, x86};
 
 /// `make_qkx2_quants`'s search over `nstep + 1` scales, 8 at a time
 /// (`x86::qkx_candidates`), picked in ggml's order with ggml's test. A
@@ -45,54 +33,172 @@ pub(crate) fn qkx2_search<const N: usize>(
     use_mad: bool,
     start: Qkx2Start,
 ) -> (f32, f32) {
-    let Qkx2Start {
-        max,
-        mut min,
-        mut scale,
-        mut best_error,
-        sum_w,
-        sum_x,
-    } = start;
-    let nmaxf = nmax as f32;
-    let mut xm = [0f32; N];
-    for (d, &v) in xm.iter_mut().zip(x) {
-        *d = v - min;
+    let mut s = Search::new(x, weights, start);
+    let steps = (rmin, rdelta, nstep);
+    while s.is <= nstep {
+        let cands = s.candidates(nmax, steps);
+        let [r] = x86::qkx_candidates::<N, 1>(
+            [x],
+            [weights],
+            [&s.xm],
+            [cands],
+            nmax,
+            [(s.sum_w, s.sum_x)],
+            use_mad,
+        );
+        s.take(&r, &cands);
     }
-    let mut winner: Option<(f32, f32)> = None;
-    let mut is = 0i32;
-    while is <= nstep {
-        let count = ((nstep - is + 1) as usize).min(8);
-        let base = min;
+    s.finish(nmax, l_out)
+}
+
+/// [`qkx2_search`] of two sub-blocks side by side, each `(x, weights,
+/// l_out, start)`: while both search, one kernel call evaluates 8
+/// candidates of each, whose independent chains of adds interleave.
+///
+/// # Safety
+///
+/// The CPU must have AVX2.
+#[cfg(all(feature = "simd", target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+pub(crate) fn qkx2_search_pair<const N: usize>(
+    nmax: i32,
+    [a, b]: [SubBlock<'_, N>; 2],
+    steps: (f32, f32, i32),
+    use_mad: bool,
+) -> [(f32, f32); 2] {
+    let nstep = steps.2;
+    let (mut sa, mut sb) = (Search::new(a.0, a.1, a.3), Search::new(b.0, b.1, b.3));
+    while sa.is <= nstep && sb.is <= nstep {
+        let (ca, cb) = (sa.candidates(nmax, steps), sb.candidates(nmax, steps));
+        let [ra, rb] = x86::qkx_candidates::<N, 2>(
+            [a.0, b.0],
+            [a.1, b.1],
+            [&sa.xm, &sb.xm],
+            [ca, cb],
+            nmax,
+            [(sa.sum_w, sa.sum_x), (sb.sum_w, sb.sum_x)],
+            use_mad,
+        );
+        sa.take(&ra, &ca);
+        sb.take(&rb, &cb);
+    }
+    // The one still searching goes on alone.
+    for s in [&mut sa, &mut sb] {
+        while s.is <= nstep {
+            let cands = s.candidates(nmax, steps);
+            let [r] = x86::qkx_candidates::<N, 1>(
+                [s.x],
+                [s.weights],
+                [&s.xm],
+                [cands],
+                nmax,
+                [(s.sum_w, s.sum_x)],
+                use_mad,
+            );
+            s.take(&r, &cands);
+        }
+    }
+    [sa.finish(nmax, a.2), sb.finish(nmax, b.2)]
+}
+
+/// A sub-block's values, weights, levels out and search start.
+#[cfg(all(feature = "simd", target_arch = "x86_64"))]
+pub(crate) type SubBlock<'a, const N: usize> =
+    (&'a [f32; N], &'a [f32; N], &'a mut [u8], Qkx2Start);
+
+/// One `make_qkx2_quants` search under way: the next trial scale, the
+/// best so far, and `x - min` for the current min.
+#[cfg(all(feature = "simd", target_arch = "x86_64"))]
+struct Search<'a, const N: usize> {
+    x: &'a [f32; N],
+    weights: &'a [f32; N],
+    xm: [f32; N],
+    max: f32,
+    min: f32,
+    scale: f32,
+    best_error: f32,
+    sum_w: f32,
+    sum_x: f32,
+    /// The winner's inverse scale and the min its levels were made with.
+    winner: Option<(f32, f32)>,
+    /// The next trial scale's step.
+    is: i32,
+    /// Trials in the batch under way, and the min they were made with.
+    count: usize,
+    base: f32,
+}
+
+#[cfg(all(feature = "simd", target_arch = "x86_64"))]
+impl<'a, const N: usize> Search<'a, N> {
+    #[inline(always)]
+    fn new(x: &'a [f32; N], w: &'a [f32; N], start: Qkx2Start) -> Self {
+        let mut xm = [0f32; N];
+        for (d, &v) in xm.iter_mut().zip(x) {
+            *d = v - start.min;
+        }
+        Search {
+            x,
+            weights: w,
+            xm,
+            max: start.max,
+            min: start.min,
+            scale: start.scale,
+            best_error: start.best_error,
+            sum_w: start.sum_w,
+            sum_x: start.sum_x,
+            winner: None,
+            is: 0,
+            count: 0,
+            base: start.min,
+        }
+    }
+
+    /// The next batch's inverse scales (the last repeated past `nstep`).
+    #[inline(always)]
+    fn candidates(&mut self, nmax: i32, (rmin, rdelta, nstep): (f32, f32, i32)) -> [f32; 8] {
+        self.count = ((nstep - self.is + 1) as usize).min(8);
+        self.base = self.min;
         let mut cands = [0f32; 8];
         for (k, c) in cands.iter_mut().enumerate() {
-            let step = is + k.min(count - 1) as i32;
-            *c = (rmin + rdelta * step as f32 + nmaxf) / (max - min);
+            let step = self.is + k.min(self.count - 1) as i32;
+            *c = (rmin + rdelta * step as f32 + nmax as f32) / (self.max - self.min);
         }
-        let r = x86::qkx_candidates(x, weights, &xm, cands, nmax, sum_w, sum_x, use_mad);
-        let mut next = is + count as i32;
-        for (k, &cand) in cands.iter().enumerate().take(count) {
-            if r.dd[k] > 0.0 && r.err[k] < best_error {
-                best_error = r.err[k];
-                scale = r.scale[k];
-                min = r.min[k];
-                winner = Some((cand, base));
-                if min.to_bits() != base.to_bits() {
-                    for (d, &v) in xm.iter_mut().zip(x) {
-                        *d = v - min;
+        cands
+    }
+
+    /// The batch's results taken in ggml's order, up to the first pick
+    /// that moves the min.
+    #[inline(always)]
+    fn take(&mut self, r: &x86::Qkx8, cands: &[f32; 8]) {
+        let mut next = self.is + self.count as i32;
+        for (k, &cand) in cands.iter().enumerate().take(self.count) {
+            if r.dd[k] > 0.0 && r.err[k] < self.best_error {
+                self.best_error = r.err[k];
+                self.scale = r.scale[k];
+                self.min = r.min[k];
+                self.winner = Some((cand, self.base));
+                if self.min.to_bits() != self.base.to_bits() {
+                    for (d, &v) in self.xm.iter_mut().zip(self.x) {
+                        *d = v - self.min;
                     }
-                    next = is + k as i32 + 1;
+                    next = self.is + k as i32 + 1;
                     break;
                 }
             }
         }
-        is = next;
+        self.is = next;
     }
-    if let Some((iscale, m)) = winner {
-        for (o, &v) in l_out.iter_mut().zip(x) {
-            *o = nearest_int(iscale * (v - m)).min(nmax).max(0) as u8;
+
+    /// Writes the winner's levels; `(scale, -min)`.
+    #[inline(always)]
+    fn finish(&self, nmax: i32, l_out: &mut [u8]) -> (f32, f32) {
+        if let Some((iscale, m)) = self.winner {
+            for (o, &v) in l_out.iter_mut().zip(self.x) {
+                *o = nearest_int(iscale * (v - m)).min(nmax).max(0) as u8;
+            }
         }
+        (self.scale, -self.min)
     }
-    (scale, -min)
 }
 
 /// `make_qx_quants`'s 19 trial scales (the first, then 9 each way), 8 at
