@@ -3,7 +3,7 @@
 # llama-cpp-python 0.3.36 vendors) on a generated ~1 GB llama-shaped bf16 checkpoint (two shards), in
 # the same run: wall time and peak resident memory (`/usr/bin/time -v`) for --type f16 (against
 # `convert --outtype f16`) and --type q4_k_m (against convert to f16 followed by llama-quantize Q4_K_M),
-# and whether the outputs are the same bytes.
+# and whether the outputs are the same bytes. Each time includes the sync of its output.
 #
 # usage: benches/import_vs_converter.sh [RUNS]
 #   CONVERTER_VENV: a venv with the converter's requirements (torch, transformers, sentencepiece, ...),
@@ -34,7 +34,10 @@ CKPT=${CKPT:-$WORK/llama-bench}
 measure() {
   local best="" best_rss="" log="$WORK/time.log"
   for _ in $(seq "$RUNS"); do
-    /usr/bin/time -v "$@" >/dev/null 2>"$log" || { cat "$log" >&2; exit 1; }
+    # Each side's output synced inside its time (ours syncs before its rename anyway), and the
+    # other side's dirty pages written out before, so that neither pays for the other's writeback.
+    sync
+    /usr/bin/time -v bash -c '"$@" >/dev/null && sync' _ "$@" 2>"$log" || { cat "$log" >&2; exit 1; }
     local wall rss
     wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$log")
     rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2/1024}' "$log")
