@@ -249,53 +249,59 @@ pub(crate) fn make_qkx2_quants<const N: usize>(
     )
 }
 
-/// [`make_qkx2_quants`] of two sub-blocks `(x, weights, l_out)` at once:
+/// [`make_qkx2_quants`] of `K` sub-blocks `(x, weights, l_out)` at once:
 /// with AVX2 their searches run side by side, so that each one's chain of
-/// sums fills the time the other's waits on (the kernels' adds are in
-/// ggml's order, each a step behind the last); the same results as two
+/// sums fills the time the others wait on (the kernels' adds are in
+/// ggml's order, each a step behind the last); the same results as `K`
 /// calls.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(crate) fn make_qkx2_quants_pair<const N: usize>(
+pub(crate) fn make_qkx2_quants_group<const N: usize, const K: usize>(
     nmax: i32,
-    a: (&[f32; N], &[f32; N], &mut [u8]),
-    b: (&[f32; N], &[f32; N], &mut [u8]),
+    subs: [(&[f32; N], &[f32; N], &mut [u8]); K],
     rmin: f32,
     rdelta: f32,
     nstep: i32,
     use_mad: bool,
-) -> [(f32, f32); 2] {
+) -> [(f32, f32); K] {
     #[cfg(all(feature = "simd", target_arch = "x86_64"))]
     if super::avx2() {
-        let sa = qkx2_begin(nmax, a.0, a.1, a.2, nstep, use_mad);
-        let sb = qkx2_begin(nmax, b.0, b.1, b.2, nstep, use_mad);
-        if let (Ok(sa), Ok(sb)) = (&sa, &sb) {
+        let mut subs = subs;
+        let starts: [_; K] = std::array::from_fn(|k| {
+            let (x, w, l) = &mut subs[k];
+            qkx2_begin(nmax, x, w, l, nstep, use_mad)
+        });
+        if starts.iter().all(|s| s.is_ok()) {
+            let mut k = 0;
+            let group = subs.map(|(x, w, l)| {
+                let start = match starts[k] {
+                    Ok(start) => start,
+                    Err(_) => unreachable!("every start is Ok"),
+                };
+                k += 1;
+                (x, w, l, start)
+            });
             // SAFETY: `avx2()` saw the CPU has AVX2.
             #[allow(unsafe_code)]
             return unsafe {
-                super::lanes::qkx2_search_pair(
-                    nmax,
-                    [(a.0, a.1, a.2, *sa), (b.0, b.1, b.2, *sb)],
-                    (rmin, rdelta, nstep),
-                    use_mad,
-                )
+                super::lanes::qkx2_search_group::<N, K>(nmax, group, (rmin, rdelta, nstep), use_mad)
             };
         }
-        let one = |s: Result<Qkx2Start, (f32, f32)>,
-                   (x, w, l): (&[f32; N], &[f32; N], &mut [u8])| match s {
-            Err(done) => done,
-            // SAFETY: `avx2()` saw the CPU has AVX2.
-            #[allow(unsafe_code)]
-            Ok(start) => unsafe {
-                super::lanes::qkx2_search(nmax, x, w, l, rmin, rdelta, nstep, use_mad, start)
-            },
-        };
-        return [one(sa, a), one(sb, b)];
+        let mut k = 0;
+        return subs.map(|(x, w, l)| {
+            let s = starts[k];
+            k += 1;
+            match s {
+                Err(done) => done,
+                // SAFETY: `avx2()` saw the CPU has AVX2.
+                #[allow(unsafe_code)]
+                Ok(start) => unsafe {
+                    super::lanes::qkx2_search(nmax, x, w, l, rmin, rdelta, nstep, use_mad, start)
+                },
+            }
+        });
     }
-    [
-        make_qkx2_quants(nmax, a.0, a.1, a.2, rmin, rdelta, nstep, use_mad),
-        make_qkx2_quants(nmax, b.0, b.1, b.2, rmin, rdelta, nstep, use_mad),
-    ]
+    subs.map(|(x, w, l)| make_qkx2_quants(nmax, x, w, l, rmin, rdelta, nstep, use_mad))
 }
 
 /// `make_qkx2_quants`' state when its search starts (after the first
@@ -815,14 +821,17 @@ fn quant_k4_scales(
             *w = av_x + v.abs();
         }
     }
-    // Two sub-blocks at a time, whose searches interleave.
-    for (p, l) in l.chunks_exact_mut(64).enumerate() {
-        let (la, lb) = l.split_at_mut(32);
-        let j = 2 * p;
-        let found = make_qkx2_quants_pair(
+    // GROUP sub-blocks at a time, whose searches interleave.
+    const GROUP: usize = 2;
+    for (p, l) in l.chunks_exact_mut(32 * GROUP).enumerate() {
+        let j = GROUP * p;
+        let mut ls = l.chunks_exact_mut(32);
+        let found = make_qkx2_quants_group::<32, GROUP>(
             nmax,
-            (sub_f::<32>(x, 32 * j), &weights[j], la),
-            (sub_f::<32>(x, 32 * j + 32), &weights[j + 1], lb),
+            std::array::from_fn(|k| {
+                let l = ls.next().unwrap_or_default();
+                (sub_f::<32>(x, 32 * (j + k)), &weights[j + k], l)
+            }),
             rmin,
             0.1,
             nstep,

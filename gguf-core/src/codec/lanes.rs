@@ -44,6 +44,7 @@ pub(crate) fn qkx2_search<const N: usize>(
             [cands],
             nmax,
             [(s.sum_w, s.sum_x)],
+            [s.best_error],
             use_mad,
         );
         s.take(&r, &cands);
@@ -51,54 +52,80 @@ pub(crate) fn qkx2_search<const N: usize>(
     s.finish(nmax, l_out)
 }
 
-/// [`qkx2_search`] of two sub-blocks side by side, each `(x, weights,
-/// l_out, start)`: while both search, one kernel call evaluates 8
-/// candidates of each, whose independent chains of adds interleave.
+/// [`qkx2_search`] of `K` sub-blocks side by side, each `(x, weights,
+/// l_out, start)`: while all search, one kernel call evaluates 8
+/// candidates of each, whose independent chains of adds interleave; then
+/// the ones still searching two at a time, then alone. Each search's
+/// candidates and picks are its own, so the order they are run in leaves
+/// the results as `K` calls of [`qkx2_search`] give them.
 ///
 /// # Safety
 ///
 /// The CPU must have AVX2.
 #[cfg(all(feature = "simd", target_arch = "x86_64"))]
 #[target_feature(enable = "avx2")]
-pub(crate) fn qkx2_search_pair<const N: usize>(
+pub(crate) fn qkx2_search_group<const N: usize, const K: usize>(
     nmax: i32,
-    [a, b]: [SubBlock<'_, N>; 2],
+    subs: [SubBlock<'_, N>; K],
     steps: (f32, f32, i32),
     use_mad: bool,
-) -> [(f32, f32); 2] {
+) -> [(f32, f32); K] {
     let nstep = steps.2;
-    let (mut sa, mut sb) = (Search::new(a.0, a.1, a.3), Search::new(b.0, b.1, b.3));
-    while sa.is <= nstep && sb.is <= nstep {
-        let (ca, cb) = (sa.candidates(nmax, steps), sb.candidates(nmax, steps));
-        let [ra, rb] = x86::qkx_candidates::<N, 2>(
-            [a.0, b.0],
-            [a.1, b.1],
-            [&sa.xm, &sb.xm],
-            [ca, cb],
-            nmax,
-            [(sa.sum_w, sa.sum_x), (sb.sum_w, sb.sum_x)],
-            use_mad,
-        );
-        sa.take(&ra, &ca);
-        sb.take(&rb, &cb);
-    }
-    // The one still searching goes on alone.
-    for s in [&mut sa, &mut sb] {
-        while s.is <= nstep {
-            let cands = s.candidates(nmax, steps);
-            let [r] = x86::qkx_candidates::<N, 1>(
-                [s.x],
-                [s.weights],
-                [&s.xm],
-                [cands],
-                nmax,
-                [(s.sum_w, s.sum_x)],
-                use_mad,
-            );
-            s.take(&r, &cands);
+    let mut s: [Search<'_, N>; K] =
+        std::array::from_fn(|k| Search::new(subs[k].0, subs[k].1, subs[k].3));
+    loop {
+        let mut active = [0usize; K];
+        let mut n = 0;
+        for (k, s) in s.iter().enumerate() {
+            if s.is <= nstep {
+                active[n] = k;
+                n += 1;
+            }
+        }
+        if n == K {
+            batch::<N, K>(s.each_mut(), nmax, steps, use_mad);
+        } else if n >= 2 {
+            let Ok(pair) = s.get_disjoint_mut([active[0], active[1]]) else {
+                unreachable!("two distinct indices")
+            };
+            batch::<N, 2>(pair, nmax, steps, use_mad);
+        } else if n == 1 {
+            batch::<N, 1>([&mut s[active[0]]], nmax, steps, use_mad);
+        } else {
+            break;
         }
     }
-    [sa.finish(nmax, a.2), sb.finish(nmax, b.2)]
+    let mut subs = subs;
+    std::array::from_fn(|k| s[k].finish(nmax, &mut *subs[k].2))
+}
+
+/// One batch of 8 candidates of each of `K` searches, in one kernel call.
+#[cfg(all(feature = "simd", target_arch = "x86_64"))]
+#[inline(always)]
+fn batch<const N: usize, const K: usize>(
+    mut s: [&mut Search<'_, N>; K],
+    nmax: i32,
+    steps: (f32, f32, i32),
+    use_mad: bool,
+) {
+    let cands: [[f32; 8]; K] = std::array::from_fn(|k| s[k].candidates(nmax, steps));
+    // SAFETY: a `Search` runs inside the AVX2 kernels only.
+    #[allow(unsafe_code)]
+    let results = unsafe {
+        x86::qkx_candidates::<N, K>(
+            std::array::from_fn(|k| s[k].x),
+            std::array::from_fn(|k| s[k].weights),
+            std::array::from_fn(|k| &s[k].xm),
+            cands,
+            nmax,
+            std::array::from_fn(|k| (s[k].sum_w, s[k].sum_x)),
+            std::array::from_fn(|k| s[k].best_error),
+            use_mad,
+        )
+    };
+    for (k, r) in results.iter().enumerate() {
+        s[k].take(r, &cands[k]);
+    }
 }
 
 /// A sub-block's values, weights, levels out and search start.
@@ -158,12 +185,17 @@ impl<'a, const N: usize> Search<'a, N> {
     fn candidates(&mut self, nmax: i32, (rmin, rdelta, nstep): (f32, f32, i32)) -> [f32; 8] {
         self.count = ((nstep - self.is + 1) as usize).min(8);
         self.base = self.min;
-        let mut cands = [0f32; 8];
-        for (k, c) in cands.iter_mut().enumerate() {
-            let step = self.is + k.min(self.count - 1) as i32;
-            *c = (rmin + rdelta * step as f32 + nmax as f32) / (self.max - self.min);
+        // SAFETY: a `Search` runs inside the AVX2 kernels only.
+        #[allow(unsafe_code)]
+        unsafe {
+            x86::qkx_iscales(
+                self.is,
+                self.count,
+                (rmin, rdelta),
+                nmax,
+                self.max - self.min,
+            )
         }
-        cands
     }
 
     /// The batch's results taken in ggml's order, up to the first pick
@@ -171,12 +203,17 @@ impl<'a, const N: usize> Search<'a, N> {
     #[inline(always)]
     fn take(&mut self, r: &x86::Qkx8, cands: &[f32; 8]) {
         let mut next = self.is + self.count as i32;
-        for (k, &cand) in cands.iter().enumerate().take(self.count) {
-            if r.dd[k] > 0.0 && r.err[k] < self.best_error {
+        // Only the lanes `better` marks can pass ggml's test; among them,
+        // in order, each against the best as the picks before it left it.
+        let mut lanes = r.better & ((1u32 << self.count) - 1);
+        while lanes != 0 {
+            let k = lanes.trailing_zeros() as usize;
+            lanes &= lanes - 1;
+            if r.err[k] < self.best_error {
                 self.best_error = r.err[k];
                 self.scale = r.scale[k];
                 self.min = r.min[k];
-                self.winner = Some((cand, self.base));
+                self.winner = Some((cands[k], self.base));
                 if self.min.to_bits() != self.base.to_bits() {
                     for (d, &v) in self.xm.iter_mut().zip(self.x) {
                         *d = v - self.min;

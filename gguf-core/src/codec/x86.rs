@@ -468,13 +468,42 @@ fn nearest_int8(v: __m256) -> __m256i {
 
 /// Eight candidates of `make_qkx2_quants`'s scale search, one per lane.
 pub(crate) struct Qkx8 {
-    /// The determinant (a candidate counts only where it is positive).
-    pub dd: [f32; 8],
     /// The weighted error.
     pub err: [f32; 8],
     /// The least-squares scale and min.
     pub scale: [f32; 8],
     pub min: [f32; 8],
+    /// Bit `k` set where lane `k` has a positive determinant and an error
+    /// below the best error the call was given: the only lanes ggml's
+    /// test can pick (the best only falls).
+    pub better: u32,
+}
+
+/// `make_qkx2_quants`'s trial inverse scales
+/// `(rmin + rdelta * step + nmax) / range` for the steps `first..`, one
+/// per lane, the `count`th repeated in the lanes past it; each lane the
+/// portable expression's operations in its order.
+///
+/// # Safety
+///
+/// As [`put16`]: the CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) fn qkx_iscales(
+    first: i32,
+    count: usize,
+    (rmin, rdelta): (f32, f32),
+    nmax: i32,
+    range: f32,
+) -> [f32; 8] {
+    let iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    let last = _mm256_set1_epi32(count as i32 - 1);
+    let step = _mm256_add_epi32(_mm256_set1_epi32(first), _mm256_min_epi32(iota, last));
+    let r = _mm256_add_ps(
+        _mm256_set1_ps(rmin),
+        _mm256_mul_ps(_mm256_set1_ps(rdelta), _mm256_cvtepi32_ps(step)),
+    );
+    let r = _mm256_add_ps(r, _mm256_set1_ps(nmax as f32));
+    cast(_mm256_div_ps(r, _mm256_set1_ps(range)))
 }
 
 /// `make_qkx2_quants`'s search step for `K` searches at once, 8 inverse
@@ -496,6 +525,7 @@ pub(crate) fn qkx_candidates<const N: usize, const K: usize>(
     iscale: [[f32; 8]; K],
     nmax: i32,
     sums: [(f32, f32); K],
+    best: [f32; K],
     use_mad: bool,
 ) -> [Qkx8; K] {
     let (zero, zero_i, nmax_i) = (
@@ -504,20 +534,21 @@ pub(crate) fn qkx_candidates<const N: usize, const K: usize>(
         _mm256_set1_epi32(nmax),
     );
     let is: [__m256; K] = std::array::from_fn(|k| cast(iscale[k]));
-    let mut lf = [[zero; N]; K];
     let (mut s_l, mut s_l2, mut s_xl) = ([zero; K], [zero; K], [zero; K]);
-    for i in 0..N {
-        // The K searches' steps interleave: each lane's adds stay in order.
-        for k in 0..K {
+    // Built element by element (an array filled in place is zeroed first,
+    // a measurable part of the call), the K searches' steps interleaved:
+    // each lane's adds stay in order.
+    let lf: [[__m256; K]; N] = std::array::from_fn(|i| {
+        std::array::from_fn(|k| {
             let l = nearest_int8(_mm256_mul_ps(is[k], _mm256_set1_ps(xm[k][i])));
             let l = _mm256_cvtepi32_ps(_mm256_max_epi32(_mm256_min_epi32(l, nmax_i), zero_i));
-            lf[k][i] = l;
             let a = _mm256_mul_ps(_mm256_set1_ps(w[k][i]), l);
             s_l[k] = _mm256_add_ps(s_l[k], a);
             s_l2[k] = _mm256_add_ps(s_l2[k], _mm256_mul_ps(a, l));
             s_xl[k] = _mm256_add_ps(s_xl[k], _mm256_mul_ps(a, _mm256_set1_ps(x[k][i])));
-        }
-    }
+            l
+        })
+    });
     let abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
     let mut dd = [zero; K];
     let mut scale = [zero; K];
@@ -541,7 +572,7 @@ pub(crate) fn qkx_candidates<const N: usize, const K: usize>(
     for i in 0..N {
         for k in 0..K {
             let diff = _mm256_sub_ps(
-                _mm256_add_ps(_mm256_mul_ps(scale[k], lf[k][i]), min[k]),
+                _mm256_add_ps(_mm256_mul_ps(scale[k], lf[i][k]), min[k]),
                 _mm256_set1_ps(x[k][i]),
             );
             let diff = if use_mad {
@@ -552,11 +583,17 @@ pub(crate) fn qkx_candidates<const N: usize, const K: usize>(
             err[k] = _mm256_add_ps(err[k], _mm256_mul_ps(_mm256_set1_ps(w[k][i]), diff));
         }
     }
-    std::array::from_fn(|k| Qkx8 {
-        dd: cast(dd[k]),
-        err: cast(err[k]),
-        scale: cast(scale[k]),
-        min: cast(min[k]),
+    std::array::from_fn(|k| {
+        let better = _mm256_and_ps(
+            _mm256_cmp_ps::<_CMP_GT_OQ>(dd[k], zero),
+            _mm256_cmp_ps::<_CMP_LT_OQ>(err[k], _mm256_set1_ps(best[k])),
+        );
+        Qkx8 {
+            err: cast(err[k]),
+            scale: cast(scale[k]),
+            min: cast(min[k]),
+            better: _mm256_movemask_ps(better) as u32,
+        }
     })
 }
 
