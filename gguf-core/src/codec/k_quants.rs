@@ -12,6 +12,7 @@
 //! float arithmetic is not associative, so any reordering changes bits.
 
 use super::float::{f32_to_f16, nearest_int, rd_f16};
+use super::lanes::Qkx2Start;
 use super::{arrays, arrays_mut};
 
 /// 6-bit scale and min of sub-block `j` in Q4_K/Q5_K's packed 12 bytes.
@@ -271,15 +272,17 @@ pub(crate) fn make_qkx2_quants_group<const N: usize, const K: usize>(
             let (x, w, l) = &mut subs[k];
             qkx2_begin(nmax, x, w, l, nstep, use_mad)
         });
+        let mut begun = [Qkx2Start::default(); K];
+        for (b, s) in begun.iter_mut().zip(&starts) {
+            if let Ok(s) = s {
+                *b = *s;
+            }
+        }
         if starts.iter().all(|s| s.is_ok()) {
             let mut k = 0;
             let group = subs.map(|(x, w, l)| {
-                let start = match starts[k] {
-                    Ok(start) => start,
-                    Err(_) => unreachable!("every start is Ok"),
-                };
                 k += 1;
-                (x, w, l, start)
+                (x, w, l, begun[k - 1])
             });
             // SAFETY: `avx2()` saw the CPU has AVX2.
             #[allow(unsafe_code)]
@@ -302,18 +305,6 @@ pub(crate) fn make_qkx2_quants_group<const N: usize, const K: usize>(
         });
     }
     subs.map(|(x, w, l)| make_qkx2_quants(nmax, x, w, l, rmin, rdelta, nstep, use_mad))
-}
-
-/// `make_qkx2_quants`' state when its search starts (after the first
-/// trial scale).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Qkx2Start {
-    pub max: f32,
-    pub min: f32,
-    pub scale: f32,
-    pub best_error: f32,
-    pub sum_w: f32,
-    pub sum_x: f32,
 }
 
 /// `make_qkx2_quants` up to its search: the first trial's levels in

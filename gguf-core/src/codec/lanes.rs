@@ -5,7 +5,19 @@
 //! proves them (and `x86`'s other kernels) equal to the portable code.
 
 #[cfg(all(feature = "simd", target_arch = "x86_64"))]
-use super::{float::nearest_int, k_quants::Qkx2Start, x86};
+use super::{float::nearest_int, x86};
+
+/// `make_qkx2_quants`' state when its search starts (after the first
+/// trial scale).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Qkx2Start {
+    pub max: f32,
+    pub min: f32,
+    pub scale: f32,
+    pub best_error: f32,
+    pub sum_w: f32,
+    pub sum_x: f32,
+}
 
 /// `make_qkx2_quants`'s search over `nstep + 1` scales, 8 at a time
 /// (`x86::qkx_candidates`), picked in ggml's order with ggml's test. A
@@ -85,10 +97,9 @@ pub(crate) fn qkx2_search_group<const N: usize, const K: usize>(
         if n == K {
             batch::<N, K>(s.each_mut(), nmax, steps, use_mad);
         } else if n >= 2 {
-            let Ok(pair) = s.get_disjoint_mut([active[0], active[1]]) else {
-                unreachable!("two distinct indices")
-            };
-            batch::<N, 2>(pair, nmax, steps, use_mad);
+            // `active` is in increasing order: the two lie on either side.
+            let (low, high) = s.split_at_mut(active[1]);
+            batch::<N, 2>([&mut low[active[0]], &mut high[0]], nmax, steps, use_mad);
         } else if n == 1 {
             batch::<N, 1>([&mut s[active[0]]], nmax, steps, use_mad);
         } else {
