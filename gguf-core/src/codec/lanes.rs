@@ -46,20 +46,8 @@ pub(crate) fn qkx2_search<const N: usize>(
     start: Qkx2Start,
 ) -> (f32, f32) {
     let mut s = Search::new(x, weights, start);
-    let steps = (rmin, rdelta, nstep);
     while s.is <= nstep {
-        let cands = s.candidates(nmax, steps);
-        let [r] = x86::qkx_candidates::<N, 1>(
-            [x],
-            [weights],
-            [&s.xm],
-            [cands],
-            nmax,
-            [(s.sum_w, s.sum_x)],
-            [s.best_error],
-            use_mad,
-        );
-        s.take(&r, &cands);
+        batch::<N, 1>([&mut s], nmax, (rmin, rdelta, nstep), use_mad);
     }
     s.finish(nmax, l_out)
 }
