@@ -306,7 +306,18 @@ fn check_one(pick: u8, d: &mut Draw<'_>) -> Result<(), String> {
             // block to the portable code), so it gets raw floats too.
             let keep = d.raw && ty == T::Q8_0;
             let raw = std::mem::replace(&mut d.raw, keep);
-            let x = d.array::<256>(false);
+            // Now and then runs of 32 equal values (a Q4_K/Q5_K sub-block
+            // with nothing to search when they are not above zero).
+            let runs = if d.byte() & 3 == 0 { d.byte() } else { 0 };
+            let mut x = d.array::<256>(false);
+            if runs != 0 {
+                for (j, run) in x.chunks_exact_mut(32).enumerate() {
+                    if runs & (1 << j) != 0 {
+                        let v = if runs & 1 == 0 { run[0] } else { 0.0 };
+                        run.fill(v);
+                    }
+                }
+            }
             let w = (d.byte() & 1 == 0).then(|| d.array::<256>(true));
             d.raw = raw;
             let (a, b) =

@@ -250,63 +250,6 @@ pub(crate) fn make_qkx2_quants<const N: usize>(
     )
 }
 
-/// [`make_qkx2_quants`] of `K` sub-blocks `(x, weights, l_out)` at once:
-/// with AVX2 their searches run side by side, so that each one's chain of
-/// sums fills the time the others wait on (the kernels' adds are in
-/// ggml's order, each a step behind the last); the same results as `K`
-/// calls.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-pub(crate) fn make_qkx2_quants_group<const N: usize, const K: usize>(
-    nmax: i32,
-    subs: [(&[f32; N], &[f32; N], &mut [u8]); K],
-    rmin: f32,
-    rdelta: f32,
-    nstep: i32,
-    use_mad: bool,
-) -> [(f32, f32); K] {
-    #[cfg(all(feature = "simd", target_arch = "x86_64"))]
-    if super::avx2() {
-        let mut subs = subs;
-        let starts: [_; K] = std::array::from_fn(|k| {
-            let (x, w, l) = &mut subs[k];
-            qkx2_begin(nmax, x, w, l, nstep, use_mad)
-        });
-        let mut begun = [Qkx2Start::default(); K];
-        for (b, s) in begun.iter_mut().zip(&starts) {
-            if let Ok(s) = s {
-                *b = *s;
-            }
-        }
-        if starts.iter().all(|s| s.is_ok()) {
-            let mut k = 0;
-            let group = subs.map(|(x, w, l)| {
-                k += 1;
-                (x, w, l, begun[k - 1])
-            });
-            // SAFETY: `avx2()` saw the CPU has AVX2.
-            #[allow(unsafe_code)]
-            return unsafe {
-                super::lanes::qkx2_search_group::<N, K>(nmax, group, (rmin, rdelta, nstep), use_mad)
-            };
-        }
-        let mut k = 0;
-        return subs.map(|(x, w, l)| {
-            let s = starts[k];
-            k += 1;
-            match s {
-                Err(done) => done,
-                // SAFETY: `avx2()` saw the CPU has AVX2.
-                #[allow(unsafe_code)]
-                Ok(start) => unsafe {
-                    super::lanes::qkx2_search(nmax, x, w, l, rmin, rdelta, nstep, use_mad, start)
-                },
-            }
-        });
-    }
-    subs.map(|(x, w, l)| make_qkx2_quants(nmax, x, w, l, rmin, rdelta, nstep, use_mad))
-}
-
 /// `make_qkx2_quants` up to its search: the first trial's levels in
 /// `l_out`, and either the result (no search to run) or the state the
 /// search starts from.
@@ -787,19 +730,23 @@ pub(crate) fn q3_k_finish(x: &[f32; 256], l: &mut [i8; 256], y: &mut [u8]) {
     pack_2bit(&lu, qs);
 }
 
-/// Shared body of Q4_K and Q5_K: per-32 scales and mins packed in 12 bytes.
+/// The `(scale, -min)` of `make_qkx2_quants` for each of the 8 sub-blocks
+/// of a Q4_K/Q5_K block (weights `sqrt(mean x²) + |x|`), their levels in
+/// `l`.
 #[inline(always)]
-fn quant_k4_scales(
+fn k4_searches(
     x: &[f32; 256],
     nmax: i32,
     rmin: f32,
     nstep: i32,
-    head: &mut [u8],
     l: &mut [u8; 256],
-) {
-    let mut scales = [0f32; 8];
-    let mut mins = [0f32; 8];
-    let (mut max_scale, mut max_min) = (0.0f32, 0.0f32);
+) -> [(f32, f32); 8] {
+    #[cfg(all(feature = "simd", target_arch = "x86_64"))]
+    if nstep >= 1 && super::avx2() {
+        // SAFETY: `avx2()` saw the CPU has AVX2.
+        #[allow(unsafe_code)]
+        return unsafe { super::lanes::k4_search(x, nmax, (rmin, 0.1, nstep), l) };
+    }
     let mut weights = [[0f32; 32]; 8];
     for (j, weights) in weights.iter_mut().enumerate() {
         let xs = sub_f::<32>(x, 32 * j);
@@ -812,31 +759,43 @@ fn quant_k4_scales(
             *w = av_x + v.abs();
         }
     }
-    // GROUP sub-blocks at a time, whose searches interleave.
-    const GROUP: usize = 2;
-    for (p, l) in l.chunks_exact_mut(32 * GROUP).enumerate() {
-        let j = GROUP * p;
-        let mut ls = l.chunks_exact_mut(32);
-        let found = make_qkx2_quants_group::<32, GROUP>(
+    let mut found = [(0f32, 0f32); 8];
+    for (j, (f, l)) in found.iter_mut().zip(l.chunks_exact_mut(32)).enumerate() {
+        *f = make_qkx2_quants(
             nmax,
-            std::array::from_fn(|k| {
-                let l = ls.next().unwrap_or_default();
-                (sub_f::<32>(x, 32 * (j + k)), &weights[j + k], l)
-            }),
+            sub_f::<32>(x, 32 * j),
+            &weights[j],
+            l,
             rmin,
             0.1,
             nstep,
             false,
         );
-        for (j, (s, m)) in (j..).zip(found) {
-            scales[j] = s;
-            mins[j] = m;
-            if s > max_scale {
-                max_scale = s;
-            }
-            if m > max_min {
-                max_min = m;
-            }
+    }
+    found
+}
+
+/// Shared body of Q4_K and Q5_K: per-32 scales and mins packed in 12 bytes.
+#[inline(always)]
+fn quant_k4_scales(
+    x: &[f32; 256],
+    nmax: i32,
+    rmin: f32,
+    nstep: i32,
+    head: &mut [u8],
+    l: &mut [u8; 256],
+) {
+    let found = k4_searches(x, nmax, rmin, nstep, l);
+    let (mut max_scale, mut max_min) = (0.0f32, 0.0f32);
+    let (mut scales, mut mins) = ([0f32; 8], [0f32; 8]);
+    for (j, (s, m)) in found.into_iter().enumerate() {
+        scales[j] = s;
+        mins[j] = m;
+        if s > max_scale {
+            max_scale = s;
+        }
+        if m > max_min {
+            max_min = m;
         }
     }
     let inv_scale = if max_scale > 0.0 {

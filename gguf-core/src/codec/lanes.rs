@@ -45,7 +45,7 @@ pub(crate) fn qkx2_search<const N: usize>(
     use_mad: bool,
     start: Qkx2Start,
 ) -> (f32, f32) {
-    let mut s = Search::new(x, weights, start);
+    let mut s = Search::new(x, weights, nmax, start);
     while s.is <= nstep {
         batch::<N, 1>([&mut s], nmax, (rmin, rdelta, nstep), use_mad);
     }
@@ -72,7 +72,7 @@ pub(crate) fn qkx2_search_group<const N: usize, const K: usize>(
 ) -> [(f32, f32); K] {
     let nstep = steps.2;
     let mut s: [Search<'_, N>; K] =
-        std::array::from_fn(|k| Search::new(subs[k].0, subs[k].1, subs[k].3));
+        std::array::from_fn(|k| Search::new(subs[k].0, subs[k].1, nmax, subs[k].3));
     loop {
         let mut active = [0usize; K];
         let mut n = 0;
@@ -96,6 +96,79 @@ pub(crate) fn qkx2_search_group<const N: usize, const K: usize>(
     }
     let mut subs = subs;
     std::array::from_fn(|k| s[k].finish(nmax, &mut *subs[k].2))
+}
+
+/// `quant_k4_scales`' searches of a Q4_K/Q5_K block (weights
+/// `sqrt(mean x²) + |x|`, squared errors, `nstep >= 1`): the 8 sub-blocks'
+/// starts at once (`x86::k4_begin`), then their searches two at a time.
+/// Writes each sub-block's levels to its 32 of `l`; each sub-block's
+/// `(scale, -min)`, as `make_qkx2_quants` returns them.
+///
+/// # Safety
+///
+/// The CPU must have AVX2.
+#[cfg(all(feature = "simd", target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+pub(crate) fn k4_search(
+    x: &[f32; 256],
+    nmax: i32,
+    steps: (f32, f32, i32),
+    l: &mut [u8; 256],
+) -> [(f32, f32); 8] {
+    let b = x86::k4_begin(x, nmax);
+    let xs: &[[f32; 32]; 8] = bytemuck::cast_ref(x);
+    let ls: &mut [[u8; 32]; 8] = bytemuck::cast_mut(l);
+    let start = |j: usize| Qkx2Start {
+        max: b.max[j],
+        min: b.min[j],
+        scale: b.scale[j],
+        best_error: b.best_error[j],
+        sum_w: b.sum_w[j],
+        sum_x: b.sum_x[j],
+    };
+    let mut found = [(0f32, 0f32); 8];
+    for (p, (found, ls)) in found
+        .chunks_exact_mut(2)
+        .zip(ls.chunks_exact_mut(2))
+        .enumerate()
+    {
+        let [l0, l1] = ls else { continue };
+        let (j0, j1) = (2 * p, 2 * p + 1);
+        let flat = |j: usize| b.flat & (1 << j) != 0;
+        if !flat(j0) && !flat(j1) {
+            let pair = qkx2_search_group::<32, 2>(
+                nmax,
+                [
+                    (&xs[j0], &b.weights[j0], &mut l0[..], start(j0)),
+                    (&xs[j1], &b.weights[j1], &mut l1[..], start(j1)),
+                ],
+                steps,
+                false,
+            );
+            found.copy_from_slice(&pair);
+            continue;
+        }
+        for ((j, f), l) in [j0, j1].into_iter().zip(found.iter_mut()).zip([l0, l1]) {
+            *f = if flat(j) {
+                l.fill(0);
+                (0.0, -b.min[j])
+            } else {
+                let (rmin, rdelta, nstep) = steps;
+                qkx2_search(
+                    nmax,
+                    &xs[j],
+                    &b.weights[j],
+                    l,
+                    rmin,
+                    rdelta,
+                    nstep,
+                    false,
+                    start(j),
+                )
+            };
+        }
+    }
+    found
 }
 
 /// One batch of 8 candidates of each of `K` searches, in one kernel call.
@@ -157,7 +230,7 @@ struct Search<'a, const N: usize> {
 #[cfg(all(feature = "simd", target_arch = "x86_64"))]
 impl<'a, const N: usize> Search<'a, N> {
     #[inline(always)]
-    fn new(x: &'a [f32; N], w: &'a [f32; N], start: Qkx2Start) -> Self {
+    fn new(x: &'a [f32; N], w: &'a [f32; N], nmax: i32, start: Qkx2Start) -> Self {
         let mut xm = [0f32; N];
         for (d, &v) in xm.iter_mut().zip(x) {
             *d = v - start.min;
@@ -172,7 +245,9 @@ impl<'a, const N: usize> Search<'a, N> {
             best_error: start.best_error,
             sum_w: start.sum_w,
             sum_x: start.sum_x,
-            winner: None,
+            // The first trial's levels, made again by `finish` if no
+            // later trial wins.
+            winner: Some((nmax as f32 / (start.max - start.min), start.min)),
             is: 0,
             count: 0,
             base: start.min,

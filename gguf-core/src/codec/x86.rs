@@ -322,6 +322,111 @@ fn transpose4(r: [__m256; 4]) -> [__m256; 4] {
     ]
 }
 
+/// The 8x8 transpose of `r`: output `k` holds element `k` of each row.
+#[target_feature(enable = "avx2")]
+fn transpose8(r: [__m256; 8]) -> [__m256; 8] {
+    let lo = transpose4([r[0], r[1], r[2], r[3]]);
+    let hi = transpose4([r[4], r[5], r[6], r[7]]);
+    std::array::from_fn(|k| {
+        if k < 4 {
+            _mm256_permute2f128_ps::<0x20>(lo[k], hi[k])
+        } else {
+            _mm256_permute2f128_ps::<0x31>(lo[k - 4], hi[k - 4])
+        }
+    })
+}
+
+/// A Q4_K/Q5_K block's 8 sub-blocks of 32 at the start of their
+/// `make_qkx2_quants` searches (see [`k4_begin`]), lane `j` sub-block `j`.
+pub(crate) struct K4Begin {
+    /// Each sub-block's weights, `sqrt(mean of x²) + |x|`.
+    pub weights: [[f32; 32]; 8],
+    pub max: [f32; 8],
+    /// The min, raised to 0 if above it.
+    pub min: [f32; 8],
+    /// The first trial's scale and weighted squared error.
+    pub scale: [f32; 8],
+    pub best_error: [f32; 8],
+    pub sum_w: [f32; 8],
+    pub sum_x: [f32; 8],
+    /// Bit `j` set where sub-block `j`'s max equals its min (no search).
+    pub flat: u32,
+}
+
+/// `quant_k4_scales`' weights and `make_qkx2_quants` up to its search
+/// (without the first trial's levels, which the search's `finish` makes
+/// again when no later trial wins) for the 8 sub-blocks of `x` at once,
+/// with squared errors: each lane the portable code's operations, in its
+/// order, on the sub-block's elements in order.
+///
+/// # Safety
+///
+/// As [`put16`]: the CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) fn k4_begin(x: &[f32; 256], nmax: i32) -> K4Begin {
+    let rows: &[[[f32; 8]; 4]; 8] = bytemuck::cast_ref(x);
+    // v[i]: element i of every sub-block.
+    let mut v = [_mm256_setzero_ps(); 32];
+    for c in 0..4 {
+        let t = transpose8(std::array::from_fn(|j| cast(rows[j][c])));
+        v[8 * c..8 * c + 8].copy_from_slice(&t);
+    }
+    let (zero, abs) = (
+        _mm256_setzero_ps(),
+        _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff)),
+    );
+    let mut sum_x2 = zero;
+    for &v in &v {
+        sum_x2 = _mm256_add_ps(sum_x2, _mm256_mul_ps(v, v));
+    }
+    let av_x = _mm256_sqrt_ps(_mm256_div_ps(sum_x2, _mm256_set1_ps(32.0)));
+    let mut w = [zero; 32];
+    for (w, &v) in w.iter_mut().zip(&v) {
+        *w = _mm256_add_ps(av_x, _mm256_and_ps(v, abs));
+    }
+    let (mut min, mut max) = (v[0], v[0]);
+    let mut sum_w = w[0];
+    let mut sum_x = _mm256_mul_ps(sum_w, v[0]);
+    for i in 1..32 {
+        // `minps a, b` is `a < b ? a : b`: `if x < min { min = x }`, NaNs
+        // included.
+        min = _mm256_min_ps(v[i], min);
+        max = _mm256_max_ps(v[i], max);
+        sum_w = _mm256_add_ps(sum_w, w[i]);
+        sum_x = _mm256_add_ps(sum_x, _mm256_mul_ps(w[i], v[i]));
+    }
+    min = _mm256_blendv_ps(min, zero, _mm256_cmp_ps::<_CMP_GT_OQ>(min, zero));
+    let flat = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_EQ_OQ>(max, min)) as u32;
+    let iscale = _mm256_div_ps(_mm256_set1_ps(nmax as f32), _mm256_sub_ps(max, min));
+    let scale = _mm256_div_ps(_mm256_set1_ps(1.0), iscale);
+    let (zero_i, nmax_i) = (_mm256_setzero_si256(), _mm256_set1_epi32(nmax));
+    let mut err = zero;
+    for i in 0..32 {
+        let l = nearest_int8(_mm256_mul_ps(iscale, _mm256_sub_ps(v[i], min)));
+        let l = _mm256_cvtepi32_ps(_mm256_max_epi32(_mm256_min_epi32(l, nmax_i), zero_i));
+        let diff = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(scale, l), min), v[i]);
+        err = _mm256_add_ps(err, _mm256_mul_ps(w[i], _mm256_mul_ps(diff, diff)));
+    }
+    let mut weights = [[0f32; 32]; 8];
+    for c in 0..4 {
+        let mut t = [zero; 8];
+        t.copy_from_slice(&w[8 * c..8 * c + 8]);
+        for (j, r) in transpose8(t).into_iter().enumerate() {
+            weights[j][8 * c..8 * c + 8].copy_from_slice(&cast::<__m256, [f32; 8]>(r));
+        }
+    }
+    K4Begin {
+        weights,
+        max: cast(max),
+        min: cast(min),
+        scale: cast(scale),
+        best_error: cast(err),
+        sum_w: cast(sum_w),
+        sum_x: cast(sum_x),
+        flat,
+    }
+}
+
 /// `values[(p - 1) / 2]` of 8 lattice values `p` (odd, positive).
 #[target_feature(enable = "avx2")]
 fn point_values(p: [i8; 8], table: __m256) -> __m256 {
@@ -535,20 +640,21 @@ pub(crate) fn qkx_candidates<const N: usize, const K: usize>(
     );
     let is: [__m256; K] = std::array::from_fn(|k| cast(iscale[k]));
     let (mut s_l, mut s_l2, mut s_xl) = ([zero; K], [zero; K], [zero; K]);
-    // Built element by element (an array filled in place is zeroed first,
-    // a measurable part of the call), the K searches' steps interleaved:
-    // each lane's adds stay in order.
-    let lf: [[__m256; K]; N] = std::array::from_fn(|i| {
-        std::array::from_fn(|k| {
+    // A plain loop (the levels' array zeroed first) keeps the sums in
+    // registers: a closure of `array::from_fn` is compiled without the
+    // kernel's features, so it stays a call whose sums go through memory.
+    let mut lf = [[zero; K]; N];
+    for (i, lf) in lf.iter_mut().enumerate() {
+        for k in 0..K {
             let l = nearest_int8(_mm256_mul_ps(is[k], _mm256_set1_ps(xm[k][i])));
             let l = _mm256_cvtepi32_ps(_mm256_max_epi32(_mm256_min_epi32(l, nmax_i), zero_i));
             let a = _mm256_mul_ps(_mm256_set1_ps(w[k][i]), l);
             s_l[k] = _mm256_add_ps(s_l[k], a);
             s_l2[k] = _mm256_add_ps(s_l2[k], _mm256_mul_ps(a, l));
             s_xl[k] = _mm256_add_ps(s_xl[k], _mm256_mul_ps(a, _mm256_set1_ps(x[k][i])));
-            l
-        })
-    });
+            lf[k] = l;
+        }
+    }
     let abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
     let mut dd = [zero; K];
     let mut scale = [zero; K];
