@@ -745,7 +745,7 @@ fn k4_searches(
     if nstep >= 1 && super::avx2() {
         // SAFETY: `avx2()` saw the CPU has AVX2.
         #[allow(unsafe_code)]
-        return unsafe { super::lanes::k4_search(x, nmax, (rmin, 0.1, nstep), l) };
+        return unsafe { super::x86::k4_search(x, nmax, (rmin, 0.1, nstep), l) };
     }
     let mut weights = [[0f32; 32]; 8];
     for (j, weights) in weights.iter_mut().enumerate() {

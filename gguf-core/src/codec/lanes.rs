@@ -52,125 +52,6 @@ pub(crate) fn qkx2_search<const N: usize>(
     s.finish(nmax, l_out)
 }
 
-/// [`qkx2_search`] of `K` sub-blocks side by side, each `(x, weights,
-/// l_out, start)`: while all search, one kernel call evaluates 8
-/// candidates of each, whose independent chains of adds interleave; then
-/// the ones still searching two at a time, then alone. Each search's
-/// candidates and picks are its own, so the order they are run in leaves
-/// the results as `K` calls of [`qkx2_search`] give them.
-///
-/// # Safety
-///
-/// The CPU must have AVX2.
-#[cfg(all(feature = "simd", target_arch = "x86_64"))]
-#[target_feature(enable = "avx2")]
-pub(crate) fn qkx2_search_group<const N: usize, const K: usize>(
-    nmax: i32,
-    subs: [SubBlock<'_, N>; K],
-    steps: (f32, f32, i32),
-    use_mad: bool,
-) -> [(f32, f32); K] {
-    let nstep = steps.2;
-    let mut s: [Search<'_, N>; K] =
-        std::array::from_fn(|k| Search::new(subs[k].0, subs[k].1, nmax, subs[k].3));
-    loop {
-        let mut active = [0usize; K];
-        let mut n = 0;
-        for (k, s) in s.iter().enumerate() {
-            if s.is <= nstep {
-                active[n] = k;
-                n += 1;
-            }
-        }
-        if n == K {
-            batch::<N, K>(s.each_mut(), nmax, steps, use_mad);
-        } else if n >= 2 {
-            // `active` is in increasing order: the two lie on either side.
-            let (low, high) = s.split_at_mut(active[1]);
-            batch::<N, 2>([&mut low[active[0]], &mut high[0]], nmax, steps, use_mad);
-        } else if n == 1 {
-            batch::<N, 1>([&mut s[active[0]]], nmax, steps, use_mad);
-        } else {
-            break;
-        }
-    }
-    let mut subs = subs;
-    std::array::from_fn(|k| s[k].finish(nmax, &mut *subs[k].2))
-}
-
-/// `quant_k4_scales`' searches of a Q4_K/Q5_K block (weights
-/// `sqrt(mean x²) + |x|`, squared errors, `nstep >= 1`): the 8 sub-blocks'
-/// starts at once (`x86::k4_begin`), then their searches two at a time.
-/// Writes each sub-block's levels to its 32 of `l`; each sub-block's
-/// `(scale, -min)`, as `make_qkx2_quants` returns them.
-///
-/// # Safety
-///
-/// The CPU must have AVX2.
-#[cfg(all(feature = "simd", target_arch = "x86_64"))]
-#[target_feature(enable = "avx2")]
-pub(crate) fn k4_search(
-    x: &[f32; 256],
-    nmax: i32,
-    steps: (f32, f32, i32),
-    l: &mut [u8; 256],
-) -> [(f32, f32); 8] {
-    let b = x86::k4_begin(x, nmax);
-    let xs: &[[f32; 32]; 8] = bytemuck::cast_ref(x);
-    let ls: &mut [[u8; 32]; 8] = bytemuck::cast_mut(l);
-    let start = |j: usize| Qkx2Start {
-        max: b.max[j],
-        min: b.min[j],
-        scale: b.scale[j],
-        best_error: b.best_error[j],
-        sum_w: b.sum_w[j],
-        sum_x: b.sum_x[j],
-    };
-    let mut found = [(0f32, 0f32); 8];
-    for (p, (found, ls)) in found
-        .chunks_exact_mut(2)
-        .zip(ls.chunks_exact_mut(2))
-        .enumerate()
-    {
-        let [l0, l1] = ls else { continue };
-        let (j0, j1) = (2 * p, 2 * p + 1);
-        let flat = |j: usize| b.flat & (1 << j) != 0;
-        if !flat(j0) && !flat(j1) {
-            let pair = qkx2_search_group::<32, 2>(
-                nmax,
-                [
-                    (&xs[j0], &b.weights[j0], &mut l0[..], start(j0)),
-                    (&xs[j1], &b.weights[j1], &mut l1[..], start(j1)),
-                ],
-                steps,
-                false,
-            );
-            found.copy_from_slice(&pair);
-            continue;
-        }
-        for ((j, f), l) in [j0, j1].into_iter().zip(found.iter_mut()).zip([l0, l1]) {
-            *f = if flat(j) {
-                l.fill(0);
-                (0.0, -b.min[j])
-            } else {
-                let (rmin, rdelta, nstep) = steps;
-                qkx2_search(
-                    nmax,
-                    &xs[j],
-                    &b.weights[j],
-                    l,
-                    rmin,
-                    rdelta,
-                    nstep,
-                    false,
-                    start(j),
-                )
-            };
-        }
-    }
-    found
-}
-
 /// One batch of 8 candidates of each of `K` searches, in one kernel call.
 #[cfg(all(feature = "simd", target_arch = "x86_64"))]
 #[inline(always)]
@@ -199,11 +80,6 @@ fn batch<const N: usize, const K: usize>(
         s[k].take(r, &cands[k]);
     }
 }
-
-/// A sub-block's values, weights, levels out and search start.
-#[cfg(all(feature = "simd", target_arch = "x86_64"))]
-pub(crate) type SubBlock<'a, const N: usize> =
-    (&'a [f32; N], &'a [f32; N], &'a mut [u8], Qkx2Start);
 
 /// One `make_qkx2_quants` search under way: the next trial scale, the
 /// best so far, and `x - min` for the current min.

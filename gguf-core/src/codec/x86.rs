@@ -336,34 +336,26 @@ fn transpose8(r: [__m256; 8]) -> [__m256; 8] {
     })
 }
 
-/// A Q4_K/Q5_K block's 8 sub-blocks of 32 at the start of their
-/// `make_qkx2_quants` searches (see [`k4_begin`]), lane `j` sub-block `j`.
-pub(crate) struct K4Begin {
-    /// Each sub-block's weights, `sqrt(mean of x²) + |x|`.
-    pub weights: [[f32; 32]; 8],
-    pub max: [f32; 8],
-    /// The min, raised to 0 if above it.
-    pub min: [f32; 8],
-    /// The first trial's scale and weighted squared error.
-    pub scale: [f32; 8],
-    pub best_error: [f32; 8],
-    pub sum_w: [f32; 8],
-    pub sum_x: [f32; 8],
-    /// Bit `j` set where sub-block `j`'s max equals its min (no search).
-    pub flat: u32,
-}
-
-/// `quant_k4_scales`' weights and `make_qkx2_quants` up to its search
-/// (without the first trial's levels, which the search's `finish` makes
-/// again when no later trial wins) for the 8 sub-blocks of `x` at once,
-/// with squared errors: each lane the portable code's operations, in its
-/// order, on the sub-block's elements in order.
+/// `quant_k4_scales`' searches: `make_qkx2_quants` with squared errors
+/// and the weights `sqrt(mean of x²) + |x|` for the 8 sub-blocks of 32 of
+/// a Q4_K/Q5_K block, lane `j` sub-block `j`. Each lane runs ggml's loop
+/// for its sub-block, the portable code's operations in its order: the
+/// first trial, then the trial scales one after another, each with the
+/// min the picks before it left (so no trial is wasted, as one per lane
+/// of a single sub-block's would be after a pick that moves the min).
+/// Writes each sub-block's levels to its 32 of `l`; returns each one's
+/// `(scale, -min)`.
 ///
 /// # Safety
 ///
 /// As [`put16`]: the CPU must have AVX2.
 #[target_feature(enable = "avx2")]
-pub(crate) fn k4_begin(x: &[f32; 256], nmax: i32) -> K4Begin {
+pub(crate) fn k4_search(
+    x: &[f32; 256],
+    nmax: i32,
+    (rmin, rdelta, nstep): (f32, f32, i32),
+    l: &mut [u8; 256],
+) -> [(f32, f32); 8] {
     let rows: &[[[f32; 8]; 4]; 8] = bytemuck::cast_ref(x);
     // v[i]: element i of every sub-block.
     let mut v = [_mm256_setzero_ps(); 32];
@@ -375,6 +367,12 @@ pub(crate) fn k4_begin(x: &[f32; 256], nmax: i32) -> K4Begin {
         _mm256_setzero_ps(),
         _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff)),
     );
+    let (zero_i, nmax_i) = (_mm256_setzero_si256(), _mm256_set1_epi32(nmax));
+    let levels = |iscale: __m256, min: __m256, v: __m256| {
+        let l = nearest_int8(_mm256_mul_ps(iscale, _mm256_sub_ps(v, min)));
+        _mm256_max_epi32(_mm256_min_epi32(l, nmax_i), zero_i)
+    };
+    // The weights.
     let mut sum_x2 = zero;
     for &v in &v {
         sum_x2 = _mm256_add_ps(sum_x2, _mm256_mul_ps(v, v));
@@ -384,6 +382,7 @@ pub(crate) fn k4_begin(x: &[f32; 256], nmax: i32) -> K4Begin {
     for (w, &v) in w.iter_mut().zip(&v) {
         *w = _mm256_add_ps(av_x, _mm256_and_ps(v, abs));
     }
+    // The first trial.
     let (mut min, mut max) = (v[0], v[0]);
     let mut sum_w = w[0];
     let mut sum_x = _mm256_mul_ps(sum_w, v[0]);
@@ -396,35 +395,77 @@ pub(crate) fn k4_begin(x: &[f32; 256], nmax: i32) -> K4Begin {
         sum_x = _mm256_add_ps(sum_x, _mm256_mul_ps(w[i], v[i]));
     }
     min = _mm256_blendv_ps(min, zero, _mm256_cmp_ps::<_CMP_GT_OQ>(min, zero));
-    let flat = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_EQ_OQ>(max, min)) as u32;
+    let flat = _mm256_cmp_ps::<_CMP_EQ_OQ>(max, min);
     let iscale = _mm256_div_ps(_mm256_set1_ps(nmax as f32), _mm256_sub_ps(max, min));
-    let scale = _mm256_div_ps(_mm256_set1_ps(1.0), iscale);
-    let (zero_i, nmax_i) = (_mm256_setzero_si256(), _mm256_set1_epi32(nmax));
-    let mut err = zero;
+    let mut scale = _mm256_div_ps(_mm256_set1_ps(1.0), iscale);
+    let mut best = zero;
     for i in 0..32 {
-        let l = nearest_int8(_mm256_mul_ps(iscale, _mm256_sub_ps(v[i], min)));
-        let l = _mm256_cvtepi32_ps(_mm256_max_epi32(_mm256_min_epi32(l, nmax_i), zero_i));
+        let l = _mm256_cvtepi32_ps(levels(iscale, min, v[i]));
         let diff = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(scale, l), min), v[i]);
-        err = _mm256_add_ps(err, _mm256_mul_ps(w[i], _mm256_mul_ps(diff, diff)));
+        best = _mm256_add_ps(best, _mm256_mul_ps(w[i], _mm256_mul_ps(diff, diff)));
     }
-    let mut weights = [[0f32; 32]; 8];
-    for c in 0..4 {
-        let mut t = [zero; 8];
-        t.copy_from_slice(&w[8 * c..8 * c + 8]);
-        for (j, r) in transpose8(t).into_iter().enumerate() {
-            weights[j][8 * c..8 * c + 8].copy_from_slice(&cast::<__m256, [f32; 8]>(r));
+    // The winner's inverse scale and the min its levels were made with.
+    let (mut win_iscale, mut win_min) = (iscale, min);
+    let mut lf = [zero; 32];
+    for is in 0..=nstep {
+        let r = _mm256_set1_ps(rmin + rdelta * is as f32 + nmax as f32);
+        let iscale = _mm256_div_ps(r, _mm256_sub_ps(max, min));
+        let (mut s_l, mut s_l2, mut s_xl) = (zero, zero, zero);
+        for i in 0..32 {
+            let l = _mm256_cvtepi32_ps(levels(iscale, min, v[i]));
+            let a = _mm256_mul_ps(w[i], l);
+            s_l = _mm256_add_ps(s_l, a);
+            s_l2 = _mm256_add_ps(s_l2, _mm256_mul_ps(a, l));
+            s_xl = _mm256_add_ps(s_xl, _mm256_mul_ps(a, v[i]));
+            lf[i] = l;
+        }
+        let dd = _mm256_sub_ps(_mm256_mul_ps(sum_w, s_l2), _mm256_mul_ps(s_l, s_l));
+        let sc = _mm256_div_ps(
+            _mm256_sub_ps(_mm256_mul_ps(sum_w, s_xl), _mm256_mul_ps(sum_x, s_l)),
+            dd,
+        );
+        let mn = _mm256_div_ps(
+            _mm256_sub_ps(_mm256_mul_ps(s_l2, sum_x), _mm256_mul_ps(s_l, s_xl)),
+            dd,
+        );
+        let pos = _mm256_cmp_ps::<_CMP_GT_OQ>(mn, zero);
+        let this_min = _mm256_blendv_ps(mn, zero, pos);
+        let this_scale = _mm256_blendv_ps(sc, _mm256_div_ps(s_xl, s_l2), pos);
+        let mut err = zero;
+        for i in 0..32 {
+            let diff = _mm256_sub_ps(
+                _mm256_add_ps(_mm256_mul_ps(this_scale, lf[i]), this_min),
+                v[i],
+            );
+            err = _mm256_add_ps(err, _mm256_mul_ps(w[i], _mm256_mul_ps(diff, diff)));
+        }
+        let better = _mm256_andnot_ps(
+            flat,
+            _mm256_and_ps(
+                _mm256_cmp_ps::<_CMP_GT_OQ>(dd, zero),
+                _mm256_cmp_ps::<_CMP_LT_OQ>(err, best),
+            ),
+        );
+        best = _mm256_blendv_ps(best, err, better);
+        scale = _mm256_blendv_ps(scale, this_scale, better);
+        win_iscale = _mm256_blendv_ps(win_iscale, iscale, better);
+        win_min = _mm256_blendv_ps(win_min, min, better);
+        min = _mm256_blendv_ps(min, this_min, better);
+    }
+    // A flat sub-block has no search: levels 0 (its scale is 1 / inf).
+    let mut out = [[0i32; 8]; 32];
+    for (o, &v) in out.iter_mut().zip(&v) {
+        let l = levels(win_iscale, win_min, v);
+        *o = cast(_mm256_andnot_si256(_mm256_castps_si256(flat), l));
+    }
+    for (j, l) in l.chunks_exact_mut(32).enumerate() {
+        for (l, o) in l.iter_mut().zip(&out) {
+            *l = o[j] as u8;
         }
     }
-    K4Begin {
-        weights,
-        max: cast(max),
-        min: cast(min),
-        scale: cast(scale),
-        best_error: cast(err),
-        sum_w: cast(sum_w),
-        sum_x: cast(sum_x),
-        flat,
-    }
+    let scale: [f32; 8] = cast(scale);
+    let min: [f32; 8] = cast(min);
+    std::array::from_fn(|j| (scale[j], -min[j]))
 }
 
 /// `values[(p - 1) / 2]` of 8 lattice values `p` (odd, positive).
