@@ -3,6 +3,7 @@
 # preset both accept, with an importance matrix and without one (where llama-quantize accepts that: the
 # IQ1/IQ2/IQ3_XXS mixtures need one), the same thread count, in the same run: wall time (best of RUNS)
 # and peak resident memory (`/usr/bin/time -v`) of both, and whether the outputs are the same bytes.
+# Each time includes the sync of its output.
 #
 # usage: benches/quantize_vs_llama.sh TOOLS_DIR [RUNS] [THREADS] [PRESET...]
 #   PRESET...: the presets to run (default: all of them, below).
@@ -41,7 +42,11 @@ fi
 measure() {
   local best="" best_rss="" log="$WORK/time.log"
   for _ in $(seq "$RUNS"); do
-    /usr/bin/time -v "$@" >/dev/null 2>"$log" || return 1
+    # Each output synced inside its time (ours syncs before its rename anyway; llama-quantize
+    # leaves its output to the kernel's writeback), and the dirty pages of the run before written
+    # out first, so that neither side pays for the other's.
+    sync
+    /usr/bin/time -v bash -c '"$@" >/dev/null && sync' _ "$@" 2>"$log" || return 1
     local wall rss
     wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$log")
     rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2/1024}' "$log")
