@@ -47,38 +47,31 @@ pub(crate) fn qkx2_search<const N: usize>(
 ) -> (f32, f32) {
     let mut s = Search::new(x, weights, nmax, start);
     while s.is <= nstep {
-        batch::<N, 1>([&mut s], nmax, (rmin, rdelta, nstep), use_mad);
+        batch::<N>(&mut s, nmax, (rmin, rdelta, nstep), use_mad);
     }
     s.finish(nmax, l_out)
 }
 
-/// One batch of 8 candidates of each of `K` searches, in one kernel call.
+/// One batch of 8 candidates of a search, in one kernel call.
 #[cfg(all(feature = "simd", target_arch = "x86_64"))]
 #[inline(always)]
-fn batch<const N: usize, const K: usize>(
-    mut s: [&mut Search<'_, N>; K],
-    nmax: i32,
-    steps: (f32, f32, i32),
-    use_mad: bool,
-) {
-    let cands: [[f32; 8]; K] = std::array::from_fn(|k| s[k].candidates(nmax, steps));
+fn batch<const N: usize>(s: &mut Search<'_, N>, nmax: i32, steps: (f32, f32, i32), use_mad: bool) {
+    let cands = s.candidates(nmax, steps);
     // SAFETY: a `Search` runs inside the AVX2 kernels only.
     #[allow(unsafe_code)]
-    let results = unsafe {
-        x86::qkx_candidates::<N, K>(
-            std::array::from_fn(|k| s[k].x),
-            std::array::from_fn(|k| s[k].weights),
-            std::array::from_fn(|k| &s[k].xm),
+    let r = unsafe {
+        x86::qkx_candidates::<N>(
+            s.x,
+            s.weights,
+            &s.xm,
             cands,
             nmax,
-            std::array::from_fn(|k| (s[k].sum_w, s[k].sum_x)),
-            std::array::from_fn(|k| s[k].best_error),
+            (s.sum_w, s.sum_x),
+            s.best_error,
             use_mad,
         )
     };
-    for (k, r) in results.iter().enumerate() {
-        s[k].take(r, &cands[k]);
-    }
+    s.take(&r, &cands);
 }
 
 /// One `make_qkx2_quants` search under way: the next trial scale, the
@@ -95,7 +88,7 @@ struct Search<'a, const N: usize> {
     sum_w: f32,
     sum_x: f32,
     /// The winner's inverse scale and the min its levels were made with.
-    winner: Option<(f32, f32)>,
+    winner: (f32, f32),
     /// The next trial scale's step.
     is: i32,
     /// Trials in the batch under way, and the min they were made with.
@@ -123,7 +116,7 @@ impl<'a, const N: usize> Search<'a, N> {
             sum_x: start.sum_x,
             // The first trial's levels, made again by `finish` if no
             // later trial wins.
-            winner: Some((nmax as f32 / (start.max - start.min), start.min)),
+            winner: (nmax as f32 / (start.max - start.min), start.min),
             is: 0,
             count: 0,
             base: start.min,
@@ -163,7 +156,7 @@ impl<'a, const N: usize> Search<'a, N> {
                 self.best_error = r.err[k];
                 self.scale = r.scale[k];
                 self.min = r.min[k];
-                self.winner = Some((cands[k], self.base));
+                self.winner = (cands[k], self.base);
                 if self.min.to_bits() != self.base.to_bits() {
                     for (d, &v) in self.xm.iter_mut().zip(self.x) {
                         *d = v - self.min;
@@ -179,10 +172,9 @@ impl<'a, const N: usize> Search<'a, N> {
     /// Writes the winner's levels; `(scale, -min)`.
     #[inline(always)]
     fn finish(&self, nmax: i32, l_out: &mut [u8]) -> (f32, f32) {
-        if let Some((iscale, m)) = self.winner {
-            for (o, &v) in l_out.iter_mut().zip(self.x) {
-                *o = nearest_int(iscale * (v - m)).min(nmax).max(0) as u8;
-            }
+        let (iscale, m) = self.winner;
+        for (o, &v) in l_out.iter_mut().zip(self.x) {
+            *o = nearest_int(iscale * (v - m)).min(nmax).max(0) as u8;
         }
         (self.scale, -self.min)
     }

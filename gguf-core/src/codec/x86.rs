@@ -652,96 +652,84 @@ pub(crate) fn qkx_iscales(
     cast(_mm256_div_ps(r, _mm256_set1_ps(range)))
 }
 
-/// `make_qkx2_quants`'s search step for `K` searches at once, 8 inverse
-/// scales each (`iscale[k]`), each lane doing what its loop body does for
-/// one, in its order: levels of
-/// `xm` (`x - min`), the three weighted sums from 0 over the elements in
-/// order, the least-squares scale and min, and the error over the elements
-/// in order.
+/// `make_qkx2_quants`'s search step for 8 inverse scales `iscale` at
+/// once, each lane doing what its loop body does for one, in its order:
+/// levels of `xm` (`x - min`), the three weighted sums from 0 over the
+/// elements in order, the least-squares scale and min, and the error over
+/// the elements in order.
 ///
 /// # Safety
 ///
 /// As [`put16`]: the CPU must have AVX2.
 #[target_feature(enable = "avx2")]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn qkx_candidates<const N: usize, const K: usize>(
-    x: [&[f32; N]; K],
-    w: [&[f32; N]; K],
-    xm: [&[f32; N]; K],
-    iscale: [[f32; 8]; K],
+pub(crate) fn qkx_candidates<const N: usize>(
+    x: &[f32; N],
+    w: &[f32; N],
+    xm: &[f32; N],
+    iscale: [f32; 8],
     nmax: i32,
-    sums: [(f32, f32); K],
-    best: [f32; K],
+    (sum_w, sum_x): (f32, f32),
+    best: f32,
     use_mad: bool,
-) -> [Qkx8; K] {
+) -> Qkx8 {
     let (zero, zero_i, nmax_i) = (
         _mm256_setzero_ps(),
         _mm256_setzero_si256(),
         _mm256_set1_epi32(nmax),
     );
-    let is: [__m256; K] = std::array::from_fn(|k| cast(iscale[k]));
-    let (mut s_l, mut s_l2, mut s_xl) = ([zero; K], [zero; K], [zero; K]);
-    // A plain loop (the levels' array zeroed first) keeps the sums in
-    // registers: a closure of `array::from_fn` is compiled without the
-    // kernel's features, so it stays a call whose sums go through memory.
-    let mut lf = [[zero; K]; N];
-    for (i, lf) in lf.iter_mut().enumerate() {
-        for k in 0..K {
-            let l = nearest_int8(_mm256_mul_ps(is[k], _mm256_set1_ps(xm[k][i])));
-            let l = _mm256_cvtepi32_ps(_mm256_max_epi32(_mm256_min_epi32(l, nmax_i), zero_i));
-            let a = _mm256_mul_ps(_mm256_set1_ps(w[k][i]), l);
-            s_l[k] = _mm256_add_ps(s_l[k], a);
-            s_l2[k] = _mm256_add_ps(s_l2[k], _mm256_mul_ps(a, l));
-            s_xl[k] = _mm256_add_ps(s_xl[k], _mm256_mul_ps(a, _mm256_set1_ps(x[k][i])));
-            lf[k] = l;
-        }
+    let is: __m256 = cast(iscale);
+    let (mut s_l, mut s_l2, mut s_xl) = (zero, zero, zero);
+    // A plain loop keeps the sums in registers: a closure passed to
+    // `array::from_fn` is compiled without the kernel's features, so it
+    // stays a call whose sums go through memory.
+    let mut lf = [zero; N];
+    for i in 0..N {
+        let l = nearest_int8(_mm256_mul_ps(is, _mm256_set1_ps(xm[i])));
+        let l = _mm256_cvtepi32_ps(_mm256_max_epi32(_mm256_min_epi32(l, nmax_i), zero_i));
+        let a = _mm256_mul_ps(_mm256_set1_ps(w[i]), l);
+        s_l = _mm256_add_ps(s_l, a);
+        s_l2 = _mm256_add_ps(s_l2, _mm256_mul_ps(a, l));
+        s_xl = _mm256_add_ps(s_xl, _mm256_mul_ps(a, _mm256_set1_ps(x[i])));
+        lf[i] = l;
     }
     let abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
-    let mut dd = [zero; K];
-    let mut scale = [zero; K];
-    let mut min = [zero; K];
-    for k in 0..K {
-        let (sw, sx) = (_mm256_set1_ps(sums[k].0), _mm256_set1_ps(sums[k].1));
-        dd[k] = _mm256_sub_ps(_mm256_mul_ps(sw, s_l2[k]), _mm256_mul_ps(s_l[k], s_l[k]));
-        let sc = _mm256_div_ps(
-            _mm256_sub_ps(_mm256_mul_ps(sw, s_xl[k]), _mm256_mul_ps(sx, s_l[k])),
-            dd[k],
-        );
-        let mn = _mm256_div_ps(
-            _mm256_sub_ps(_mm256_mul_ps(s_l2[k], sx), _mm256_mul_ps(s_l[k], s_xl[k])),
-            dd[k],
-        );
-        let pos = _mm256_cmp_ps::<_CMP_GT_OQ>(mn, zero);
-        min[k] = _mm256_blendv_ps(mn, zero, pos);
-        scale[k] = _mm256_blendv_ps(sc, _mm256_div_ps(s_xl[k], s_l2[k]), pos);
-    }
-    let mut err = [zero; K];
+    let (sw, sx) = (_mm256_set1_ps(sum_w), _mm256_set1_ps(sum_x));
+    let dd = _mm256_sub_ps(_mm256_mul_ps(sw, s_l2), _mm256_mul_ps(s_l, s_l));
+    let sc = _mm256_div_ps(
+        _mm256_sub_ps(_mm256_mul_ps(sw, s_xl), _mm256_mul_ps(sx, s_l)),
+        dd,
+    );
+    let mn = _mm256_div_ps(
+        _mm256_sub_ps(_mm256_mul_ps(s_l2, sx), _mm256_mul_ps(s_l, s_xl)),
+        dd,
+    );
+    let pos = _mm256_cmp_ps::<_CMP_GT_OQ>(mn, zero);
+    let min = _mm256_blendv_ps(mn, zero, pos);
+    let scale = _mm256_blendv_ps(sc, _mm256_div_ps(s_xl, s_l2), pos);
+    let mut err = zero;
     for i in 0..N {
-        for k in 0..K {
-            let diff = _mm256_sub_ps(
-                _mm256_add_ps(_mm256_mul_ps(scale[k], lf[i][k]), min[k]),
-                _mm256_set1_ps(x[k][i]),
-            );
-            let diff = if use_mad {
-                _mm256_and_ps(diff, abs)
-            } else {
-                _mm256_mul_ps(diff, diff)
-            };
-            err[k] = _mm256_add_ps(err[k], _mm256_mul_ps(_mm256_set1_ps(w[k][i]), diff));
-        }
-    }
-    std::array::from_fn(|k| {
-        let better = _mm256_and_ps(
-            _mm256_cmp_ps::<_CMP_GT_OQ>(dd[k], zero),
-            _mm256_cmp_ps::<_CMP_LT_OQ>(err[k], _mm256_set1_ps(best[k])),
+        let diff = _mm256_sub_ps(
+            _mm256_add_ps(_mm256_mul_ps(scale, lf[i]), min),
+            _mm256_set1_ps(x[i]),
         );
-        Qkx8 {
-            err: cast(err[k]),
-            scale: cast(scale[k]),
-            min: cast(min[k]),
-            better: _mm256_movemask_ps(better) as u32,
-        }
-    })
+        let diff = if use_mad {
+            _mm256_and_ps(diff, abs)
+        } else {
+            _mm256_mul_ps(diff, diff)
+        };
+        err = _mm256_add_ps(err, _mm256_mul_ps(_mm256_set1_ps(w[i]), diff));
+    }
+    let better = _mm256_and_ps(
+        _mm256_cmp_ps::<_CMP_GT_OQ>(dd, zero),
+        _mm256_cmp_ps::<_CMP_LT_OQ>(err, _mm256_set1_ps(best)),
+    );
+    Qkx8 {
+        err: cast(err),
+        scale: cast(scale),
+        min: cast(min),
+        better: _mm256_movemask_ps(better) as u32,
+    }
 }
 
 /// `make_qx_quants`'s trial of the inverse scales `iscale`, one per lane:
