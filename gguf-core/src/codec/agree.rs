@@ -345,4 +345,29 @@ mod tests {
             }
         }
     }
+
+    /// Blocks whose sub-blocks have nothing to search (all equal, not above
+    /// zero), all of them or some, through the Q4_K/Q5_K kernel.
+    #[cfg(all(feature = "simd", target_arch = "x86_64"))]
+    #[test]
+    fn flat_k4_blocks_match_the_portable_code() {
+        use crate::format::GgmlType;
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            eprintln!("skipped: this CPU has no AVX2, so there is no kernel to compare");
+            return;
+        }
+        let mut blocks: Vec<[f32; 256]> = vec![[0.0; 256], [-0.25; 256], [3.0; 256]];
+        let mut some = [0f32; 256];
+        for (i, v) in some.iter_mut().enumerate().skip(64) {
+            *v = ((i * 37 % 101) as f32 - 50.0) / 64.0;
+        }
+        blocks.push(some);
+        for ty in [GgmlType::Q4_K, GgmlType::Q5_K] {
+            for x in &blocks {
+                let (a, b) = super::both(|| super::super::quantize(ty, x, &[256]).ok());
+                assert!(a.is_some(), "{ty} of a flat block");
+                assert_eq!(a, b, "{ty}: portable and AVX2 bytes differ (x[0] {})", x[0]);
+            }
+        }
+    }
 }

@@ -407,7 +407,13 @@ pub(crate) fn k4_search(
     // The winner's inverse scale and the min its levels were made with.
     let (mut win_iscale, mut win_min) = (iscale, min);
     let mut lf = [zero; 32];
-    for is in 0..=nstep {
+    // A block of flat sub-blocks only (zeros, say) has nothing to search.
+    let searched = if _mm256_movemask_ps(flat) == 0xFF {
+        -1
+    } else {
+        nstep
+    };
+    for is in 0..=searched {
         let r = _mm256_set1_ps(rmin + rdelta * is as f32 + nmax as f32);
         let iscale = _mm256_div_ps(r, _mm256_sub_ps(max, min));
         let (mut s_l, mut s_l2, mut s_xl) = (zero, zero, zero);
