@@ -786,18 +786,10 @@ fn quant_k4_scales(
     l: &mut [u8; 256],
 ) {
     let found = k4_searches(x, nmax, rmin, nstep, l);
-    let (mut max_scale, mut max_min) = (0.0f32, 0.0f32);
-    let (mut scales, mut mins) = ([0f32; 8], [0f32; 8]);
-    for (j, (s, m)) in found.into_iter().enumerate() {
-        scales[j] = s;
-        mins[j] = m;
-        if s > max_scale {
-            max_scale = s;
-        }
-        if m > max_min {
-            max_min = m;
-        }
-    }
+    let (scales, mins) = (found.map(|f| f.0), found.map(|f| f.1));
+    // ggml's running maxima from 0 (a NaN never replaces one).
+    let max_of = |v: [f32; 8]| v.into_iter().fold(0.0f32, |m, v| if v > m { v } else { m });
+    let (max_scale, max_min) = (max_of(scales), max_of(mins));
     let inv_scale = if max_scale > 0.0 {
         63.0 / max_scale
     } else {

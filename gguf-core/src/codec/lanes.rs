@@ -9,7 +9,7 @@ use super::{float::nearest_int, x86};
 
 /// `make_qkx2_quants`' state when its search starts (after the first
 /// trial scale).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Qkx2Start {
     pub max: f32,
     pub min: f32,

@@ -367,10 +367,9 @@ pub(crate) fn k4_search(
         _mm256_setzero_ps(),
         _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff)),
     );
-    let (zero_i, nmax_i) = (_mm256_setzero_si256(), _mm256_set1_epi32(nmax));
+    let nmax_i = _mm256_set1_epi32(nmax);
     let levels = |iscale: __m256, min: __m256, v: __m256| {
-        let l = nearest_int8(_mm256_mul_ps(iscale, _mm256_sub_ps(v, min)));
-        _mm256_max_epi32(_mm256_min_epi32(l, nmax_i), zero_i)
+        qkx_levels(_mm256_mul_ps(iscale, _mm256_sub_ps(v, min)), nmax_i)
     };
     // The weights.
     let mut sum_x2 = zero;
@@ -425,18 +424,7 @@ pub(crate) fn k4_search(
             s_xl = _mm256_add_ps(s_xl, _mm256_mul_ps(a, v[i]));
             lf[i] = l;
         }
-        let dd = _mm256_sub_ps(_mm256_mul_ps(sum_w, s_l2), _mm256_mul_ps(s_l, s_l));
-        let sc = _mm256_div_ps(
-            _mm256_sub_ps(_mm256_mul_ps(sum_w, s_xl), _mm256_mul_ps(sum_x, s_l)),
-            dd,
-        );
-        let mn = _mm256_div_ps(
-            _mm256_sub_ps(_mm256_mul_ps(s_l2, sum_x), _mm256_mul_ps(s_l, s_xl)),
-            dd,
-        );
-        let pos = _mm256_cmp_ps::<_CMP_GT_OQ>(mn, zero);
-        let this_min = _mm256_blendv_ps(mn, zero, pos);
-        let this_scale = _mm256_blendv_ps(sc, _mm256_div_ps(s_xl, s_l2), pos);
+        let (dd, this_scale, this_min) = qkx_fit((sum_w, sum_x), (s_l, s_l2, s_xl));
         let mut err = zero;
         for i in 0..32 {
             let diff = _mm256_sub_ps(
@@ -618,6 +606,40 @@ fn nearest_int8(v: __m256) -> __m256i {
     )
 }
 
+/// `make_qkx2_quants`' levels of the products `iscale * (x - min)`:
+/// `nearest_int`, clamped to `0..=nmax`.
+#[target_feature(enable = "avx2")]
+fn qkx_levels(v: __m256, nmax: __m256i) -> __m256i {
+    _mm256_max_epi32(
+        _mm256_min_epi32(nearest_int8(v), nmax),
+        _mm256_setzero_si256(),
+    )
+}
+
+/// `make_qkx2_quants`' least-squares fit of a trial from its weighted sums
+/// `(sum w, sum w*x)` and `(sum w*l, sum w*l*l, sum w*l*x)`: the
+/// determinant, the scale and the min (a min above 0 becomes 0 and the
+/// scale is refitted), as ggml computes them.
+#[target_feature(enable = "avx2")]
+fn qkx_fit(
+    (sum_w, sum_x): (__m256, __m256),
+    (s_l, s_l2, s_xl): (__m256, __m256, __m256),
+) -> (__m256, __m256, __m256) {
+    let zero = _mm256_setzero_ps();
+    let dd = _mm256_sub_ps(_mm256_mul_ps(sum_w, s_l2), _mm256_mul_ps(s_l, s_l));
+    let sc = _mm256_div_ps(
+        _mm256_sub_ps(_mm256_mul_ps(sum_w, s_xl), _mm256_mul_ps(sum_x, s_l)),
+        dd,
+    );
+    let mn = _mm256_div_ps(
+        _mm256_sub_ps(_mm256_mul_ps(s_l2, sum_x), _mm256_mul_ps(s_l, s_xl)),
+        dd,
+    );
+    let pos = _mm256_cmp_ps::<_CMP_GT_OQ>(mn, zero);
+    let scale = _mm256_blendv_ps(sc, _mm256_div_ps(s_xl, s_l2), pos);
+    (dd, scale, _mm256_blendv_ps(mn, zero, pos))
+}
+
 /// Eight candidates of `make_qkx2_quants`'s scale search, one per lane.
 pub(crate) struct Qkx8 {
     /// The weighted error.
@@ -679,11 +701,7 @@ pub(crate) fn qkx_candidates<const N: usize>(
     best: f32,
     use_mad: bool,
 ) -> Qkx8 {
-    let (zero, zero_i, nmax_i) = (
-        _mm256_setzero_ps(),
-        _mm256_setzero_si256(),
-        _mm256_set1_epi32(nmax),
-    );
+    let (zero, nmax_i) = (_mm256_setzero_ps(), _mm256_set1_epi32(nmax));
     let is: __m256 = cast(iscale);
     let (mut s_l, mut s_l2, mut s_xl) = (zero, zero, zero);
     // A plain loop keeps the sums in registers: a closure passed to
@@ -691,8 +709,7 @@ pub(crate) fn qkx_candidates<const N: usize>(
     // stays a call whose sums go through memory.
     let mut lf = [zero; N];
     for i in 0..N {
-        let l = nearest_int8(_mm256_mul_ps(is, _mm256_set1_ps(xm[i])));
-        let l = _mm256_cvtepi32_ps(_mm256_max_epi32(_mm256_min_epi32(l, nmax_i), zero_i));
+        let l = _mm256_cvtepi32_ps(qkx_levels(_mm256_mul_ps(is, _mm256_set1_ps(xm[i])), nmax_i));
         let a = _mm256_mul_ps(_mm256_set1_ps(w[i]), l);
         s_l = _mm256_add_ps(s_l, a);
         s_l2 = _mm256_add_ps(s_l2, _mm256_mul_ps(a, l));
@@ -700,19 +717,8 @@ pub(crate) fn qkx_candidates<const N: usize>(
         lf[i] = l;
     }
     let abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
-    let (sw, sx) = (_mm256_set1_ps(sum_w), _mm256_set1_ps(sum_x));
-    let dd = _mm256_sub_ps(_mm256_mul_ps(sw, s_l2), _mm256_mul_ps(s_l, s_l));
-    let sc = _mm256_div_ps(
-        _mm256_sub_ps(_mm256_mul_ps(sw, s_xl), _mm256_mul_ps(sx, s_l)),
-        dd,
-    );
-    let mn = _mm256_div_ps(
-        _mm256_sub_ps(_mm256_mul_ps(s_l2, sx), _mm256_mul_ps(s_l, s_xl)),
-        dd,
-    );
-    let pos = _mm256_cmp_ps::<_CMP_GT_OQ>(mn, zero);
-    let min = _mm256_blendv_ps(mn, zero, pos);
-    let scale = _mm256_blendv_ps(sc, _mm256_div_ps(s_xl, s_l2), pos);
+    let sums = (_mm256_set1_ps(sum_w), _mm256_set1_ps(sum_x));
+    let (dd, scale, min) = qkx_fit(sums, (s_l, s_l2, s_xl));
     let mut err = zero;
     for i in 0..N {
         let diff = _mm256_sub_ps(
